@@ -1,0 +1,38 @@
+"""The ``agent-room`` command line: thin, fast, and never a traceback for user errors.
+
+Data goes to stdout, diagnostics to stderr. The parser and the handlers import lazily so
+that ``--help`` and ``agent-room hook`` start on the standard library alone.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; return the process exit code."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:1] == ["hook"]:
+        from agent_room.cli.hook import run_hook
+
+        return run_hook(args_list[1:], os.environ, sys.stdin.buffer)
+
+    from agent_room.cli.parser import build_parser
+    from agent_room.core.errors import RoomError
+
+    parser = build_parser()
+    args = parser.parse_args(args_list)
+    try:
+        code: int = args.handler(args)
+    except RoomError as exc:
+        print(f"agent-room: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # the reader went away (e.g. `| head`): not an error worth a traceback
+        sys.stderr.close()
+        return 0
+    return code

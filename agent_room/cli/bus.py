@@ -1,0 +1,176 @@
+"""Handlers of the message-bus commands: join, leave, send, inbox, history, who, decisions."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+from agent_room.core.errors import BadInput
+from agent_room.core.format import format_messages, json_row
+from agent_room.room import Room
+
+
+def _open() -> Room:
+    return Room.open(os.environ)
+
+
+def _me(room: Room, args: argparse.Namespace) -> str:
+    return room.identify(
+        env_name=os.environ.get("AGENT_ROOM_NAME"),
+        pane=os.environ.get("TMUX_PANE"),
+        as_name=getattr(args, "as_name", None),
+    )
+
+
+def _print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+def cmd_join(args: argparse.Namespace) -> int:
+    room = _open()
+    row = room.join(args.name, pane=args.pane, agent=args.agent)
+    pane = f" in pane {row['pane']}" if row["pane"] else ""
+    print(f"@{row['name']} joined the room{pane}", file=sys.stderr)
+    return 0
+
+
+def cmd_leave(args: argparse.Namespace) -> int:
+    room = _open()
+    name = args.name or _me(room, args)
+    room.leave(name)
+    print(f"@{name} left the room", file=sys.stderr)
+    return 0
+
+
+def _read_body(args: argparse.Namespace, limit: int) -> str | None:
+    """The body from TEXT, ``--file`` or piped stdin; ``None`` if none was given."""
+    if args.text and args.file:
+        raise BadInput("give the body as TEXT or --file, not both")
+    if args.text:
+        return " ".join(args.text)
+    if args.file == "-" or (args.file is None and not sys.stdin.isatty()):
+        raw = sys.stdin.buffer.read(limit + 1)
+        source = "stdin"
+    elif args.file:
+        try:
+            with open(args.file, "rb") as handle:
+                raw = handle.read(limit + 1)
+        except OSError as exc:
+            raise BadInput(f"cannot read {args.file}: {exc.strerror}") from None
+        source = args.file
+    else:
+        return None
+    if len(raw) > limit:
+        raise BadInput(f"the message body is over the limit of {limit} bytes")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BadInput(f"the body from {source} is not valid UTF-8 text") from None
+
+
+def cmd_send(args: argparse.Namespace) -> int:
+    room = _open()
+    sender = _me(room, args)
+    structured = any((args.changed, args.todo, args.files, args.contract, args.breaking))
+    if structured and not args.handover:
+        raise BadInput("--changed, --todo, --files, --contract, --breaking need --handover")
+    body = _read_body(args, room.body_limit)
+    if args.handover:
+        from agent_room.core.handover import HandoverFields
+
+        fields = None
+        if structured:
+            fields = HandoverFields(
+                what_changed=args.changed, what_to_do=args.todo, files=args.files,
+                contract=args.contract, breaking=args.breaking, notes=body or "",
+            )
+        message_id = room.send_handover(sender, args.recipient, fields=fields, body=body)
+        print(f"handover #{message_id} to {args.recipient} is waiting for approval",
+              file=sys.stderr)
+    else:
+        if body is None:
+            raise BadInput("no message body: give TEXT, --file FILE, or pipe it on stdin")
+        message_id = room.send(sender, args.recipient, body)
+        print(f"message #{message_id} queued for {args.recipient}", file=sys.stderr)
+    print(message_id)
+    return 0
+
+
+def cmd_inbox(args: argparse.Namespace) -> int:
+    room = _open()
+    rows = room.inbox(_me(room, args), peek=args.peek)
+    if args.json:
+        _print_json([json_row(r) for r in rows])
+    elif rows:
+        sys.stdout.write(format_messages(rows))
+    else:
+        print("no new messages", file=sys.stderr)
+    return 0
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    rows = _open().history(args.count)
+    if args.json:
+        _print_json([json_row(r) for r in rows])
+    else:
+        sys.stdout.write(format_messages(rows))
+    return 0
+
+
+def _age(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit}"
+    return f"{int(seconds)}s"
+
+
+def cmd_who(args: argparse.Namespace) -> int:
+    sessions = _open().who()
+    if args.json:
+        _print_json(sessions)
+        return 0
+    if not sessions:
+        print("nobody is in the room", file=sys.stderr)
+        return 0
+    header = ("NAME", "STATE", "AGENT", "PANE", "PID", "AGE", "UNREAD", "CWD")
+    table = [header] + [
+        (
+            s["name"], s["state"], s["agent"], s["pane"] or "-", str(s["pid"] or "-"),
+            _age(s["age_seconds"]),
+            f"{s['unread']}" + (f" ({s['failed']} failed)" if s["failed"] else ""),
+            s["cwd"] or "-",
+        )
+        for s in sessions
+    ]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header) - 1)]
+    for row in table:
+        cells = [cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])]
+        print("  ".join([*cells, row[-1]]))
+    return 0
+
+
+def cmd_approve(args: argparse.Namespace) -> int:
+    _open().approve(args.id)
+    print(f"handover #{args.id} approved", file=sys.stderr)
+    return 0
+
+
+def cmd_reject(args: argparse.Namespace) -> int:
+    _open().reject(args.id, args.reason)
+    print(f"handover #{args.id} rejected", file=sys.stderr)
+    return 0
+
+
+def cmd_handovers(args: argparse.Namespace) -> int:
+    rows = _open().pending_handovers()
+    if args.json:
+        _print_json(rows)
+        return 0
+    for row in rows:
+        print(f"#{row['message_id']}  @{row['sender']} -> @{row['recipient']}")
+    if not rows:
+        print("no handovers waiting", file=sys.stderr)
+    return 0

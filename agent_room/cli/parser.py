@@ -1,0 +1,100 @@
+"""The argument parser: every subcommand, its options and its handler."""
+
+from __future__ import annotations
+
+import argparse
+
+from agent_room import __version__
+from agent_room.cli import bus
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in one line with exit code 2, as every other bad input."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"agent-room: {message} (see: {self.prog} --help)\n")
+
+
+def _add_identity(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--as", dest="as_name", metavar="NAME",
+        help="speak as NAME when neither AGENT_ROOM_NAME nor a registered pane tells who",
+    )
+
+
+def _message_id(text: str) -> int:
+    value = text.removeprefix("#")
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"invalid id {text!r}: use a number such as 41")
+    return int(value)
+
+
+def _count(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"invalid count {text!r}: use a positive number")
+    return int(text)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole command line."""
+    parser = _Parser(
+        prog="agent-room",
+        description="A control room for many AI coding agents in tmux.",
+        epilog="The room lives in $AGENT_ROOM_HOME (default ~/.agent-room).",
+    )
+    parser.add_argument("--version", action="version", version=f"agent-room {__version__}")
+    parser.set_defaults(handler=lambda _args: (parser.print_help(), 0)[1])
+    sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
+
+    p = sub.add_parser("join", help="register a name in the room (seed join.sh)")
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("--pane", help="the tmux pane id the agent runs in, e.g. %%3")
+    p.add_argument("--agent", default="claude", help="the kind of agent (default: claude)")
+    p.set_defaults(handler=bus.cmd_join)
+
+    p = sub.add_parser("leave", help="remove a name from the room")
+    p.add_argument("name", metavar="NAME", nargs="?")
+    p.set_defaults(handler=bus.cmd_leave)
+
+    p = sub.add_parser("send", help="send a directed message to @NAME")
+    p.add_argument("recipient", metavar="@NAME")
+    p.add_argument("text", metavar="TEXT", nargs="*", help="the body (else --file or stdin)")
+    p.add_argument("--file", help="read the body from a file ('-' for stdin)")
+    p.add_argument("--handover", action="store_true",
+                   help="a handover: held until the operator approves it")
+    p.add_argument("--changed", default="", help="handover: what changed")
+    p.add_argument("--files", default="", help="handover: files affected")
+    p.add_argument("--todo", default="", help="handover: what the recipient needs to do")
+    p.add_argument("--contract", default="", help="handover: schema / contract details")
+    p.add_argument("--breaking", default="", help="handover: breaking changes")
+    _add_identity(p)
+    p.set_defaults(handler=bus.cmd_send)
+
+    p = sub.add_parser("inbox", help="read your unread messages")
+    p.add_argument("--peek", action="store_true", help="show without marking read")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    _add_identity(p)
+    p.set_defaults(handler=bus.cmd_inbox)
+
+    p = sub.add_parser("history", help="the room's last messages")
+    p.add_argument("count", metavar="N", nargs="?", type=_count, default=20)
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=bus.cmd_history)
+
+    p = sub.add_parser("who", help="the sessions in the room")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=bus.cmd_who)
+
+    p = sub.add_parser("approve", help="approve a pending handover")
+    p.add_argument("id", metavar="ID", type=_message_id)
+    p.set_defaults(handler=bus.cmd_approve)
+
+    p = sub.add_parser("reject", help="reject a pending handover, with a reason")
+    p.add_argument("id", metavar="ID", type=_message_id)
+    p.add_argument("--reason", required=True, help="why: the sender receives it")
+    p.set_defaults(handler=bus.cmd_reject)
+
+    p = sub.add_parser("handovers", help="list the handovers waiting for a decision")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=bus.cmd_handovers)
+    return parser

@@ -1,0 +1,57 @@
+"""The room's vocabularies, as string enums stored verbatim in the database.
+
+Standard library only, so that the hook and the fast read paths can use them.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class MessageKind(StrEnum):
+    """What a message is for."""
+
+    CHAT = "chat"
+    """A directed ``@name`` message between agents."""
+    HANDOVER = "handover"
+    """Work handed to another agent; held until the operator approves it."""
+    LINK = "link"
+    """A turn's output crossing a bidirectional link."""
+    SYSTEM = "system"
+    """Written by the room itself: decisions, notices, timers."""
+
+
+class DeliveryStatus(StrEnum):
+    """Where a message is on its way to the recipient."""
+
+    HELD = "held"
+    """A handover waiting for the operator; not in any inbox yet."""
+    QUEUED = "queued"
+    """Waiting for delivery."""
+    DELIVERED = "delivered"
+    """Receipted by the recipient's hook."""
+    READ = "read"
+    """Read through ``inbox``."""
+    FAILED = "failed"
+    """Delivery gave up; the message stays in the inbox."""
+    CANCELLED = "cancelled"
+    """A rejected or expired handover: it never reaches the recipient."""
+
+
+class SessionState(StrEnum):
+    """What an agent session is doing, as told by its hooks."""
+
+    IDLE = "idle"
+    BUSY = "busy"
+    WAITING = "waiting"
+    """A permission dialog is open: nothing may be typed into the pane."""
+    ENDED = "ended"
+
+
+class HandoverState(StrEnum):
+    """The life of a handover; see ``core.handover`` for the allowed transitions."""
+
+    PENDING = "pending"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    EXPIRED = "expired"

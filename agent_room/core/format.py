@@ -1,0 +1,55 @@
+"""The plain text forms the room prints: seed 004's message format and timestamps.
+
+Standard library only: ``inbox`` and ``history`` print through here and must start fast.
+Rows are plain mappings with the columns of the ``messages`` table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+Row = Mapping[str, Any]
+"""A message row as the store returns it: column name to value."""
+
+
+def iso_timestamp(epoch: float) -> str:
+    """Format a Unix time as an ISO 8601 UTC timestamp with milliseconds."""
+    moment = datetime.fromtimestamp(epoch, tz=UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def format_message(row: Row) -> str:
+    """One message in seed 004's format: ``from:``/``to:``/``timestamp:``/``---``/body.
+
+    The room adds ``id:`` (the number to approve, reject or quote) and, for anything but
+    plain chat, ``kind:`` with the handover's state or the delivery failure.
+    """
+    lines = [
+        f"from: {row['sender']}",
+        f"to: {row['recipient']}",
+        f"timestamp: {iso_timestamp(row['created_at'])}",
+        f"id: {row['id']}",
+    ]
+    if row["kind"] != "chat":
+        kind = str(row["kind"])
+        if row.get("handover_state"):
+            kind += f" ({row['handover_state']})"
+        lines.append(f"kind: {kind}")
+    if row.get("status") == "failed":
+        lines.append(f"delivery: failed ({row.get('failure') or 'no receipt'})")
+    body = str(row["body"])
+    return "\n".join(lines) + "\n---\n" + body + ("" if body.endswith("\n") else "\n")
+
+
+def format_messages(rows: Iterable[Row]) -> str:
+    """Several messages, one blank line between them."""
+    return "\n".join(format_message(row) for row in rows)
+
+
+def json_row(row: Row) -> dict[str, Any]:
+    """A message row as the JSON object ``--json`` prints, with an ISO timestamp."""
+    out = dict(row)
+    out["timestamp"] = iso_timestamp(row["created_at"])
+    return out

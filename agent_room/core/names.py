@@ -1,0 +1,75 @@
+"""Names of agents in the room, and the checks that keep them safe in paths and panes.
+
+Standard library only: the hook path validates names on every turn.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agent_room.core.errors import BadInput
+
+NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
+"""Names are short, lowercase and safe inside a path, a tmux target and a shell word."""
+
+RESERVED_NAMES = frozenset({"room", "operator", "all", "everyone"})
+"""Names the room speaks as (``room``, ``operator``) or that would read as a broadcast."""
+
+MAX_NAME_LENGTH = 32
+
+
+def is_valid_name(raw: str) -> bool:
+    """Tell whether ``raw`` is a valid name as written (no case folding)."""
+    return NAME_PATTERN.fullmatch(raw) is not None
+
+
+def parse_name(raw: str, *, allow_reserved: bool = False) -> str:
+    """Return the canonical name for ``raw`` (``@`` prefix and case dropped) or raise.
+
+    The error names the first rule broken, so one line tells the user what to fix.
+    """
+    text = raw[1:] if raw.startswith("@") else raw
+    folded = text.lower() if text.isascii() else text
+    if not folded:
+        raise BadInput("a name cannot be empty")
+    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in folded):
+        raise BadInput(f"invalid name {raw!r}: control characters are not allowed")
+    if "/" in folded or "\\" in folded or ".." in folded:
+        raise BadInput(f"invalid name {raw!r}: path separators and '..' are not allowed")
+    if any(ch.isspace() for ch in folded):
+        raise BadInput(f"invalid name {raw!r}: spaces are not allowed")
+    if len(folded) > MAX_NAME_LENGTH:
+        raise BadInput(f"invalid name {raw!r}: longer than {MAX_NAME_LENGTH} characters")
+    if not is_valid_name(folded):
+        raise BadInput(
+            f"invalid name {raw!r}: use a-z, 0-9, '-' and '_', starting with a letter or digit"
+        )
+    if folded in RESERVED_NAMES and not allow_reserved:
+        raise BadInput(f"invalid name {raw!r}: {folded!r} is reserved by the room")
+    return folded
+
+
+def name_from_cwd(cwd: str) -> str:
+    """Derive a default name from a working directory's last component.
+
+    ``/home/dev/My Project`` becomes ``my-project``; an empty result becomes ``agent``.
+    """
+    base = cwd.rstrip("/").rsplit("/", 1)[-1].lower()
+    cleaned = re.sub(r"[^a-z0-9_-]+", "-", base).strip("-_")
+    cleaned = cleaned[:MAX_NAME_LENGTH].strip("-_")
+    if not cleaned or cleaned in RESERVED_NAMES:
+        return "agent"
+    return cleaned
+
+
+def unique_name(base: str, taken: set[str]) -> str:
+    """Return ``base`` or the first ``base-N`` not in ``taken``, kept within the length cap."""
+    if base not in taken:
+        return base
+    n = 2
+    while True:
+        suffix = f"-{n}"
+        candidate = base[: MAX_NAME_LENGTH - len(suffix)] + suffix
+        if candidate not in taken:
+            return candidate
+        n += 1

@@ -1,0 +1,278 @@
+"""``Room``: join, leave, send, hand over, approve, reject, read.
+
+Knows the room's rules (directed messages only, held handovers, who may send) and
+nothing of how the entry points talk to people.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agent_room.core.bodies import DEFAULT_BODY_LIMIT, check_body
+from agent_room.core.enums import HandoverState, MessageKind
+from agent_room.core.errors import BadInput, NotFound, Refused, UnknownName
+from agent_room.core.handover import (
+    DEFAULT_HANDOVER_TTL,
+    HandoverFields,
+    check_transition,
+    render_handover,
+)
+from agent_room.core.names import parse_name
+from agent_room.store.home import room_home
+from agent_room.store.sqlite import Row, SqliteStore
+
+if TYPE_CHECKING:
+    from agent_room.core.models import AuditEvent, Message, Session
+
+Clock = Callable[[], float]
+
+OPERATOR = "operator"
+ROOM = "room"
+
+
+class Room:
+    """One room: a store plus the rules. Cheap to create; one per process is typical."""
+
+    def __init__(
+        self,
+        store: SqliteStore,
+        *,
+        clock: Clock = time.time,
+        body_limit: int = DEFAULT_BODY_LIMIT,
+        handover_ttl: float = DEFAULT_HANDOVER_TTL,
+    ) -> None:
+        self.store = store
+        self.clock = clock
+        self.body_limit = body_limit
+        self.handover_ttl = handover_ttl
+
+    @classmethod
+    def open(cls, environ: Mapping[str, str], *, timeout: float = 10.0) -> Room:
+        """Open the room named by ``$AGENT_ROOM_HOME`` (default ``~/.agent-room``)."""
+        return cls(SqliteStore(room_home(environ), timeout=timeout))
+
+    @property
+    def home(self) -> Path:
+        """The room directory."""
+        return self.store.home
+
+    def close(self) -> None:
+        """Release the database connection."""
+        self.store.close()
+
+    # -- identity ---------------------------------------------------------------------
+
+    def identify(
+        self, *, env_name: str | None, pane: str | None, as_name: str | None
+    ) -> str:
+        """Who is speaking: ``AGENT_ROOM_NAME``, else the pane's session, else ``--as``."""
+        if env_name:
+            return parse_name(env_name)
+        if pane:
+            row = self.store.holder_of_pane(pane)
+            if row:
+                return str(row["name"])
+        if as_name:
+            return parse_name(as_name)
+        raise BadInput(
+            "cannot tell who you are: set AGENT_ROOM_NAME, run in a registered tmux pane,"
+            " or pass --as NAME"
+        )
+
+    def require_member(self, name: str) -> Row:
+        """The session holding ``name``; ``UnknownName`` naming who is in the room if none."""
+        row = self.store.holder(name)
+        if row is None:
+            present = self.store.member_names()
+            listing = ", ".join(f"@{n}" for n in present) if present else "nobody"
+            raise UnknownName(f"nobody named @{name} is in the room (in the room: {listing})")
+        return row
+
+    # -- membership -------------------------------------------------------------------
+
+    def join(self, name: str, *, pane: str | None = None, agent: str = "claude") -> Row:
+        """Register a name by hand, as seed 004's ``join.sh``."""
+        canonical = parse_name(name)
+        if pane is not None and not _is_pane_id(pane):
+            raise BadInput(f"invalid pane {pane!r}: use a tmux pane id such as %3")
+        return self.store.join(canonical, pane=pane, agent=agent, at=self.clock())
+
+    def leave(self, name: str) -> None:
+        """Remove a name from the room; its messages stay in the history."""
+        self.store.leave(parse_name(name), at=self.clock())
+
+    # -- messages ---------------------------------------------------------------------
+
+    def _check_pair(self, sender: str, recipient: str) -> tuple[str, str]:
+        sender = parse_name(sender)
+        recipient = parse_name(recipient)
+        self.require_member(sender)
+        if recipient == sender:
+            raise BadInput("a message to yourself goes nowhere: name another agent")
+        self.require_member(recipient)
+        return sender, recipient
+
+    def send(self, sender: str, recipient: str, body: str) -> int:
+        """Queue a directed chat message; return its id."""
+        sender, recipient = self._check_pair(sender, recipient)
+        body = check_body(body, limit=self.body_limit)
+        return self.store.add_message(
+            kind=MessageKind.CHAT, sender=sender, recipient=recipient, body=body,
+            at=self.clock(),
+        )
+
+    def send_handover(
+        self,
+        sender: str,
+        recipient: str,
+        *,
+        fields: HandoverFields | None = None,
+        body: str | None = None,
+    ) -> int:
+        """Hold a handover for the operator's decision; return its id.
+
+        With ``fields`` the body is seed 004's template; otherwise ``body`` is taken as the
+        sender wrote it.
+        """
+        sender, recipient = self._check_pair(sender, recipient)
+        if fields is not None:
+            text = render_handover(sender, fields)
+            stored = fields.as_dict()
+        elif body is not None:
+            text, stored = body, {}
+        else:
+            raise BadInput("a handover needs a body or --changed and --todo")
+        text = check_body(text, limit=self.body_limit)
+        return self.store.add_message(
+            kind=MessageKind.HANDOVER, sender=sender, recipient=recipient, body=text,
+            at=self.clock(), status="held", handover_fields=stored,
+        )
+
+    def inbox(self, name: str, *, peek: bool = False) -> list[Row]:
+        """The unread messages of ``name``, oldest first; marked read unless ``peek``."""
+        name = parse_name(name)
+        self.require_member(name)
+        rows = self.store.unread(name)
+        if not peek and rows:
+            self.store.mark_read(name, [int(r["id"]) for r in rows], at=self.clock())
+        return rows
+
+    def history(self, limit: int = 20) -> list[Row]:
+        """The last ``limit`` messages of the room, oldest first."""
+        if limit < 1:
+            raise BadInput("history needs a positive count")
+        return self.store.history(limit)
+
+    def who(self) -> list[dict[str, Any]]:
+        """One object per session in the room, for ``who`` and the console."""
+        now = self.clock()
+        rows = self.store.members()
+        by_session = {r["session_id"]: r["name"] for r in rows if r["session_id"]}
+        return [
+            {
+                "name": r["name"],
+                "session_id": r["session_id"],
+                "agent": r["agent"],
+                "state": r["state"],
+                "pane": r["pane"],
+                "pid": r["pid"],
+                "cwd": r["cwd"],
+                "unread": r["unread"],
+                "failed": r["failed"],
+                "parent": by_session.get(r["parent"]),
+                "parent_session_id": r["parent"],
+                "depth": r["depth"],
+                "age_seconds": round(now - r["started_at"], 1),
+                "transcript_path": r["transcript_path"],
+            }
+            for r in rows
+        ]
+
+    # -- handovers --------------------------------------------------------------------
+
+    def _decide(self, message_id: int, target: HandoverState, reason: str | None) -> int:
+        self.expire_handovers()
+        row = self.store.handover(message_id)
+        if row is None:
+            raise NotFound(f"no handover #{message_id}")
+        check_transition(message_id, HandoverState(row["state"]), target)
+        notice = _decision_notice(message_id, row["recipient"], target, reason)
+        notice_id = self.store.decide_handover(
+            message_id, state=target, expected=row["state"], at=self.clock(),
+            by=OPERATOR, reason=reason, notice=notice,
+        )
+        if notice_id is None:
+            current = self.store.handover(message_id)
+            state = current["state"] if current else "gone"
+            raise Refused(f"handover #{message_id} was decided meanwhile: it is {state}")
+        return notice_id
+
+    def approve(self, message_id: int) -> int:
+        """Release a pending handover to its recipient; tell the sender. Return the notice id."""
+        return self._decide(message_id, HandoverState.APPROVED, None)
+
+    def reject(self, message_id: int, reason: str) -> int:
+        """Refuse a pending handover with a reason the sender receives."""
+        if not reason.strip():
+            raise BadInput("a rejection needs a reason: --reason TEXT")
+        return self._decide(message_id, HandoverState.REJECTED, reason.strip())
+
+    def expire_handovers(self) -> list[int]:
+        """Expire handovers pending longer than the time to live; return their ids."""
+        deadline = self.clock() - self.handover_ttl
+        expired = []
+        for row in self.store.pending_handovers():
+            if row["requested_at"] <= deadline:
+                notice = _decision_notice(
+                    row["message_id"], row["recipient"], HandoverState.EXPIRED, None
+                )
+                decided = self.store.decide_handover(
+                    row["message_id"], state=HandoverState.EXPIRED, expected="pending",
+                    at=self.clock(), by=ROOM, reason="no decision in time", notice=notice,
+                )
+                if decided is not None:
+                    expired.append(int(row["message_id"]))
+        return expired
+
+    def pending_handovers(self) -> list[Row]:
+        """Handovers waiting for the operator."""
+        self.expire_handovers()
+        return self.store.pending_handovers()
+
+    # -- typed views ------------------------------------------------------------------
+
+    def messages(self, limit: int = 20) -> list[Message]:
+        """``history`` as validated models."""
+        from agent_room.core.models import Message
+
+        return [Message.from_row(r) for r in self.history(limit)]
+
+    def sessions(self) -> list[Session]:
+        """The sessions in the room as validated models."""
+        from agent_room.core.models import Session
+
+        return [Session.from_row(r) for r in self.store.members()]
+
+    def audit(self, *, after: int = 0, limit: int = 1000) -> list[AuditEvent]:
+        """The audit log as validated models."""
+        from agent_room.core.models import AuditEvent
+
+        return [AuditEvent.from_row(r) for r in self.store.events(after=after, limit=limit)]
+
+
+def _is_pane_id(pane: str) -> bool:
+    return pane.startswith("%") and pane[1:].isdigit()
+
+
+def _decision_notice(
+    message_id: int, recipient: str, state: HandoverState, reason: str | None
+) -> str:
+    text = f"Handover #{message_id} to @{recipient} was {state.value} by the operator."
+    if state is HandoverState.EXPIRED:
+        text = f"Handover #{message_id} to @{recipient} expired without a decision."
+    if reason:
+        text += f"\nReason: {reason}"
+    return text

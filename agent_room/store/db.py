@@ -1,0 +1,91 @@
+"""Opening the room's database: private file, WAL mode, forward migrations.
+
+Every process opens its own connection; SQLite's locking serialises the writers and a
+write transaction starts with ``BEGIN IMMEDIATE`` so that it never has to upgrade a read
+lock (which is what makes concurrent writers fail with "database is locked").
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from agent_room.core.errors import RoomUnavailable
+from agent_room.store.home import DB_NAME, ensure_room_dir, open_private
+from agent_room.store.schema import MIGRATIONS, SCHEMA_VERSION
+
+
+def _migrate(conn: sqlite3.Connection, path: Path) -> None:
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version == SCHEMA_VERSION:
+        return
+    if version > SCHEMA_VERSION:
+        raise RoomUnavailable(
+            f"the room at {path.parent} has schema {version}, newer than this "
+            f"agent-room understands ({SCHEMA_VERSION}); upgrade agent-room"
+        )
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        for index in range(version, SCHEMA_VERSION):
+            for statement in _statements(MIGRATIONS[index]):
+                conn.execute(statement)
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def _statements(script: str) -> Iterator[str]:
+    """Split a migration script into statements (``executescript`` would commit early)."""
+    buffer = ""
+    for line in script.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            if buffer.strip():
+                yield buffer
+            buffer = ""
+    if buffer.strip():
+        yield buffer
+
+
+def connect(home: Path, *, timeout: float = 10.0) -> sqlite3.Connection:
+    """Open (creating if needed) the room's database, migrated to the current schema."""
+    room = ensure_room_dir(home)
+    path = room / DB_NAME
+    os.close(open_private(path))  # create 0600 and refuse symlinks before SQLite opens it
+    try:
+        conn = sqlite3.connect(path, timeout=timeout, isolation_level=None)
+    except sqlite3.Error as exc:
+        raise RoomUnavailable(f"cannot open the room database {path}: {exc}") from None
+    conn.row_factory = sqlite3.Row
+    try:
+        mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+        if mode != "wal":
+            conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        _migrate(conn, path)
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise RoomUnavailable(f"the room database {path} cannot be used: {exc}") from None
+    return conn
+
+
+@contextmanager
+def write_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT``; everything or nothing is written."""
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as exc:
+        raise RoomUnavailable(f"the room is busy: {exc}") from None
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")

@@ -1,0 +1,91 @@
+"""The room directory: where it is, and the checks that keep it private.
+
+The room is private to its user: the directory is 0700 and files are 0600, created
+without following symlinks. A directory that others could write to, or that belongs to
+someone else, is refused rather than repaired.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from collections.abc import Mapping
+from pathlib import Path
+
+from agent_room.core.errors import UnsafeRoom
+
+DB_NAME = "room.db"
+ERROR_LOG = "errors.log"
+
+
+def room_home(environ: Mapping[str, str]) -> Path:
+    """``$AGENT_ROOM_HOME`` if set, else ``~/.agent-room``."""
+    configured = environ.get("AGENT_ROOM_HOME", "").strip()
+    if configured:
+        return Path(configured).expanduser()
+    return Path(environ.get("HOME") or Path.home()) / ".agent-room"
+
+
+def _check_dir(path: Path, st: os.stat_result) -> None:
+    if not stat.S_ISDIR(st.st_mode):
+        raise UnsafeRoom(f"room {path} is not a directory")
+    if st.st_uid != os.geteuid():
+        raise UnsafeRoom(f"room {path} is owned by uid {st.st_uid}, not by you; refusing it")
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        mode = stat.S_IMODE(st.st_mode)
+        raise UnsafeRoom(
+            f"room {path} is writable by others (mode {mode:o}); "
+            f"fix it with: chmod 700 {path}"
+        )
+
+
+def ensure_room_dir(path: Path) -> Path:
+    """Create the room directory (0700) or check an existing one; return it resolved."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        try:
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            path.mkdir(mode=0o700)
+        except FileExistsError:
+            pass  # another process created it first: check it like any existing one
+        except OSError as exc:
+            raise UnsafeRoom(f"cannot create room {path}: {exc.strerror}") from None
+        st = path.stat()
+    except OSError as exc:
+        raise UnsafeRoom(f"cannot use room {path}: {exc.strerror}") from None
+    _check_dir(path, st)
+    if stat.S_IMODE(st.st_mode) & 0o077:
+        path.chmod(0o700)  # ours and not writable by others: only tighten reading
+    return path.resolve()
+
+
+def open_private(path: Path, flags: int = os.O_RDWR) -> int:
+    """Open (creating 0600) a file in the room without following a symlink; return the fd.
+
+    An existing file must be a regular file owned by the user and not readable or
+    writable by others.
+    """
+    try:
+        fd = os.open(path, flags | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UnsafeRoom(f"{path} is a symlink; refusing to follow it") from None
+        raise UnsafeRoom(f"cannot open {path}: {exc.strerror}") from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+        os.close(fd)
+        raise UnsafeRoom(f"{path} is not a regular file of yours; refusing it")
+    if stat.S_IMODE(st.st_mode) & 0o077:
+        os.close(fd)
+        raise UnsafeRoom(f"{path} is open to others (mode {stat.S_IMODE(st.st_mode):o})")
+    return fd
+
+
+def inside_room(room: Path, candidate: Path) -> Path:
+    """Resolve ``candidate`` and make sure it stays inside ``room``; return it."""
+    resolved = (room / candidate).resolve()
+    if not resolved.is_relative_to(room.resolve()):
+        raise UnsafeRoom(f"{candidate} leads outside the room")
+    return resolved

@@ -1,0 +1,79 @@
+"""The schema, as an ordered list of forward migrations.
+
+``PRAGMA user_version`` holds the number of migrations applied. A migration is never
+edited once released: a change to the schema is a new entry at the end.
+"""
+
+from __future__ import annotations
+
+MIGRATIONS: tuple[str, ...] = (
+    # 1: sessions, messages, handovers and the append-only audit log.
+    """
+    CREATE TABLE sessions (
+        rowid INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        session_id TEXT UNIQUE,
+        agent TEXT NOT NULL DEFAULT 'claude',
+        state TEXT NOT NULL DEFAULT 'idle',
+        pane TEXT,
+        pid INTEGER,
+        pid_start INTEGER,
+        cwd TEXT,
+        transcript_path TEXT,
+        parent TEXT,
+        depth INTEGER NOT NULL DEFAULT 0,
+        subagent INTEGER NOT NULL DEFAULT 0,
+        started_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        ended_at REAL,
+        left_at REAL,
+        stop_blocks INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE UNIQUE INDEX sessions_holder ON sessions(name) WHERE left_at IS NULL;
+    CREATE INDEX sessions_pane ON sessions(pane) WHERE left_at IS NULL;
+
+    CREATE TABLE messages (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        kind TEXT NOT NULL,
+        sender TEXT NOT NULL,
+        recipient TEXT NOT NULL,
+        body TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        status TEXT NOT NULL,
+        delivered_at REAL,
+        read_at REAL,
+        failure TEXT,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        link_id INTEGER
+    );
+    CREATE INDEX messages_unread ON messages(recipient, id) WHERE read_at IS NULL;
+
+    CREATE TABLE handovers (
+        message_id INTEGER PRIMARY KEY REFERENCES messages(id),
+        state TEXT NOT NULL,
+        requested_at REAL NOT NULL,
+        decided_at REAL,
+        reason TEXT,
+        decided_by TEXT,
+        fields TEXT NOT NULL DEFAULT '{}'
+    );
+    CREATE INDEX handovers_pending ON handovers(state) WHERE state = 'pending';
+
+    CREATE TABLE events (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        at REAL NOT NULL,
+        kind TEXT NOT NULL,
+        actor TEXT NOT NULL,
+        subject TEXT,
+        message_id INTEGER,
+        data TEXT NOT NULL DEFAULT '{}'
+    );
+    CREATE TRIGGER events_no_update BEFORE UPDATE ON events
+        BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+    CREATE TRIGGER events_no_delete BEFORE DELETE ON events
+        BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+    """,
+)
+"""Each entry moves the schema from version ``index`` to ``index + 1``."""
+
+SCHEMA_VERSION = len(MIGRATIONS)

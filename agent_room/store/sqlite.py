@@ -1,0 +1,315 @@
+"""``SqliteStore``: the room's operations over one SQLite database.
+
+Each public method is one transaction and appends its audit events inside it, so the
+log and the state never disagree. Rows come back as plain ``dict``s keyed by column.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from agent_room.core.errors import NotFound
+from agent_room.store.db import connect, write_transaction
+
+Row = dict[str, Any]
+
+_MESSAGE_COLUMNS = (
+    "m.id, m.kind, m.sender, m.recipient, m.body, m.created_at, m.status, m.delivered_at,"
+    " m.read_at, m.failure, m.attempts, m.link_id, h.state AS handover_state"
+)
+_MESSAGE_FROM = "messages m LEFT JOIN handovers h ON h.message_id = m.id"
+INBOX_STATUSES = ("queued", "delivered", "failed")
+"""Messages in these states sit in the recipient's inbox until read."""
+
+
+def _rows(cursor: sqlite3.Cursor) -> list[Row]:
+    return [dict(row) for row in cursor.fetchall()]
+
+
+def _event(
+    conn: sqlite3.Connection,
+    at: float,
+    kind: str,
+    actor: str,
+    subject: str | None = None,
+    message_id: int | None = None,
+    data: dict[str, Any] | None = None,
+) -> None:
+    conn.execute(
+        "INSERT INTO events (at, kind, actor, subject, message_id, data) VALUES (?,?,?,?,?,?)",
+        (at, kind, actor, subject, message_id, json.dumps(data or {}, separators=(",", ":"))),
+    )
+
+
+class SqliteStore:
+    """The room's state in ``<home>/room.db``."""
+
+    def __init__(self, home: Path, *, timeout: float = 10.0) -> None:
+        self.conn = connect(home, timeout=timeout)
+        self.home = home
+
+    def close(self) -> None:
+        """Close the connection; the store cannot be used afterwards."""
+        self.conn.close()
+
+    # -- members and sessions ---------------------------------------------------------
+
+    def holder(self, name: str) -> Row | None:
+        """The session currently holding ``name``, if any."""
+        row = self.conn.execute(
+            "SELECT * FROM sessions WHERE name = ? AND left_at IS NULL", (name,)
+        ).fetchone()
+        return dict(row) if row else None
+
+    def holder_of_pane(self, pane: str) -> Row | None:
+        """The most recent session registered for a tmux pane id."""
+        row = self.conn.execute(
+            "SELECT * FROM sessions WHERE pane = ? AND left_at IS NULL"
+            " ORDER BY (state = 'ended'), updated_at DESC LIMIT 1",
+            (pane,),
+        ).fetchone()
+        return dict(row) if row else None
+
+    def members(self) -> list[Row]:
+        """Every session holding a name, with its unread count, oldest first."""
+        placeholders = ",".join("?" * len(INBOX_STATUSES))
+        return _rows(
+            self.conn.execute(
+                "SELECT s.*, (SELECT count(*) FROM messages m WHERE m.recipient = s.name"
+                f" AND m.read_at IS NULL AND m.status IN ({placeholders})) AS unread,"
+                " (SELECT count(*) FROM messages m WHERE m.recipient = s.name"
+                " AND m.read_at IS NULL AND m.status = 'failed') AS failed"
+                " FROM sessions s WHERE s.left_at IS NULL ORDER BY s.started_at, s.rowid",
+                INBOX_STATUSES,
+            )
+        )
+
+    def member_names(self) -> list[str]:
+        """The names in the room, sorted."""
+        cursor = self.conn.execute(
+            "SELECT name FROM sessions WHERE left_at IS NULL ORDER BY name"
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+    def join(self, name: str, *, pane: str | None, agent: str, at: float) -> Row:
+        """Register ``name`` by hand (seed 004's ``join``), or refresh its pane."""
+        with write_transaction(self.conn) as conn:
+            row = conn.execute(
+                "SELECT rowid FROM sessions WHERE name = ? AND left_at IS NULL", (name,)
+            ).fetchone()
+            if row:
+                conn.execute(
+                    "UPDATE sessions SET pane = coalesce(?, pane), updated_at = ?"
+                    " WHERE rowid = ?",
+                    (pane, at, row[0]),
+                )
+            else:
+                conn.execute(
+                    "INSERT INTO sessions (name, agent, state, pane, started_at, updated_at)"
+                    " VALUES (?, ?, 'idle', ?, ?, ?)",
+                    (name, agent, pane, at, at),
+                )
+            _event(conn, at, "session.joined", name, name, data={"pane": pane})
+        holder = self.holder(name)
+        assert holder is not None
+        return holder
+
+    def leave(self, name: str, *, at: float) -> None:
+        """Give up ``name``: it leaves the room; its history stays."""
+        with write_transaction(self.conn) as conn:
+            cursor = conn.execute(
+                "UPDATE sessions SET left_at = ?, updated_at = ? WHERE name = ?"
+                " AND left_at IS NULL",
+                (at, at, name),
+            )
+            if cursor.rowcount == 0:
+                raise NotFound(f"@{name} is not in the room")
+            _event(conn, at, "session.left", name, name)
+
+    # -- messages ---------------------------------------------------------------------
+
+    def add_message(
+        self,
+        *,
+        kind: str,
+        sender: str,
+        recipient: str,
+        body: str,
+        at: float,
+        status: str = "queued",
+        handover_fields: dict[str, str] | None = None,
+        link_id: int | None = None,
+    ) -> int:
+        """Store one message (and its handover record); return its id."""
+        with write_transaction(self.conn) as conn:
+            return self._insert_message(
+                conn, kind, sender, recipient, body, at, status, handover_fields, link_id
+            )
+
+    def _insert_message(
+        self,
+        conn: sqlite3.Connection,
+        kind: str,
+        sender: str,
+        recipient: str,
+        body: str,
+        at: float,
+        status: str,
+        handover_fields: dict[str, str] | None = None,
+        link_id: int | None = None,
+    ) -> int:
+        cursor = conn.execute(
+            "INSERT INTO messages (kind, sender, recipient, body, created_at, status, link_id)"
+            " VALUES (?,?,?,?,?,?,?)",
+            (kind, sender, recipient, body, at, status, link_id),
+        )
+        message_id = cursor.lastrowid
+        assert message_id is not None
+        _event(
+            conn, at, "message.sent", sender, recipient, message_id,
+            {"kind": kind, "to": recipient, "status": status, "size": len(body)},
+        )
+        if handover_fields is not None:
+            conn.execute(
+                "INSERT INTO handovers (message_id, state, requested_at, fields)"
+                " VALUES (?, 'pending', ?, ?)",
+                (message_id, at, json.dumps(handover_fields)),
+            )
+            _event(conn, at, "handover.requested", sender, recipient, message_id)
+        return message_id
+
+    def message(self, message_id: int) -> Row | None:
+        """One message by id."""
+        row = self.conn.execute(
+            f"SELECT {_MESSAGE_COLUMNS} FROM {_MESSAGE_FROM} WHERE m.id = ?", (message_id,)
+        ).fetchone()
+        return dict(row) if row else None
+
+    def unread(self, name: str) -> list[Row]:
+        """The messages waiting in ``name``'s inbox, oldest first."""
+        placeholders = ",".join("?" * len(INBOX_STATUSES))
+        return _rows(
+            self.conn.execute(
+                f"SELECT {_MESSAGE_COLUMNS} FROM {_MESSAGE_FROM}"
+                f" WHERE m.recipient = ? AND m.read_at IS NULL"
+                f" AND m.status IN ({placeholders}) ORDER BY m.id",
+                (name, *INBOX_STATUSES),
+            )
+        )
+
+    def mark_read(self, name: str, ids: Sequence[int], *, at: float) -> None:
+        """Mark messages read by their recipient ``name``."""
+        if not ids:
+            return
+        with write_transaction(self.conn) as conn:
+            for message_id in ids:
+                cursor = conn.execute(
+                    "UPDATE messages SET status = 'read', read_at = ? WHERE id = ?"
+                    " AND recipient = ? AND read_at IS NULL",
+                    (at, message_id, name),
+                )
+                if cursor.rowcount:
+                    _event(conn, at, "message.read", name, name, message_id)
+
+    def history(self, limit: int) -> list[Row]:
+        """The last ``limit`` messages of the room, oldest first."""
+        rows = _rows(
+            self.conn.execute(
+                f"SELECT {_MESSAGE_COLUMNS} FROM {_MESSAGE_FROM} ORDER BY m.id DESC LIMIT ?",
+                (limit,),
+            )
+        )
+        rows.reverse()
+        return rows
+
+    # -- handovers --------------------------------------------------------------------
+
+    def handover(self, message_id: int) -> Row | None:
+        """The handover record of a message, with the message's sender and recipient."""
+        row = self.conn.execute(
+            "SELECT h.*, m.sender, m.recipient FROM handovers h"
+            " JOIN messages m ON m.id = h.message_id WHERE h.message_id = ?",
+            (message_id,),
+        ).fetchone()
+        return dict(row) if row else None
+
+    def pending_handovers(self) -> list[Row]:
+        """Handovers waiting for the operator, oldest first."""
+        return _rows(
+            self.conn.execute(
+                "SELECT h.*, m.sender, m.recipient, m.body FROM handovers h"
+                " JOIN messages m ON m.id = h.message_id WHERE h.state = 'pending'"
+                " ORDER BY h.message_id"
+            )
+        )
+
+    def decide_handover(
+        self,
+        message_id: int,
+        *,
+        state: str,
+        expected: str,
+        at: float,
+        by: str,
+        reason: str | None,
+        notice: str,
+    ) -> int | None:
+        """Record a decision and tell the sender; return the notice's id.
+
+        The update only applies while the handover is still ``expected`` (compare and
+        set), so two operators deciding at once cannot both win. Returns ``None`` when
+        someone else decided first.
+        """
+        message_status = "queued" if state == "approved" else "cancelled"
+        with write_transaction(self.conn) as conn:
+            cursor = conn.execute(
+                "UPDATE handovers SET state = ?, decided_at = ?, decided_by = ?, reason = ?"
+                " WHERE message_id = ? AND state = ?",
+                (state, at, by, reason, message_id, expected),
+            )
+            if cursor.rowcount == 0:
+                return None
+            row = conn.execute(
+                "SELECT sender, recipient FROM messages WHERE id = ?", (message_id,)
+            ).fetchone()
+            conn.execute(
+                "UPDATE messages SET status = ? WHERE id = ? AND status = 'held'",
+                (message_status, message_id),
+            )
+            _event(
+                conn, at, f"handover.{state}", by, row["recipient"], message_id,
+                {"reason": reason} if reason else None,
+            )
+            return self._insert_message(
+                conn, "system", "room", row["sender"], notice, at, "queued"
+            )
+
+    # -- audit log --------------------------------------------------------------------
+
+    def events(self, *, after: int = 0, limit: int = 1000) -> list[Row]:
+        """Audit events with an id greater than ``after``, oldest first."""
+        rows = _rows(
+            self.conn.execute(
+                "SELECT * FROM events WHERE id > ? ORDER BY id LIMIT ?", (after, limit)
+            )
+        )
+        for row in rows:
+            row["data"] = json.loads(row["data"])
+        return rows
+
+    def log_event(
+        self, kind: str, actor: str, *, at: float, subject: str | None = None,
+        data: dict[str, Any] | None = None,
+    ) -> None:
+        """Append one event on its own."""
+        with write_transaction(self.conn) as conn:
+            _event(conn, at, kind, actor, subject, None, data)
+
+
+def names_of(rows: Iterable[Row]) -> list[str]:
+    """The ``name`` column of session rows."""
+    return [str(row["name"]) for row in rows]
