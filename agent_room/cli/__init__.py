@@ -15,7 +15,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; return the process exit code."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list[:1] == ["hook"]:
-        from agent_room.cli.hook import run_hook
+        from agent_room.hooks import run_hook
 
         return run_hook(args_list[1:], os.environ, sys.stdin.buffer)
 
@@ -23,7 +23,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     from agent_room.core.errors import RoomError
 
     parser = build_parser()
-    args = parser.parse_args(args_list)
+    args, extra = parser.parse_known_args(args_list)
+    if extra:
+        # `send @x --handover some words`: words after an option still belong to TEXT
+        if getattr(args, "text", None) is None or any(e.startswith("-") for e in extra):
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        args.text = [*args.text, *extra]
     try:
         code: int = args.handler(args)
     except RoomError as exc:

@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from agent_room.core.errors import BadInput
@@ -56,7 +57,7 @@ def _read_body(args: argparse.Namespace, limit: int) -> str | None:
         source = "stdin"
     elif args.file:
         try:
-            with open(args.file, "rb") as handle:
+            with Path(args.file).open("rb") as handle:
                 raw = handle.read(limit + 1)
         except OSError as exc:
             raise BadInput(f"cannot read {args.file}: {exc.strerror}") from None
@@ -84,12 +85,17 @@ def cmd_send(args: argparse.Namespace) -> int:
         fields = None
         if structured:
             fields = HandoverFields(
-                what_changed=args.changed, what_to_do=args.todo, files=args.files,
-                contract=args.contract, breaking=args.breaking, notes=body or "",
+                what_changed=args.changed,
+                what_to_do=args.todo,
+                files=args.files,
+                contract=args.contract,
+                breaking=args.breaking,
+                notes=body or "",
             )
         message_id = room.send_handover(sender, args.recipient, fields=fields, body=body)
-        print(f"handover #{message_id} to {args.recipient} is waiting for approval",
-              file=sys.stderr)
+        print(
+            f"handover #{message_id} to {args.recipient} is waiting for approval", file=sys.stderr
+        )
     else:
         if body is None:
             raise BadInput("no message body: give TEXT, --file FILE, or pipe it on stdin")
@@ -138,7 +144,11 @@ def cmd_who(args: argparse.Namespace) -> int:
     header = ("NAME", "STATE", "AGENT", "PANE", "PID", "AGE", "UNREAD", "CWD")
     table = [header] + [
         (
-            s["name"], s["state"], s["agent"], s["pane"] or "-", str(s["pid"] or "-"),
+            s["name"],
+            s["state"],
+            s["agent"],
+            s["pane"] or "-",
+            str(s["pid"] or "-"),
             _age(s["age_seconds"]),
             f"{s['unread']}" + (f" ({s['failed']} failed)" if s["failed"] else ""),
             s["cwd"] or "-",

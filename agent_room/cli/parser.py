@@ -6,6 +6,7 @@ import argparse
 
 from agent_room import __version__
 from agent_room.cli import bus
+from agent_room.cli import plugin as plugin_cmd
 
 
 class _Parser(argparse.ArgumentParser):
@@ -17,7 +18,9 @@ class _Parser(argparse.ArgumentParser):
 
 def _add_identity(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--as", dest="as_name", metavar="NAME",
+        "--as",
+        dest="as_name",
+        metavar="NAME",
         help="speak as NAME when neither AGENT_ROOM_NAME nor a registered pane tells who",
     )
 
@@ -43,9 +46,19 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="The room lives in $AGENT_ROOM_HOME (default ~/.agent-room).",
     )
     parser.add_argument("--version", action="version", version=f"agent-room {__version__}")
-    parser.set_defaults(handler=lambda _args: (parser.print_help(), 0)[1])
-    sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
 
+    def show_help(_args: argparse.Namespace) -> int:
+        parser.print_help()
+        return 0
+
+    parser.set_defaults(handler=show_help)
+    sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
+    _bus_commands(sub)
+    _room_commands(sub)
+    return parser
+
+
+def _bus_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
     p = sub.add_parser("join", help="register a name in the room (seed join.sh)")
     p.add_argument("name", metavar="NAME")
     p.add_argument("--pane", help="the tmux pane id the agent runs in, e.g. %%3")
@@ -60,8 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("recipient", metavar="@NAME")
     p.add_argument("text", metavar="TEXT", nargs="*", help="the body (else --file or stdin)")
     p.add_argument("--file", help="read the body from a file ('-' for stdin)")
-    p.add_argument("--handover", action="store_true",
-                   help="a handover: held until the operator approves it")
+    p.add_argument(
+        "--handover", action="store_true", help="a handover: held until the operator approves it"
+    )
     p.add_argument("--changed", default="", help="handover: what changed")
     p.add_argument("--files", default="", help="handover: files affected")
     p.add_argument("--todo", default="", help="handover: what the recipient needs to do")
@@ -85,6 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=bus.cmd_who)
 
+
+def _room_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
     p = sub.add_parser("approve", help="approve a pending handover")
     p.add_argument("id", metavar="ID", type=_message_id)
     p.set_defaults(handler=bus.cmd_approve)
@@ -97,4 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("handovers", help="list the handovers waiting for a decision")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=bus.cmd_handovers)
-    return parser
+    p = sub.add_parser("plugin", help="the Claude Code plugin shipped with agent-room")
+    psub = p.add_subparsers(title="plugin commands", metavar="COMMAND", parser_class=_Parser)
+    pp = psub.add_parser("path", help="print the plugin folder (for claude --plugin-dir)")
+    pp.set_defaults(handler=plugin_cmd.cmd_plugin_path)

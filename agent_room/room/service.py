@@ -22,7 +22,8 @@ from agent_room.core.handover import (
 )
 from agent_room.core.names import parse_name
 from agent_room.store.home import room_home
-from agent_room.store.sqlite import Row, SqliteStore
+from agent_room.store.sqlite import SqliteStore
+from agent_room.store.sqlite_base import Row
 
 if TYPE_CHECKING:
     from agent_room.core.models import AuditEvent, Message, Session
@@ -65,9 +66,7 @@ class Room:
 
     # -- identity ---------------------------------------------------------------------
 
-    def identify(
-        self, *, env_name: str | None, pane: str | None, as_name: str | None
-    ) -> str:
+    def identify(self, *, env_name: str | None, pane: str | None, as_name: str | None) -> str:
         """Who is speaking: ``AGENT_ROOM_NAME``, else the pane's session, else ``--as``."""
         if env_name:
             return parse_name(env_name)
@@ -120,7 +119,10 @@ class Room:
         sender, recipient = self._check_pair(sender, recipient)
         body = check_body(body, limit=self.body_limit)
         return self.store.add_message(
-            kind=MessageKind.CHAT, sender=sender, recipient=recipient, body=body,
+            kind=MessageKind.CHAT,
+            sender=sender,
+            recipient=recipient,
+            body=body,
             at=self.clock(),
         )
 
@@ -147,8 +149,13 @@ class Room:
             raise BadInput("a handover needs a body or --changed and --todo")
         text = check_body(text, limit=self.body_limit)
         return self.store.add_message(
-            kind=MessageKind.HANDOVER, sender=sender, recipient=recipient, body=text,
-            at=self.clock(), status="held", handover_fields=stored,
+            kind=MessageKind.HANDOVER,
+            sender=sender,
+            recipient=recipient,
+            body=text,
+            at=self.clock(),
+            status="held",
+            handover_fields=stored,
         )
 
     def inbox(self, name: str, *, peek: bool = False) -> list[Row]:
@@ -201,8 +208,13 @@ class Room:
         check_transition(message_id, HandoverState(row["state"]), target)
         notice = _decision_notice(message_id, row["recipient"], target, reason)
         notice_id = self.store.decide_handover(
-            message_id, state=target, expected=row["state"], at=self.clock(),
-            by=OPERATOR, reason=reason, notice=notice,
+            message_id,
+            state=target,
+            expected=row["state"],
+            at=self.clock(),
+            by=OPERATOR,
+            reason=reason,
+            notice=notice,
         )
         if notice_id is None:
             current = self.store.handover(message_id)
@@ -230,8 +242,13 @@ class Room:
                     row["message_id"], row["recipient"], HandoverState.EXPIRED, None
                 )
                 decided = self.store.decide_handover(
-                    row["message_id"], state=HandoverState.EXPIRED, expected="pending",
-                    at=self.clock(), by=ROOM, reason="no decision in time", notice=notice,
+                    row["message_id"],
+                    state=HandoverState.EXPIRED,
+                    expected="pending",
+                    at=self.clock(),
+                    by=ROOM,
+                    reason="no decision in time",
+                    notice=notice,
                 )
                 if decided is not None:
                     expired.append(int(row["message_id"]))

@@ -35,8 +35,7 @@ def _check_dir(path: Path, st: os.stat_result) -> None:
     if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         mode = stat.S_IMODE(st.st_mode)
         raise UnsafeRoom(
-            f"room {path} is writable by others (mode {mode:o}); "
-            f"fix it with: chmod 700 {path}"
+            f"room {path} is writable by others (mode {mode:o}); fix it with: chmod 700 {path}"
         )
 
 

@@ -73,6 +73,31 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TRIGGER events_no_delete BEFORE DELETE ON events
         BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
     """,
+    # 2: turns of each session (prompt kind, final output) and Claude's own subagents.
+    """
+    CREATE TABLE turns (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL,
+        prompt_id TEXT,
+        kind TEXT NOT NULL,
+        prompt TEXT NOT NULL DEFAULT '',
+        started_at REAL NOT NULL,
+        stopped_at REAL,
+        output TEXT,
+        failed INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX turns_session ON turns(session_id, id);
+
+    CREATE TABLE subagents (
+        agent_id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        agent_type TEXT,
+        transcript_path TEXT,
+        stopped_at REAL NOT NULL,
+        output TEXT
+    );
+    CREATE INDEX subagents_session ON subagents(session_id);
+    """,
 )
 """Each entry moves the schema from version ``index`` to ``index + 1``."""
 

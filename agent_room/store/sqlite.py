@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 from agent_room.core.errors import NotFound
-from agent_room.store.db import connect, write_transaction
-
-Row = dict[str, Any]
+from agent_room.store.db import write_transaction
+from agent_room.store.sessions import SessionStore
+from agent_room.store.sqlite_base import Row, event, rows
 
 _MESSAGE_COLUMNS = (
     "m.id, m.kind, m.sender, m.recipient, m.body, m.created_at, m.status, m.delivered_at,"
@@ -26,35 +25,8 @@ INBOX_STATUSES = ("queued", "delivered", "failed")
 """Messages in these states sit in the recipient's inbox until read."""
 
 
-def _rows(cursor: sqlite3.Cursor) -> list[Row]:
-    return [dict(row) for row in cursor.fetchall()]
-
-
-def _event(
-    conn: sqlite3.Connection,
-    at: float,
-    kind: str,
-    actor: str,
-    subject: str | None = None,
-    message_id: int | None = None,
-    data: dict[str, Any] | None = None,
-) -> None:
-    conn.execute(
-        "INSERT INTO events (at, kind, actor, subject, message_id, data) VALUES (?,?,?,?,?,?)",
-        (at, kind, actor, subject, message_id, json.dumps(data or {}, separators=(",", ":"))),
-    )
-
-
-class SqliteStore:
+class SqliteStore(SessionStore):
     """The room's state in ``<home>/room.db``."""
-
-    def __init__(self, home: Path, *, timeout: float = 10.0) -> None:
-        self.conn = connect(home, timeout=timeout)
-        self.home = home
-
-    def close(self) -> None:
-        """Close the connection; the store cannot be used afterwards."""
-        self.conn.close()
 
     # -- members and sessions ---------------------------------------------------------
 
@@ -77,7 +49,7 @@ class SqliteStore:
     def members(self) -> list[Row]:
         """Every session holding a name, with its unread count, oldest first."""
         placeholders = ",".join("?" * len(INBOX_STATUSES))
-        return _rows(
+        return rows(
             self.conn.execute(
                 "SELECT s.*, (SELECT count(*) FROM messages m WHERE m.recipient = s.name"
                 f" AND m.read_at IS NULL AND m.status IN ({placeholders})) AS unread,"
@@ -90,9 +62,7 @@ class SqliteStore:
 
     def member_names(self) -> list[str]:
         """The names in the room, sorted."""
-        cursor = self.conn.execute(
-            "SELECT name FROM sessions WHERE left_at IS NULL ORDER BY name"
-        )
+        cursor = self.conn.execute("SELECT name FROM sessions WHERE left_at IS NULL ORDER BY name")
         return [row[0] for row in cursor.fetchall()]
 
     def join(self, name: str, *, pane: str | None, agent: str, at: float) -> Row:
@@ -103,8 +73,7 @@ class SqliteStore:
             ).fetchone()
             if row:
                 conn.execute(
-                    "UPDATE sessions SET pane = coalesce(?, pane), updated_at = ?"
-                    " WHERE rowid = ?",
+                    "UPDATE sessions SET pane = coalesce(?, pane), updated_at = ? WHERE rowid = ?",
                     (pane, at, row[0]),
                 )
             else:
@@ -113,7 +82,7 @@ class SqliteStore:
                     " VALUES (?, ?, 'idle', ?, ?, ?)",
                     (name, agent, pane, at, at),
                 )
-            _event(conn, at, "session.joined", name, name, data={"pane": pane})
+            event(conn, at, "session.joined", name, name, data={"pane": pane})
         holder = self.holder(name)
         assert holder is not None
         return holder
@@ -128,7 +97,7 @@ class SqliteStore:
             )
             if cursor.rowcount == 0:
                 raise NotFound(f"@{name} is not in the room")
-            _event(conn, at, "session.left", name, name)
+            event(conn, at, "session.left", name, name)
 
     # -- messages ---------------------------------------------------------------------
 
@@ -169,8 +138,13 @@ class SqliteStore:
         )
         message_id = cursor.lastrowid
         assert message_id is not None
-        _event(
-            conn, at, "message.sent", sender, recipient, message_id,
+        event(
+            conn,
+            at,
+            "message.sent",
+            sender,
+            recipient,
+            message_id,
             {"kind": kind, "to": recipient, "status": status, "size": len(body)},
         )
         if handover_fields is not None:
@@ -179,7 +153,7 @@ class SqliteStore:
                 " VALUES (?, 'pending', ?, ?)",
                 (message_id, at, json.dumps(handover_fields)),
             )
-            _event(conn, at, "handover.requested", sender, recipient, message_id)
+            event(conn, at, "handover.requested", sender, recipient, message_id)
         return message_id
 
     def message(self, message_id: int) -> Row | None:
@@ -192,7 +166,7 @@ class SqliteStore:
     def unread(self, name: str) -> list[Row]:
         """The messages waiting in ``name``'s inbox, oldest first."""
         placeholders = ",".join("?" * len(INBOX_STATUSES))
-        return _rows(
+        return rows(
             self.conn.execute(
                 f"SELECT {_MESSAGE_COLUMNS} FROM {_MESSAGE_FROM}"
                 f" WHERE m.recipient = ? AND m.read_at IS NULL"
@@ -213,18 +187,57 @@ class SqliteStore:
                     (at, message_id, name),
                 )
                 if cursor.rowcount:
-                    _event(conn, at, "message.read", name, name, message_id)
+                    event(conn, at, "message.read", name, name, message_id)
+
+    def mark_delivered(self, name: str, ids: Sequence[int], *, at: float, via: str) -> list[Row]:
+        """Receipt messages handed to ``name``'s agent; return those newly delivered.
+
+        Messages already delivered or read are left alone, so a repeated receipt (a
+        nudge retyped, a hook retried) delivers nothing twice.
+        """
+        delivered: list[int] = []
+        with write_transaction(self.conn) as conn:
+            for message_id in ids:
+                cursor = conn.execute(
+                    "UPDATE messages SET status = 'delivered', delivered_at = ?, failure = NULL"
+                    " WHERE id = ? AND recipient = ? AND status IN ('queued', 'failed')",
+                    (at, message_id, name),
+                )
+                if cursor.rowcount:
+                    delivered.append(message_id)
+                    event(conn, at, "message.delivered", name, name, message_id, {"via": via})
+        return [row for row in (self.message(i) for i in delivered) if row is not None]
+
+    def queued(self, name: str) -> list[Row]:
+        """Messages waiting to be delivered to ``name``, oldest first."""
+        return rows(
+            self.conn.execute(
+                f"SELECT {_MESSAGE_COLUMNS} FROM {_MESSAGE_FROM}"
+                " WHERE m.recipient = ? AND m.status = 'queued' ORDER BY m.id",
+                (name,),
+            )
+        )
+
+    def bump_stop_blocks(self, session_id: str, limit: int) -> bool:
+        """Count one more consecutive Stop block; False once ``limit`` is reached."""
+        with write_transaction(self.conn) as conn:
+            cursor = conn.execute(
+                "UPDATE sessions SET stop_blocks = stop_blocks + 1"
+                " WHERE session_id = ? AND stop_blocks < ?",
+                (session_id, limit),
+            )
+            return cursor.rowcount == 1
 
     def history(self, limit: int) -> list[Row]:
         """The last ``limit`` messages of the room, oldest first."""
-        rows = _rows(
+        found = rows(
             self.conn.execute(
                 f"SELECT {_MESSAGE_COLUMNS} FROM {_MESSAGE_FROM} ORDER BY m.id DESC LIMIT ?",
                 (limit,),
             )
         )
-        rows.reverse()
-        return rows
+        found.reverse()
+        return found
 
     # -- handovers --------------------------------------------------------------------
 
@@ -239,7 +252,7 @@ class SqliteStore:
 
     def pending_handovers(self) -> list[Row]:
         """Handovers waiting for the operator, oldest first."""
-        return _rows(
+        return rows(
             self.conn.execute(
                 "SELECT h.*, m.sender, m.recipient, m.body FROM handovers h"
                 " JOIN messages m ON m.id = h.message_id WHERE h.state = 'pending'"
@@ -280,36 +293,39 @@ class SqliteStore:
                 "UPDATE messages SET status = ? WHERE id = ? AND status = 'held'",
                 (message_status, message_id),
             )
-            _event(
-                conn, at, f"handover.{state}", by, row["recipient"], message_id,
+            event(
+                conn,
+                at,
+                f"handover.{state}",
+                by,
+                row["recipient"],
+                message_id,
                 {"reason": reason} if reason else None,
             )
-            return self._insert_message(
-                conn, "system", "room", row["sender"], notice, at, "queued"
-            )
+            return self._insert_message(conn, "system", "room", row["sender"], notice, at, "queued")
 
     # -- audit log --------------------------------------------------------------------
 
     def events(self, *, after: int = 0, limit: int = 1000) -> list[Row]:
         """Audit events with an id greater than ``after``, oldest first."""
-        rows = _rows(
+        found = rows(
             self.conn.execute(
                 "SELECT * FROM events WHERE id > ? ORDER BY id LIMIT ?", (after, limit)
             )
         )
-        for row in rows:
+        for row in found:
             row["data"] = json.loads(row["data"])
-        return rows
+        return found
 
-    def log_event(
-        self, kind: str, actor: str, *, at: float, subject: str | None = None,
+    def logevent(
+        self,
+        kind: str,
+        actor: str,
+        *,
+        at: float,
+        subject: str | None = None,
         data: dict[str, Any] | None = None,
     ) -> None:
         """Append one event on its own."""
         with write_transaction(self.conn) as conn:
-            _event(conn, at, kind, actor, subject, None, data)
-
-
-def names_of(rows: Iterable[Row]) -> list[str]:
-    """The ``name`` column of session rows."""
-    return [str(row["name"]) for row in rows]
+            event(conn, at, kind, actor, subject, None, data)

@@ -1,0 +1,102 @@
+"""Process facts from ``/proc``: start time, parent, name, liveness.
+
+Standard library only, because the hook reads these on every turn (psutil costs 30 ms
+to import). A process's identity is ``(pid, start ticks)``: PIDs are reused, and a
+zombie still answers ``kill(pid, 0)``, so liveness compares the recorded start time.
+On systems without ``/proc`` the psutil fallback in ``processes.py`` answers instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+PROC = Path("/proc")
+
+SHELLS = frozenset(
+    {
+        "sh",
+        "bash",
+        "dash",
+        "zsh",
+        "fish",
+        "ksh",
+        "env",
+        "timeout",
+        "agent-room-hook",
+        "agent-room",
+        "nice",
+        "nohup",
+        "setsid",
+        "sudo",
+        "time",
+        "uv",
+        "npx",
+        "tmux",
+    }
+)
+"""Wrappers between an agent and its hook: never the agent itself."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProcStat:
+    """The fields of ``/proc/PID/stat`` the room needs."""
+
+    pid: int
+    name: str
+    state: str
+    ppid: int
+    tpgid: int
+    start_ticks: int
+
+
+def read_stat(pid: int, proc: Path = PROC) -> ProcStat | None:
+    """Read one process's stat line; ``None`` if it is gone or unreadable."""
+    try:
+        raw = (proc / str(pid) / "stat").read_bytes()
+    except OSError:
+        return None
+    # the name sits in parentheses and may itself contain spaces or parentheses
+    open_at, close_at = raw.find(b"("), raw.rfind(b")")
+    if open_at < 0 or close_at < 0:
+        return None
+    name = raw[open_at + 1 : close_at].decode("utf-8", "replace")
+    fields = raw[close_at + 2 :].split()
+    try:
+        return ProcStat(
+            pid=pid,
+            name=name,
+            state=fields[0].decode(),
+            ppid=int(fields[1]),
+            tpgid=int(fields[5]),
+            start_ticks=int(fields[19]),
+        )
+    except (IndexError, ValueError):
+        return None
+
+
+def is_alive(pid: int, start_ticks: int | None, proc: Path = PROC) -> bool:
+    """Whether the process that started at ``start_ticks`` still runs (zombies do not)."""
+    stat = read_stat(pid, proc)
+    if stat is None or stat.state in {"Z", "X"}:
+        return False
+    return start_ticks is None or stat.start_ticks == start_ticks
+
+
+def ancestors(pid: int, proc: Path = PROC, limit: int = 64) -> list[ProcStat]:
+    """``pid``'s parent chain, nearest first, ending before PID 1."""
+    chain: list[ProcStat] = []
+    stat = read_stat(pid, proc)
+    while stat is not None and stat.ppid > 1 and len(chain) < limit:
+        stat = read_stat(stat.ppid, proc)
+        if stat is not None:
+            chain.append(stat)
+    return chain
+
+
+def agent_process(hook_pid: int, proc: Path = PROC) -> ProcStat | None:
+    """The agent a hook runs for: its nearest ancestor that is not a shell or wrapper."""
+    for stat in ancestors(hook_pid, proc):
+        if stat.name not in SHELLS:
+            return stat
+    return None

@@ -1,0 +1,103 @@
+"""The session tree: who descends from whom, with Claude's subagents as leaves.
+
+Pure: built from session and subagent rows (plain mappings). Standard library only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(slots=True)
+class TreeNode:
+    """One node: a session (with children) or a subagent (always a leaf)."""
+
+    label: str
+    session_id: str | None
+    state: str
+    depth: int
+    kind: str = "session"
+    """``session`` or ``subagent``."""
+    children: list[TreeNode] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form, children nested."""
+        return {
+            "label": self.label,
+            "session_id": self.session_id,
+            "state": self.state,
+            "depth": self.depth,
+            "kind": self.kind,
+            "children": [c.as_dict() for c in self.children],
+        }
+
+
+def build_tree(
+    sessions: Iterable[Mapping[str, Any]], subagents: Iterable[Mapping[str, Any]] = ()
+) -> list[TreeNode]:
+    """Roots in start order; a session whose parent is unknown (or a cycle) is a root."""
+    nodes: dict[str, TreeNode] = {}
+    parents: dict[str, str | None] = {}
+    order: list[str] = []
+    for row in sessions:
+        sid = row.get("session_id") or f"name:{row['name']}"
+        nodes[sid] = TreeNode(
+            label=str(row["name"]),
+            session_id=row.get("session_id"),
+            state=str(row["state"]),
+            depth=0,
+        )
+        parents[sid] = row.get("parent")
+        order.append(sid)
+    roots: list[TreeNode] = []
+    for sid in order:
+        parent = parents[sid]
+        if parent in nodes and not _reaches(parents, parent, sid):
+            nodes[parent].children.append(nodes[sid])
+        else:
+            roots.append(nodes[sid])
+    for sub in subagents:
+        owner = nodes.get(str(sub["session_id"]))
+        if owner is not None:
+            label = f"{sub.get('agent_type') or 'subagent'} {str(sub['agent_id'])[:8]}"
+            owner.children.append(
+                TreeNode(label=label, session_id=None, state="ended", depth=0, kind="subagent")
+            )
+    for root in roots:
+        _set_depth(root, 0)
+    return roots
+
+
+def _reaches(parents: Mapping[str, str | None], start: str | None, target: str) -> bool:
+    seen: set[str] = set()
+    while start is not None and start not in seen:
+        if start == target:
+            return True
+        seen.add(start)
+        start = parents.get(start)
+    return False
+
+
+def _set_depth(node: TreeNode, depth: int) -> None:
+    node.depth = depth
+    for child in node.children:
+        _set_depth(child, depth + 1)
+
+
+def render_tree(roots: Iterable[TreeNode]) -> str:
+    """Draw the tree with box characters, one node a line."""
+    lines: list[str] = []
+
+    def walk(node: TreeNode, prefix: str, last: bool, top: bool) -> None:
+        branch = "" if top else ("└── " if last else "├── ")
+        marker = f"[{node.state}]" if node.kind == "session" else "(subagent)"
+        lines.append(f"{prefix}{branch}{node.label} {marker}")
+        child_prefix = prefix if top else prefix + ("    " if last else "│   ")
+        for index, child in enumerate(node.children):
+            walk(child, child_prefix, index == len(node.children) - 1, False)
+
+    for root in roots:
+        walk(root, "", True, True)
+    return "\n".join(lines) + ("\n" if lines else "")

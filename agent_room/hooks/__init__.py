@@ -1,0 +1,72 @@
+"""``agent-room hook EVENT``: what every agent session tells the room, on every turn.
+
+A hook never breaks the agent: whatever goes wrong, it exits 0, writes one line to the
+room's error log and changes nothing else. It stays on the standard library (json,
+sqlite3, /proc), because it runs on every turn of every agent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from agent_room.core.errors import RoomError
+from agent_room.hooks.payload import MAX_PAYLOAD, HookPayload, HookProblem
+from agent_room.store.home import ERROR_LOG, ensure_room_dir, open_private, room_home
+
+HOOK_TIMEOUT = 3.0
+"""How long a hook waits for a busy room before giving up (and logging it)."""
+SESSION_END_TIMEOUT = 0.5
+"""SessionEnd has a 1.5 s budget in all: one small write, or nothing."""
+ERROR_LOG_LIMIT = 1 << 20
+
+
+def log_error(home: Path, event: str, problem: str) -> None:
+    """Append one line to the room's error log; silently give up if even that fails."""
+    line = " ".join(problem.split())[:500]
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
+    try:
+        room = ensure_room_dir(home)
+        path = room / ERROR_LOG
+        fd = open_private(path, os.O_WRONLY | os.O_APPEND)
+        try:
+            if os.fstat(fd).st_size > ERROR_LOG_LIMIT:
+                os.ftruncate(fd, 0)
+            os.write(fd, f"{stamp} hook {event or '-'}: {line}\n".encode())
+        finally:
+            os.close(fd)
+    except (OSError, RoomError):
+        pass
+
+
+def run_hook(argv: Sequence[str], environ: Mapping[str, str], stdin: IO[bytes]) -> int:
+    """Run one hook invocation; always return 0."""
+    event = argv[0] if argv else ""
+    home = room_home(environ)
+    try:
+        raw = stdin.read(MAX_PAYLOAD + 1)
+        payload = HookPayload.parse(raw, event)
+        from agent_room.hooks.handlers import handle
+
+        timeout = SESSION_END_TIMEOUT if event == "SessionEnd" else HOOK_TIMEOUT
+        output = handle(payload, environ, home, timeout)
+    except (HookProblem, RoomError) as problem:
+        log_error(home, event, str(problem))
+        return 0
+    except Exception as exc:  # noqa: BLE001 - a hook must never break the agent
+        log_error(home, event, f"internal error: {type(exc).__name__}: {exc}")
+        return 0
+    if output:
+        sys.stdout.write(json.dumps(output, ensure_ascii=False))
+        sys.stdout.flush()
+    return 0
+
+
+def additional_context(event: str, text: str) -> dict[str, Any]:
+    """The hook output that adds ``text`` to the model's context."""
+    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}

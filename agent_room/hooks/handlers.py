@@ -1,0 +1,155 @@
+"""What each hook event does to the room.
+
+SessionStart registers (or resumes) the session and tells the agent about waiting mail;
+UserPromptSubmit marks it busy, classifies the turn and receipts a nudge; Notification
+with a permission prompt marks it waiting; Stop records the turn's final output and
+hands over waiting messages at the turn boundary; SessionEnd marks it ended.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from agent_room.adapters.procfs import agent_process, ancestors, read_stat
+from agent_room.core.enums import SessionState
+from agent_room.core.prompts import PromptKind, classify
+from agent_room.hooks import additional_context
+from agent_room.hooks.payload import HookPayload
+from agent_room.room import Room
+from agent_room.room.delivery import deliver_at_stop, receive
+from agent_room.room.registry import Registry, SessionFacts
+from agent_room.store.sqlite import SqliteStore
+
+PROMPT_KEEP = 4096
+"""Characters of each prompt kept in the turn log."""
+OUTPUT_KEEP = 256 * 1024
+"""Characters of each turn's final output kept (the body limit: it may cross a link)."""
+
+
+class ProcProbe:
+    """Liveness from /proc, for the hook path (no psutil import)."""
+
+    def is_alive(self, pid: int, start_ticks: int | None) -> bool:
+        from agent_room.adapters.procfs import is_alive
+
+        return is_alive(pid, start_ticks)
+
+
+def gather_facts(payload: HookPayload, environ: Mapping[str, str]) -> SessionFacts:
+    """The session's process, pane and launcher settings, as seen from the hook."""
+    pid: int | None = None
+    claude_pid = environ.get("CLAUDE_PID", "")
+    if claude_pid.isdigit():
+        pid = int(claude_pid)
+    else:
+        found = agent_process(os.getpid())
+        pid = found.pid if found else None
+    stat = read_stat(pid) if pid else None
+    chain = tuple((s.pid, s.start_ticks) for s in ancestors(pid)) if pid else ()
+    pane = environ.get("TMUX_PANE", "")
+    return SessionFacts(
+        session_id=payload.session_id,
+        cwd=payload.cwd,
+        transcript_path=payload.transcript_path,
+        pid=pid if stat else None,
+        pid_start=stat.start_ticks if stat else None,
+        pane=pane if pane.startswith("%") and pane[1:].isdigit() else None,
+        agent=environ.get("AGENT_ROOM_AGENT") or "claude",
+        name=environ.get("AGENT_ROOM_NAME") or None,
+        parent_hint=environ.get("AGENT_ROOM_PARENT") or None,
+        ancestors=chain,
+    )
+
+
+def handle(
+    payload: HookPayload, environ: Mapping[str, str], home: Path, timeout: float
+) -> dict[str, Any] | None:
+    """Apply one hook event to the room; return the hook's JSON output, if any."""
+    room = Room(SqliteStore(home, timeout=timeout))
+    try:
+        if payload.event == "SessionEnd":
+            room.store.set_state(payload.session_id, SessionState.ENDED.value, at=room.clock())
+            return None
+        registry = Registry(room, ProcProbe())
+        if payload.event == "SessionStart":
+            return _session_start(room, registry.register(gather_facts(payload, environ)))
+        if payload.event == "SubagentStop":
+            _subagent(room, payload)
+            return None
+        session = registry.ensure(gather_facts(payload, environ))
+        if payload.event == "UserPromptSubmit":
+            return _prompt(room, registry, session, payload)
+        if payload.event == "Notification":
+            if payload.notification_type == "permission_prompt":
+                registry.set_state(payload.session_id, SessionState.WAITING)
+            elif payload.notification_type == "idle_prompt":
+                registry.set_state(payload.session_id, SessionState.IDLE)
+            return None
+        return _stop(room, registry, session, payload)
+    finally:
+        room.close()
+
+
+def _session_start(room: Room, session: Mapping[str, Any]) -> dict[str, Any]:
+    name = session["name"]
+    unread = len(room.store.unread(name))
+    text = f"[agent-room] You are @{name} in the agent room."
+    if unread:
+        noun = "message" if unread == 1 else "messages"
+        text += f" You have {unread} unread {noun}: run `agent-room inbox` to read them."
+    return additional_context("SessionStart", text)
+
+
+def _prompt(
+    room: Room, registry: Registry, session: Mapping[str, Any], payload: HookPayload
+) -> dict[str, Any] | None:
+    prompt = payload.prompt or ""
+    kind = classify(prompt)
+    registry.set_state(payload.session_id, SessionState.BUSY, new_turn=True)
+    room.store.start_turn(
+        payload.session_id,
+        prompt_id=payload.prompt_id,
+        kind=kind.kind.value,
+        prompt=prompt[:PROMPT_KEEP],
+        at=room.clock(),
+    )
+    if kind.kind is PromptKind.NUDGE:
+        context = receive(room, str(session["name"]), kind.message_ids)
+        if context:
+            return additional_context("UserPromptSubmit", context)
+    return None
+
+
+def _stop(
+    room: Room, registry: Registry, session: Mapping[str, Any], payload: HookPayload
+) -> dict[str, Any] | None:
+    failed = payload.event == "StopFailure"
+    output = payload.last_assistant_message
+    room.store.stop_turn(
+        payload.session_id,
+        output=output[:OUTPUT_KEEP] if output is not None else None,
+        failed=failed,
+        at=room.clock(),
+    )
+    if not failed:
+        reason = deliver_at_stop(room, session)
+        if reason:
+            return {"decision": "block", "reason": reason}
+    registry.set_state(payload.session_id, SessionState.IDLE)
+    return None
+
+
+def _subagent(room: Room, payload: HookPayload) -> None:
+    room.store.record_subagent(
+        {
+            "agent_id": payload.agent_id or f"{payload.session_id}:{room.clock()}",
+            "session_id": payload.session_id,
+            "agent_type": payload.agent_type,
+            "transcript_path": payload.agent_transcript_path,
+            "output": (payload.last_assistant_message or "")[:PROMPT_KEEP],
+        },
+        at=room.clock(),
+    )

@@ -1,0 +1,127 @@
+"""The registry: sessions registered by hooks, their state, liveness and tree.
+
+Facts about processes (pid, start ticks, ancestors) are gathered by the entry point
+through an adapter and passed in; this module only applies the rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from agent_room.core.enums import SessionState
+from agent_room.core.errors import BadInput
+from agent_room.core.names import name_from_cwd, parse_name
+from agent_room.core.ports import ProcessProbe
+from agent_room.core.tree import TreeNode, build_tree
+from agent_room.room.service import Room
+from agent_room.store.sqlite_base import Row
+
+
+@dataclass(frozen=True, slots=True)
+class SessionFacts:
+    """What a hook knows about the session it runs for."""
+
+    session_id: str
+    cwd: str | None = None
+    transcript_path: str | None = None
+    pid: int | None = None
+    pid_start: int | None = None
+    pane: str | None = None
+    agent: str = "claude"
+    name: str | None = None
+    """``AGENT_ROOM_NAME`` as set by the launcher, if any."""
+    parent_hint: str | None = None
+    """``AGENT_ROOM_PARENT``: a name or session id set by whoever spawned the session."""
+    ancestors: tuple[tuple[int, int], ...] = ()
+    """The agent's process ancestors as (pid, start ticks), nearest first."""
+
+
+class Registry:
+    """Session registration and state for one room."""
+
+    def __init__(self, room: Room, probe: ProcessProbe) -> None:
+        self.room = room
+        self.store = room.store
+        self.probe = probe
+
+    def _parent(self, facts: SessionFacts) -> Row | None:
+        if facts.parent_hint:
+            hint = facts.parent_hint
+            row = self.store.session(hint)
+            if row is None:
+                try:
+                    row = self.store.holder(parse_name(hint))
+                except BadInput:
+                    row = None
+            if row is not None and row["session_id"] != facts.session_id:
+                return row
+        live = {(r["pid"], r["pid_start"]): r for r in self.store.live_pids()}
+        for pid, start in facts.ancestors:
+            row = live.get((pid, start))
+            if row is not None and row["session_id"] != facts.session_id:
+                return self.store.session(row["session_id"])
+        return None
+
+    def register(self, facts: SessionFacts) -> Row:
+        """Record the session (new, resumed, or adopting a hand-joined name); return it."""
+        existing = self.store.session(facts.session_id)
+        explicit = bool(facts.name)
+        wanted = parse_name(facts.name) if facts.name else name_from_cwd(facts.cwd or "")
+        parent = self._parent(facts)
+        columns: dict[str, object] = {
+            "session_id": facts.session_id,
+            "agent": facts.agent,
+            "state": SessionState.IDLE.value,
+            "pane": facts.pane,
+            "pid": facts.pid,
+            "pid_start": facts.pid_start,
+            "cwd": facts.cwd,
+            "transcript_path": facts.transcript_path,
+        }
+        if parent is not None:
+            columns["parent"] = parent["session_id"]
+            columns["depth"] = int(parent["depth"]) + 1
+        elif existing is None:
+            columns["depth"] = 0
+        return self.store.register(
+            columns,
+            wanted=wanted,
+            explicit=explicit,
+            at=self.room.clock(),
+            alive=self.probe.is_alive,
+        )
+
+    def ensure(self, facts: SessionFacts) -> Row:
+        """The session's row, registering it first if its SessionStart was missed."""
+        row = self.store.session(facts.session_id)
+        if row is None or row["left_at"] is not None:
+            return self.register(facts)
+        return row
+
+    def set_state(self, session_id: str, state: SessionState, *, new_turn: bool = False) -> None:
+        """Record a state change told by a hook."""
+        self.store.set_state(session_id, state.value, at=self.room.clock(), reset_blocks=new_turn)
+
+    def refresh(self) -> list[str]:
+        """Mark sessions whose process died or whose PID was reused as ended."""
+        gone = [
+            (r["session_id"], "process gone or pid reused")
+            for r in self.store.live_pids()
+            if not self.probe.is_alive(int(r["pid"]), r["pid_start"])
+        ]
+        if gone:
+            self.store.mark_ended(gone, at=self.room.clock())
+        return [sid for sid, _ in gone]
+
+    def tree(self) -> list[TreeNode]:
+        """The session tree of the sessions in the room."""
+        return build_tree(self.store.members(), self.store.subagents())
+
+    def session_for(self, sessions: Sequence[Row], key: str) -> Row | None:
+        """Find a session by name or (a prefix of) its session id."""
+        for row in sessions:
+            if row["name"] == key or row["session_id"] == key:
+                return row
+        matches = [r for r in sessions if r["session_id"] and r["session_id"].startswith(key)]
+        return matches[0] if len(matches) == 1 else None

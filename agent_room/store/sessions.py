@@ -1,0 +1,282 @@
+"""Session operations of the SQLite store: registration, state, turns, subagents.
+
+Mixed into ``SqliteStore``; kept apart so each file stays readable. Each public method is
+one transaction with its audit events.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from typing import Any
+
+from agent_room.store.db import write_transaction
+from agent_room.store.sqlite_base import Row, StoreBase, event, rows
+
+
+class SessionStore(StoreBase):
+    """Sessions keyed by the agent's own session id."""
+
+    def session(self, session_id: str) -> Row | None:
+        """One session by its id, whether it holds a name or not."""
+        row = self.conn.execute(
+            "SELECT * FROM sessions WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        return dict(row) if row else None
+
+    def sessions_all(self) -> list[Row]:
+        """Every session ever registered that still holds its name, plus its ancestors."""
+        return rows(self.conn.execute("SELECT * FROM sessions ORDER BY started_at, rowid"))
+
+    def live_pids(self) -> list[Row]:
+        """Sessions believed running: their pid and start time, for the liveness check."""
+        return rows(
+            self.conn.execute(
+                "SELECT session_id, name, pid, pid_start FROM sessions"
+                " WHERE state != 'ended' AND pid IS NOT NULL"
+            )
+        )
+
+    def register(
+        self,
+        facts: dict[str, Any],
+        *,
+        wanted: str,
+        explicit: bool,
+        at: float,
+        alive: Any,
+    ) -> Row:
+        """Insert or refresh the session ``facts['session_id']``; return its row.
+
+        The name: an already registered session keeps its own; otherwise ``wanted``, taken
+        over from a holder that has ended or is a hand-joined placeholder; a live holder
+        keeps it and the newcomer gets ``wanted-N``. ``alive(pid, start)`` tells liveness.
+        """
+        from agent_room.core.names import unique_name
+
+        session_id = facts["session_id"]
+        with write_transaction(self.conn) as conn:
+            existing = conn.execute(
+                "SELECT * FROM sessions WHERE session_id = ?", (session_id,)
+            ).fetchone()
+            columns = {k: v for k, v in facts.items() if k != "session_id"}
+            if existing is not None and existing["left_at"] is None:
+                self._update(conn, existing["rowid"], {**columns, "ended_at": None}, at)
+                event(
+                    conn,
+                    at,
+                    "session.started",
+                    existing["name"],
+                    session_id,
+                    data={"resumed": True, "pane": facts.get("pane")},
+                )
+                rowid = existing["rowid"]
+            else:
+                name = self._claim(conn, wanted, session_id, explicit, at, alive, unique_name)
+                if existing is not None:  # a resumed session whose name was given up
+                    conn.execute(
+                        "UPDATE sessions SET name = ?, left_at = NULL WHERE rowid = ?",
+                        (name, existing["rowid"]),
+                    )
+                    self._update(conn, existing["rowid"], {**columns, "ended_at": None}, at)
+                    rowid = existing["rowid"]
+                else:
+                    placeholder = conn.execute(
+                        "SELECT rowid FROM sessions WHERE name = ? AND left_at IS NULL"
+                        " AND session_id IS NULL",
+                        (name,),
+                    ).fetchone()
+                    if placeholder is not None:  # adopt a name joined by hand
+                        conn.execute(
+                            "UPDATE sessions SET session_id = ? WHERE rowid = ?",
+                            (session_id, placeholder[0]),
+                        )
+                        self._update(conn, placeholder[0], columns, at)
+                        rowid = placeholder[0]
+                    else:
+                        keys = ["name", "session_id", *columns, "started_at", "updated_at"]
+                        values = [name, session_id, *columns.values(), at, at]
+                        cursor = conn.execute(
+                            f"INSERT INTO sessions ({','.join(keys)})"
+                            f" VALUES ({','.join('?' * len(keys))})",
+                            values,
+                        )
+                        rowid = cursor.lastrowid
+                event(
+                    conn,
+                    at,
+                    "session.started",
+                    name,
+                    session_id,
+                    data={"pane": facts.get("pane"), "pid": facts.get("pid")},
+                )
+            row = conn.execute("SELECT * FROM sessions WHERE rowid = ?", (rowid,)).fetchone()
+            return dict(row)
+
+    @staticmethod
+    def _update(conn: sqlite3.Connection, rowid: int, columns: dict[str, Any], at: float) -> None:
+        if not columns:
+            return
+        sets = ", ".join(f"{k} = ?" for k in columns)
+        conn.execute(
+            f"UPDATE sessions SET {sets}, updated_at = ? WHERE rowid = ?",
+            (*columns.values(), at, rowid),
+        )
+
+    @staticmethod
+    def _claim(
+        conn: sqlite3.Connection,
+        wanted: str,
+        session_id: str,
+        explicit: bool,
+        at: float,
+        alive: Any,
+        unique_name: Any,
+    ) -> str:
+        holders = {
+            r["name"]: r
+            for r in conn.execute(
+                "SELECT rowid, name, session_id, state, pid, pid_start FROM sessions"
+                " WHERE left_at IS NULL"
+            )
+        }
+        holder = holders.get(wanted)
+        if holder is None or holder["session_id"] is None:
+            return str(wanted)
+        holder_live = holder["state"] != "ended" and (
+            holder["pid"] is None or alive(holder["pid"], holder["pid_start"])
+        )
+        if explicit and not holder_live:
+            # the name's previous session is over: the newcomer takes the name over
+            conn.execute(
+                "UPDATE sessions SET left_at = ?, state = 'ended',"
+                " ended_at = coalesce(ended_at, ?) WHERE rowid = ?",
+                (at, at, holder["rowid"]),
+            )
+            event(
+                conn,
+                at,
+                "session.superseded",
+                wanted,
+                holder["session_id"],
+                data={"by": session_id},
+            )
+            return str(wanted)
+        return str(unique_name(wanted, set(holders)))
+
+    def set_state(
+        self, session_id: str, state: str, *, at: float, reset_blocks: bool = False
+    ) -> bool:
+        """Move a session to ``state``; False if the session is unknown."""
+        ended = at if state == "ended" else None
+        with write_transaction(self.conn) as conn:
+            row = conn.execute(
+                "SELECT name, state FROM sessions WHERE session_id = ?", (session_id,)
+            ).fetchone()
+            if row is None:
+                return False
+            conn.execute(
+                "UPDATE sessions SET state = ?, updated_at = ?,"
+                " ended_at = coalesce(?, CASE WHEN ? = 'ended' THEN ended_at END),"
+                " stop_blocks = CASE WHEN ? THEN 0 ELSE stop_blocks END"
+                " WHERE session_id = ?",
+                (state, at, ended, state, reset_blocks, session_id),
+            )
+            if row["state"] != state:
+                event(
+                    conn,
+                    at,
+                    "session.state",
+                    row["name"],
+                    session_id,
+                    data={"from": row["state"], "to": state},
+                )
+            return True
+
+    def mark_ended(self, ended: Iterable[tuple[str, str]], *, at: float) -> None:
+        """Mark sessions whose process is gone as ended, with the reason."""
+        with write_transaction(self.conn) as conn:
+            for session_id, reason in ended:
+                cursor = conn.execute(
+                    "UPDATE sessions SET state = 'ended', ended_at = ?, updated_at = ?"
+                    " WHERE session_id = ? AND state != 'ended'",
+                    (at, at, session_id),
+                )
+                if cursor.rowcount:
+                    event(
+                        conn,
+                        at,
+                        "session.state",
+                        "room",
+                        session_id,
+                        data={"to": "ended", "reason": reason},
+                    )
+
+    def start_turn(
+        self, session_id: str, *, prompt_id: str | None, kind: str, prompt: str, at: float
+    ) -> int:
+        """Record the start of a turn; return its id."""
+        with write_transaction(self.conn) as conn:
+            cursor = conn.execute(
+                "INSERT INTO turns (session_id, prompt_id, kind, prompt, started_at)"
+                " VALUES (?,?,?,?,?)",
+                (session_id, prompt_id, kind, prompt, at),
+            )
+            assert cursor.lastrowid is not None
+            return cursor.lastrowid
+
+    def stop_turn(self, session_id: str, *, output: str | None, failed: bool, at: float) -> Row:
+        """Close the session's open turn with its final output; return the turn row."""
+        with write_transaction(self.conn) as conn:
+            row = conn.execute(
+                "SELECT * FROM turns WHERE session_id = ? ORDER BY id DESC LIMIT 1",
+                (session_id,),
+            ).fetchone()
+            if row is None or row["stopped_at"] is not None:
+                cursor = conn.execute(
+                    "INSERT INTO turns (session_id, kind, started_at) VALUES (?, 'unknown', ?)",
+                    (session_id, at),
+                )
+                turn_id = cursor.lastrowid
+            else:
+                turn_id = row["id"]
+            conn.execute(
+                "UPDATE turns SET stopped_at = ?, output = ?, failed = ? WHERE id = ?",
+                (at, output, int(failed), turn_id),
+            )
+            return dict(conn.execute("SELECT * FROM turns WHERE id = ?", (turn_id,)).fetchone())
+
+    def turns(self, session_id: str, limit: int = 50) -> list[Row]:
+        """The last turns of a session, oldest first."""
+        found = rows(
+            self.conn.execute(
+                "SELECT * FROM turns WHERE session_id = ? ORDER BY id DESC LIMIT ?",
+                (session_id, limit),
+            )
+        )
+        found.reverse()
+        return found
+
+    def record_subagent(self, facts: dict[str, Any], *, at: float) -> None:
+        """Record (or refresh) one of Claude's own subagents as a leaf of its session."""
+        with write_transaction(self.conn) as conn:
+            conn.execute(
+                "INSERT INTO subagents (agent_id, session_id, agent_type, transcript_path,"
+                " stopped_at, output) VALUES (:agent_id, :session_id, :agent_type,"
+                " :transcript_path, :stopped_at, :output)"
+                " ON CONFLICT(agent_id) DO UPDATE SET stopped_at = excluded.stopped_at,"
+                " output = excluded.output",
+                {**facts, "stopped_at": at},
+            )
+            event(
+                conn,
+                at,
+                "subagent.stopped",
+                "room",
+                facts["session_id"],
+                data={"agent_id": facts["agent_id"], "type": facts.get("agent_type")},
+            )
+
+    def subagents(self) -> list[Row]:
+        """Every recorded subagent."""
+        return rows(self.conn.execute("SELECT * FROM subagents ORDER BY stopped_at"))

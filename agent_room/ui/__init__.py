@@ -1,0 +1,1 @@
+"""The full-screen Textual console. Imported only when the console opens."""

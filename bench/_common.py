@@ -1,0 +1,231 @@
+"""Shared helpers of the benchmarks: statistics, whole-process timing, tables, results.
+
+Standard library only, so a benchmark measures the package and not its harness. Every
+timed command runs as a fresh process (``subprocess.run``), the way an agent's shell
+tool runs ``agent-room``; the time is the wall clock from spawn to exit as the parent
+sees it, so it includes interpreter start-up, imports, the work and teardown.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import sqlite3
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+BENCH_DIR = Path(__file__).resolve().parent
+ROOT = BENCH_DIR.parent
+RESULTS_DIR = BENCH_DIR / "results"
+
+_STRIPPED_ENV = ("AGENT_ROOM_HOME", "AGENT_ROOM_NAME", "TMUX", "TMUX_PANE")
+"""Variables of the caller's shell that would point a timed command at a real room."""
+
+
+# -- statistics ----------------------------------------------------------------------
+
+
+def median(values: Sequence[float]) -> float:
+    """The median; ``nan`` for no values."""
+    return statistics.median(values) if values else math.nan
+
+
+def percentile(values: Sequence[float], pct: float) -> float:
+    """The ``pct``-th percentile with linear interpolation between ranks (as numpy)."""
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    rank = (len(ordered) - 1) * pct / 100.0
+    low = math.floor(rank)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def p95(values: Sequence[float]) -> float:
+    """The 95th percentile."""
+    return percentile(values, 95.0)
+
+
+@dataclass(frozen=True)
+class Stats:
+    """A summary of timings in seconds."""
+
+    runs: int
+    median: float
+    p95: float
+    mean: float
+    minimum: float
+    maximum: float
+
+    @classmethod
+    def of(cls, seconds: Sequence[float]) -> Stats:
+        """Summarise a non-empty list of durations in seconds."""
+        if not seconds:
+            raise ValueError("no timings to summarise")
+        return cls(
+            runs=len(seconds),
+            median=median(seconds),
+            p95=p95(seconds),
+            mean=statistics.fmean(seconds),
+            minimum=min(seconds),
+            maximum=max(seconds),
+        )
+
+    def as_ms(self) -> dict[str, float | int]:
+        """The summary in milliseconds, for the JSON result."""
+        return {
+            "runs": self.runs,
+            "median_ms": round(self.median * 1e3, 3),
+            "p95_ms": round(self.p95 * 1e3, 3),
+            "mean_ms": round(self.mean * 1e3, 3),
+            "min_ms": round(self.minimum * 1e3, 3),
+            "max_ms": round(self.maximum * 1e3, 3),
+        }
+
+
+def ms(seconds: float) -> str:
+    """Seconds as milliseconds for a table cell."""
+    return f"{seconds * 1e3:.1f}"
+
+
+# -- commands and environments -------------------------------------------------------
+
+
+def venv_python() -> Path:
+    """The project's interpreter: ``.venv/bin/python``, else the one running this."""
+    candidate = ROOT / ".venv" / "bin" / "python"
+    return candidate if candidate.exists() else Path(sys.executable)
+
+
+def venv_script(name: str) -> Path:
+    """A console script of the project's venv, next to its interpreter."""
+    candidate = venv_python().parent / name
+    if not candidate.exists():
+        raise SystemExit(f"{candidate} not found: install the project into .venv first")
+    return candidate
+
+
+def bench_env(home: Path, **extra: str) -> dict[str, str]:
+    """The caller's environment pointed at a throw-away room, plus ``extra``."""
+    env = {k: v for k, v in os.environ.items() if k not in _STRIPPED_ENV}
+    env["AGENT_ROOM_HOME"] = str(home)
+    env.update(extra)
+    return env
+
+
+@dataclass
+class Command:
+    """One command to time as a whole process, with an untimed step before each run."""
+
+    label: str
+    argv: list[str]
+    env: dict[str, str]
+    setup: Callable[[], None] | None = None
+    check: Callable[[subprocess.CompletedProcess[bytes]], None] | None = None
+    timings: list[float] = field(default_factory=list)
+
+
+class CommandFailed(RuntimeError):
+    """A timed command exited non-zero: its timing would be meaningless."""
+
+
+def run_once(
+    argv: Sequence[str], env: Mapping[str, str]
+) -> tuple[float, subprocess.CompletedProcess[bytes]]:
+    """Run ``argv`` once as a fresh process; return (seconds, result). Raise on failure."""
+    start = time.perf_counter()
+    result = subprocess.run(
+        list(argv), env=dict(env), stdin=subprocess.DEVNULL, capture_output=True, check=False
+    )
+    elapsed = time.perf_counter() - start
+    if result.returncode != 0:
+        raise CommandFailed(
+            f"{' '.join(argv)} exited {result.returncode}: "
+            f"{result.stderr.decode(errors='replace').strip()}"
+        )
+    return elapsed, result
+
+
+def time_command(argv: Sequence[str], env: Mapping[str, str], runs: int) -> list[float]:
+    """Time ``argv`` over ``runs`` fresh processes, one after the other."""
+    return [run_once(argv, env)[0] for _ in range(runs)]
+
+
+def time_round_robin(commands: Sequence[Command], runs: int, *, warmup: int = 1) -> None:
+    """Time every command ``runs`` times, interleaved so that noise hits all alike.
+
+    Round ``i`` runs each command once, starting at a rotating offset so that no
+    command always follows the same neighbour. ``warmup`` rounds run first untimed
+    (page cache, ``.pyc`` files). Timings accumulate in each ``Command.timings``.
+    """
+    count = len(commands)
+    for round_no in range(warmup + runs):
+        offset = round_no % count
+        for command in [*commands[offset:], *commands[:offset]]:
+            if command.setup is not None:
+                command.setup()
+            elapsed, result = run_once(command.argv, command.env)
+            if command.check is not None:
+                command.check(result)
+            if round_no >= warmup:
+                command.timings.append(elapsed)
+
+
+# -- output --------------------------------------------------------------------------
+
+
+def print_table(
+    headers: Sequence[str], rows: Sequence[Sequence[str]], *, title: str | None = None
+) -> None:
+    """Print rows side by side: the first column left-aligned, the others right-aligned."""
+    table = [list(headers), *[list(r) for r in rows]]
+    widths = [max(len(row[i]) for row in table) for i in range(len(headers))]
+
+    def line(row: Sequence[str]) -> str:
+        cells = [
+            cell.ljust(widths[i]) if i == 0 else cell.rjust(widths[i]) for i, cell in enumerate(row)
+        ]
+        return "  ".join(cells).rstrip()
+
+    if title:
+        print(f"\n{title}")
+    print(line(table[0]))
+    print("  ".join("-" * w for w in widths))
+    for row in table[1:]:
+        print(line(row))
+
+
+def machine_info() -> dict[str, Any]:
+    """Where the numbers were taken: they only compare within one machine."""
+    return {
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "sqlite": sqlite3.sqlite_version,
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "interpreter": str(venv_python()),
+    }
+
+
+def write_result(name: str, data: Mapping[str, Any]) -> Path:
+    """Write ``bench/results/<name>.json`` with the machine's description; return it."""
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    path = RESULTS_DIR / f"{name}.json"
+    payload = {
+        "benchmark": name,
+        "when": datetime.now(tz=UTC).isoformat(timespec="seconds"),
+        "machine": machine_info(),
+        **data,
+    }
+    path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    return path

@@ -1,0 +1,97 @@
+"""Fixtures shared by every tier: a private room per test and a way to run the CLI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from agent_room.room import Room
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO.parent / "shared" / "fixtures"
+
+
+def require_tool(found: bool, what: str) -> None:
+    """Skip a test whose tool is missing, except under CI, where that is a failure."""
+    if found:
+        return
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{what} is required under CI=true")
+    pytest.skip(f"{what} is not available")
+
+
+@dataclass(frozen=True)
+class Result:
+    """What a command-line run left behind."""
+
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def room_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh, private room for this test, named by ``$AGENT_ROOM_HOME``."""
+    home = tmp_path / "room"
+    monkeypatch.setenv("AGENT_ROOM_HOME", str(home))
+    for var in ("AGENT_ROOM_NAME", "TMUX_PANE", "TMUX", "CLAUDE_PID", "AGENT_ROOM_PARENT"):
+        monkeypatch.delenv(var, raising=False)
+    return home
+
+
+@pytest.fixture
+def room(room_home: Path) -> Iterator[Room]:
+    """The room service on the test's room."""
+    opened = Room.open({"AGENT_ROOM_HOME": str(room_home)})
+    yield opened
+    opened.close()
+
+
+class Cli:
+    """Runs ``agent-room`` as a real process against the test's room."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+
+    def env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in {"AGENT_ROOM_NAME", "TMUX_PANE", "TMUX", "CLAUDE_PID"}
+        }
+        env["AGENT_ROOM_HOME"] = str(self.home)
+        env.update(extra or {})
+        return env
+
+    def __call__(
+        self,
+        *args: str,
+        name: str | None = None,
+        stdin: str | bytes | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> Result:
+        extra = dict(env or {})
+        if name is not None:
+            extra["AGENT_ROOM_NAME"] = name
+        data = stdin.encode() if isinstance(stdin, str) else stdin
+        proc = subprocess.run(
+            [sys.executable, "-m", "agent_room", *args],
+            input=data if data is not None else b"",
+            capture_output=True,
+            env=self.env(extra),
+            timeout=60,
+            check=False,
+        )
+        return Result(proc.returncode, proc.stdout.decode(), proc.stderr.decode())
+
+
+@pytest.fixture
+def cli(room_home: Path) -> Cli:
+    """Run the command line against the test's room."""
+    return Cli(room_home)

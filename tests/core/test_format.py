@@ -1,0 +1,44 @@
+"""The plain message format of seed 004."""
+
+from __future__ import annotations
+
+from agent_room.core.format import format_message, format_messages, iso_timestamp
+
+
+def _row(**over: object) -> dict[str, object]:
+    row: dict[str, object] = {
+        "id": 41,
+        "kind": "chat",
+        "sender": "backend",
+        "recipient": "frontend",
+        "body": "the contract is ready",
+        "created_at": 1_700_000_000.25,
+        "status": "queued",
+        "handover_state": None,
+        "failure": None,
+    }
+    row.update(over)
+    return row
+
+
+def test_seed_format_headers_then_body() -> None:
+    assert format_message(_row()) == (
+        "from: backend\nto: frontend\ntimestamp: 2023-11-14T22:13:20.250Z\nid: 41\n"
+        "---\nthe contract is ready\n"
+    )
+
+
+def test_handover_and_failure_are_marked() -> None:
+    text = format_message(_row(kind="handover", handover_state="pending", status="failed"))
+    assert "kind: handover (pending)\n" in text
+    assert "delivery: failed (no receipt)\n" in text
+
+
+def test_messages_are_separated_by_a_blank_line() -> None:
+    text = format_messages([_row(), _row(id=42, body="two\n")])
+    assert "\n\nfrom: backend" in text
+    assert text.count("---\n") == 2
+
+
+def test_timestamp_is_utc_iso() -> None:
+    assert iso_timestamp(0) == "1970-01-01T00:00:00.000Z"

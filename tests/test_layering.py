@@ -1,0 +1,45 @@
+"""The layering of DESIGN.md section 2, checked in fresh processes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import REPO
+
+HEAVY = ("textual", "libtmux", "watchfiles", "psutil", "sqlite3", "subprocess")
+
+
+def _loaded_after(statement: str) -> set[str]:
+    code = f"import sys, json\n{statement}\nprint(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
+    ).stdout
+    return {name.split(".")[0] for name in json.loads(out)}
+
+
+def test_core_imports_no_io_libraries() -> None:
+    modules = (
+        "import agent_room.core.models, agent_room.core.names, agent_room.core.bodies,"
+        " agent_room.core.handover, agent_room.core.format, agent_room.core.enums"
+    )
+    loaded = _loaded_after(modules)
+    assert "pydantic" in loaded  # the check itself works
+    assert not loaded & set(HEAVY), loaded & set(HEAVY)
+
+
+@pytest.mark.parametrize("command", ["--help", "history"])
+def test_cli_fast_paths_load_no_pydantic_or_ui(command: str) -> None:
+    loaded = _loaded_after("import agent_room.cli.parser, agent_room.cli.bus, agent_room.room")
+    assert not loaded & {"pydantic", "textual", "libtmux", "watchfiles", "psutil"}
+
+
+def test_import_linter_contracts_hold() -> None:
+    lint = REPO / ".venv" / "bin" / "lint-imports"
+    exe = str(lint) if lint.exists() else "lint-imports"
+    result = subprocess.run([exe], capture_output=True, text=True, cwd=REPO, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "2 kept, 0 broken" in result.stdout

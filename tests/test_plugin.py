@@ -1,0 +1,342 @@
+"""The Claude Code plugin: manifest, hooks, the hook launcher, and its place in the wheel.
+
+The plugin must pass Claude Code's own validator, register exactly the hook events the
+room listens to, and never break a session: its launcher exits 0 quietly when
+agent-room is not installed, and hands the event and the payload over when it is.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+PLUGIN = REPO / "plugin"
+LAUNCHER = PLUGIN / "bin" / "agent-room-hook"
+
+EVENTS = (
+    "SessionStart",
+    "SessionEnd",
+    "UserPromptSubmit",
+    "Stop",
+    "StopFailure",
+    "Notification",
+    "SubagentStop",
+)
+"""The hook events the room listens to, and no others."""
+
+NO_MATCHER = ("UserPromptSubmit", "Stop")
+"""Events Claude Code matches nothing against: a matcher there would be ignored."""
+
+SEED_PEOPLE = ("mikkel", "silas", "rhyneer", "/users/")
+"""Author and user names (and home paths) from the seeds: examples from elsewhere."""
+
+PLUGIN_FILES = (
+    ".claude-plugin/plugin.json",
+    "hooks/hooks.json",
+    "bin/agent-room-hook",
+    "skills/agent-room/SKILL.md",
+    "commands/chat.md",
+    "commands/enter-agent.md",
+    "commands/exit-agent.md",
+)
+
+PAYLOAD = json.dumps(
+    {
+        "session_id": "5d2c1f0e-0000-4000-8000-000000000001",
+        "transcript_path": "/tmp/transcript.jsonl",
+        "cwd": "/tmp",
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+    }
+).encode()
+
+
+def _load(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _claude_binary() -> str | None:
+    """The Claude Code CLI: $AGENT_ROOM_CLAUDE, the project's pinned copy, or PATH."""
+    configured = os.environ.get("AGENT_ROOM_CLAUDE")
+    if configured:
+        return configured
+    pinned = REPO / ".tools" / "claude-code" / "node_modules" / ".bin" / "claude"
+    if pinned.is_file() and os.access(pinned, os.X_OK):
+        return str(pinned)
+    return shutil.which("claude")
+
+
+def _bare_path(tmp_path: Path) -> str:
+    """A PATH with ``cat`` and nothing else, so no agent-room can be found on it."""
+    bindir = tmp_path / "bare-bin"
+    bindir.mkdir()
+    cat = shutil.which("cat")
+    assert cat is not None
+    (bindir / "cat").symlink_to(cat)
+    return str(bindir)
+
+
+def _sh() -> str:
+    sh = shutil.which("sh")
+    assert sh is not None
+    return sh
+
+
+def _fake_agent_room(path: Path, record: Path) -> Path:
+    """A stand-in agent-room that records its argv and stdin, and answers on stdout."""
+    path.write_text(
+        "#!/bin/sh\n"
+        f"printf '%s\\n' \"$@\" > '{record}/argv'\n"
+        f"cat > '{record}/stdin'\n"
+        "printf '{\"continue\": true}'\n",
+        encoding="utf-8",
+    )
+    path.chmod(0o755)
+    return path
+
+
+def test_claude_validates_the_plugin_strictly() -> None:
+    claude = _claude_binary()
+    if claude is None:
+        message = "no Claude Code CLI: set AGENT_ROOM_CLAUDE or run .ci/setup"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    env = {**os.environ, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+    result = subprocess.run(
+        [claude, "plugin", "validate", "--strict", "plugin"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert "Validation passed" in output
+
+
+def test_hooks_register_exactly_the_room_events_through_the_launcher() -> None:
+    config = _load(PLUGIN / "hooks" / "hooks.json")
+    hooks = config["hooks"]
+    assert sorted(hooks) == sorted(EVENTS)
+    for event, groups in hooks.items():
+        assert len(groups) == 1, event
+        (group,) = groups
+        if event in NO_MATCHER:
+            assert "matcher" not in group, event
+        (hook,) = group["hooks"]
+        assert hook["type"] == "command"
+        assert hook["command"] == f'sh "${{CLAUDE_PLUGIN_ROOT}}/bin/agent-room-hook" {event}'
+        assert isinstance(hook["timeout"], int)
+        # SessionEnd has 1.5 s in total: the hook gets the smallest budget there is
+        assert 1 <= hook["timeout"] <= (1 if event == "SessionEnd" else 5), event
+
+
+def test_the_launcher_is_an_executable_posix_script() -> None:
+    mode = LAUNCHER.stat().st_mode
+    assert stat.S_IMODE(mode) == 0o755
+    assert LAUNCHER.read_text(encoding="utf-8").startswith("#!/bin/sh\n")
+    subprocess.run([_sh(), "-n", str(LAUNCHER)], check=True)
+
+
+@pytest.mark.parametrize("bin_value", ["missing", "not-executable", "directory", ""])
+@pytest.mark.parametrize("direct", [False, True], ids=["via-sh", "direct"])
+def test_without_agent_room_the_launcher_drains_stdin_and_exits_0_quietly(
+    tmp_path: Path, bin_value: str, direct: bool
+) -> None:
+    targets = {
+        "missing": tmp_path / "nowhere" / "agent-room",
+        "not-executable": tmp_path / "plain-file",
+        "directory": tmp_path,
+    }
+    targets["not-executable"].write_text("#!/bin/sh\nexit 3\n", encoding="utf-8")
+    env = {"PATH": _bare_path(tmp_path), "AGENT_ROOM_BIN": str(targets.get(bin_value, ""))}
+    command = [str(LAUNCHER)] if direct else [_sh(), str(LAUNCHER)]
+    out, err = tmp_path / "out", tmp_path / "err"
+    with out.open("wb") as stdout, err.open("wb") as stderr:
+        proc = subprocess.Popen(
+            [*command, "SessionStart"],
+            stdin=subprocess.PIPE,
+            stdout=stdout,
+            stderr=stderr,
+            env=env,
+        )
+        assert proc.stdin is not None
+        # more than a pipe holds: an undrained stdin would fail this write with EPIPE
+        proc.stdin.write(PAYLOAD + b" " * (1 << 20))
+        proc.stdin.close()
+        assert proc.wait(timeout=30) == 0
+    assert out.read_bytes() == b""
+    assert err.read_bytes() == b""
+
+
+def test_the_launcher_hands_event_and_stdin_to_agent_room_bin(tmp_path: Path) -> None:
+    record = tmp_path / "record"
+    record.mkdir()
+    fake = _fake_agent_room(tmp_path / "my-agent-room", record)
+    env = {"PATH": _bare_path(tmp_path), "AGENT_ROOM_BIN": str(fake)}
+    result = subprocess.run(
+        [_sh(), str(LAUNCHER), "UserPromptSubmit"],
+        input=PAYLOAD,
+        env=env,
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert (record / "argv").read_text(encoding="utf-8").splitlines() == [
+        "hook",
+        "UserPromptSubmit",
+    ]
+    assert (record / "stdin").read_bytes() == PAYLOAD
+    assert result.stdout == b'{"continue": true}'
+
+
+def test_the_launcher_finds_agent_room_on_path(tmp_path: Path) -> None:
+    record = tmp_path / "record"
+    record.mkdir()
+    bindir = tmp_path / "venv-bin"
+    bindir.mkdir()
+    _fake_agent_room(bindir / "agent-room", record)
+    env = {"PATH": f"{bindir}:{_bare_path(tmp_path)}"}
+    result = subprocess.run(
+        [_sh(), str(LAUNCHER), "Stop"],
+        input=PAYLOAD,
+        env=env,
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert (record / "argv").read_text(encoding="utf-8").splitlines() == ["hook", "Stop"]
+    assert (record / "stdin").read_bytes() == PAYLOAD
+
+
+def test_the_manifest_names_the_project_as_author() -> None:
+    manifest = _load(PLUGIN / ".claude-plugin" / "plugin.json")
+    assert manifest["name"] == "agent-room"
+    assert manifest["version"] == "0.1.0"
+    assert manifest["description"].strip()
+    author = manifest["author"]
+    assert isinstance(author, dict)
+    assert isinstance(author.get("name"), str)
+    assert author["name"].strip()
+    text = json.dumps(manifest).lower()
+    assert not [name for name in SEED_PEOPLE if name in text]
+
+
+def test_no_seed_author_names_anywhere_in_the_plugin() -> None:
+    for path in sorted(PLUGIN.rglob("*")):
+        if path.is_file():
+            text = path.read_text(encoding="utf-8").lower()
+            assert not [name for name in SEED_PEOPLE if name in text], path
+
+
+def test_plugin_dir_in_a_checkout_is_the_top_level_folder() -> None:
+    from agent_room.plugin import plugin_dir
+
+    assert plugin_dir() == PLUGIN
+
+
+def test_plugin_dir_without_any_plugin_folder_is_a_room_error(tmp_path: Path) -> None:
+    shutil.copytree(
+        REPO / "agent_room",
+        tmp_path / "agent_room",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    code = (
+        "from agent_room.core.errors import RoomUnavailable\n"
+        "from agent_room.plugin import plugin_dir\n"
+        "try:\n    plugin_dir()\n"
+        "except RoomUnavailable as exc:\n    print(exc)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,  # not the checkout: the current directory comes first on sys.path
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert result.stdout.startswith("the agent-room plugin folder is missing")
+
+
+def _builds_without_isolation() -> bool:
+    """Whether this interpreter's setuptools can build a wheel by itself."""
+    try:
+        version = importlib.metadata.version("setuptools")
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    major, minor = (int(part) for part in version.split(".")[:2])
+    # bdist_wheel moved into setuptools in 70.1; before that it needs the wheel package
+    return (major, minor) >= (70, 1) or importlib.util.find_spec("wheel") is not None
+
+
+@pytest.mark.slow
+def test_the_wheel_ships_the_plugin_inside_the_package(tmp_path: Path) -> None:
+    # build from a copy: an in-tree build would leave build/ and stale files behind
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "setup.py", "README.md"):
+        if (REPO / name).is_file():
+            shutil.copy2(REPO / name, src / name)
+    for name in ("agent_room", "plugin"):
+        shutil.copytree(REPO / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
+    isolation = ["--no-build-isolation"] if _builds_without_isolation() else []
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            *isolation,
+            "-w",
+            str(tmp_path / "dist"),
+            str(src),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    (wheel,) = (tmp_path / "dist").glob("agent_room-*.whl")
+
+    with zipfile.ZipFile(wheel) as archive:
+        infos = {info.filename: info for info in archive.infolist()}
+        for name in PLUGIN_FILES:
+            assert f"agent_room/_plugin/{name}" in infos, name
+        launcher = infos["agent_room/_plugin/bin/agent-room-hook"]
+        assert (launcher.external_attr >> 16) & 0o111 == 0o111
+        shipped = json.loads(archive.read("agent_room/_plugin/hooks/hooks.json"))
+        assert shipped == _load(PLUGIN / "hooks" / "hooks.json")
+        archive.extractall(tmp_path / "site")
+
+    # unpacked as a site-packages would hold it, the package finds its own copy
+    code = "from agent_room.plugin import plugin_dir; print(plugin_dir())"
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}
+    found = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,  # not the checkout: the current directory comes first on sys.path
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert Path(found.stdout.strip()) == (tmp_path / "site" / "agent_room" / "_plugin").resolve()
