@@ -8,8 +8,8 @@ On systems without ``/proc`` the psutil fallback in ``processes.py`` answers ins
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 PROC = Path("/proc")
 
@@ -38,8 +38,7 @@ SHELLS = frozenset(
 """Wrappers between an agent and its hook: never the agent itself."""
 
 
-@dataclass(frozen=True, slots=True)
-class ProcStat:
+class ProcStat(NamedTuple):
     """The fields of ``/proc/PID/stat`` the room needs."""
 
     pid: int

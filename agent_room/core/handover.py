@@ -6,7 +6,7 @@ recipient sees it: ``pending -> approved | rejected | expired``; nothing else mo
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from agent_room.core.enums import HandoverState
 from agent_room.core.errors import BadInput, Refused
@@ -31,8 +31,7 @@ def check_transition(handover_id: int, current: HandoverState, target: HandoverS
         raise Refused(f"handover #{handover_id} is {current.value}; it cannot become {target}")
 
 
-@dataclass(frozen=True, slots=True)
-class HandoverFields:
+class HandoverFields(NamedTuple):
     """The sections of seed 004's handover template, as the sender wrote them."""
 
     what_changed: str
@@ -42,11 +41,13 @@ class HandoverFields:
     breaking: str = ""
     notes: str = ""
 
-    def __post_init__(self) -> None:
+    def check(self) -> HandoverFields:
+        """Return the fields if the template's required sections are given, else raise."""
         if not self.what_changed.strip():
             raise BadInput("a handover needs --changed: what changed")
         if not self.what_to_do.strip():
             raise BadInput("a handover needs --todo: what the recipient needs to do")
+        return self
 
     def as_dict(self) -> dict[str, str]:
         """The fields by name, for storage next to the message."""

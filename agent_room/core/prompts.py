@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from enum import StrEnum
+from typing import NamedTuple
 
 NUDGE_PREFIX = "[agent-room]"
 LINK_PREFIX = re.compile(r"^\[From @([a-z0-9][a-z0-9_-]{0,31})\]")
@@ -32,8 +32,7 @@ class PromptKind(StrEnum):
     CHECKPOINT = "checkpoint"
 
 
-@dataclass(frozen=True, slots=True)
-class Prompt:
+class Prompt(NamedTuple):
     """A classified prompt."""
 
     kind: PromptKind

@@ -7,8 +7,7 @@ kept out of the way, never a reason to fail. Standard library only.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 KNOWN_EVENTS = frozenset(
     {
@@ -42,8 +41,7 @@ def _text(data: dict[str, Any], key: str, *, required: bool = False) -> str | No
     return value
 
 
-@dataclass(frozen=True, slots=True)
-class HookPayload:
+class HookPayload(NamedTuple):
     """The fields of a hook payload the room uses."""
 
     event: str

@@ -7,19 +7,20 @@ through an adapter and passed in; this module only applies the rules.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import TYPE_CHECKING, NamedTuple
 
 from agent_room.core.enums import SessionState
 from agent_room.core.errors import BadInput
 from agent_room.core.names import name_from_cwd, parse_name
 from agent_room.core.ports import ProcessProbe
-from agent_room.core.tree import TreeNode, build_tree
 from agent_room.room.service import Room
 from agent_room.store.sqlite_base import Row
 
+if TYPE_CHECKING:
+    from agent_room.core.tree import TreeNode
 
-@dataclass(frozen=True, slots=True)
-class SessionFacts:
+
+class SessionFacts(NamedTuple):
     """What a hook knows about the session it runs for."""
 
     session_id: str
@@ -116,6 +117,8 @@ class Registry:
 
     def tree(self) -> list[TreeNode]:
         """The session tree of the sessions in the room."""
+        from agent_room.core.tree import build_tree
+
         return build_tree(self.store.members(), self.store.subagents())
 
     def session_for(self, sessions: Sequence[Row], key: str) -> Row | None:

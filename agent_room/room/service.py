@@ -141,7 +141,7 @@ class Room:
         """
         sender, recipient = self._check_pair(sender, recipient)
         if fields is not None:
-            text = render_handover(sender, fields)
+            text = render_handover(sender, fields.check())
             stored = fields.as_dict()
         elif body is not None:
             text, stored = body, {}

@@ -64,4 +64,4 @@ def test_template_has_every_section_of_seed_004() -> None:
 )
 def test_template_needs_what_changed_and_what_to_do(changed: str, todo: str, flag: str) -> None:
     with pytest.raises(BadInput, match=flag):
-        HandoverFields(what_changed=changed, what_to_do=todo)
+        HandoverFields(what_changed=changed, what_to_do=todo).check()
