@@ -27,8 +27,17 @@ BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
 RESULTS_DIR = BENCH_DIR / "results"
 
-_STRIPPED_ENV = ("AGENT_ROOM_HOME", "AGENT_ROOM_NAME", "TMUX", "TMUX_PANE")
-"""Variables of the caller's shell that would point a timed command at a real room."""
+_STRIPPED_ENV = (
+    "AGENT_ROOM_HOME",
+    "AGENT_ROOM_NAME",
+    "AGENT_ROOM_PARENT",
+    "AGENT_ROOM_AGENT",
+    "CLAUDE_PID",
+    "TMUX",
+    "TMUX_PANE",
+)
+"""Variables of the caller's shell that would point a timed command at a real room (or,
+for a hook, at the caller's own agent process)."""
 
 
 # -- statistics ----------------------------------------------------------------------
@@ -131,6 +140,8 @@ class Command:
     env: dict[str, str]
     setup: Callable[[], None] | None = None
     check: Callable[[subprocess.CompletedProcess[bytes]], None] | None = None
+    stdin: bytes | None = None
+    """Bytes fed to the command's stdin (a hook's payload); ``None`` for /dev/null."""
     timings: list[float] = field(default_factory=list)
 
 
@@ -139,13 +150,16 @@ class CommandFailed(RuntimeError):
 
 
 def run_once(
-    argv: Sequence[str], env: Mapping[str, str]
+    argv: Sequence[str], env: Mapping[str, str], *, stdin: bytes | None = None
 ) -> tuple[float, subprocess.CompletedProcess[bytes]]:
-    """Run ``argv`` once as a fresh process; return (seconds, result). Raise on failure."""
+    """Run ``argv`` once as a fresh process; return (seconds, result). Raise on failure.
+
+    ``stdin`` is written to the process's standard input through a pipe (as Claude Code
+    hands a hook its payload); without it, stdin is /dev/null.
+    """
+    feed: dict[str, Any] = {"stdin": subprocess.DEVNULL} if stdin is None else {"input": stdin}
     start = time.perf_counter()
-    result = subprocess.run(
-        list(argv), env=dict(env), stdin=subprocess.DEVNULL, capture_output=True, check=False
-    )
+    result = subprocess.run(list(argv), env=dict(env), capture_output=True, check=False, **feed)
     elapsed = time.perf_counter() - start
     if result.returncode != 0:
         raise CommandFailed(
@@ -173,7 +187,7 @@ def time_round_robin(commands: Sequence[Command], runs: int, *, warmup: int = 1)
         for command in [*commands[offset:], *commands[:offset]]:
             if command.setup is not None:
                 command.setup()
-            elapsed, result = run_once(command.argv, command.env)
+            elapsed, result = run_once(command.argv, command.env, stdin=command.stdin)
             if command.check is not None:
                 command.check(result)
             if round_no >= warmup:

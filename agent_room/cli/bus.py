@@ -7,11 +7,14 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_room.core.errors import BadInput
 from agent_room.core.format import format_messages, json_row
 from agent_room.room import Room
+
+if TYPE_CHECKING:
+    from agent_room.room.registry import Registry
 
 
 def _open() -> Room:
@@ -133,8 +136,19 @@ def _age(seconds: float) -> str:
     return f"{int(seconds)}s"
 
 
+def _registry(room: Room) -> Registry:
+    from agent_room.adapters.processes import SystemProbe
+    from agent_room.room.registry import Registry
+
+    registry = Registry(room, SystemProbe())
+    registry.refresh()
+    return registry
+
+
 def cmd_who(args: argparse.Namespace) -> int:
-    sessions = _open().who()
+    room = _open()
+    _registry(room)
+    sessions = room.who()
     if args.json:
         _print_json(sessions)
         return 0
@@ -159,6 +173,19 @@ def cmd_who(args: argparse.Namespace) -> int:
     for row in table:
         cells = [cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])]
         print("  ".join([*cells, row[-1]]))
+    return 0
+
+
+def cmd_tree(args: argparse.Namespace) -> int:
+    from agent_room.core.tree import render_tree
+
+    roots = _registry(_open()).tree()
+    if args.json:
+        _print_json([root.as_dict() for root in roots])
+    elif roots:
+        sys.stdout.write(render_tree(roots))
+    else:
+        print("nobody is in the room", file=sys.stderr)
     return 0
 
 

@@ -25,6 +25,12 @@ def _add_identity(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _demo(args: argparse.Namespace) -> int:
+    from agent_room.cli.demo import cmd_demo
+
+    return cmd_demo(args)
+
+
 def _message_id(text: str) -> int:
     value = text.removeprefix("#")
     if not value.isdigit() or int(value) < 1:
@@ -101,6 +107,10 @@ def _bus_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
 
 
 def _room_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
+    p = sub.add_parser("tree", help="the session tree: who descends from whom")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=bus.cmd_tree)
+
     p = sub.add_parser("approve", help="approve a pending handover")
     p.add_argument("id", metavar="ID", type=_message_id)
     p.set_defaults(handler=bus.cmd_approve)
@@ -113,6 +123,10 @@ def _room_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
     p = sub.add_parser("handovers", help="list the handovers waiting for a decision")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=bus.cmd_handovers)
+    p = sub.add_parser("demo", help="a short scripted session in a throw-away room")
+    p.add_argument("--fast", action="store_true", help="no pauses")
+    p.set_defaults(handler=_demo)
+
     p = sub.add_parser("plugin", help="the Claude Code plugin shipped with agent-room")
     psub = p.add_subparsers(title="plugin commands", metavar="COMMAND", parser_class=_Parser)
     pp = psub.add_parser("path", help="print the plugin folder (for claude --plugin-dir)")

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from agent_room.adapters.processes import SystemProbe
 from agent_room.adapters.procfs import agent_process, ancestors, read_stat
 from agent_room.core.enums import SessionState
 from agent_room.core.prompts import PromptKind, classify
@@ -27,15 +28,6 @@ PROMPT_KEEP = 4096
 """Characters of each prompt kept in the turn log."""
 OUTPUT_KEEP = 256 * 1024
 """Characters of each turn's final output kept (the body limit: it may cross a link)."""
-
-
-class ProcProbe:
-    """Liveness from /proc, for the hook path (no psutil import)."""
-
-    def is_alive(self, pid: int, start_ticks: int | None) -> bool:
-        from agent_room.adapters.procfs import is_alive
-
-        return is_alive(pid, start_ticks)
 
 
 def gather_facts(payload: HookPayload, environ: Mapping[str, str]) -> SessionFacts:
@@ -73,7 +65,7 @@ def handle(
         if payload.event == "SessionEnd":
             room.store.set_state(payload.session_id, SessionState.ENDED.value, at=room.clock())
             return None
-        registry = Registry(room, ProcProbe())
+        registry = Registry(room, SystemProbe())
         if payload.event == "SessionStart":
             return _session_start(room, registry.register(gather_facts(payload, environ)))
         if payload.event == "SubagentStop":

@@ -1,0 +1,24 @@
+"""The process probe used by the command line and the console.
+
+Linux answers from ``/proc`` (the same start ticks the hooks record); elsewhere psutil
+tells whether the PID runs and is not a zombie.
+"""
+
+from __future__ import annotations
+
+from agent_room.adapters import procfs
+
+
+class SystemProbe:
+    """``ProcessProbe`` over the running system."""
+
+    def is_alive(self, pid: int, start_ticks: int | None) -> bool:
+        """True while the process ``pid`` that started at ``start_ticks`` runs."""
+        if procfs.PROC.is_dir():
+            return procfs.is_alive(pid, start_ticks)
+        import psutil
+
+        try:
+            return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+        except psutil.Error:
+            return False

@@ -1,0 +1,79 @@
+"""Running ``agent-room hook`` as the real client does: a process, a payload on stdin."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import FIXTURES
+
+
+def fixture_payload(name: str) -> dict[str, Any]:
+    """A captured payload, e.g. ``claude-code-2.1.330/hook-Stop.json``."""
+    data: dict[str, Any] = json.loads((FIXTURES / name).read_text())
+    return data
+
+
+class Hook:
+    """Fires hooks at the test's room, as a process the way Claude Code does."""
+
+    def __init__(self, home: Path, agent_pid: int) -> None:
+        self.home = home
+        self.agent_pid = agent_pid
+
+    def __call__(
+        self,
+        event: str,
+        payload: Mapping[str, Any] | bytes | None = None,
+        *,
+        env: Mapping[str, str] | None = None,
+        pid: int | None = None,
+    ) -> tuple[int, dict[str, Any] | None, str]:
+        base = {
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(self.home.parent),
+            "AGENT_ROOM_HOME": str(self.home),
+            "CLAUDE_PID": str(pid if pid is not None else self.agent_pid),
+        }
+        base.update(env or {})
+        data = payload if isinstance(payload, bytes) else json.dumps(payload or {}).encode()
+        proc = subprocess.run(
+            [sys.executable, "-m", "agent_room", "hook", event],
+            input=data,
+            capture_output=True,
+            env=base,
+            timeout=30,
+            check=False,
+        )
+        out = proc.stdout.decode()
+        return proc.returncode, (json.loads(out) if out.strip() else None), proc.stderr.decode()
+
+
+@pytest.fixture
+def agent_proc() -> Iterator[subprocess.Popen[bytes]]:
+    """A live process standing in for the agent the hooks belong to."""
+    proc = subprocess.Popen(["sleep", "600"])
+    yield proc
+    proc.kill()
+    proc.wait()
+
+
+@pytest.fixture
+def hook(room_home: Path, agent_proc: subprocess.Popen[bytes]) -> Hook:
+    """Fire hooks at the test's room for the stand-in agent process."""
+    return Hook(room_home, agent_proc.pid)
+
+
+def new_session(event: str, **fields: Any) -> dict[str, Any]:
+    """A payload of the real shape with a fresh session id."""
+    base = fixture_payload("claude-code-2.1.330/hook-SessionStart-startup.json")
+    base.update({"session_id": str(uuid.uuid4()), "hook_event_name": event})
+    base.update(fields)
+    return base

@@ -1,0 +1,101 @@
+"""A hook never breaks the agent: bad input exits 0, logs one line, changes nothing."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from agent_room.room import Room
+from tests.hooks.conftest import Hook, fixture_payload, new_session
+
+
+def _dump(room_home: Path) -> list[str]:
+    conn = sqlite3.connect(room_home / "room.db")
+    try:
+        return list(conn.iterdump())
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def seeded(hook: Hook, room_home: Path) -> Path:
+    """A room with one registered session, so that 'nothing changed' means something."""
+    hook("SessionStart", fixture_payload("claude-code-2.1.330/hook-SessionStart-startup.json"),
+         env={"AGENT_ROOM_NAME": "backend"})
+    return room_home
+
+
+BIG = json.dumps(
+    new_session("Stop", last_assistant_message="x" * (10 * 1024 * 1024), stop_hook_active=False)
+).encode()
+
+
+@pytest.mark.parametrize(
+    ("event", "payload", "logged"),
+    [
+        ("Stop", b"", "empty stdin"),
+        ("Stop", b"{not json", "invalid JSON"),
+        ("Stop", b"[1, 2]", "not a JSON object"),
+        ("Stop", json.dumps({"cwd": "/x", "hook_event_name": "Stop"}).encode(), "no session_id"),
+        ("Stop", json.dumps({"session_id": 42}).encode(), "not a string"),
+        ("Frobnicate", json.dumps(new_session("Frobnicate")).encode(), "unknown event"),
+        ("Stop", json.dumps(new_session("SessionStart")).encode(), "is for SessionStart"),
+        ("Stop", BIG, "over 1048576 bytes"),
+        ("Stop", b"\xff\xfe\x00garbage", "invalid JSON"),
+    ],
+    ids=["empty", "invalid", "array", "missing", "type", "unknown", "mismatch", "10MB", "binary"],
+)
+def test_bad_payload_is_logged_and_changes_nothing(
+    hook: Hook, seeded: Path, event: str, payload: bytes, logged: str
+) -> None:
+    before = _dump(seeded)
+    code, out, err = hook(event, payload)
+    assert (code, out, err) == (0, None, "")
+    lines = (seeded / "errors.log").read_text().splitlines()
+    assert len(lines) == 1
+    assert logged in lines[0]
+    assert _dump(seeded) == before
+
+
+def test_locked_room_is_logged_and_the_agent_goes_on(hook: Hook, seeded: Path) -> None:
+    before = _dump(seeded)
+    blocker = sqlite3.connect(seeded / "room.db", isolation_level=None)
+    blocker.execute("BEGIN EXCLUSIVE")
+    try:
+        code, out, err = hook("Stop", fixture_payload("claude-code-2.1.330/hook-Stop.json"))
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    assert (code, out, err) == (0, None, "")
+    (line,) = (seeded / "errors.log").read_text().splitlines()
+    assert "locked" in line or "busy" in line
+    assert _dump(seeded) == before
+
+
+def test_unreachable_database_is_logged(hook: Hook, room_home: Path) -> None:
+    room_home.mkdir(mode=0o700)
+    (room_home / "room.db").mkdir()
+    code, out, err = hook("SessionStart", new_session("SessionStart"))
+    assert (code, out, err) == (0, None, "")
+    (line,) = (room_home / "errors.log").read_text().splitlines()
+    assert "room.db" in line
+
+
+def test_unsafe_room_is_left_alone(hook: Hook, room_home: Path) -> None:
+    room_home.mkdir()
+    room_home.chmod(0o777)
+    code, out, err = hook("SessionStart", new_session("SessionStart"))
+    assert (code, out, err) == (0, None, "")
+    assert list(room_home.iterdir()) == []  # not even a log: the room is not ours to write
+
+
+def test_session_end_for_an_unknown_session_is_harmless(hook: Hook, room_home: Path) -> None:
+    code, _, _ = hook("SessionEnd", new_session("SessionEnd", reason="other"))
+    assert code == 0
+    room = Room.open({"AGENT_ROOM_HOME": str(room_home)})
+    assert room.store.members() == []
+    room.close()
+

@@ -1,0 +1,91 @@
+"""Messages handed over through the recipient's own hooks: nudge receipts and Stop blocks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agent_room.core.prompts import nudge_text
+from agent_room.room import Room
+from tests.hooks.conftest import Hook, new_session
+
+
+def _pair(hook: Hook, room_home: Path) -> tuple[Room, dict[str, object]]:
+    front = new_session("SessionStart")
+    hook("SessionStart", front, env={"AGENT_ROOM_NAME": "frontend"})
+    room = Room.open({"AGENT_ROOM_HOME": str(room_home)})
+    room.join("backend")
+    return room, front
+
+
+def test_nudge_is_receipted_once_and_bodies_become_context(hook: Hook, room_home: Path) -> None:
+    room, front = _pair(hook, room_home)
+    ids = [room.send("backend", "frontend", f"body {n}") for n in (1, 2)]
+    prompt = {**front, "hook_event_name": "UserPromptSubmit", "prompt": nudge_text(["backend"], ids)}
+    code, out, _ = hook("UserPromptSubmit", prompt)
+    assert code == 0
+    assert out is not None
+    context = out["hookSpecificOutput"]["additionalContext"]
+    assert out["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+    assert "from: backend\nto: frontend\n" in context
+    assert "body 1" in context and "body 2" in context
+    assert [r["status"] for r in room.history()] == ["delivered", "delivered"]
+    # the same nudge again (a retried Enter): nothing is delivered twice
+    code, out, _ = hook("UserPromptSubmit", prompt)
+    assert (code, out) == (0, None)
+    delivered = [e for e in room.audit() if e.kind == "message.delivered"]
+    assert [e.message_id for e in delivered] == ids
+    room.close()
+
+
+def test_busy_recipient_gets_messages_at_stop_at_most_three_times(
+    hook: Hook, room_home: Path
+) -> None:
+    room, front = _pair(hook, room_home)
+    hook("UserPromptSubmit", {**front, "hook_event_name": "UserPromptSubmit", "prompt": "work"})
+    stop = {**front, "hook_event_name": "Stop", "last_assistant_message": "done",
+            "stop_hook_active": False}
+    for expected in range(3):
+        mid = room.send("backend", "frontend", f"while busy {expected}")
+        code, out, _ = hook("Stop", stop)
+        assert code == 0
+        assert out is not None
+        assert out["decision"] == "block"
+        assert f"while busy {expected}" in out["reason"]
+        assert room.store.message(mid)["status"] == "delivered"  # type: ignore[index]
+    room.send("backend", "frontend", "fourth")
+    code, out, _ = hook("Stop", {**stop, "stop_hook_active": True})
+    assert (code, out) == (0, None)  # the cap: the agent is let go
+    session = room.store.session(str(front["session_id"]))
+    assert session is not None
+    assert session["state"] == "idle"
+    assert session["stop_blocks"] == 3
+    # a new turn resets the count
+    hook("UserPromptSubmit", {**front, "hook_event_name": "UserPromptSubmit", "prompt": "more"})
+    code, out, _ = hook("Stop", stop)
+    assert out is not None and "fourth" in out["reason"]
+    room.close()
+
+
+def test_ten_messages_while_busy_arrive_as_one_delivery(hook: Hook, room_home: Path) -> None:
+    room, front = _pair(hook, room_home)
+    hook("UserPromptSubmit", {**front, "hook_event_name": "UserPromptSubmit", "prompt": "work"})
+    ids = [room.send("backend", "frontend", f"m{n}") for n in range(10)]
+    code, out, _ = hook("Stop", {**front, "hook_event_name": "Stop", "last_assistant_message": "x"})
+    assert out is not None
+    assert out["reason"].count("\nfrom: backend") + out["reason"].startswith("from:") == 10
+    assert "10 new messages" in out["reason"]
+    assert all(room.store.message(i)["status"] == "delivered" for i in ids)  # type: ignore[index]
+    room.close()
+
+
+def test_session_start_tells_the_unread_count(hook: Hook, room_home: Path) -> None:
+    room = Room.open({"AGENT_ROOM_HOME": str(room_home)})
+    room.join("backend")
+    room.join("frontend")
+    room.send("backend", "frontend", "waiting for you")
+    room.close()
+    code, out, _ = hook("SessionStart", new_session("SessionStart"),
+                        env={"AGENT_ROOM_NAME": "frontend"})
+    assert out is not None
+    text = out["hookSpecificOutput"]["additionalContext"]
+    assert "1 unread message" in text and "agent-room inbox" in text

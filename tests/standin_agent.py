@@ -1,0 +1,79 @@
+"""A small program standing in for an agent in a tmux pane: it fires the real hooks.
+
+It behaves like Claude Code as far as the room can see: SessionStart when it starts;
+for every line typed at its prompt, UserPromptSubmit (printing any context the hook
+hands over), then Stop with its reply as ``last_assistant_message`` (and if the Stop hook
+blocks, it prints the reason and stops again, as the real client continues the turn);
+SessionEnd on end of input. Run: ``python standin_agent.py [--session-id ID]``.
+A line ``/permission`` simulates an open permission dialog until the next line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import uuid
+from typing import Any
+
+
+def fire(event: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+    """Run ``agent-room hook EVENT`` the way the plugin does; return its JSON output."""
+    payload = {**payload, "hook_event_name": event}
+    proc = subprocess.run(
+        [sys.executable, "-m", "agent_room", "hook", event],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        check=False,
+    )
+    text = proc.stdout.decode().strip()
+    return json.loads(text) if text else None
+
+
+def main() -> None:
+    """Run the stand-in until end of input."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--session-id", default=str(uuid.uuid4()))
+    args = parser.parse_args()
+    base = {
+        "session_id": args.session_id,
+        "transcript_path": f"/tmp/standin/{args.session_id}.jsonl",
+        "cwd": os.getcwd(),
+    }
+    out = fire("SessionStart", {**base, "source": "startup"})
+    if out:
+        print(out["hookSpecificOutput"]["additionalContext"], flush=True)
+    while True:
+        try:
+            line = input("> ")
+        except EOFError:
+            break
+        if line.strip() == "/permission":
+            fire("Notification", {**base, "notification_type": "permission_prompt",
+                                  "message": "needs your permission"})
+            print("PERMISSION? (waiting)", flush=True)
+            try:
+                input()
+            except EOFError:
+                break
+            print("PERMISSION answered", flush=True)
+        out = fire("UserPromptSubmit", {**base, "prompt": line, "prompt_id": str(uuid.uuid4())})
+        print(f"PROMPT: {line}", flush=True)
+        if out:
+            print("CONTEXT: " + out["hookSpecificOutput"]["additionalContext"].replace("\n", " | "),
+                  flush=True)
+        reply = f"Echo: {line}"
+        while True:
+            stop = fire("Stop", {**base, "last_assistant_message": reply,
+                                 "stop_hook_active": False})
+            if not stop or stop.get("decision") != "block":
+                break
+            print("BLOCKED: " + stop["reason"].replace("\n", " | "), flush=True)
+            reply = "Read the handed-over messages."
+    fire("SessionEnd", {**base, "reason": "prompt_input_exit"})
+
+
+if __name__ == "__main__":
+    main()
