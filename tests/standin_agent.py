@@ -51,8 +51,14 @@ def main() -> None:
         except EOFError:
             break
         if line.strip() == "/permission":
-            fire("Notification", {**base, "notification_type": "permission_prompt",
-                                  "message": "needs your permission"})
+            fire(
+                "Notification",
+                {
+                    **base,
+                    "notification_type": "permission_prompt",
+                    "message": "needs your permission",
+                },
+            )
             print("PERMISSION? (waiting)", flush=True)
             try:
                 input()
@@ -62,12 +68,15 @@ def main() -> None:
         out = fire("UserPromptSubmit", {**base, "prompt": line, "prompt_id": str(uuid.uuid4())})
         print(f"PROMPT: {line}", flush=True)
         if out:
-            print("CONTEXT: " + out["hookSpecificOutput"]["additionalContext"].replace("\n", " | "),
-                  flush=True)
+            print(
+                "CONTEXT: " + out["hookSpecificOutput"]["additionalContext"].replace("\n", " | "),
+                flush=True,
+            )
         reply = f"Echo: {line}"
         while True:
-            stop = fire("Stop", {**base, "last_assistant_message": reply,
-                                 "stop_hook_active": False})
+            stop = fire(
+                "Stop", {**base, "last_assistant_message": reply, "stop_hook_active": False}
+            )
             if not stop or stop.get("decision") != "block":
                 break
             print("BLOCKED: " + stop["reason"].replace("\n", " | "), flush=True)

@@ -35,10 +35,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
         _say('AGENT_ROOM_NAME=backend agent-room send @frontend "GET /tasks is live"', pause)
         mid = room.send("backend", "frontend", "GET /tasks is live: { id, title, done }[]")
         print(f"message #{mid} queued for @frontend")
-        _say("AGENT_ROOM_NAME=backend agent-room send @frontend --handover --changed ... "
-             "--todo ...", pause)
+        _say(
+            "AGENT_ROOM_NAME=backend agent-room send @frontend --handover --changed ... --todo ...",
+            pause,
+        )
         hid = room.send_handover(
-            "backend", "frontend",
+            "backend",
+            "frontend",
             fields=HandoverFields(
                 what_changed="Added GET /tasks and PATCH /tasks/:id",
                 what_to_do="Build the task list view against the new endpoints",

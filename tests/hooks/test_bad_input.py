@@ -23,8 +23,11 @@ def _dump(room_home: Path) -> list[str]:
 @pytest.fixture
 def seeded(hook: Hook, room_home: Path) -> Path:
     """A room with one registered session, so that 'nothing changed' means something."""
-    hook("SessionStart", fixture_payload("claude-code-2.1.330/hook-SessionStart-startup.json"),
-         env={"AGENT_ROOM_NAME": "backend"})
+    hook(
+        "SessionStart",
+        fixture_payload("claude-code-2.1.330/hook-SessionStart-startup.json"),
+        env={"AGENT_ROOM_NAME": "backend"},
+    )
     return room_home
 
 
@@ -98,4 +101,3 @@ def test_session_end_for_an_unknown_session_is_harmless(hook: Hook, room_home: P
     room = Room.open({"AGENT_ROOM_HOME": str(room_home)})
     assert room.store.members() == []
     room.close()
-

@@ -20,14 +20,19 @@ def _pair(hook: Hook, room_home: Path) -> tuple[Room, dict[str, object]]:
 def test_nudge_is_receipted_once_and_bodies_become_context(hook: Hook, room_home: Path) -> None:
     room, front = _pair(hook, room_home)
     ids = [room.send("backend", "frontend", f"body {n}") for n in (1, 2)]
-    prompt = {**front, "hook_event_name": "UserPromptSubmit", "prompt": nudge_text(["backend"], ids)}
+    prompt = {
+        **front,
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": nudge_text(["backend"], ids),
+    }
     code, out, _ = hook("UserPromptSubmit", prompt)
     assert code == 0
     assert out is not None
     context = out["hookSpecificOutput"]["additionalContext"]
     assert out["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
     assert "from: backend\nto: frontend\n" in context
-    assert "body 1" in context and "body 2" in context
+    assert "body 1" in context
+    assert "body 2" in context
     assert [r["status"] for r in room.history()] == ["delivered", "delivered"]
     # the same nudge again (a retried Enter): nothing is delivered twice
     code, out, _ = hook("UserPromptSubmit", prompt)
@@ -42,8 +47,12 @@ def test_busy_recipient_gets_messages_at_stop_at_most_three_times(
 ) -> None:
     room, front = _pair(hook, room_home)
     hook("UserPromptSubmit", {**front, "hook_event_name": "UserPromptSubmit", "prompt": "work"})
-    stop = {**front, "hook_event_name": "Stop", "last_assistant_message": "done",
-            "stop_hook_active": False}
+    stop = {
+        **front,
+        "hook_event_name": "Stop",
+        "last_assistant_message": "done",
+        "stop_hook_active": False,
+    }
     for expected in range(3):
         mid = room.send("backend", "frontend", f"while busy {expected}")
         code, out, _ = hook("Stop", stop)
@@ -62,7 +71,8 @@ def test_busy_recipient_gets_messages_at_stop_at_most_three_times(
     # a new turn resets the count
     hook("UserPromptSubmit", {**front, "hook_event_name": "UserPromptSubmit", "prompt": "more"})
     code, out, _ = hook("Stop", stop)
-    assert out is not None and "fourth" in out["reason"]
+    assert out is not None
+    assert "fourth" in out["reason"]
     room.close()
 
 
@@ -70,7 +80,9 @@ def test_ten_messages_while_busy_arrive_as_one_delivery(hook: Hook, room_home: P
     room, front = _pair(hook, room_home)
     hook("UserPromptSubmit", {**front, "hook_event_name": "UserPromptSubmit", "prompt": "work"})
     ids = [room.send("backend", "frontend", f"m{n}") for n in range(10)]
-    code, out, _ = hook("Stop", {**front, "hook_event_name": "Stop", "last_assistant_message": "x"})
+    _code, out, _ = hook(
+        "Stop", {**front, "hook_event_name": "Stop", "last_assistant_message": "x"}
+    )
     assert out is not None
     assert out["reason"].count("\nfrom: backend") + out["reason"].startswith("from:") == 10
     assert "10 new messages" in out["reason"]
@@ -84,8 +96,10 @@ def test_session_start_tells_the_unread_count(hook: Hook, room_home: Path) -> No
     room.join("frontend")
     room.send("backend", "frontend", "waiting for you")
     room.close()
-    code, out, _ = hook("SessionStart", new_session("SessionStart"),
-                        env={"AGENT_ROOM_NAME": "frontend"})
+    _code, out, _ = hook(
+        "SessionStart", new_session("SessionStart"), env={"AGENT_ROOM_NAME": "frontend"}
+    )
     assert out is not None
     text = out["hookSpecificOutput"]["additionalContext"]
-    assert "1 unread message" in text and "agent-room inbox" in text
+    assert "1 unread message" in text
+    assert "agent-room inbox" in text

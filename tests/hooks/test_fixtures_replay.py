@@ -50,8 +50,12 @@ def test_a_whole_session_replays(
     assert row["cwd"] == start["cwd"]
     assert row["transcript_path"] == start["transcript_path"]
 
-    assert hook("UserPromptSubmit", fixture_payload(f"{version}/hook-UserPromptSubmit.json"),
-                env=env)[0] == 0
+    assert (
+        hook("UserPromptSubmit", fixture_payload(f"{version}/hook-UserPromptSubmit.json"), env=env)[
+            0
+        ]
+        == 0
+    )
     assert _session(room_home, sid)["state"] == "busy"
 
     if version == "claude-code-2.1.197":
@@ -81,7 +85,9 @@ def test_a_whole_session_replays(
 def test_resume_keeps_the_session_and_its_name(hook: Hook, room_home: Path) -> None:
     start = fixture_payload("claude-code-2.1.197/hook-SessionStart-startup.json")
     hook("SessionStart", start, env={"AGENT_ROOM_NAME": "mobile"})
-    hook("SessionEnd", fixture_payload("claude-code-2.1.197/hook-SessionEnd-prompt_input_exit.json"))
+    hook(
+        "SessionEnd", fixture_payload("claude-code-2.1.197/hook-SessionEnd-prompt_input_exit.json")
+    )
     assert _session(room_home, str(start["session_id"]))["state"] == "ended"
     resume = fixture_payload("claude-code-2.1.197/hook-SessionStart-resume.json")
     code, _, _ = hook("SessionStart", resume)  # a resume without the launcher's name

@@ -21,9 +21,7 @@ def _room(room_home: Path) -> Room:
     return Room.open({"AGENT_ROOM_HOME": str(room_home)})
 
 
-def test_twenty_parallel_session_starts_are_all_registered(
-    hook: Hook, room_home: Path
-) -> None:
+def test_twenty_parallel_session_starts_are_all_registered(hook: Hook, room_home: Path) -> None:
     hook("SessionStart", new_session("SessionStart"))  # create the room first
     payloads = [new_session("SessionStart", cwd="/work/shop") for _ in range(20)]
 
@@ -54,7 +52,8 @@ def test_same_cwd_sessions_keep_their_own_state(hook: Hook, room_home: Path) -> 
     a = room.store.session(first["session_id"])
     b = room.store.session(second["session_id"])
     room.close()
-    assert a is not None and b is not None
+    assert a is not None
+    assert b is not None
     assert (a["name"], a["state"]) == ("api", "busy")
     assert (b["name"], b["state"]) == ("api-2", "idle")
 
@@ -91,10 +90,17 @@ def test_parent_found_among_process_ancestors(room_home: Path, tmp_path: Path) -
     """level0 runs level1 runs level2, each a process firing its own SessionStart hook."""
     env = {k: v for k, v in os.environ.items() if k not in {"CLAUDE_PID", "AGENT_ROOM_PARENT"}}
     env["AGENT_ROOM_HOME"] = str(room_home)
-    out = subprocess.run(
-        [sys.executable, "-c", SPAWNER, "0", SPAWNER], env=env, capture_output=True,
-        check=True, timeout=60,
-    ).stdout.decode().split()
+    out = (
+        subprocess.run(
+            [sys.executable, "-c", SPAWNER, "0", SPAWNER],
+            env=env,
+            capture_output=True,
+            check=True,
+            timeout=60,
+        )
+        .stdout.decode()
+        .split()
+    )
     assert len(out) == 3
     room = _room(room_home)
     rows = [room.store.session(sid) for sid in out]
@@ -105,7 +111,9 @@ def test_parent_found_among_process_ancestors(room_home: Path, tmp_path: Path) -
     assert [r["depth"] for r in rows if r] == [0, 1, 2]
     assert [r["parent"] for r in rows if r] == [None, out[0], out[1]]
     assert render_tree(roots).splitlines()[:3] == [
-        "level0 [ended]", "└── level1 [ended]", "    └── level2 [ended]",
+        "level0 [ended]",
+        "└── level1 [ended]",
+        "    └── level2 [ended]",
     ]
 
 
@@ -113,11 +121,18 @@ def test_subagents_are_leaves(hook: Hook, room_home: Path, cli: Cli) -> None:
     main = new_session("SessionStart")
     hook("SessionStart", main, env={"AGENT_ROOM_NAME": "main"})
     for agent_id in ("a1b2c3d4e5", "f6e5d4c3b2"):
-        code, out, _ = hook("SubagentStop", {
-            **main, "hook_event_name": "SubagentStop", "agent_id": agent_id,
-            "agent_type": "Explore", "agent_transcript_path": f"/t/{agent_id}.jsonl",
-            "last_assistant_message": "found it", "stop_hook_active": False,
-        })
+        code, out, _ = hook(
+            "SubagentStop",
+            {
+                **main,
+                "hook_event_name": "SubagentStop",
+                "agent_id": agent_id,
+                "agent_type": "Explore",
+                "agent_transcript_path": f"/t/{agent_id}.jsonl",
+                "last_assistant_message": "found it",
+                "stop_hook_active": False,
+            },
+        )
         assert (code, out) == (0, None)
     tree = json.loads(cli("tree", "--json").out)
     (root,) = tree

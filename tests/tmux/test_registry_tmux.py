@@ -16,9 +16,7 @@ def _who(cli: Cli) -> dict[str, dict[str, Any]]:
     return {s["name"]: s for s in json.loads(cli("who", "--json").out)}
 
 
-def test_pane_process_registers_and_ends(
-    server: libtmux.Server, room_home: Path, cli: Cli
-) -> None:
+def test_pane_process_registers_and_ends(server: libtmux.Server, room_home: Path, cli: Cli) -> None:
     session = server.new_session(
         session_name="ac-backend", window_command=agent_command(room_home, "backend")
     )
