@@ -12,6 +12,7 @@ import json
 import math
 import os
 import platform
+import random
 import sqlite3
 import statistics
 import subprocess
@@ -174,17 +175,29 @@ def time_command(argv: Sequence[str], env: Mapping[str, str], runs: int) -> list
     return [run_once(argv, env)[0] for _ in range(runs)]
 
 
-def time_round_robin(commands: Sequence[Command], runs: int, *, warmup: int = 1) -> None:
+def time_round_robin(
+    commands: Sequence[Command], runs: int, *, warmup: int = 1, shuffle_seed: int | None = None
+) -> None:
     """Time every command ``runs`` times, interleaved so that noise hits all alike.
 
-    Round ``i`` runs each command once, starting at a rotating offset so that no
-    command always follows the same neighbour. ``warmup`` rounds run first untimed
-    (page cache, ``.pyc`` files). Timings accumulate in each ``Command.timings``.
+    Round ``i`` runs each command once, starting at a rotating offset so that no command
+    is always first. The rotation keeps each command's neighbours, though; with
+    ``shuffle_seed`` every round runs the commands in a fresh (seeded, reproducible)
+    random order instead, so that no command always follows the same one (which matters
+    when one command's aftermath, such as a database checkpoint, slows the next).
+    ``warmup`` rounds run first untimed (page cache, ``.pyc`` files). Timings accumulate
+    in each ``Command.timings``.
     """
     count = len(commands)
+    rng = random.Random(shuffle_seed) if shuffle_seed is not None else None
     for round_no in range(warmup + runs):
         offset = round_no % count
-        for command in [*commands[offset:], *commands[:offset]]:
+        order = (
+            rng.sample(list(commands), count)
+            if rng is not None
+            else [*commands[offset:], *commands[:offset]]
+        )
+        for command in order:
             if command.setup is not None:
                 command.setup()
             elapsed, result = run_once(command.argv, command.env, stdin=command.stdin)

@@ -17,24 +17,31 @@ payload, recorded from another session, is rewritten to it): one agent's session
 many turns. SessionStart therefore takes the path of a session that is already
 registered (the refresh of a resumed or restarted session), not the first registration.
 
-Two scenarios, each with its own ``python -c pass`` baseline in the same rounds:
+Two scenarios, each in a room of its own:
 
-a. another process holds the room open (a connection of the bench process that has read
-   from it, as the console or the watcher would): the hook's close is not the last one,
-   so SQLite neither checkpoints nor deletes the WAL file;
-b. nobody else has the room open: the hook's close is the last one and checkpoints the
-   WAL into the database (and deletes it).
+a. *held*: another process holds the room open (a connection of the bench process that
+   has read from it, as the console or the watcher would): the hook's close is not the
+   last one, so SQLite neither checkpoints nor deletes the WAL file;
+b. *alone*: nobody else has the room open: the hook's close is the last one and
+   checkpoints the WAL into the database (and deletes it).
 
-Each scenario times SessionStart, UserPromptSubmit, Notification (permission prompt),
-Stop and SessionEnd as 50 fresh processes each, interleaved round-robin with the bare
-interpreter after one untimed warm-up round. Every run is checked: the session's state
-afterwards, the hook's output, an empty error log (a hook always exits 0, so a failure
-would otherwise look like a fast run), and the WAL file present in (a) and gone in (b).
+SessionStart, UserPromptSubmit, Notification (permission prompt), Stop and SessionEnd
+run as 50 fresh processes each in both rooms, all interleaved in the same rounds (one
+untimed warm-up round, then each round in a fresh seeded random order) with three
+baselines: ``python -c pass`` (same interpreter, same environment, a payload on stdin
+too), ``python -c "import json, sqlite3"`` (the standard library the hook cannot avoid)
+and a probe that only imports what the hook imports (``agent_room.cli``,
+``agent_room.hooks``, ``agent_room.hooks.handlers``, each step timed inside). Every hook
+run is checked: the session's state afterwards, the hook's output, an empty error log (a
+hook always exits 0, so a failure would otherwise look like a fast run), and the WAL
+file present in (a) and gone in (b).
 
-Then the in-process cost, so that a reader sees import against work: the import time of
-the hook's modules in a fresh interpreter, ``run_hook`` called in-process on a warm
-interpreter (200 calls per event, both scenarios), and the heaviest imports the hook
-process adds to the bare interpreter (``python -X importtime``).
+Then the in-process cost, so that a reader sees import against work: ``run_hook`` called
+in-process on a warm interpreter (200 calls per event, both scenarios), the open and
+close of the store alone, a breakdown of each hook's median into interpreter, imports,
+work and the rest, and the heaviest imports the hook process adds to the bare interpreter
+(``python -X importtime``, with the chain that imports each). A warning is printed when a
+module on the hook path has no up-to-date ``.pyc`` (it would be compiled by every run).
 
 The budgets: each hook's median at most 3x the bare interpreter's median (same run), and
 SessionEnd never over 300 ms. The exit code is 1 when a budget fails. Results go to
@@ -47,6 +54,7 @@ import argparse
 import contextlib
 import io
 import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -82,6 +90,24 @@ FIXTURES = Path("/work/shared/fixtures")
 NAME = "backend"
 PANE = "%1"
 BASELINE = "python -c pass"
+SHUFFLE_SEED = 20250
+"""Each round runs the commands in a fresh random order (seeded: the same every run)."""
+FLOOR = "python -c 'import json, sqlite3'"
+"""The standard library the hook cannot do without: its floor, short of another design."""
+IMPORTS = "python: the hook's imports only"
+IMPORT_PROBE = """
+import time
+t0 = time.perf_counter()
+import agent_room.cli
+t1 = time.perf_counter()
+import agent_room.hooks
+t2 = time.perf_counter()
+import agent_room.hooks.handlers
+t3 = time.perf_counter()
+print(t1 - t0, t2 - t1, t3 - t2)
+"""
+"""What the console script and the hook import, with no work: each step timed inside."""
+IMPORT_STEPS = ("agent_room.cli", "+ agent_room.hooks", "+ agent_room.hooks.handlers")
 
 
 @dataclass(frozen=True)
@@ -131,16 +157,15 @@ class Sizes:
 
     runs: int
     calls: int
-    import_runs: int
     importtime_runs: int
 
     @classmethod
     def full(cls) -> Sizes:
-        return cls(runs=50, calls=200, import_runs=20, importtime_runs=10)
+        return cls(runs=50, calls=200, importtime_runs=10)
 
     @classmethod
     def quick(cls) -> Sizes:
-        return cls(runs=5, calls=20, import_runs=5, importtime_runs=3)
+        return cls(runs=5, calls=20, importtime_runs=3)
 
 
 # -- payloads, rooms, the agent process ----------------------------------------------
@@ -188,7 +213,15 @@ def errors_logged(home: Path) -> str | None:
 
 
 def session_state(db: Path, session_id: str, keeper: sqlite3.Connection | None) -> str | None:
-    conn = keeper if keeper is not None else sqlite3.connect(db, isolation_level=None)
+    """The session's state: through the open connection in (a); in (b), where the hook
+    has just checkpointed the WAL away, from the database file alone (``immutable``: no
+    lock, no WAL index, no checkpoint of its own, nothing left behind for the next run).
+    """
+    conn = (
+        keeper
+        if keeper is not None
+        else sqlite3.connect(f"file:{db}?immutable=1", uri=True, isolation_level=None)
+    )
     try:
         # fetchall, not fetchone: a statement left unfinished would hold a read snapshot
         found = conn.execute(
@@ -252,21 +285,40 @@ def room_facts(home: Path) -> dict[str, Any]:
 # -- whole process -------------------------------------------------------------------
 
 
-def scenario_commands(
+def hook_label(scenario: Scenario, event: Event) -> str:
+    return f"{scenario.key}: hook {event.name}"
+
+
+def baseline_commands(
+    env: dict[str, str], stdin: bytes, import_samples: list[list[float]]
+) -> list[Command]:
+    """The bare interpreter, the standard-library floor and the import probe."""
+    python = str(venv_python())
+    return [
+        # the same interpreter and environment, and a payload on stdin like the hooks
+        Command(BASELINE, [python, "-c", "pass"], env, stdin=stdin),
+        Command(FLOOR, [python, "-c", "import json, sqlite3"], env, stdin=stdin),
+        Command(
+            IMPORTS,
+            [python, "-c", IMPORT_PROBE],
+            env,
+            check=record_import_steps(import_samples),
+            stdin=stdin,
+        ),
+    ]
+
+
+def hook_commands(
+    scenario: Scenario,
     home: Path,
     env: dict[str, str],
     session_id: str,
     payloads: Mapping[str, bytes],
     keeper: sqlite3.Connection | None,
 ) -> list[Command]:
-    python = str(venv_python())
-    commands = [
-        # the same interpreter and environment, and a payload on stdin like the hooks
-        Command(BASELINE, [python, "-c", "pass"], env, stdin=payloads["UserPromptSubmit"])
-    ]
-    commands += [
+    return [
         Command(
-            f"hook {e.name}",
+            hook_label(scenario, e),
             hook_argv(e.name),
             env,
             check=check_hook(e, home, session_id, keeper),
@@ -274,35 +326,31 @@ def scenario_commands(
         )
         for e in EVENTS
     ]
-    return commands
 
 
 # -- in process ----------------------------------------------------------------------
 
-IMPORT_PROBE = """
-import time
-t0 = time.perf_counter()
-import agent_room.cli
-t1 = time.perf_counter()
-import agent_room.hooks
-t2 = time.perf_counter()
-import agent_room.hooks.handlers
-t3 = time.perf_counter()
-print(t1 - t0, t2 - t1, t3 - t2)
-"""
-IMPORT_STEPS = ("agent_room.cli", "+ agent_room.hooks", "+ agent_room.hooks.handlers")
+
+def record_import_steps(
+    samples: list[list[float]],
+) -> Callable[[subprocess.CompletedProcess[bytes]], None]:
+    """A check of the import probe that keeps the step timings it printed."""
+
+    def check(result: subprocess.CompletedProcess[bytes]) -> None:
+        values = [float(v) for v in result.stdout.split()]
+        if len(values) != len(IMPORT_STEPS):
+            raise CommandFailed(f"the import probe printed {result.stdout[:200]!r}")
+        for i, value in enumerate(values):
+            samples[i].append(value)
+
+    return check
 
 
-def import_costs(env: Mapping[str, str], runs: int) -> dict[str, Stats]:
-    """The hook path's imports, timed inside fresh interpreters, one step after another."""
-    samples: list[list[float]] = [[] for _ in IMPORT_STEPS]
-    for _ in range(runs):
-        _, result = run_once([str(venv_python()), "-c", IMPORT_PROBE], env)
-        for i, value in enumerate(result.stdout.split()):
-            samples[i].append(float(value))
-    stats = {label: Stats.of(values) for label, values in zip(IMPORT_STEPS, samples, strict=True)}
-    totals = [sum(step) for step in zip(*samples, strict=True)]
-    stats["all the hook's imports"] = Stats.of(totals)
+def import_steps(samples: list[list[float]]) -> dict[str, Stats]:
+    """The probe's step timings (the first is the warm-up round's) and their sum."""
+    kept = [values[1:] for values in samples]
+    stats = {label: Stats.of(values) for label, values in zip(IMPORT_STEPS, kept, strict=True)}
+    stats["all the hook's imports"] = Stats.of([sum(s) for s in zip(*kept, strict=True)])
     return stats
 
 
@@ -347,9 +395,9 @@ def parse_importtime(stderr: str) -> dict[str, tuple[int, int, tuple[str, ...]]]
     for line in stderr.splitlines():
         if not line.startswith("import time:") or "self [us]" in line:
             continue
-        own, total, name = line.removeprefix("import time:").split("|")
+        self_us, cumulative_us, name = line.removeprefix("import time:").split("|")
         depth = (len(name) - len(name.lstrip()) - 1) // 2
-        entries.append((name.strip(), depth, int(own), int(total)))
+        entries.append((name.strip(), depth, int(self_us), int(cumulative_us)))
     parsed: dict[str, tuple[int, int, tuple[str, ...]]] = {}
     chain: dict[int, str] = {}
     for module, depth, own, total in reversed(entries):
@@ -422,33 +470,34 @@ def git_state() -> dict[str, Any]:
     return {"commit": head.strip(), "package_modified": [line[3:] for line in dirty.splitlines()]}
 
 
-def budget_checks(scenario: Scenario, stats: Mapping[str, Stats]) -> list[dict[str, Any]]:
+def budget_checks(stats: Mapping[str, Stats]) -> list[dict[str, Any]]:
     base = stats[BASELINE].median
     checks = []
-    for event in EVENTS:
-        s = stats[f"hook {event.name}"]
-        checks.append(
-            {
-                "scenario": scenario.key,
-                "event": event.name,
-                "what": f"median <= {RATIO_BUDGET:g}x python -c pass",
-                "value_ms": round(s.median * 1e3, 3),
-                "limit_ms": round(base * RATIO_BUDGET * 1e3, 3),
-                "ratio": round(s.median / base, 2),
-                "pass": s.median <= base * RATIO_BUDGET,
-            }
-        )
-        if event.name == "SessionEnd":
+    for scenario in SCENARIOS:
+        for event in EVENTS:
+            s = stats[hook_label(scenario, event)]
             checks.append(
                 {
                     "scenario": scenario.key,
                     "event": event.name,
-                    "what": f"max <= {SESSION_END_MAX_MS:g} ms",
-                    "value_ms": round(s.maximum * 1e3, 3),
-                    "limit_ms": SESSION_END_MAX_MS,
-                    "pass": s.maximum * 1e3 <= SESSION_END_MAX_MS,
+                    "what": f"median <= {RATIO_BUDGET:g}x python -c pass",
+                    "value_ms": round(s.median * 1e3, 3),
+                    "limit_ms": round(base * RATIO_BUDGET * 1e3, 3),
+                    "ratio": round(s.median / base, 2),
+                    "pass": s.median <= base * RATIO_BUDGET,
                 }
             )
+            if event.name == "SessionEnd":
+                checks.append(
+                    {
+                        "scenario": scenario.key,
+                        "event": event.name,
+                        "what": f"max <= {SESSION_END_MAX_MS:g} ms",
+                        "value_ms": round(s.maximum * 1e3, 3),
+                        "limit_ms": SESSION_END_MAX_MS,
+                        "pass": s.maximum * 1e3 <= SESSION_END_MAX_MS,
+                    }
+                )
     return checks
 
 
@@ -456,26 +505,26 @@ def verdict(ok: bool) -> str:
     return "PASS" if ok else "FAIL"
 
 
-def print_scenario(
-    scenario: Scenario, stats: Mapping[str, Stats], checks: list[dict[str, Any]], runs: int
-) -> None:
+def print_process(stats: Mapping[str, Stats], checks: list[dict[str, Any]], runs: int) -> None:
     base = stats[BASELINE].median
-    ratio_ok = {c["event"]: c["pass"] for c in checks if "median" in c["what"]}
-    max_ok = {c["event"]: c["pass"] for c in checks if "max" in c["what"]}
-    rows = []
-    for label, s in stats.items():
-        event = label.removeprefix("hook ")
-        rows.append(
-            [
-                label,
-                ms(s.median),
-                ms(s.p95),
-                ms(s.maximum),
-                f"{s.median / base:.2f}x",
-                verdict(ratio_ok[event]) if event in ratio_ok else "",
-                verdict(max_ok[event]) if event in max_ok else "",
-            ]
-        )
+    ratio_ok = {
+        f"{c['scenario']}: hook {c['event']}": c["pass"] for c in checks if "median" in c["what"]
+    }
+    max_ok = {
+        f"{c['scenario']}: hook {c['event']}": c["pass"] for c in checks if "max" in c["what"]
+    }
+    rows = [
+        [
+            label,
+            ms(s.median),
+            ms(s.p95),
+            ms(s.maximum),
+            f"{s.median / base:.2f}x",
+            verdict(ratio_ok[label]) if label in ratio_ok else "",
+            verdict(max_ok[label]) if label in max_ok else "",
+        ]
+        for label, s in stats.items()
+    ]
     print_table(
         [
             "command",
@@ -487,8 +536,13 @@ def print_scenario(
             f"max <={SESSION_END_MAX_MS:g} ms",
         ],
         rows,
-        title=f"{scenario.title}: whole process, {runs} runs each, round-robin",
+        title=(
+            f"Whole process, {runs} runs each, all {len(stats)} commands interleaved in"
+            " random order per round"
+        ),
     )
+    for scenario in SCENARIOS:
+        print(f"  {scenario.key}: {scenario.title}")
 
 
 def print_in_process(
@@ -498,9 +552,9 @@ def print_in_process(
     sizes: Sizes,
 ) -> None:
     print_table(
-        ["import (fresh interpreter, after site)", "median ms", "p95 ms"],
-        [[label, ms(s.median), ms(s.p95)] for label, s in imports.items()],
-        title=f"Import cost of the hook path, {sizes.import_runs} fresh interpreters",
+        ["import, timed inside the probe", "median ms", "p95 ms"],
+        [[label, f"{s.median * 1e3:.2f}", f"{s.p95 * 1e3:.2f}"] for label, s in imports.items()],
+        title=f"Import cost of the hook path: inside the '{IMPORTS}' runs above",
     )
     keys = [s.key for s in SCENARIOS]
     rows = [
@@ -527,18 +581,20 @@ def print_in_process(
 
 
 def print_breakdown(
-    process: Mapping[str, Mapping[str, Stats]],
-    imports: Mapping[str, Stats],
+    process: Mapping[str, Stats],
     in_process: Mapping[str, Mapping[str, Stats]],
 ) -> list[dict[str, Any]]:
-    """Where a hook process's time goes: interpreter, imports, work, the rest."""
-    imported = imports["all the hook's imports"].median
+    """Where a hook process's time goes: interpreter, imports, work, the rest.
+
+    All from the same rounds: the imports are the import probe's process median less the
+    bare interpreter's; the work is ``run_hook`` on a warm interpreter.
+    """
     rows, data = [], []
+    base = process[BASELINE].median
+    imported = process[IMPORTS].median - base
     for scenario in SCENARIOS:
-        stats = process[scenario.key]
-        base = stats[BASELINE].median
         for event in EVENTS:
-            total = stats[f"hook {event.name}"].median
+            total = process[hook_label(scenario, event)].median
             work = in_process[scenario.key][event.name].median
             rest = total - base - imported - work
             rows.append(
@@ -566,11 +622,42 @@ def print_breakdown(
         ["hook (medians)", "process", "= python", "+ imports", "+ warm work", "+ rest"],
         rows,
         title=(
-            "Where a hook process's time goes, ms (rest: first-call costs in a cold process,"
-            " stdin, exit)"
+            "Where a hook process's time goes, ms (imports: the import probe less python;"
+            " rest: first calls in a cold process, reading stdin, exit)"
         ),
     )
     return data
+
+
+def stale_bytecode() -> list[str]:
+    """The package's modules on the hook path whose ``.pyc`` is missing or out of date.
+
+    Such a module is compiled again by every hook process (and with
+    ``PYTHONDONTWRITEBYTECODE`` set the cache is never refreshed), which inflates every
+    timing here; installed packages have their bytecode compiled at install time.
+    """
+    import importlib.util
+
+    import agent_room.hooks.handlers  # noqa: F401 - loads the whole hook path
+
+    found = []
+    for name, module in sorted(sys.modules.items()):
+        source = getattr(module, "__file__", None)
+        if not name.startswith("agent_room") or not source or not source.endswith(".py"):
+            continue
+        cached = Path(importlib.util.cache_from_source(source))
+        try:
+            header = cached.read_bytes()[:16]
+        except OSError:
+            found.append(f"{name} (no .pyc)")
+            continue
+        st = Path(source).stat()
+        flags = int.from_bytes(header[4:8], "little")
+        mtime = int.from_bytes(header[8:12], "little")
+        size = int.from_bytes(header[12:16], "little")
+        if flags == 0 and (mtime, size) != (int(st.st_mtime) & 0xFFFFFFFF, st.st_size):
+            found.append(f"{name} (.pyc out of date)")
+    return found
 
 
 def print_imports(added: list[dict[str, Any]], package: list[dict[str, Any]]) -> None:
@@ -579,6 +666,8 @@ def print_imports(added: list[dict[str, Any]], package: list[dict[str, Any]]) ->
         return " > ".join(chain[-3:]) if chain else "(top level)"
 
     total = sum(float(r["self_ms"]) for r in added)
+    own = [r for r in added if str(r["module"]).startswith("agent_room")]
+    own_total = sum(float(r["self_ms"]) for r in own)
     print_table(
         ["module", "self ms", "cumulative ms", "imported via (nearest last)"],
         [
@@ -593,7 +682,10 @@ def print_imports(added: list[dict[str, Any]], package: list[dict[str, Any]]) ->
     print_table(
         ["package module", "cumulative ms", "self ms"],
         [[r["module"], f"{r['cumulative_ms']:.2f}", f"{r['self_ms']:.2f}"] for r in package[:10]],
-        title="The package's own modules on the hook path (cumulative includes what they import)",
+        title=(
+            f"The package's own modules on the hook path: {len(own)} modules,"
+            f" {own_total:.1f} ms self time in all (cumulative includes what they import)"
+        ),
     )
 
 
@@ -625,62 +717,79 @@ def main(argv: list[str] | None = None) -> int:
         f"{sqlite3.sqlite_version}, {venv_script('agent-room')}"
     )
 
-    process: dict[str, dict[str, Stats]] = {}
+    stale = stale_bytecode()
     in_process: dict[str, dict[str, Stats]] = {}
     open_close: dict[str, Stats] = {}
     rooms: dict[str, dict[str, Any]] = {}
-    checks: list[dict[str, Any]] = []
+    keepers: list[sqlite3.Connection] = []
     with (
         tempfile.TemporaryDirectory(prefix="agent-room-bench-hook-") as tmp,
         agent_process() as agent_pid,
     ):
         scratch = Path(tmp)
-        for scenario in SCENARIOS:
-            home = scratch / scenario.key / "room"
-            env = hook_env(home, agent_pid)
-            # the room exists (and the session is registered) before anyone holds it open
-            run_once(hook_argv("SessionStart"), env, stdin=payloads["SessionStart"])
-            keeper: sqlite3.Connection | None = None
-            if scenario.held:
-                keeper = sqlite3.connect(home / "room.db", isolation_level=None)
-                # a read maps the WAL index: the connection now counts as one holding it
-                keeper.execute("SELECT count(*) FROM sessions").fetchall()
-            try:
-                commands = scenario_commands(home, env, session_id, payloads, keeper)
-                step(f"{scenario.title}: {len(commands)} commands x {sizes.runs} runs")
-                time_round_robin(commands, sizes.runs)
-                process[scenario.key] = {c.label: Stats.of(c.timings) for c in commands}
+        envs = {s.key: hook_env(scratch / s.key / "room", agent_pid) for s in SCENARIOS}
+        samples: list[list[float]] = [[] for _ in IMPORT_STEPS]
+        commands = baseline_commands(envs[SCENARIOS[0].key], payloads["UserPromptSubmit"], samples)
+        try:
+            for scenario in SCENARIOS:
+                home = scratch / scenario.key / "room"
+                env = envs[scenario.key]
+                # the room exists, the session registered, before anyone holds it open
+                run_once(hook_argv("SessionStart"), env, stdin=payloads["SessionStart"])
+                keeper: sqlite3.Connection | None = None
+                if scenario.held:
+                    keeper = sqlite3.connect(home / "room.db", isolation_level=None)
+                    keepers.append(keeper)
+                    # a read maps the WAL index: the connection now counts as holding it
+                    keeper.execute("SELECT count(*) FROM sessions").fetchall()
+                commands += hook_commands(scenario, home, env, session_id, payloads, keeper)
+            step(f"whole process: {len(commands)} commands x {sizes.runs} runs, interleaved")
+            time_round_robin(commands, sizes.runs, shuffle_seed=SHUFFLE_SEED)
+            for scenario in SCENARIOS:
+                home = scratch / scenario.key / "room"
+                if not scenario.held:
+                    for keeper in keepers:
+                        keeper.close()
+                    keepers.clear()
                 step(f"{scenario.title}: run_hook in-process, {sizes.calls} calls per event")
-                in_process[scenario.key] = time_run_hook(env, payloads, sizes.calls)
+                in_process[scenario.key] = time_run_hook(envs[scenario.key], payloads, sizes.calls)
                 open_close[scenario.key] = time_open_close(home, sizes.calls)
                 logged = errors_logged(home)
                 if logged:
                     raise CommandFailed(f"in-process run_hook logged an error: {logged}")
-            finally:
-                if keeper is not None:
-                    keeper.close()
-            rooms[scenario.key] = room_facts(home)
-            checks += budget_checks(scenario, process[scenario.key])
+        finally:
+            for keeper in keepers:
+                keeper.close()
+        for scenario in SCENARIOS:
+            rooms[scenario.key] = room_facts(scratch / scenario.key / "room")
 
-        step(f"import costs: {sizes.import_runs} fresh interpreters")
-        plain_env = hook_env(scratch / "imports" / "room", agent_pid)
-        imports = import_costs(plain_env, sizes.import_runs)
         step(f"python -X importtime of the hook process, {sizes.importtime_runs} runs")
         added, package = import_profile(
-            plain_env, payloads["UserPromptSubmit"], sizes.importtime_runs
+            hook_env(scratch / "importtime" / "room", agent_pid),
+            payloads["UserPromptSubmit"],
+            sizes.importtime_runs,
         )
+    stale = sorted(set(stale) | set(stale_bytecode()))  # the package may change meanwhile
+    process = {c.label: Stats.of(c.timings) for c in commands}
+    imports = import_steps(samples)
+    checks = budget_checks(process)
 
-    for scenario in SCENARIOS:
-        print_scenario(
-            scenario,
-            process[scenario.key],
-            [c for c in checks if c["scenario"] == scenario.key],
-            sizes.runs,
-        )
+    print_process(process, checks, sizes.runs)
     print_in_process(imports, in_process, open_close, sizes)
-    breakdown = print_breakdown(process, imports, in_process)
+    breakdown = print_breakdown(process, in_process)
     print_imports(added, package)
 
+    if stale:
+        print(
+            "\nWARNING: no up-to-date .pyc for "
+            + ", ".join(stale)
+            + ": every process compiled them again, so the timings above are inflated"
+            + (
+                " (PYTHONDONTWRITEBYTECODE is set)"
+                if os.environ.get("PYTHONDONTWRITEBYTECODE")
+                else ""
+            )
+        )
     ok = all(c["pass"] for c in checks)
     failed = [f"{c['scenario']}: {c['event']} {c['what']}" for c in checks if not c["pass"]]
     print(
@@ -703,24 +812,22 @@ def main(argv: list[str] | None = None) -> int:
             "env": {"AGENT_ROOM_NAME": NAME, "TMUX_PANE": PANE, "CLAUDE_PID": "a sleep 600"},
             "fixtures": {e.name: e.fixture for e in EVENTS},
         },
+        "commands": {
+            label: {**st.as_ms(), "ratio_to_python": round(st.median / process[BASELINE].median, 2)}
+            for label, st in process.items()
+        },
         "scenarios": {
             s.key: {
                 "title": s.title,
                 "held_open": s.held,
-                "commands": {
-                    label: {
-                        **st.as_ms(),
-                        "ratio_to_python": round(st.median / process[s.key][BASELINE].median, 2),
-                    }
-                    for label, st in process[s.key].items()
-                },
                 "in_process_run_hook": {k: v.as_ms() for k, v in in_process[s.key].items()},
                 "in_process_open_close": open_close[s.key].as_ms(),
                 "room_after": rooms[s.key],
             }
             for s in SCENARIOS
         },
-        "imports": {label: s.as_ms() for label, s in imports.items()},
+        "import_steps": {label: st.as_ms() for label, st in imports.items()},
+        "bytecode_not_cached": stale,
         "breakdown": breakdown,
         "importtime_added": added,
         "importtime_package": package,

@@ -45,6 +45,7 @@ class ProcStat(NamedTuple):
     name: str
     state: str
     ppid: int
+    pgrp: int
     tpgid: int
     start_ticks: int
 
@@ -67,6 +68,7 @@ def read_stat(pid: int, proc: Path = PROC) -> ProcStat | None:
             name=name,
             state=fields[0].decode(),
             ppid=int(fields[1]),
+            pgrp=int(fields[2]),
             tpgid=int(fields[5]),
             start_ticks=int(fields[19]),
         )

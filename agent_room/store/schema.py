@@ -98,6 +98,38 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX subagents_session ON subagents(session_id);
     """,
+    # 3: delivery: the tmux server of each session, the deliverer's lease, typed nudges
+    # awaiting their receipt, and why a recipient's messages are held.
+    """
+    ALTER TABLE sessions ADD COLUMN tmux_socket TEXT;
+
+    CREATE TABLE leases (
+        name TEXT PRIMARY KEY,
+        holder TEXT NOT NULL,
+        pid INTEGER,
+        pid_start INTEGER,
+        expires_at REAL NOT NULL
+    );
+
+    CREATE TABLE nudges (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        recipient TEXT NOT NULL,
+        session_id TEXT,
+        message_ids TEXT NOT NULL,
+        text TEXT NOT NULL,
+        at REAL NOT NULL,
+        last_try REAL NOT NULL,
+        enters INTEGER NOT NULL DEFAULT 0,
+        state TEXT NOT NULL DEFAULT 'open'
+    );
+    CREATE INDEX nudges_open ON nudges(recipient) WHERE state = 'open';
+
+    CREATE TABLE delivery_notes (
+        name TEXT PRIMARY KEY,
+        note TEXT NOT NULL,
+        at REAL NOT NULL
+    );
+    """,
 )
 """Each entry moves the schema from version ``index`` to ``index + 1``."""
 
