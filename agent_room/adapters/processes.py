@@ -6,6 +6,8 @@ tells whether the PID runs and is not a zombie.
 
 from __future__ import annotations
 
+import os
+
 from agent_room.adapters import procfs
 
 
@@ -14,7 +16,7 @@ class SystemProbe:
 
     def is_alive(self, pid: int, start_ticks: int | None) -> bool:
         """True while the process ``pid`` that started at ``start_ticks`` runs."""
-        if procfs.PROC.is_dir():
+        if os.path.isdir(procfs.PROC):
             return procfs.is_alive(pid, start_ticks)
         import psutil
 

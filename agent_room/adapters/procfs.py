@@ -8,10 +8,9 @@ On systems without ``/proc`` the psutil fallback in ``processes.py`` answers ins
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import NamedTuple
+from agent_room.core.records import Record
 
-PROC = Path("/proc")
+PROC = "/proc"
 
 SHELLS = frozenset(
     {
@@ -38,8 +37,10 @@ SHELLS = frozenset(
 """Wrappers between an agent and its hook: never the agent itself."""
 
 
-class ProcStat(NamedTuple):
+class ProcStat(Record):
     """The fields of ``/proc/PID/stat`` the room needs."""
+
+    __slots__ = ("name", "pgrp", "pid", "ppid", "start_ticks", "state", "tpgid")
 
     pid: int
     name: str
@@ -50,10 +51,11 @@ class ProcStat(NamedTuple):
     start_ticks: int
 
 
-def read_stat(pid: int, proc: Path = PROC) -> ProcStat | None:
+def read_stat(pid: int, proc: str = PROC) -> ProcStat | None:
     """Read one process's stat line; ``None`` if it is gone or unreadable."""
     try:
-        raw = (proc / str(pid) / "stat").read_bytes()
+        with open(f"{proc}/{pid}/stat", "rb") as handle:
+            raw = handle.read()
     except OSError:
         return None
     # the name sits in parentheses and may itself contain spaces or parentheses
@@ -76,7 +78,7 @@ def read_stat(pid: int, proc: Path = PROC) -> ProcStat | None:
         return None
 
 
-def is_alive(pid: int, start_ticks: int | None, proc: Path = PROC) -> bool:
+def is_alive(pid: int, start_ticks: int | None, proc: str = PROC) -> bool:
     """Whether the process that started at ``start_ticks`` still runs (zombies do not)."""
     stat = read_stat(pid, proc)
     if stat is None or stat.state in {"Z", "X"}:
@@ -84,7 +86,7 @@ def is_alive(pid: int, start_ticks: int | None, proc: Path = PROC) -> bool:
     return start_ticks is None or stat.start_ticks == start_ticks
 
 
-def ancestors(pid: int, proc: Path = PROC, limit: int = 64) -> list[ProcStat]:
+def ancestors(pid: int, proc: str = PROC, limit: int = 64) -> list[ProcStat]:
     """``pid``'s parent chain, nearest first, ending before PID 1."""
     chain: list[ProcStat] = []
     stat = read_stat(pid, proc)
@@ -95,7 +97,7 @@ def ancestors(pid: int, proc: Path = PROC, limit: int = 64) -> list[ProcStat]:
     return chain
 
 
-def agent_process(hook_pid: int, proc: Path = PROC) -> ProcStat | None:
+def agent_process(hook_pid: int, proc: str = PROC) -> ProcStat | None:
     """The agent a hook runs for: its nearest ancestor that is not a shell or wrapper."""
     for stat in ancestors(hook_pid, proc):
         if stat.name not in SHELLS:

@@ -6,12 +6,15 @@ Rows are plain mappings with the columns of the ``messages`` table.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
-from typing import Any
 
-Row = Mapping[str, Any]
-"""A message row as the store returns it: column name to value."""
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+    from typing import Any
+
+    Row = Mapping[str, Any]
+    """A message row as the store returns it: column name to value."""
 
 
 def iso_timestamp(epoch: float) -> str:

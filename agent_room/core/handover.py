@@ -6,10 +6,13 @@ recipient sees it: ``pending -> approved | rejected | expired``; nothing else mo
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from agent_room.core.enums import HandoverState
 from agent_room.core.errors import BadInput, Refused
+from agent_room.core.records import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, ClassVar
 
 TRANSITIONS: dict[HandoverState, frozenset[HandoverState]] = {
     HandoverState.PENDING: frozenset(
@@ -31,15 +34,20 @@ def check_transition(handover_id: int, current: HandoverState, target: HandoverS
         raise Refused(f"handover #{handover_id} is {current.value}; it cannot become {target}")
 
 
-class HandoverFields(NamedTuple):
+class HandoverFields(Record):
     """The sections of seed 004's handover template, as the sender wrote them."""
+
+    __slots__ = ("breaking", "contract", "files", "notes", "what_changed", "what_to_do")
+    DEFAULTS: ClassVar[dict[str, Any]] = dict.fromkeys(
+        ("breaking", "contract", "files", "notes"), ""
+    )
 
     what_changed: str
     what_to_do: str
-    files: str = ""
-    contract: str = ""
-    breaking: str = ""
-    notes: str = ""
+    files: str
+    contract: str
+    breaking: str
+    notes: str
 
     def check(self) -> HandoverFields:
         """Return the fields if the template's required sections are given, else raise."""

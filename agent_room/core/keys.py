@@ -31,8 +31,7 @@ def safe_line(text: str, limit: int = MAX_TYPED) -> str:
     flat = _PASTE_MARKERS.sub("", flat)
     flat = re.sub(r" {2,}", " ", flat).strip()
     # tmux drops a trailing ';' of a send-keys argument: never end on one
-    flat = flat[:limit].rstrip(" ;")
-    return flat
+    return flat[:limit].rstrip(" ;")
 
 
 def safe_paste(text: str, limit: int = 16 * 1024 - 1) -> str:

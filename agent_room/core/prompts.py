@@ -8,9 +8,14 @@ recipient's hook can receipt exactly those.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from enum import StrEnum
-from typing import NamedTuple
+
+from agent_room.core.records import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any, ClassVar
 
 NUDGE_PREFIX = "[agent-room]"
 LINK_PREFIX = re.compile(r"^\[From @([a-z0-9][a-z0-9_-]{0,31})\]")
@@ -32,13 +37,16 @@ class PromptKind(StrEnum):
     CHECKPOINT = "checkpoint"
 
 
-class Prompt(NamedTuple):
+class Prompt(Record):
     """A classified prompt."""
 
+    __slots__ = ("kind", "message_ids", "peer")
+    DEFAULTS: ClassVar[dict[str, Any]] = {"message_ids": (), "peer": None}
+
     kind: PromptKind
-    message_ids: tuple[int, ...] = ()
+    message_ids: tuple[int, ...]
     """For a nudge: the ids of the messages it names."""
-    peer: str | None = None
+    peer: str | None
     """For link input: the name it came from."""
 
 
@@ -60,10 +68,10 @@ def classify(
         found = NUDGE_IDS.search(text)
         ids = tuple(int(i) for i in re.findall(r"\d+", found.group(1))) if found else ()
         if ids or "new message" in text:
-            return Prompt(PromptKind.NUDGE, message_ids=ids)
+            return Prompt(kind=PromptKind.NUDGE, message_ids=ids)
     if any(re.search(p, text) for p in checkpoint_patterns):
-        return Prompt(PromptKind.CHECKPOINT)
+        return Prompt(kind=PromptKind.CHECKPOINT)
     linked = LINK_PREFIX.match(text)
     if linked:
-        return Prompt(PromptKind.LINK, peer=linked.group(1))
-    return Prompt(PromptKind.HUMAN)
+        return Prompt(kind=PromptKind.LINK, peer=linked.group(1))
+    return Prompt(kind=PromptKind.HUMAN)

@@ -11,13 +11,15 @@ import json
 import os
 import sys
 import time
-from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import IO, Any
 
 from agent_room.core.errors import RoomError
 from agent_room.hooks.payload import MAX_PAYLOAD, HookPayload, HookProblem
 from agent_room.store.home import ERROR_LOG, ensure_room_dir, open_private, room_home
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import IO, Any
 
 HOOK_TIMEOUT = 3.0
 """How long a hook waits for a busy room before giving up (and logging it)."""
@@ -26,13 +28,13 @@ SESSION_END_TIMEOUT = 0.5
 ERROR_LOG_LIMIT = 1 << 20
 
 
-def log_error(home: Path, event: str, problem: str) -> None:
+def log_error(home: str, event: str, problem: str) -> None:
     """Append one line to the room's error log; silently give up if even that fails."""
     line = " ".join(problem.split())[:500]
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
     try:
         room = ensure_room_dir(home)
-        path = room / ERROR_LOG
+        path = os.path.join(room, ERROR_LOG)
         fd = open_private(path, os.O_WRONLY | os.O_APPEND)
         try:
             if os.fstat(fd).st_size > ERROR_LOG_LIMIT:

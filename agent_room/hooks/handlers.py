@@ -9,9 +9,6 @@ hands over waiting messages at the turn boundary; SessionEnd marks it ended.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
 
 from agent_room.adapters.processes import SystemProbe
 from agent_room.adapters.procfs import agent_process, ancestors, read_stat
@@ -23,6 +20,12 @@ from agent_room.room import Room
 from agent_room.room.delivery import deliver_at_stop, receive
 from agent_room.room.registry import Registry, SessionFacts
 from agent_room.store.sqlite import SqliteStore
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
 
 PROMPT_KEEP = 4096
 """Characters of each prompt kept in the turn log."""
@@ -49,6 +52,7 @@ def gather_facts(payload: HookPayload, environ: Mapping[str, str]) -> SessionFac
         pid=pid if stat else None,
         pid_start=stat.start_ticks if stat else None,
         pane=pane if pane.startswith("%") and pane[1:].isdigit() else None,
+        tmux_socket=(environ.get("TMUX") or "").split(",", 1)[0] or None,
         agent=environ.get("AGENT_ROOM_AGENT") or "claude",
         name=environ.get("AGENT_ROOM_NAME") or None,
         parent_hint=environ.get("AGENT_ROOM_PARENT") or None,
@@ -57,7 +61,7 @@ def gather_facts(payload: HookPayload, environ: Mapping[str, str]) -> SessionFac
 
 
 def handle(
-    payload: HookPayload, environ: Mapping[str, str], home: Path, timeout: float
+    payload: HookPayload, environ: Mapping[str, str], home: str, timeout: float
 ) -> dict[str, Any] | None:
     """Apply one hook event to the room; return the hook's JSON output, if any."""
     room = Room(SqliteStore(home, timeout=timeout))

@@ -7,7 +7,8 @@ kept out of the way, never a reason to fail. Standard library only.
 from __future__ import annotations
 
 import json
-from typing import Any, NamedTuple
+
+from agent_room.core.records import Record
 
 KNOWN_EVENTS = frozenset(
     {
@@ -22,6 +23,10 @@ KNOWN_EVENTS = frozenset(
 )
 MAX_PAYLOAD = 1 << 20
 """A payload over 1 MiB is refused whole: nothing the room needs is that large."""
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, ClassVar
 
 
 class HookProblem(Exception):
@@ -41,23 +46,42 @@ def _text(data: dict[str, Any], key: str, *, required: bool = False) -> str | No
     return value
 
 
-class HookPayload(NamedTuple):
-    """The fields of a hook payload the room uses."""
+class HookPayload(Record):
+    """The fields of a hook payload the room uses (a slots class: cheap to define)."""
+
+    __slots__ = (
+        "agent_id",
+        "agent_transcript_path",
+        "agent_type",
+        "cwd",
+        "event",
+        "last_assistant_message",
+        "notification_type",
+        "prompt",
+        "prompt_id",
+        "reason",
+        "session_id",
+        "source",
+        "stop_hook_active",
+        "transcript_path",
+    )
 
     event: str
     session_id: str
-    cwd: str | None = None
-    transcript_path: str | None = None
-    source: str | None = None
-    reason: str | None = None
-    prompt: str | None = None
-    prompt_id: str | None = None
-    last_assistant_message: str | None = None
-    stop_hook_active: bool = False
-    notification_type: str | None = None
-    agent_id: str | None = None
-    agent_type: str | None = None
-    agent_transcript_path: str | None = None
+    cwd: str | None
+    transcript_path: str | None
+    source: str | None
+    reason: str | None
+    prompt: str | None
+    prompt_id: str | None
+    last_assistant_message: str | None
+    stop_hook_active: bool
+    notification_type: str | None
+    agent_id: str | None
+    agent_type: str | None
+    agent_transcript_path: str | None
+
+    DEFAULTS: ClassVar[dict[str, Any]] = dict.fromkeys(__slots__) | {"stop_hook_active": False}
 
     @classmethod
     def parse(cls, raw: bytes, event: str) -> HookPayload:

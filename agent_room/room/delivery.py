@@ -8,12 +8,16 @@ over is the receipt.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from agent_room.core.format import format_messages
 from agent_room.core.prompts import NUDGE_PREFIX
 from agent_room.room.service import Room
-from agent_room.store.sqlite_base import Row
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from agent_room.store.sqlite_base import Row
 
 MAX_STOP_BLOCKS = 3
 """Consecutive Stop blocks allowed before the agent is let go (kept in the store)."""

@@ -6,35 +6,57 @@ through an adapter and passed in; this module only applies the rules.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, NamedTuple
-
 from agent_room.core.enums import SessionState
 from agent_room.core.errors import BadInput
 from agent_room.core.names import name_from_cwd, parse_name
-from agent_room.core.ports import ProcessProbe
+from agent_room.core.records import Record
 from agent_room.room.service import Room
-from agent_room.store.sqlite_base import Row
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any, ClassVar
+
+    from agent_room.core.ports import ProcessProbe
     from agent_room.core.tree import TreeNode
+    from agent_room.store.sqlite_base import Row
 
 
-class SessionFacts(NamedTuple):
+class SessionFacts(Record):
     """What a hook knows about the session it runs for."""
 
+    __slots__ = (
+        "agent",
+        "ancestors",
+        "cwd",
+        "name",
+        "pane",
+        "parent_hint",
+        "pid",
+        "pid_start",
+        "session_id",
+        "tmux_socket",
+        "transcript_path",
+    )
+    DEFAULTS: ClassVar[dict[str, Any]] = dict.fromkeys(__slots__) | {
+        "agent": "claude",
+        "ancestors": (),
+    }
+
     session_id: str
-    cwd: str | None = None
-    transcript_path: str | None = None
-    pid: int | None = None
-    pid_start: int | None = None
-    pane: str | None = None
-    agent: str = "claude"
-    name: str | None = None
+    cwd: str | None
+    transcript_path: str | None
+    pid: int | None
+    pid_start: int | None
+    pane: str | None
+    tmux_socket: str | None
+    """The tmux server the pane belongs to (from ``$TMUX``)."""
+    agent: str
+    name: str | None
     """``AGENT_ROOM_NAME`` as set by the launcher, if any."""
-    parent_hint: str | None = None
+    parent_hint: str | None
     """``AGENT_ROOM_PARENT``: a name or session id set by whoever spawned the session."""
-    ancestors: tuple[tuple[int, int], ...] = ()
+    ancestors: tuple[tuple[int, int], ...]
     """The agent's process ancestors as (pid, start ticks), nearest first."""
 
 
@@ -75,6 +97,7 @@ class Registry:
             "agent": facts.agent,
             "state": SessionState.IDLE.value,
             "pane": facts.pane,
+            "tmux_socket": facts.tmux_socket,
             "pid": facts.pid,
             "pid_start": facts.pid_start,
             "cwd": facts.cwd,

@@ -7,28 +7,29 @@ nothing of how the entry points talk to people.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from agent_room.core.bodies import DEFAULT_BODY_LIMIT, check_body
 from agent_room.core.enums import HandoverState, MessageKind
 from agent_room.core.errors import BadInput, NotFound, Refused, UnknownName
 from agent_room.core.handover import (
     DEFAULT_HANDOVER_TTL,
-    HandoverFields,
     check_transition,
     render_handover,
 )
 from agent_room.core.names import parse_name
 from agent_room.store.home import room_home
 from agent_room.store.sqlite import SqliteStore
-from agent_room.store.sqlite_base import Row
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from agent_room.core.models import AuditEvent, Message, Session
+    from collections.abc import Callable, Mapping
+    from typing import Any
 
-Clock = Callable[[], float]
+    from agent_room.core.handover import HandoverFields
+    from agent_room.core.models import AuditEvent, Message, Session
+    from agent_room.store.sqlite_base import Row
+
+    Clock = Callable[[], float]
 
 OPERATOR = "operator"
 ROOM = "room"
@@ -56,7 +57,7 @@ class Room:
         return cls(SqliteStore(room_home(environ), timeout=timeout))
 
     @property
-    def home(self) -> Path:
+    def home(self) -> str:
         """The room directory."""
         return self.store.home
 

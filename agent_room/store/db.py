@@ -9,22 +9,26 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 from agent_room.core.errors import RoomUnavailable
 from agent_room.store.home import DB_NAME, ensure_room_dir, open_private
 from agent_room.store.schema import MIGRATIONS, SCHEMA_VERSION
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
-def _migrate(conn: sqlite3.Connection, path: Path) -> None:
+    from agent_room.store.home import StrPath
+
+
+def _migrate(conn: sqlite3.Connection, path: str) -> None:
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     if version == SCHEMA_VERSION:
         return
     if version > SCHEMA_VERSION:
         raise RoomUnavailable(
-            f"the room at {path.parent} has schema {version}, newer than this "
+            f"the room at {os.path.dirname(path)} has schema {version}, newer than this "
             f"agent-room understands ({SCHEMA_VERSION}); upgrade agent-room"
         )
     conn.execute("BEGIN IMMEDIATE")
@@ -53,10 +57,10 @@ def _statements(script: str) -> Iterator[str]:
         yield buffer
 
 
-def connect(home: Path, *, timeout: float = 10.0) -> sqlite3.Connection:
+def connect(home: StrPath, *, timeout: float = 10.0) -> sqlite3.Connection:
     """Open (creating if needed) the room's database, migrated to the current schema."""
     room = ensure_room_dir(home)
-    path = room / DB_NAME
+    path = os.path.join(room, DB_NAME)
     os.close(open_private(path))  # create 0600 and refuse symlinks before SQLite opens it
     try:
         conn = sqlite3.connect(path, timeout=timeout, isolation_level=None)

@@ -10,24 +10,29 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Mapping
-from pathlib import Path
 
 from agent_room.core.errors import UnsafeRoom
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
+
+    StrPath = str | os.PathLike[str]
 
 DB_NAME = "room.db"
 ERROR_LOG = "errors.log"
 
 
-def room_home(environ: Mapping[str, str]) -> Path:
+def room_home(environ: Mapping[str, str]) -> str:
     """``$AGENT_ROOM_HOME`` if set, else ``~/.agent-room``."""
     configured = environ.get("AGENT_ROOM_HOME", "").strip()
     if configured:
-        return Path(configured).expanduser()
-    return Path(environ.get("HOME") or Path.home()) / ".agent-room"
+        return os.path.expanduser(configured)
+    return os.path.join(environ.get("HOME") or os.path.expanduser("~"), ".agent-room")
 
 
-def _check_dir(path: Path, st: os.stat_result) -> None:
+def _check_dir(path: str, st: os.stat_result) -> None:
     if not stat.S_ISDIR(st.st_mode):
         raise UnsafeRoom(f"room {path} is not a directory")
     if st.st_uid != os.geteuid():
@@ -39,28 +44,29 @@ def _check_dir(path: Path, st: os.stat_result) -> None:
         )
 
 
-def ensure_room_dir(path: Path) -> Path:
+def ensure_room_dir(where: StrPath) -> str:
     """Create the room directory (0700) or check an existing one; return it resolved."""
+    path = os.fspath(where)
     try:
-        st = path.stat()
+        st = os.stat(path)
     except FileNotFoundError:
         try:
-            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            path.mkdir(mode=0o700)
+            os.makedirs(os.path.dirname(os.path.abspath(path)), mode=0o700, exist_ok=True)
+            os.mkdir(path, 0o700)
         except FileExistsError:
             pass  # another process created it first: check it like any existing one
         except OSError as exc:
             raise UnsafeRoom(f"cannot create room {path}: {exc.strerror}") from None
-        st = path.stat()
+        st = os.stat(path)
     except OSError as exc:
         raise UnsafeRoom(f"cannot use room {path}: {exc.strerror}") from None
     _check_dir(path, st)
     if stat.S_IMODE(st.st_mode) & 0o077:
-        path.chmod(0o700)  # ours and not writable by others: only tighten reading
-    return path.resolve()
+        os.chmod(path, 0o700)  # ours and not writable by others: only tighten reading
+    return os.path.realpath(path)
 
 
-def open_private(path: Path, flags: int = os.O_RDWR) -> int:
+def open_private(path: StrPath, flags: int = os.O_RDWR) -> int:
     """Open (creating 0600) a file in the room without following a symlink; return the fd.
 
     An existing file must be a regular file owned by the user and not readable or
@@ -82,9 +88,11 @@ def open_private(path: Path, flags: int = os.O_RDWR) -> int:
     return fd
 
 
-def inside_room(room: Path, candidate: Path) -> Path:
+def inside_room(room: StrPath, candidate: StrPath) -> Path:
     """Resolve ``candidate`` and make sure it stays inside ``room``; return it."""
-    resolved = (room / candidate).resolve()
-    if not resolved.is_relative_to(room.resolve()):
+    from pathlib import Path
+
+    resolved = (Path(room) / candidate).resolve()
+    if not resolved.is_relative_to(Path(room).resolve()):
         raise UnsafeRoom(f"{candidate} leads outside the room")
     return resolved

@@ -8,10 +8,15 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable
-from typing import Any
 
 from agent_room.store.db import write_transaction
-from agent_room.store.sqlite_base import Row, StoreBase, event, rows
+from agent_room.store.sqlite_base import StoreBase, event, rows
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from agent_room.store.sqlite_base import Row
 
 
 class SessionStore(StoreBase):

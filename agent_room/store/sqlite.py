@@ -9,12 +9,17 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
-from typing import Any
 
 from agent_room.core.errors import NotFound
 from agent_room.store.db import write_transaction
 from agent_room.store.sessions import SessionStore
-from agent_room.store.sqlite_base import Row, event, rows
+from agent_room.store.sqlite_base import event, rows
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from agent_room.store.sqlite_base import Row
 
 _MESSAGE_COLUMNS = (
     "m.id, m.kind, m.sender, m.recipient, m.body, m.created_at, m.status, m.delivered_at,"

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
-from pathlib import Path
-from typing import Any
 
 from agent_room.store.db import connect
 
-Row = dict[str, Any]
-"""A row as the store returns it: column name to value."""
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from agent_room.store.home import StrPath
+
+    Row = dict[str, Any]
+    """A row as the store returns it: column name to value."""
 
 
 def rows(cursor: sqlite3.Cursor) -> list[Row]:
@@ -37,9 +42,9 @@ def event(
 class StoreBase:
     """Owns the connection to ``<home>/room.db``."""
 
-    def __init__(self, home: Path, *, timeout: float = 10.0) -> None:
+    def __init__(self, home: StrPath, *, timeout: float = 10.0) -> None:
         self.conn = connect(home, timeout=timeout)
-        self.home = home
+        self.home = os.fspath(home)
 
     def close(self) -> None:
         """Close the connection; the store cannot be used afterwards."""

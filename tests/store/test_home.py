@@ -20,8 +20,8 @@ def _mode(path: Path) -> int:
 
 
 def test_default_home_is_under_the_users_home() -> None:
-    assert room_home({"HOME": "/home/x"}) == Path("/home/x/.agent-room")
-    assert room_home({"HOME": "/home/x", "AGENT_ROOM_HOME": "/r"}) == Path("/r")
+    assert room_home({"HOME": "/home/x"}) == "/home/x/.agent-room"
+    assert room_home({"HOME": "/home/x", "AGENT_ROOM_HOME": "/r"}) == "/r"
 
 
 def test_new_room_is_0700_with_0600_files(tmp_path: Path) -> None:
