@@ -14,7 +14,8 @@ import pytest
 from agent_room.room import Room
 
 REPO = Path(__file__).resolve().parent.parent
-FIXTURES = REPO.parent / "shared" / "fixtures"
+FIXTURES = REPO / "tests" / "fixtures"
+"""Copies of the payloads captured from the real client in ../shared/fixtures (unedited)."""
 
 
 def require_tool(found: bool, what: str) -> None:

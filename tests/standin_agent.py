@@ -5,7 +5,8 @@ for every line typed at its prompt, UserPromptSubmit (printing any context the h
 hands over), then Stop with its reply as ``last_assistant_message`` (and if the Stop hook
 blocks, it prints the reason and stops again, as the real client continues the turn);
 SessionEnd on end of input. Run: ``python standin_agent.py [--session-id ID]``.
-A line ``/permission`` simulates an open permission dialog until the next line.
+A line ``/permission`` simulates an open permission dialog until the next line;
+``/work N`` keeps the turn busy for N seconds before it stops.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import uuid
 from typing import Any
 
@@ -72,6 +74,9 @@ def main() -> None:
                 "CONTEXT: " + out["hookSpecificOutput"]["additionalContext"].replace("\n", " | "),
                 flush=True,
             )
+        if line.startswith("/work "):
+            print("WORKING", flush=True)
+            time.sleep(float(line.split()[1]))
         reply = f"Echo: {line}"
         while True:
             stop = fire(

@@ -75,11 +75,11 @@ class Tmux:
         """
         if not pane.startswith("%") or not pane[1:].isdigit():
             return f"not a pane id: {pane!r}"
+        if agent_pid is None:
+            return "no agent process is registered for the pane"
         pane_pid = self.pane_pid(socket, pane)
         if pane_pid is None:
             return "the pane is gone"
-        if agent_pid is None:
-            return "no agent process is registered for the pane"
         if not procfs.is_alive(agent_pid, agent_start):
             return "the agent's process is gone"
         lineage = {agent_pid} | {s.pid for s in procfs.ancestors(agent_pid)}
@@ -88,6 +88,8 @@ class Tmux:
         stat = procfs.read_stat(agent_pid)
         if stat is None or stat.tpgid != stat.pgrp:
             return "the agent is not in the foreground of its terminal"
+        if stat.name in procfs.SHELLS:
+            return "the pane is at a shell prompt"
         return None
 
     def type_line(self, socket: str | None, pane: str, text: str, *, settle: float) -> None:

@@ -35,7 +35,8 @@ def _print_json(data: Any) -> None:
 
 def cmd_join(args: argparse.Namespace) -> int:
     room = _open()
-    row = room.join(args.name, pane=args.pane, agent=args.agent)
+    socket = (os.environ.get("TMUX") or "").split(",", 1)[0] or None
+    row = room.join(args.name, pane=args.pane, agent=args.agent, tmux_socket=socket)
     pane = f" in pane {row['pane']}" if row["pane"] else ""
     print(f"@{row['name']} joined the room{pane}", file=sys.stderr)
     return 0

@@ -25,6 +25,12 @@ def _add_identity(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _watch(args: argparse.Namespace) -> int:
+    from agent_room.cli.watch import cmd_watch
+
+    return cmd_watch(args)
+
+
 def _demo(args: argparse.Namespace) -> int:
     from agent_room.cli.demo import cmd_demo
 
@@ -61,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
     _bus_commands(sub)
     _room_commands(sub)
+    _launcher_commands(sub)
     return parser
 
 
@@ -123,6 +130,11 @@ def _room_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
     p = sub.add_parser("handovers", help="list the handovers waiting for a decision")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=bus.cmd_handovers)
+    p = sub.add_parser("watch", help="deliver messages to idle agents (headless worker)")
+    p.add_argument("--debounce", type=int, default=10, help="file-event debounce, ms")
+    p.add_argument("--step", type=int, default=5, help="file-event step, ms")
+    p.set_defaults(handler=_watch)
+
     p = sub.add_parser("demo", help="a short scripted session in a throw-away room")
     p.add_argument("--fast", action="store_true", help="no pauses")
     p.set_defaults(handler=_demo)
@@ -131,3 +143,32 @@ def _room_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
     psub = p.add_subparsers(title="plugin commands", metavar="COMMAND", parser_class=_Parser)
     pp = psub.add_parser("path", help="print the plugin folder (for claude --plugin-dir)")
     pp.set_defaults(handler=plugin_cmd.cmd_plugin_path)
+
+
+def _launcher_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
+    from agent_room.cli import launcher
+
+    p = sub.add_parser(
+        "start",
+        help="start an agent in tmux session ac-NAME (seed start.sh)",
+        usage="%(prog)s [-h] [--cwd DIR] [--agent KIND] [--agent-kind LABEL] [--detach]"
+        " NAME [-- AGENT-ARGS ...]",
+    )
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("--cwd", metavar="DIR", help="where the agent works (default: here)")
+    p.add_argument(
+        "--agent",
+        default="claude",
+        choices=launcher.AGENT_KINDS,
+        help="claude (default; with the plugin), codex, gemini, or command: run AGENT-ARGS",
+    )
+    p.add_argument("--agent-kind", metavar="LABEL", help="the kind the room records")
+    p.add_argument(
+        "--detach", action="store_true", help="do not attach, nor open a window inside tmux"
+    )
+    launcher.take_agent_args(p)
+    p.set_defaults(handler=launcher.cmd_start)
+
+    p = sub.add_parser("stop", help="stop the agent started as NAME and close its tmux")
+    p.add_argument("name", metavar="NAME")
+    p.set_defaults(handler=launcher.cmd_stop)

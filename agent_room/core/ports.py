@@ -23,3 +23,25 @@ class Clock(Protocol):
     def __call__(self) -> float:
         """Now."""
         ...
+
+
+class Multiplexer(Protocol):
+    """The terminal multiplexer the agents run in (tmux), as the deliverer needs it."""
+
+    def typing_refusal(
+        self, socket: str | None, pane: str, agent_pid: int | None, agent_start: int | None
+    ) -> str | None:
+        """Why nothing may be typed into ``pane`` now; None when the agent is at its prompt."""
+        ...
+
+    def type_line(self, socket: str | None, pane: str, text: str, *, settle: float) -> None:
+        """Type one safe line and submit it."""
+        ...
+
+    def press_enter(self, socket: str | None, pane: str) -> None:
+        """Submit what is typed."""
+        ...
+
+    def capture(self, socket: str | None, pane: str) -> str:
+        """The pane's visible text."""
+        ...

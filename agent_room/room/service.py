@@ -93,12 +93,21 @@ class Room:
 
     # -- membership -------------------------------------------------------------------
 
-    def join(self, name: str, *, pane: str | None = None, agent: str = "claude") -> Row:
+    def join(
+        self,
+        name: str,
+        *,
+        pane: str | None = None,
+        agent: str = "claude",
+        tmux_socket: str | None = None,
+    ) -> Row:
         """Register a name by hand, as seed 004's ``join.sh``."""
         canonical = parse_name(name)
         if pane is not None and not _is_pane_id(pane):
             raise BadInput(f"invalid pane {pane!r}: use a tmux pane id such as %3")
-        return self.store.join(canonical, pane=pane, agent=agent, at=self.clock())
+        return self.store.join(
+            canonical, pane=pane, agent=agent, tmux_socket=tmux_socket, at=self.clock()
+        )
 
     def leave(self, name: str) -> None:
         """Remove a name from the room; its messages stay in the history."""
@@ -178,6 +187,7 @@ class Room:
         """One object per session in the room, for ``who`` and the console."""
         now = self.clock()
         rows = self.store.members()
+        notes = self.store.notes()
         by_session = {r["session_id"]: r["name"] for r in rows if r["session_id"]}
         return [
             {
@@ -190,6 +200,7 @@ class Room:
                 "cwd": r["cwd"],
                 "unread": r["unread"],
                 "failed": r["failed"],
+                "delivery": notes.get(r["name"], ""),
                 "parent": by_session.get(r["parent"]),
                 "parent_session_id": r["parent"],
                 "depth": r["depth"],

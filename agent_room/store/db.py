@@ -12,7 +12,7 @@ import sqlite3
 from contextlib import contextmanager
 
 from agent_room.core.errors import RoomUnavailable
-from agent_room.store.home import DB_NAME, ensure_room_dir, open_private
+from agent_room.store.home import DB_NAME, ensure_private_file, ensure_room_dir
 from agent_room.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 TYPE_CHECKING = False
@@ -61,9 +61,10 @@ def connect(home: StrPath, *, timeout: float = 10.0) -> sqlite3.Connection:
     """Open (creating if needed) the room's database, migrated to the current schema."""
     room = ensure_room_dir(home)
     path = os.path.join(room, DB_NAME)
-    os.close(open_private(path))  # create 0600 and refuse symlinks before SQLite opens it
+    ensure_private_file(path)  # create 0600 and refuse symlinks before SQLite opens it
     try:
-        conn = sqlite3.connect(path, timeout=timeout, isolation_level=None)
+        # one thread at a time, but not always the one that opened it (console workers)
+        conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
     except sqlite3.Error as exc:
         raise RoomUnavailable(f"cannot open the room database {path}: {exc}") from None
     conn.row_factory = sqlite3.Row

@@ -88,6 +88,29 @@ def open_private(path: StrPath, flags: int = os.O_RDWR) -> int:
     return fd
 
 
+def ensure_private_file(path: StrPath) -> None:
+    """Create ``path`` 0600 if missing, refuse a symlink or a file open to others.
+
+    Never opens an existing file: closing any descriptor of a database file releases every
+    POSIX lock this process holds on it, including those of SQLite's own connections.
+    """
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise UnsafeRoom(f"cannot create {os.fspath(path)}: {exc.strerror}") from None
+    else:
+        os.close(fd)  # a brand-new file: no connection of ours can have it open yet
+    st = os.lstat(path)
+    if stat.S_ISLNK(st.st_mode):
+        raise UnsafeRoom(f"{os.fspath(path)} is a symlink; refusing to follow it")
+    if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+        raise UnsafeRoom(f"{os.fspath(path)} is not a regular file of yours; refusing it")
+    if stat.S_IMODE(st.st_mode) & 0o077:
+        raise UnsafeRoom(f"{os.fspath(path)} is open to others (mode {stat.S_IMODE(st.st_mode):o})")
+
+
 def inside_room(room: StrPath, candidate: StrPath) -> Path:
     """Resolve ``candidate`` and make sure it stays inside ``room``; return it."""
     from pathlib import Path

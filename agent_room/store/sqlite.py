@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from agent_room.core.errors import NotFound
 from agent_room.store.db import write_transaction
+from agent_room.store.delivery import DeliveryStore
 from agent_room.store.sessions import SessionStore
 from agent_room.store.sqlite_base import event, rows
 
@@ -30,7 +31,7 @@ INBOX_STATUSES = ("queued", "delivered", "failed")
 """Messages in these states sit in the recipient's inbox until read."""
 
 
-class SqliteStore(SessionStore):
+class SqliteStore(SessionStore, DeliveryStore):
     """The room's state in ``<home>/room.db``."""
 
     # -- members and sessions ---------------------------------------------------------
@@ -70,7 +71,15 @@ class SqliteStore(SessionStore):
         cursor = self.conn.execute("SELECT name FROM sessions WHERE left_at IS NULL ORDER BY name")
         return [row[0] for row in cursor.fetchall()]
 
-    def join(self, name: str, *, pane: str | None, agent: str, at: float) -> Row:
+    def join(
+        self,
+        name: str,
+        *,
+        pane: str | None,
+        agent: str,
+        at: float,
+        tmux_socket: str | None = None,
+    ) -> Row:
         """Register ``name`` by hand (seed 004's ``join``), or refresh its pane."""
         with write_transaction(self.conn) as conn:
             row = conn.execute(
@@ -78,14 +87,15 @@ class SqliteStore(SessionStore):
             ).fetchone()
             if row:
                 conn.execute(
-                    "UPDATE sessions SET pane = coalesce(?, pane), updated_at = ? WHERE rowid = ?",
-                    (pane, at, row[0]),
+                    "UPDATE sessions SET pane = coalesce(?, pane),"
+                    " tmux_socket = coalesce(?, tmux_socket), updated_at = ? WHERE rowid = ?",
+                    (pane, tmux_socket, at, row[0]),
                 )
             else:
                 conn.execute(
-                    "INSERT INTO sessions (name, agent, state, pane, started_at, updated_at)"
-                    " VALUES (?, ?, 'idle', ?, ?, ?)",
-                    (name, agent, pane, at, at),
+                    "INSERT INTO sessions (name, agent, state, pane, tmux_socket, started_at,"
+                    " updated_at) VALUES (?, ?, 'idle', ?, ?, ?, ?)",
+                    (name, agent, pane, tmux_socket, at, at),
                 )
             event(conn, at, "session.joined", name, name, data={"pane": pane})
         holder = self.holder(name)

@@ -1,0 +1,306 @@
+"""``agent-room start`` / ``stop``: the seed's ``agent-chat NAME`` launcher (``start.sh``).
+
+The agent is the pane's initial command, never typed into a fresh shell (DESIGN.md 4):
+tmux gets the argv as separate arguments and ``execvp``s it with no shell in between, via
+``env -u`` (which also drops variables a launching agent would leak, such as
+``CLAUDECODE``, which makes Claude Code refuse to start nested). So the pane's pid is
+the agent, which is how the room tells that a pane runs its registered agent. The
+room's variables travel with ``-e`` because a running tmux server does not pass the
+client's environment on. Sessions are targeted as ``=ac-NAME``: a bare ``-t ac-NAME``
+matches by prefix and would hit ``ac-NAMEX``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import shutil
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agent_room.core.errors import BadInput, NotFound, Refused, RoomError
+from agent_room.core.names import is_valid_name, parse_name
+
+if TYPE_CHECKING:
+    from agent_room.room import Room
+
+    Process = tuple[int, int | None]
+    """A process's identity: pid and start ticks."""
+
+AGENT_KINDS = ("claude", "codex", "gemini", "command")
+"""``command`` runs AGENT-ARGS as the whole command line (tests use a stand-in agent)."""
+
+TAG = "@agent_room_name"
+"""tmux user option naming the agent of a window opened inside tmux, so ``stop`` finds
+that window and never another one that merely has the same name."""
+
+STOP_GRACE = 5.0
+LEAKED: tuple[str, ...] = ("CLAUDECODE", "CLAUDE_PID", "CLAUDE_CODE_SESSION_ID")
+LEAKED += ("CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_MESSAGING_SOCKET", "AGENT_ROOM_PARENT")
+"""Variables of whoever runs the launcher that would misidentify the new agent."""
+
+
+class _AgentArgs(argparse.ArgumentParser):
+    """Everything after the first ``--`` is AGENT-ARGS, verbatim.
+
+    argparse cannot express ``NAME [options] [-- ARGS]``: ``nargs="*"`` is consumed empty
+    as soon as an option follows NAME, and ``REMAINDER`` swallows the options after NAME.
+    """
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        items = list(sys.argv[1:] if args is None else args)
+        tail: list[str] = []
+        if "--" in items:
+            at = items.index("--")
+            items, tail = items[:at], items[at + 1 :]
+        parsed, extra = super().parse_known_args(items, namespace)
+        parsed.agent_args = tail
+        return parsed, extra
+
+
+def take_agent_args(parser: argparse.ArgumentParser) -> None:
+    """Make ``parser`` (the ``start`` subparser) put what follows ``--`` in ``agent_args``."""
+    parser.__class__ = type("StartParser", (_AgentArgs, type(parser)), {})
+    parser.set_defaults(agent_args=[])
+
+
+class _Tmux:
+    """The tmux command line on the default server, or on ``$AGENT_ROOM_TMUX``'s socket."""
+
+    def __init__(self, environ: dict[str, str]) -> None:
+        found = shutil.which("tmux")
+        if found is None:
+            raise NotFound("tmux is not installed (agent-room start needs tmux 3.2 or later)")
+        self.socket = environ.get("AGENT_ROOM_TMUX") or None
+        self.argv = [found, *(["-S", self.socket] if self.socket else [])]
+        # a server started by this call keeps our environment as its global one
+        self.env = {k: v for k, v in environ.items() if k not in LEAKED}
+
+    def __call__(self, *args: str, check: bool = True) -> list[str]:
+        import subprocess
+
+        proc = subprocess.run(
+            [*self.argv, *args], capture_output=True, text=True, env=self.env, check=False
+        )
+        if proc.returncode and check:
+            detail = proc.stderr.strip() or f"exit status {proc.returncode}"
+            raise Refused(f"tmux {args[0]} failed: {detail}")
+        return proc.stdout.splitlines() if proc.returncode == 0 else []
+
+    def has_session(self, session: str) -> bool:
+        return bool(self("list-sessions", "-F", "#{session_name}", check=False).count(session))
+
+    def tagged_window(self, name: str) -> str | None:
+        """The id of the window opened for ``name`` inside tmux, if one is open."""
+        for line in self("list-windows", "-a", "-F", f"#{{window_id}} #{{{TAG}}}", check=False):
+            window, _, tag = line.partition(" ")
+            if tag == name:
+                return window
+        return None
+
+    def attach_hint(self, session: str) -> str:
+        socket = f"-S {self.socket} " if self.socket else ""
+        return f"tmux {socket}attach -t {session}"
+
+
+def _binary(program: str, hint: str) -> str:
+    found = shutil.which(program)
+    if found is None:
+        raise NotFound(f"{program} not found: {hint}")
+    return str(Path(found).absolute())
+
+
+def agent_argv(kind: str, agent_args: list[str], environ: dict[str, str]) -> list[str]:
+    """The agent's command line: its binary (absolute) and arguments."""
+    if kind == "claude":
+        from agent_room.plugin import plugin_dir
+
+        claude = environ.get("AGENT_ROOM_CLAUDE") or "claude"
+        binary = _binary(claude, "install Claude Code or set AGENT_ROOM_CLAUDE")
+        # `--allowedTools X` would swallow the arguments after it (it takes several)
+        fixed = ["--plugin-dir", str(plugin_dir()), "--allowedTools=Bash(agent-room:*)"]
+        return [binary, *fixed, *agent_args]
+    if kind in {"codex", "gemini"}:
+        return [_binary(kind, f"install it or use --agent command -- /path/to/{kind}"), *agent_args]
+    if kind == "command":
+        if not agent_args:
+            raise BadInput("--agent command needs the command after --, e.g. -- my-agent --flag")
+        return [_binary(agent_args[0], "give a program on PATH or a path"), *agent_args[1:]]
+    raise BadInput(f"unknown agent kind {kind!r}: use one of {', '.join(AGENT_KINDS)}")
+
+
+def _agent_room_bin() -> str:
+    """The running ``agent-room`` script, so the agent's hooks use this same install."""
+    script = Path(sys.argv[0])
+    candidates = [script] if script.name == "agent-room" else []
+    candidates.append(Path(sys.executable).parent / "agent-room")
+    found = shutil.which("agent-room")
+    candidates += [Path(found)] if found else []
+    for path in candidates:
+        if path.is_file() and os.access(path, os.X_OK):
+            return str(path.absolute())
+    raise NotFound("cannot find the agent-room command beside this Python or on PATH")
+
+
+def agent_env(name: str, label: str, environ: dict[str, str]) -> dict[str, str]:
+    """The room's variables for the new agent (``AGENT_ROOM_PARENT``: whoever launches)."""
+    from agent_room.store.home import room_home
+
+    env = {
+        "AGENT_ROOM_NAME": name,
+        "AGENT_ROOM_HOME": str(Path(room_home(environ)).resolve()),
+        "AGENT_ROOM_BIN": _agent_room_bin(),
+        "AGENT_ROOM_AGENT": label,
+    }
+    parent = environ.get("AGENT_ROOM_NAME") or environ.get("CLAUDE_CODE_SESSION_ID")
+    if parent and parent != name:
+        env["AGENT_ROOM_PARENT"] = parent
+    return env
+
+
+def _window_target(tmux: _Tmux, environ: dict[str, str]) -> list[str] | None:
+    """``-t SESSION:`` of the session we run in (from $TMUX_PANE, else $TMUX), or None
+    when we do not run in a pane of the server the agent goes to."""
+    here, _, rest = environ.get("TMUX", "").partition(",")
+    if not here or (tmux.socket and Path(here).resolve() != Path(tmux.socket).resolve()):
+        return None
+    pane = environ.get("TMUX_PANE", "")
+    found = tmux("display-message", "-p", "-t", pane, "#{session_id}", check=False) if pane else []
+    session = found[0] if found else "$" + rest.rpartition(",")[2]
+    return ["-t", f"{session}:"] if session[1:].isdigit() else []
+
+
+def _refuse_if_running(tmux: _Tmux, name: str) -> None:
+    session = f"ac-{name}"
+    if tmux.has_session(session):
+        raise Refused(
+            f"@{name} is already running in tmux session {session}"
+            f" (attach: {tmux.attach_hint(session)})"
+        )
+    window = tmux.tagged_window(name)
+    if window:
+        raise Refused(f"@{name} is already running in tmux window {window} ({name})")
+
+
+def cmd_start(args: argparse.Namespace) -> int:
+    """Start the agent in tmux session ``ac-NAME`` (or a window NAME when inside tmux)."""
+    environ = dict(os.environ)
+    name = parse_name(args.name)
+    cwd = Path(args.cwd or Path.cwd()).expanduser().absolute()
+    if not cwd.is_dir():
+        raise BadInput(f"--cwd {args.cwd}: no such directory")
+    label = getattr(args, "agent_kind", None) or args.agent
+    if not is_valid_name(label):
+        raise BadInput(f"invalid --agent-kind {label!r}: use a-z, 0-9, '-' and '_'")
+    argv = agent_argv(args.agent, list(args.agent_args), environ)
+    env = agent_env(name, label, environ)
+    tmux = _Tmux(environ)
+    _refuse_if_running(tmux, name)
+
+    unset = [f"-u{var}" for var in LEAKED if var not in env]
+    command = [_binary("env", "a POSIX system is needed"), *unset, "--", *argv]
+    options = [f"-e{k}={v}" for k, v in env.items()]
+    options += ["-c", str(cwd), "-P", "-F", "#{pane_id} #{window_id}"]
+    session = f"ac-{name}"
+    target = None if args.detach else _window_target(tmux, environ)
+    if target is not None:
+        out = tmux("new-window", *target, "-n", name, *options, "--", *command)
+        pane_id, _, window = out[0].partition(" ")
+        tmux("set-option", "-w", "-t", window, TAG, name)
+        print(f"@{name} started in tmux window {name} ({pane_id}, {cwd})", file=sys.stderr)
+        return 0
+    try:
+        out = tmux("new-session", "-d", "-s", session, *options, "--", *command)
+    except Refused as exc:
+        if "duplicate session" in str(exc):  # another start won the race
+            _refuse_if_running(tmux, name)
+        raise
+    pane_id = out[0].partition(" ")[0]
+    attach = not args.detach and sys.stdin.isatty() and sys.stdout.isatty()
+    hint = "" if attach else f"; attach: {tmux.attach_hint(session)}"
+    print(f"@{name} started in tmux session {session} ({pane_id}, {cwd}){hint}", file=sys.stderr)
+    if attach:
+        sys.stderr.flush()
+        os.execv(tmux.argv[0], [*tmux.argv, "attach-session", "-t", f"={session}"])  # noqa: S606
+    return 0
+
+
+def _registered(room: Room | None, name: str, pane_pids: set[int]) -> list[Process]:
+    """The registered agent as (pid, start), if it is alive in one of these panes."""
+    from agent_room.adapters import procfs
+
+    try:
+        row = room.store.holder(name) if room else None
+    except RoomError:
+        return []
+    if row is None or not row["pid"] or not procfs.is_alive(row["pid"], row["pid_start"]):
+        return []
+    pid = int(row["pid"])
+    if pid in pane_pids or pane_pids & {s.pid for s in procfs.ancestors(pid)}:
+        return [(pid, row["pid_start"])]
+    return []
+
+
+def _open_room() -> Room | None:
+    """The room, if there is one to ask: stopping must work without it."""
+    from agent_room.room import Room
+    from agent_room.store.home import room_home
+
+    try:
+        return Room.open(os.environ) if Path(room_home(os.environ)).is_dir() else None
+    except RoomError:
+        return None
+
+
+def _terminate(pid: int) -> None:
+    """SIGTERM to the agent's process group (its tools too) if it leads one, else to it."""
+    try:
+        (os.killpg if os.getpgid(pid) == pid else os.kill)(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    except PermissionError:
+        raise Refused(f"not allowed to signal process {pid}") from None
+
+
+def cmd_stop(args: argparse.Namespace) -> int:
+    """End the agent started for NAME: SIGTERM, up to 5 s to exit, then close its tmux."""
+    from agent_room.adapters import procfs
+    from agent_room.adapters.processes import SystemProbe
+
+    name = parse_name(args.name)
+    tmux = _Tmux(dict(os.environ))
+    session = f"ac-{name}"
+    if tmux.has_session(session):
+        target, kill, what = ["-s", "-t", f"={session}"], "kill-session", f"tmux session {session}"
+    else:
+        window = tmux.tagged_window(name)
+        if window is None:
+            raise NotFound(f"@{name} is not running in tmux (no session {session}, no window)")
+        target, kill, what = ["-t", window], "kill-window", f"tmux window {window}"
+    pane_pids = {int(p) for p in tmux("list-panes", *target, "-F", "#{pane_pid}") if p.isdigit()}
+    room = _open_room()
+    # not registered (yet)? The panes' processes are the agents we launched
+    victims = _registered(room, name, pane_pids) or [
+        (pid, getattr(procfs.read_stat(pid), "start_ticks", None)) for pid in pane_pids
+    ]
+    for pid, _ in victims:
+        _terminate(pid)
+    probe = SystemProbe()
+    deadline = time.monotonic() + STOP_GRACE
+    while any(probe.is_alive(*v) for v in victims) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    survivors = [pid for pid, start in victims if probe.is_alive(pid, start)]
+    tmux(kill, "-t", target[-1], check=False)  # gone already if the agent's exit closed it
+    if room:
+        from agent_room.room.registry import Registry
+
+        with contextlib.suppress(RoomError):  # the room shows it ended now, not at next `who`
+            Registry(room, probe).refresh()
+        room.close()
+    late = f" (pid {survivors[0]} outlived SIGTERM by {STOP_GRACE:g} s)" if survivors else ""
+    print(f"@{name} stopped; closed {what}{late}", file=sys.stderr)
+    return 0

@@ -1,0 +1,160 @@
+"""Delivery state of the SQLite store: the deliverer's lease, typed nudges, held notes.
+
+Mixed into ``SqliteStore``. The lease makes one deliverer active per room; a nudge is
+recorded before it is typed, so a stand-by that takes over knows what is in flight.
+"""
+
+from __future__ import annotations
+
+import json
+
+from agent_room.store.db import write_transaction
+from agent_room.store.sqlite_base import StoreBase, event, rows
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from agent_room.store.sqlite_base import Row
+
+
+class DeliveryStore(StoreBase):
+    """Lease, nudges and notes."""
+
+    def acquire_lease(
+        self,
+        name: str,
+        *,
+        holder: str,
+        pid: int,
+        pid_start: int | None,
+        ttl: float,
+        at: float,
+        alive: Callable[[int, int | None], bool],
+    ) -> bool:
+        """Take or renew the lease ``name``; False while another live holder has it."""
+        with write_transaction(self.conn) as conn:
+            row = conn.execute("SELECT * FROM leases WHERE name = ?", (name,)).fetchone()
+            free = (
+                row is None
+                or row["holder"] == holder
+                or row["expires_at"] < at
+                or (row["pid"] is not None and not alive(row["pid"], row["pid_start"]))
+            )
+            if not free:
+                return False
+            conn.execute(
+                "INSERT INTO leases (name, holder, pid, pid_start, expires_at)"
+                " VALUES (?,?,?,?,?) ON CONFLICT(name) DO UPDATE SET holder = excluded.holder,"
+                " pid = excluded.pid, pid_start = excluded.pid_start,"
+                " expires_at = excluded.expires_at",
+                (name, holder, pid, pid_start, at + ttl),
+            )
+            if row is None or row["holder"] != holder:
+                event(conn, at, "deliverer.lease", "room", name, data={"holder": holder})
+            return True
+
+    def lease(self, name: str) -> Row | None:
+        """The current holder of a lease."""
+        row = self.conn.execute("SELECT * FROM leases WHERE name = ?", (name,)).fetchone()
+        return dict(row) if row else None
+
+    def release_lease(self, name: str, holder: str) -> None:
+        """Give the lease up (on a clean exit) so a stand-by takes over at once."""
+        with write_transaction(self.conn) as conn:
+            conn.execute("DELETE FROM leases WHERE name = ? AND holder = ?", (name, holder))
+
+    def delivery_targets(self) -> list[Row]:
+        """Sessions holding a name with queued messages or an open nudge."""
+        return rows(
+            self.conn.execute(
+                "SELECT s.* FROM sessions s WHERE s.left_at IS NULL AND ("
+                " EXISTS (SELECT 1 FROM messages m WHERE m.recipient = s.name"
+                "  AND m.status = 'queued')"
+                " OR EXISTS (SELECT 1 FROM nudges n WHERE n.recipient = s.name"
+                "  AND n.state = 'open'))"
+            )
+        )
+
+    def open_nudge(self, recipient: str) -> Row | None:
+        """The nudge typed for ``recipient`` and not yet receipted, if any."""
+        row = self.conn.execute(
+            "SELECT * FROM nudges WHERE recipient = ? AND state = 'open' ORDER BY id DESC",
+            (recipient,),
+        ).fetchone()
+        if row is None:
+            return None
+        found = dict(row)
+        found["message_ids"] = tuple(json.loads(found["message_ids"]))
+        return found
+
+    def record_nudge(
+        self, recipient: str, session_id: str | None, ids: Sequence[int], text: str, *, at: float
+    ) -> int:
+        """Record a nudge about to be typed (before typing: a stand-by sees it in flight)."""
+        with write_transaction(self.conn) as conn:
+            conn.execute(
+                "UPDATE nudges SET state = 'replaced' WHERE recipient = ? AND state = 'open'",
+                (recipient,),
+            )
+            cursor = conn.execute(
+                "INSERT INTO nudges (recipient, session_id, message_ids, text, at, last_try)"
+                " VALUES (?,?,?,?,?,?)",
+                (recipient, session_id, json.dumps(list(ids)), text, at, at),
+            )
+            for message_id in ids:
+                conn.execute(
+                    "UPDATE messages SET attempts = attempts + 1 WHERE id = ?", (message_id,)
+                )
+            event(conn, at, "delivery.nudged", "room", recipient, data={"ids": list(ids)})
+            assert cursor.lastrowid is not None
+            return cursor.lastrowid
+
+    def nudge_retried(self, nudge_id: int, *, at: float) -> None:
+        """Count one more Enter (or retype) for a nudge."""
+        with write_transaction(self.conn) as conn:
+            conn.execute(
+                "UPDATE nudges SET enters = enters + 1, last_try = ? WHERE id = ?", (at, nudge_id)
+            )
+
+    def close_nudge(self, nudge_id: int, state: str) -> None:
+        """Close a nudge: ``done`` once receipted."""
+        with write_transaction(self.conn) as conn:
+            conn.execute("UPDATE nudges SET state = ? WHERE id = ?", (state, nudge_id))
+
+    def fail_nudge(self, nudge_id: int, ids: Sequence[int], reason: str, *, at: float) -> None:
+        """Give up: the nudge's still-queued messages are marked failed, with the reason."""
+        with write_transaction(self.conn) as conn:
+            conn.execute("UPDATE nudges SET state = 'failed' WHERE id = ?", (nudge_id,))
+            for message_id in ids:
+                cursor = conn.execute(
+                    "UPDATE messages SET status = 'failed', failure = ? WHERE id = ?"
+                    " AND status = 'queued'",
+                    (reason, message_id),
+                )
+                if cursor.rowcount:
+                    event(conn, at, "message.failed", "room", None, message_id, {"reason": reason})
+
+    def set_note(self, name: str, note: str, *, at: float) -> None:
+        """Say why ``name``'s messages wait (empty: they do not); written only on change."""
+        current = self.conn.execute(
+            "SELECT note FROM delivery_notes WHERE name = ?", (name,)
+        ).fetchone()
+        if (current[0] if current else "") == note:
+            return
+        with write_transaction(self.conn) as conn:
+            if note:
+                conn.execute(
+                    "INSERT INTO delivery_notes (name, note, at) VALUES (?,?,?)"
+                    " ON CONFLICT(name) DO UPDATE SET note = excluded.note, at = excluded.at",
+                    (name, note, at),
+                )
+            else:
+                conn.execute("DELETE FROM delivery_notes WHERE name = ?", (name,))
+
+    def notes(self) -> dict[str, str]:
+        """Why each recipient's messages wait."""
+        return {
+            row[0]: row[1]
+            for row in self.conn.execute("SELECT name, note FROM delivery_notes").fetchall()
+        }
