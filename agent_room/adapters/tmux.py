@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -92,15 +93,31 @@ class Tmux:
             return "the pane is at a shell prompt"
         return None
 
-    def type_line(self, socket: str | None, pane: str, text: str, *, settle: float) -> None:
-        """Type one safe line, then Enter as a separate command after ``settle`` seconds."""
+    def type_line(
+        self,
+        socket: str | None,
+        pane: str,
+        text: str,
+        *,
+        settle: float,
+        still_safe: Callable[[], bool] | None = None,
+    ) -> bool:
+        """Type one safe line, then Enter as a separate command after ``settle`` seconds.
+
+        ``still_safe`` is asked again just before Enter: if the agent left the foreground
+        meanwhile (it exited to its shell), the line stays unsubmitted. Returns whether
+        Enter was sent.
+        """
         line = safe_line(text)
         if not line:
-            return
+            return False
         self._cmd(socket, "send-keys", "-t", pane, "-l", "--", line)
         if settle > 0:
             time.sleep(settle)
+        if still_safe is not None and not still_safe():
+            return False
         self.press_enter(socket, pane)
+        return True
 
     def press_enter(self, socket: str | None, pane: str) -> None:
         """Submit what is typed."""

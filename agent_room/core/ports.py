@@ -6,6 +6,7 @@ pass fakes. Standard library only.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 
@@ -34,8 +35,16 @@ class Multiplexer(Protocol):
         """Why nothing may be typed into ``pane`` now; None when the agent is at its prompt."""
         ...
 
-    def type_line(self, socket: str | None, pane: str, text: str, *, settle: float) -> None:
-        """Type one safe line and submit it."""
+    def type_line(
+        self,
+        socket: str | None,
+        pane: str,
+        text: str,
+        *,
+        settle: float,
+        still_safe: Callable[[], bool] | None = None,
+    ) -> bool:
+        """Type one safe line and submit it while ``still_safe()``; True if submitted."""
         ...
 
     def press_enter(self, socket: str | None, pane: str) -> None:

@@ -20,6 +20,8 @@ from agent_room.room import Room
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from agent_room.core.ports import Multiplexer, ProcessProbe
     from agent_room.store.sqlite_base import Row
 
@@ -118,7 +120,13 @@ class Deliverer:
             senders = [str(m["sender"]) for m in queued if m["id"] in decision.message_ids]
             text = nudge_text(senders, decision.message_ids)
             self.store.record_nudge(name, target["session_id"], decision.message_ids, text, at=now)
-            self.mux.type_line(socket, pane, text, settle=settle_for(str(target["agent"])))
+            self.mux.type_line(
+                socket,
+                pane,
+                text,
+                settle=settle_for(str(target["agent"])),
+                still_safe=self._still_safe(target),
+            )
         elif decision.action is Action.ENTER and nudge is not None:
             self.store.nudge_retried(int(nudge["id"]), at=now)
             if nudge["text"] in self.mux.capture(socket, pane):
@@ -130,6 +138,17 @@ class Deliverer:
         elif decision.action is Action.FAIL and nudge is not None:
             self.store.fail_nudge(int(nudge["id"]), decision.message_ids, decision.note, at=now)
         self.store.set_note(name, decision.note if decision.action is Action.HOLD else "", at=now)
+
+    def _still_safe(self, target: Row) -> Callable[[], bool]:
+        def check() -> bool:
+            return (
+                self.mux.typing_refusal(
+                    target["tmux_socket"], target["pane"], target["pid"], target["pid_start"]
+                )
+                is None
+            )
+
+        return check
 
     def run(self, stop: threading.Event, *, debounce: int = 10, step: int = 5) -> None:
         """Deliver until ``stop`` is set: on every room change, and every half second."""

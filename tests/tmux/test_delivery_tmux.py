@@ -115,6 +115,10 @@ def test_agent_exited_to_a_shell_gets_nothing(
     wait_for(lambda: "You are @frontend" in screen(pane))
     pane.send_keys("C-d", enter=False)  # end of input: the stand-in exits to bash
     wait_for(lambda: room.store.holder("frontend")["state"] == "ended")  # type: ignore[index]
+    agent = room.store.holder("frontend")
+    assert agent is not None
+    wait_for(lambda: not Path(f"/proc/{agent['pid']}").exists())
+    # a registry that missed the end: it still says idle, for the same (dead) process
     room.store.set_state(room.store.holder("frontend")["session_id"], "idle", at=0)  # type: ignore[index]
     room.send("backend", "frontend", "anyone there?")
     wait_for(lambda: any(s["delivery"] for s in room.who() if s["name"] == "frontend"))

@@ -1,0 +1,75 @@
+"""The tmux adapter types only inert text, literally, and never submits unsafely."""
+
+from __future__ import annotations
+
+import libtmux
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agent_room.adapters.tmux import Tmux
+from agent_room.core.keys import MAX_TYPED, safe_line
+from tests.tmux.conftest import wait_for
+
+
+def _cat_pane(server: libtmux.Server) -> tuple[str, str]:
+    session = server.new_session(session_name="typing", window_command="cat")
+    pane = session.active_window.active_pane
+    assert pane is not None and pane.pane_id is not None
+    return str(server.socket_name), pane.pane_id
+
+
+def _socket(server: libtmux.Server) -> str:
+    import os
+
+    return f"/tmp/tmux-{os.geteuid()}/{server.socket_name}"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("-R", "-R"),  # an option to tmux without `--`: here it is just text
+        ("C-c", "C-c"),  # a key name: typed, not pressed
+        ("echo done;", "echo done"),  # tmux would drop a trailing ';'
+        ("a\x03b", "a b"),  # a literal ^C would kill the program
+        ("x\x1b[201~y", "xy"),  # a paste end marker would run what follows
+        ("one\ntwo", "one two"),  # a newline would submit
+    ],
+)
+def test_typed_text_arrives_literally(server: libtmux.Server, text: str, expected: str) -> None:
+    _, pane_id = _cat_pane(server)
+    Tmux().type_line(_socket(server), pane_id, text, settle=0.0)
+    pane = server.panes.get(pane_id=pane_id)
+    assert pane is not None
+    lines = wait_for(lambda: [ln for ln in pane.capture_pane() if ln.strip()][-2:] or None)
+    assert lines == [expected, expected]  # the terminal's echo, then cat's copy of the line
+
+
+def test_no_enter_once_the_pane_is_no_longer_safe(server: libtmux.Server) -> None:
+    _, pane_id = _cat_pane(server)
+    submitted = Tmux().type_line(
+        _socket(server), pane_id, "held back", settle=0.0, still_safe=lambda: False
+    )
+    assert submitted is False
+    pane = server.panes.get(pane_id=pane_id)
+    assert pane is not None
+    wait_for(lambda: "held back" in "\n".join(pane.capture_pane()))
+    assert "\n".join(pane.capture_pane()).count("held back") == 1  # echoed, never read
+
+
+def test_paste_arrives_as_one_block(server: libtmux.Server) -> None:
+    _, pane_id = _cat_pane(server)
+    Tmux().paste(_socket(server), pane_id, "first line\nsecond\x1b[201~line\n")
+    pane = server.panes.get(pane_id=pane_id)
+    assert pane is not None
+    wait_for(lambda: "secondline" in "\n".join(pane.capture_pane()))
+
+
+@given(st.text(max_size=2000))
+def test_safe_line_is_one_inert_line(text: str) -> None:
+    line = safe_line(text)
+    assert len(line) <= MAX_TYPED
+    assert "\n" not in line and "\r" not in line and "\x1b" not in line
+    assert all(ord(ch) >= 0x20 and not 0x7F <= ord(ch) <= 0x9F for ch in line)
+    assert not line.endswith(";")
+    assert "[201~" not in line and "[200~" not in line
