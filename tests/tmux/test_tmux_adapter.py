@@ -15,7 +15,8 @@ from tests.tmux.conftest import wait_for
 def _cat_pane(server: libtmux.Server) -> tuple[str, str]:
     session = server.new_session(session_name="typing", window_command="cat")
     pane = session.active_window.active_pane
-    assert pane is not None and pane.pane_id is not None
+    assert pane is not None
+    assert pane.pane_id is not None
     return str(server.socket_name), pane.pane_id
 
 
@@ -69,7 +70,8 @@ def test_paste_arrives_as_one_block(server: libtmux.Server) -> None:
 def test_safe_line_is_one_inert_line(text: str) -> None:
     line = safe_line(text)
     assert len(line) <= MAX_TYPED
-    assert "\n" not in line and "\r" not in line and "\x1b" not in line
+    assert not {"\n", "\r", "\x1b"} & set(line)
     assert all(ord(ch) >= 0x20 and not 0x7F <= ord(ch) <= 0x9F for ch in line)
     assert not line.endswith(";")
-    assert "[201~" not in line and "[200~" not in line
+    assert "[201~" not in line
+    assert "[200~" not in line
