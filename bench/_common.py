@@ -256,3 +256,98 @@ def write_result(name: str, data: Mapping[str, Any]) -> Path:
     }
     path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
     return path
+
+
+# -- processes and state -------------------------------------------------------------
+
+
+def wait_until(
+    check: Callable[[], Any], *, timeout: float, step: float = 0.005, what: str = "a condition"
+) -> Any:
+    """Poll ``check`` every ``step`` seconds until it returns something truthy; return it.
+
+    Raise ``TimeoutError`` naming ``what`` after ``timeout`` seconds.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout:g} s waiting for {what}")
+        time.sleep(step)
+
+
+def stop_process(proc: subprocess.Popen[Any], *, timeout: float = 10.0) -> int | None:
+    """End a process this benchmark started, by its pid: SIGTERM, then SIGKILL; reap it.
+
+    Returns its exit code (``None`` if it could not be reaped).
+    """
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            try:
+                proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                return None
+    return proc.returncode
+
+
+def git_state() -> dict[str, Any]:
+    """The commit measured and whether the package had uncommitted changes."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, check=True
+        ).stdout.decode()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "agent_room"],
+            cwd=ROOT,
+            capture_output=True,
+            check=True,
+        ).stdout.decode()
+    except (OSError, subprocess.CalledProcessError):
+        return {"commit": None, "package_modified": None}
+    return {"commit": head.strip(), "package_modified": [line[3:] for line in dirty.splitlines()]}
+
+
+def stale_bytecode(prefix: str = "agent_room") -> list[str]:
+    """Modules named ``prefix*`` loaded in this process without an up-to-date ``.pyc``.
+
+    A process that imports such a module compiles it again (and with
+    ``PYTHONDONTWRITEBYTECODE`` set, the cache is never refreshed), which inflates every
+    timing of it; installed packages have their bytecode compiled at install time.
+    """
+    import importlib.util
+
+    found = []
+    for name, module in sorted(sys.modules.items()):
+        source = getattr(module, "__file__", None)
+        if not name.startswith(prefix) or not source or not source.endswith(".py"):
+            continue
+        try:
+            header = Path(importlib.util.cache_from_source(source)).read_bytes()[:16]
+        except OSError:
+            found.append(f"{name} (no .pyc)")
+            continue
+        st = Path(source).stat()
+        flags = int.from_bytes(header[4:8], "little")
+        mtime = int.from_bytes(header[8:12], "little")
+        size = int.from_bytes(header[12:16], "little")
+        if flags == 0 and (mtime, size) != (int(st.st_mtime) & 0xFFFFFFFF, st.st_size):
+            found.append(f"{name} (.pyc out of date)")
+    return found
+
+
+def parse_importtime(stderr: str) -> dict[str, tuple[int, int]]:
+    """``python -X importtime`` output as {module: (self µs, cumulative µs)}."""
+    found: dict[str, tuple[int, int]] = {}
+    for line in stderr.splitlines():
+        if not line.startswith("import time:") or "self [us]" in line:
+            continue
+        fields = line[len("import time:") :].split("|")
+        if len(fields) == 3:
+            found[fields[2].strip()] = (int(fields[0]), int(fields[1]))
+    return found
