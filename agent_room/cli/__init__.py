@@ -22,7 +22,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from agent_room.cli.parser import build_parser
     from agent_room.core.errors import RoomError
 
-    parser = build_parser()
+    parser = build_parser(args_list[0] if args_list else None)
     args, extra = parser.parse_known_args(args_list)
     if extra:
         # `send @x --handover some words`: words after an option still belong to TEXT

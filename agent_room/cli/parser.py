@@ -5,8 +5,25 @@ from __future__ import annotations
 import argparse
 
 from agent_room import __version__
-from agent_room.cli import bus
-from agent_room.cli import plugin as plugin_cmd
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    Handler = Callable[[argparse.Namespace], int]
+
+
+def _lazy(module: str, function: str) -> Handler:
+    """A handler imported only when its command runs: each process loads one command."""
+
+    def run(args: argparse.Namespace) -> int:
+        import importlib
+
+        handler: Handler = getattr(importlib.import_module(module), function)
+        return handler(args)
+
+    return run
 
 
 class _Parser(argparse.ArgumentParser):
@@ -25,18 +42,6 @@ def _add_identity(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _watch(args: argparse.Namespace) -> int:
-    from agent_room.cli.watch import cmd_watch
-
-    return cmd_watch(args)
-
-
-def _demo(args: argparse.Namespace) -> int:
-    from agent_room.cli.demo import cmd_demo
-
-    return cmd_demo(args)
-
-
 def _message_id(text: str) -> int:
     value = text.removeprefix("#")
     if not value.isdigit() or int(value) < 1:
@@ -50,8 +55,38 @@ def _count(text: str) -> int:
     return int(text)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The whole command line."""
+class _Skip:
+    """Stands in for the parser of a command this process will not run."""
+
+    def add_argument(self, *_args: Any, **_kwargs: Any) -> None:
+        """Ignored."""
+
+    def set_defaults(self, **_kwargs: Any) -> None:
+        """Ignored."""
+
+    def add_subparsers(self, **_kwargs: Any) -> _Only:
+        """Nothing below a skipped command is built either."""
+        return _Only(None, "")
+
+
+class _Only:
+    """Builds only the subcommand a process runs: argparse looks up translations for every
+    option it adds, and building all of them cost some 13 ms on each command."""
+
+    def __init__(self, sub: argparse._SubParsersAction[_Parser] | None, wanted: str | None):
+        self.sub = sub
+        self.wanted = wanted
+
+    def add_parser(self, name: str, **kwargs: Any) -> Any:
+        """The real subparser when ``name`` is wanted (or all are), else a stand-in."""
+        if self.sub is not None and (self.wanted is None or name == self.wanted):
+            return self.sub.add_parser(name, **kwargs)
+        return _Skip()
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line; with ``command`` (the first argument), start and stop are only
+    built when asked for: their module costs more to load than the rest together."""
     parser = _Parser(
         prog="agent-room",
         description="A control room for many AI coding agents in tmux.",
@@ -64,23 +99,26 @@ def build_parser() -> argparse.ArgumentParser:
         return 0
 
     parser.set_defaults(handler=show_help)
-    sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
+    real = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
+    known = command is not None and not command.startswith("-")
+    sub = _Only(real, command if known else None)
     _bus_commands(sub)
     _room_commands(sub)
-    _launcher_commands(sub)
+    if not known or command in ("start", "stop"):
+        _launcher_commands(sub)
     return parser
 
 
-def _bus_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
+def _bus_commands(sub: _Only) -> None:
     p = sub.add_parser("join", help="register a name in the room (seed join.sh)")
     p.add_argument("name", metavar="NAME")
     p.add_argument("--pane", help="the tmux pane id the agent runs in, e.g. %%3")
     p.add_argument("--agent", default="claude", help="the kind of agent (default: claude)")
-    p.set_defaults(handler=bus.cmd_join)
+    p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_join"))
 
     p = sub.add_parser("leave", help="remove a name from the room")
     p.add_argument("name", metavar="NAME", nargs="?")
-    p.set_defaults(handler=bus.cmd_leave)
+    p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_leave"))
 
     p = sub.add_parser("send", help="send a directed message to @NAME")
     p.add_argument("recipient", metavar="@NAME")
@@ -95,57 +133,57 @@ def _bus_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
     p.add_argument("--contract", default="", help="handover: schema / contract details")
     p.add_argument("--breaking", default="", help="handover: breaking changes")
     _add_identity(p)
-    p.set_defaults(handler=bus.cmd_send)
+    p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_send"))
 
     p = sub.add_parser("inbox", help="read your unread messages")
     p.add_argument("--peek", action="store_true", help="show without marking read")
     p.add_argument("--json", action="store_true", help="print JSON")
     _add_identity(p)
-    p.set_defaults(handler=bus.cmd_inbox)
+    p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_inbox"))
 
     p = sub.add_parser("history", help="the room's last messages")
     p.add_argument("count", metavar="N", nargs="?", type=_count, default=20)
     p.add_argument("--json", action="store_true", help="print JSON")
-    p.set_defaults(handler=bus.cmd_history)
+    p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_history"))
 
     p = sub.add_parser("who", help="the sessions in the room")
     p.add_argument("--json", action="store_true", help="print JSON")
-    p.set_defaults(handler=bus.cmd_who)
+    p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_who"))
 
 
-def _room_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
+def _room_commands(sub: _Only) -> None:
     p = sub.add_parser("tree", help="the session tree: who descends from whom")
     p.add_argument("--json", action="store_true", help="print JSON")
-    p.set_defaults(handler=bus.cmd_tree)
+    p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_tree"))
 
     p = sub.add_parser("approve", help="approve a pending handover")
     p.add_argument("id", metavar="ID", type=_message_id)
-    p.set_defaults(handler=bus.cmd_approve)
+    p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_approve"))
 
     p = sub.add_parser("reject", help="reject a pending handover, with a reason")
     p.add_argument("id", metavar="ID", type=_message_id)
     p.add_argument("--reason", required=True, help="why: the sender receives it")
-    p.set_defaults(handler=bus.cmd_reject)
+    p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_reject"))
 
     p = sub.add_parser("handovers", help="list the handovers waiting for a decision")
     p.add_argument("--json", action="store_true", help="print JSON")
-    p.set_defaults(handler=bus.cmd_handovers)
+    p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_handovers"))
     p = sub.add_parser("watch", help="deliver messages to idle agents (headless worker)")
     p.add_argument("--debounce", type=int, default=10, help="file-event debounce, ms")
     p.add_argument("--step", type=int, default=5, help="file-event step, ms")
-    p.set_defaults(handler=_watch)
+    p.set_defaults(handler=_lazy("agent_room.cli.watch", "cmd_watch"))
 
     p = sub.add_parser("demo", help="a short scripted session in a throw-away room")
     p.add_argument("--fast", action="store_true", help="no pauses")
-    p.set_defaults(handler=_demo)
+    p.set_defaults(handler=_lazy("agent_room.cli.demo", "cmd_demo"))
 
     p = sub.add_parser("plugin", help="the Claude Code plugin shipped with agent-room")
     psub = p.add_subparsers(title="plugin commands", metavar="COMMAND", parser_class=_Parser)
     pp = psub.add_parser("path", help="print the plugin folder (for claude --plugin-dir)")
-    pp.set_defaults(handler=plugin_cmd.cmd_plugin_path)
+    pp.set_defaults(handler=_lazy("agent_room.cli.plugin", "cmd_plugin_path"))
 
 
-def _launcher_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
+def _launcher_commands(sub: _Only) -> None:
     from agent_room.cli import launcher
 
     p = sub.add_parser(
@@ -166,7 +204,8 @@ def _launcher_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
     p.add_argument(
         "--detach", action="store_true", help="do not attach, nor open a window inside tmux"
     )
-    launcher.take_agent_args(p)
+    if isinstance(p, _Parser):  # not a stand-in for a command this process skips
+        launcher.take_agent_args(p)
     p.set_defaults(handler=launcher.cmd_start)
 
     p = sub.add_parser("stop", help="stop the agent started as NAME and close its tmux")
