@@ -176,5 +176,27 @@ def test_unsafe_room_is_refused(cli: Cli) -> None:
 
 def test_help_lists_the_commands(cli: Cli) -> None:
     out = cli("--help").out
-    for command in ("join", "leave", "send", "inbox", "history", "who", "approve", "reject"):
+    for command in (
+        "join",
+        "leave",
+        "send",
+        "inbox",
+        "history",
+        "who",
+        "approve",
+        "reject",
+        "tree",
+        "watch",
+        "start",
+        "stop",
+        "plugin",
+        "demo",
+    ):
         assert command in out
+
+
+@pytest.mark.parametrize("command", ["send", "start", "stop", "watch", "plugin", "who"])
+def test_each_command_has_its_own_help(cli: Cli, command: str) -> None:
+    result = cli(command, "--help")
+    assert result.code == 0
+    assert result.out.startswith(f"usage: agent-room {command}")
