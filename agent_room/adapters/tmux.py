@@ -20,6 +20,7 @@ import libtmux
 
 from agent_room.adapters import procfs
 from agent_room.core.keys import safe_line, safe_paste
+from agent_room.core.names import is_pane_id
 
 
 @lru_cache(maxsize=32)
@@ -27,13 +28,6 @@ def _server(socket_path: str | None) -> Any:
     if socket_path:
         return libtmux.Server(socket_path=socket_path)
     return libtmux.Server()
-
-
-def socket_of(tmux_env: str | None) -> str | None:
-    """The server socket path from a ``$TMUX`` value (``/tmp/tmux-0/default,123,0``)."""
-    if not tmux_env:
-        return None
-    return tmux_env.split(",", 1)[0] or None
 
 
 class TmuxError(RuntimeError):
@@ -74,7 +68,7 @@ class Tmux:
         or descends from it), and the agent must own the terminal's foreground: a shell
         prompt, or another program in front, refuses.
         """
-        if not pane.startswith("%") or not pane[1:].isdigit():
+        if not is_pane_id(pane):
             return f"not a pane id: {pane!r}"
         if agent_pid is None:
             return "no agent process is registered for the pane"

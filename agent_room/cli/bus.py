@@ -7,6 +7,7 @@ import sys
 
 from agent_room.core.errors import BadInput
 from agent_room.core.format import format_messages, json_row
+from agent_room.core.names import tmux_socket_of
 from agent_room.room import Room
 
 TYPE_CHECKING = False
@@ -37,7 +38,7 @@ def _print_json(data: Any) -> None:
 
 def cmd_join(args: argparse.Namespace) -> int:
     room = _open()
-    socket = (os.environ.get("TMUX") or "").split(",", 1)[0] or None
+    socket = tmux_socket_of(os.environ.get("TMUX"))
     row = room.join(args.name, pane=args.pane, agent=args.agent, tmux_socket=socket)
     pane = f" in pane {row['pane']}" if row["pane"] else ""
     print(f"@{row['name']} joined the room{pane}", file=sys.stderr)

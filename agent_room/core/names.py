@@ -49,6 +49,16 @@ def parse_name(raw: str, *, allow_reserved: bool = False) -> str:
     return folded
 
 
+def is_pane_id(pane: str) -> bool:
+    """Whether ``pane`` is a tmux pane id (``%N``): panes are only ever targeted by id."""
+    return pane.startswith("%") and pane[1:].isdigit()
+
+
+def tmux_socket_of(tmux_env: str | None) -> str | None:
+    """The server socket path from a ``$TMUX`` value (``/tmp/tmux-0/default,123,0``)."""
+    return (tmux_env or "").split(",", 1)[0] or None
+
+
 def name_from_cwd(cwd: str) -> str:
     """Derive a default name from a working directory's last component.
 

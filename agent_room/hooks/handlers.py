@@ -13,6 +13,7 @@ import os
 from agent_room.adapters.processes import SystemProbe
 from agent_room.adapters.procfs import agent_process, ancestors, read_stat
 from agent_room.core.enums import SessionState
+from agent_room.core.names import is_pane_id, tmux_socket_of
 from agent_room.core.prompts import PromptKind, classify
 from agent_room.hooks import additional_context
 from agent_room.hooks.payload import HookPayload
@@ -51,8 +52,8 @@ def gather_facts(payload: HookPayload, environ: Mapping[str, str]) -> SessionFac
         transcript_path=payload.transcript_path,
         pid=pid if stat else None,
         pid_start=stat.start_ticks if stat else None,
-        pane=pane if pane.startswith("%") and pane[1:].isdigit() else None,
-        tmux_socket=(environ.get("TMUX") or "").split(",", 1)[0] or None,
+        pane=pane if is_pane_id(pane) else None,
+        tmux_socket=tmux_socket_of(environ.get("TMUX")),
         agent=environ.get("AGENT_ROOM_AGENT") or "claude",
         name=environ.get("AGENT_ROOM_NAME") or None,
         parent_hint=environ.get("AGENT_ROOM_PARENT") or None,

@@ -14,7 +14,6 @@ from agent_room.room.service import Room
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
     from typing import Any, ClassVar
 
     from agent_room.core.ports import ProcessProbe
@@ -143,11 +142,3 @@ class Registry:
         from agent_room.core.tree import build_tree
 
         return build_tree(self.store.members(), self.store.subagents())
-
-    def session_for(self, sessions: Sequence[Row], key: str) -> Row | None:
-        """Find a session by name or (a prefix of) its session id."""
-        for row in sessions:
-            if row["name"] == key or row["session_id"] == key:
-                return row
-        matches = [r for r in sessions if r["session_id"] and r["session_id"].startswith(key)]
-        return matches[0] if len(matches) == 1 else None

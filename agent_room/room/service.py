@@ -16,20 +16,19 @@ from agent_room.core.handover import (
     check_transition,
     render_handover,
 )
-from agent_room.core.names import parse_name
+from agent_room.core.names import is_pane_id, parse_name
 from agent_room.store.home import room_home
 from agent_room.store.sqlite import SqliteStore
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Mapping
     from typing import Any
 
     from agent_room.core.handover import HandoverFields
     from agent_room.core.models import AuditEvent, Message, Session
+    from agent_room.core.ports import Clock
     from agent_room.store.sqlite_base import Row
-
-    Clock = Callable[[], float]
 
 OPERATOR = "operator"
 ROOM = "room"
@@ -103,7 +102,7 @@ class Room:
     ) -> Row:
         """Register a name by hand, as seed 004's ``join.sh``."""
         canonical = parse_name(name)
-        if pane is not None and not _is_pane_id(pane):
+        if pane is not None and not is_pane_id(pane):
             raise BadInput(f"invalid pane {pane!r}: use a tmux pane id such as %3")
         return self.store.join(
             canonical, pane=pane, agent=agent, tmux_socket=tmux_socket, at=self.clock()
@@ -290,10 +289,6 @@ class Room:
         from agent_room.core.models import AuditEvent
 
         return [AuditEvent.from_row(r) for r in self.store.events(after=after, limit=limit)]
-
-
-def _is_pane_id(pane: str) -> bool:
-    return pane.startswith("%") and pane[1:].isdigit()
 
 
 def _decision_notice(

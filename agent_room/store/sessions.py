@@ -29,10 +29,6 @@ class SessionStore(StoreBase):
         ).fetchone()
         return dict(row) if row else None
 
-    def sessions_all(self) -> list[Row]:
-        """Every session ever registered that still holds its name, plus its ancestors."""
-        return rows(self.conn.execute("SELECT * FROM sessions ORDER BY started_at, rowid"))
-
     def live_pids(self) -> list[Row]:
         """Sessions believed running: their pid and start time, for the liveness check."""
         return rows(
