@@ -21,20 +21,15 @@ from typing import Any
 
 import pytest
 
+from agent_room.hooks.payload import KNOWN_EVENTS
+from tests.conftest import require_tool
+
 REPO = Path(__file__).resolve().parent.parent
 PLUGIN = REPO / "plugin"
 LAUNCHER = PLUGIN / "bin" / "agent-room-hook"
 
-EVENTS = (
-    "SessionStart",
-    "SessionEnd",
-    "UserPromptSubmit",
-    "Stop",
-    "StopFailure",
-    "Notification",
-    "SubagentStop",
-)
-"""The hook events the room listens to, and no others."""
+EVENTS = KNOWN_EVENTS
+"""The plugin registers exactly the events the hook handles, and no others."""
 
 NO_MATCHER = ("UserPromptSubmit", "Stop")
 """Events Claude Code matches nothing against: a matcher there would be ignored."""
@@ -107,13 +102,22 @@ def _fake_agent_room(path: Path, record: Path) -> Path:
     return path
 
 
+def _launch(event: str, env: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
+    """Run the plugin's hook launcher for ``event`` with the test payload on stdin."""
+    return subprocess.run(
+        [_sh(), str(LAUNCHER), event],
+        input=PAYLOAD,
+        env=env,
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
+
+
 def test_claude_validates_the_plugin_strictly() -> None:
     claude = _claude_binary()
-    if claude is None:
-        message = "no Claude Code CLI: set AGENT_ROOM_CLAUDE or run .ci/setup"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
+    require_tool(claude is not None, "the Claude Code CLI (set AGENT_ROOM_CLAUDE or run .ci/setup)")
+    assert claude is not None
     env = {**os.environ, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
     result = subprocess.run(
         [claude, "plugin", "validate", "--strict", "plugin"],
@@ -189,14 +193,7 @@ def test_the_launcher_hands_event_and_stdin_to_agent_room_bin(tmp_path: Path) ->
     record.mkdir()
     fake = _fake_agent_room(tmp_path / "my-agent-room", record)
     env = {"PATH": _bare_path(tmp_path), "AGENT_ROOM_BIN": str(fake)}
-    result = subprocess.run(
-        [_sh(), str(LAUNCHER), "UserPromptSubmit"],
-        input=PAYLOAD,
-        env=env,
-        capture_output=True,
-        timeout=30,
-        check=False,
-    )
+    result = _launch("UserPromptSubmit", env)
     assert result.returncode == 0, result.stderr
     assert (record / "argv").read_text(encoding="utf-8").splitlines() == [
         "hook",
@@ -213,14 +210,7 @@ def test_the_launcher_finds_agent_room_on_path(tmp_path: Path) -> None:
     bindir.mkdir()
     _fake_agent_room(bindir / "agent-room", record)
     env = {"PATH": f"{bindir}:{_bare_path(tmp_path)}"}
-    result = subprocess.run(
-        [_sh(), str(LAUNCHER), "Stop"],
-        input=PAYLOAD,
-        env=env,
-        capture_output=True,
-        timeout=30,
-        check=False,
-    )
+    result = _launch("Stop", env)
     assert result.returncode == 0, result.stderr
     assert (record / "argv").read_text(encoding="utf-8").splitlines() == ["hook", "Stop"]
     assert (record / "stdin").read_bytes() == PAYLOAD
@@ -292,7 +282,7 @@ def test_the_wheel_ships_the_plugin_inside_the_package(tmp_path: Path) -> None:
     # build from a copy: an in-tree build would leave build/ and stale files behind
     src = tmp_path / "src"
     src.mkdir()
-    for name in ("pyproject.toml", "setup.py", "README.md"):
+    for name in ("pyproject.toml", "README.md"):
         if (REPO / name).is_file():
             shutil.copy2(REPO / name, src / name)
     for name in ("agent_room", "plugin"):

@@ -13,6 +13,7 @@ from agent_room.room import Room
 from agent_room.store.db import connect
 from agent_room.store.home import ensure_room_dir, inside_room, room_home
 from agent_room.store.schema import SCHEMA_VERSION
+from tests.conftest import require_tool
 
 
 def _mode(path: Path) -> int:
@@ -58,8 +59,7 @@ def test_readable_by_others_is_tightened(tmp_path: Path) -> None:
 
 
 def test_owned_by_someone_else_is_refused(tmp_path: Path) -> None:
-    if os.geteuid() != 0:
-        pytest.skip("changing a directory's owner needs root")
+    require_tool(os.geteuid() == 0, "root (to give a directory to another owner)")
     home = tmp_path / "room"
     home.mkdir(mode=0o700)
     os.chown(home, 12345, 12345)
