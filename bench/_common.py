@@ -341,13 +341,22 @@ def stale_bytecode(prefix: str = "agent_room") -> list[str]:
     return found
 
 
-def parse_importtime(stderr: str) -> dict[str, tuple[int, int]]:
-    """``python -X importtime`` output as {module: (self µs, cumulative µs)}."""
-    found: dict[str, tuple[int, int]] = {}
+def parse_importtime(stderr: str) -> dict[str, tuple[int, int, tuple[str, ...]]]:
+    """``-X importtime`` lines as module -> (self us, cumulative us, importers root first).
+
+    The lines come children first; a module's importer is the next line one level up.
+    """
+    entries: list[tuple[str, int, int, int]] = []
     for line in stderr.splitlines():
         if not line.startswith("import time:") or "self [us]" in line:
             continue
-        fields = line[len("import time:") :].split("|")
-        if len(fields) == 3:
-            found[fields[2].strip()] = (int(fields[0]), int(fields[1]))
-    return found
+        self_us, cumulative_us, name = line.removeprefix("import time:").split("|")
+        depth = (len(name) - len(name.lstrip()) - 1) // 2
+        entries.append((name.strip(), depth, int(self_us), int(cumulative_us)))
+    parsed: dict[str, tuple[int, int, tuple[str, ...]]] = {}
+    chain: dict[int, str] = {}
+    for module, depth, own, total in reversed(entries):
+        chain[depth] = module
+        importers = tuple(chain[d] for d in range(depth) if d in chain)
+        parsed[module] = (own, total, importers)
+    return parsed

@@ -1048,7 +1048,7 @@ def send_anatomy(scratch: Path, pycache: Path | None, sizes: Sizes) -> dict[str,
                 [python, "-X", "importtime", str(venv_script("agent-room")), "send", "@b", "x"],
                 env,
             )
-            for module, (own, total) in parse_importtime(result.stderr.decode()).items():
+            for module, (own, total, _via) in parse_importtime(result.stderr.decode()).items():
                 self_us.setdefault(module, []).append(own)
                 cumulative_us.setdefault(module, []).append(total)
     finally:

@@ -71,10 +71,13 @@ from _common import (
     CommandFailed,
     Stats,
     bench_env,
+    git_state,
     median,
     ms,
+    parse_importtime,
     print_table,
     run_once,
+    stale_bytecode,
     time_round_robin,
     venv_python,
     venv_script,
@@ -86,7 +89,8 @@ RATIO_BUDGET = 3.0
 SESSION_END_MAX_MS = 300.0
 """SessionEnd, never slower than this (Claude Code gives it 1.5 s in all)."""
 
-FIXTURES = Path("/work/shared/fixtures")
+FIXTURES = ROOT / "tests" / "fixtures"
+"""The payloads captured from the real client (copied unedited into the tests)."""
 NAME = "backend"
 PANE = "%1"
 BASELINE = "python -c pass"
@@ -386,27 +390,6 @@ def time_open_close(home: Path, calls: int) -> Stats:
     return Stats.of(timings[1:])
 
 
-def parse_importtime(stderr: str) -> dict[str, tuple[int, int, tuple[str, ...]]]:
-    """``-X importtime`` lines as module -> (self us, cumulative us, importers root first).
-
-    The lines come children first; a module's importer is the next line one level up.
-    """
-    entries: list[tuple[str, int, int, int]] = []
-    for line in stderr.splitlines():
-        if not line.startswith("import time:") or "self [us]" in line:
-            continue
-        self_us, cumulative_us, name = line.removeprefix("import time:").split("|")
-        depth = (len(name) - len(name.lstrip()) - 1) // 2
-        entries.append((name.strip(), depth, int(self_us), int(cumulative_us)))
-    parsed: dict[str, tuple[int, int, tuple[str, ...]]] = {}
-    chain: dict[int, str] = {}
-    for module, depth, own, total in reversed(entries):
-        chain[depth] = module
-        importers = tuple(chain[d] for d in range(depth) if d in chain)
-        parsed[module] = (own, total, importers)
-    return parsed
-
-
 def import_profile(
     env: Mapping[str, str], payload: bytes, runs: int
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -451,23 +434,6 @@ def import_profile(
 
 
 # -- report --------------------------------------------------------------------------
-
-
-def git_state() -> dict[str, Any]:
-    """The commit measured and whether the package had uncommitted changes."""
-    try:
-        head = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, check=True
-        ).stdout.decode()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--", "agent_room"],
-            cwd=ROOT,
-            capture_output=True,
-            check=True,
-        ).stdout.decode()
-    except (OSError, subprocess.CalledProcessError):
-        return {"commit": None, "package_modified": None}
-    return {"commit": head.strip(), "package_modified": [line[3:] for line in dirty.splitlines()]}
 
 
 def budget_checks(stats: Mapping[str, Stats]) -> list[dict[str, Any]]:
@@ -629,37 +595,6 @@ def print_breakdown(
     return data
 
 
-def stale_bytecode() -> list[str]:
-    """The package's modules on the hook path whose ``.pyc`` is missing or out of date.
-
-    Such a module is compiled again by every hook process (and with
-    ``PYTHONDONTWRITEBYTECODE`` set the cache is never refreshed), which inflates every
-    timing here; installed packages have their bytecode compiled at install time.
-    """
-    import importlib.util
-
-    import agent_room.hooks.handlers  # noqa: F401 - loads the whole hook path
-
-    found = []
-    for name, module in sorted(sys.modules.items()):
-        source = getattr(module, "__file__", None)
-        if not name.startswith("agent_room") or not source or not source.endswith(".py"):
-            continue
-        cached = Path(importlib.util.cache_from_source(source))
-        try:
-            header = cached.read_bytes()[:16]
-        except OSError:
-            found.append(f"{name} (no .pyc)")
-            continue
-        st = Path(source).stat()
-        flags = int.from_bytes(header[4:8], "little")
-        mtime = int.from_bytes(header[8:12], "little")
-        size = int.from_bytes(header[12:16], "little")
-        if flags == 0 and (mtime, size) != (int(st.st_mtime) & 0xFFFFFFFF, st.st_size):
-            found.append(f"{name} (.pyc out of date)")
-    return found
-
-
 def print_imports(added: list[dict[str, Any]], package: list[dict[str, Any]]) -> None:
     def via(row: Mapping[str, Any]) -> str:
         chain = list(row["imported_via"])
@@ -716,6 +651,8 @@ def main(argv: list[str] | None = None) -> int:
         f"agent-room hook benchmark{' (quick)' if args.quick else ''}: sqlite "
         f"{sqlite3.sqlite_version}, {venv_script('agent-room')}"
     )
+
+    import agent_room.hooks.handlers  # noqa: F401 - loads the whole hook path
 
     stale = stale_bytecode()
     in_process: dict[str, dict[str, Stats]] = {}
