@@ -778,6 +778,7 @@ class TimedTmux(Tmux):
     """The package's tmux adapter, every command and step timed."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.log: list[tuple[str, float, float]] = []
 
     def _cmd(self, socket: str | None, *args: str, stdin: str | None = None) -> list[str]:

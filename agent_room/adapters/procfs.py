@@ -40,7 +40,7 @@ SHELLS = frozenset(
 class ProcStat(Record):
     """The fields of ``/proc/PID/stat`` the room needs."""
 
-    __slots__ = ("name", "pgrp", "pid", "ppid", "start_ticks", "state", "tpgid")
+    __slots__ = ("name", "pgrp", "pid", "ppid", "start_ticks", "state", "tpgid", "tty_nr")
 
     pid: int
     name: str
@@ -49,6 +49,8 @@ class ProcStat(Record):
     pgrp: int
     tpgid: int
     start_ticks: int
+    tty_nr: int
+    """The controlling terminal's device number (0 for none), as ``os.stat().st_rdev``."""
 
 
 def read_stat(pid: int, proc: str = PROC) -> ProcStat | None:
@@ -72,6 +74,7 @@ def read_stat(pid: int, proc: str = PROC) -> ProcStat | None:
             ppid=int(fields[1]),
             pgrp=int(fields[2]),
             tpgid=int(fields[5]),
+            tty_nr=int(fields[4]),
             start_ticks=int(fields[19]),
         )
     except (IndexError, ValueError):

@@ -14,11 +14,13 @@ import time
 import uuid
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any
+from pathlib import Path
+from typing import Any, NamedTuple
 
 import libtmux
 
 from agent_room.adapters import procfs
+from agent_room.core.errors import PaneUnavailable
 from agent_room.core.keys import safe_line, safe_paste
 from agent_room.core.names import is_pane_id
 
@@ -30,12 +32,29 @@ def _server(socket_path: str | None) -> Any:
     return libtmux.Server()
 
 
-class TmuxError(RuntimeError):
-    """A tmux command failed."""
+class TmuxError(PaneUnavailable):
+    """A tmux command failed: the pane or its server is gone."""
+
+
+class PaneFacts(NamedTuple):
+    """What never changes while a pane lives: its first process and its terminal."""
+
+    pid: int
+    tty: int
+    """The pane's terminal as a device number, comparable with ``ProcStat.tty_nr``."""
 
 
 class Tmux:
-    """The multiplexer port over real tmux servers."""
+    """The multiplexer port over real tmux servers.
+
+    Pane facts are cached: a pane's first process and terminal are fixed for its life, so
+    the check before each nudge reads only ``/proc``, and the nudge itself is the one tmux
+    command on the way to the agent. A cached pane that no longer matches is looked up
+    again before anything is refused or typed.
+    """
+
+    def __init__(self) -> None:
+        self._panes: dict[tuple[str | None, str], PaneFacts] = {}
 
     def _cmd(self, socket: str | None, *args: str, stdin: str | None = None) -> list[str]:
         if stdin is not None:
@@ -48,16 +67,39 @@ class Tmux:
             return proc.stdout.decode().splitlines()
         result = _server(socket).cmd(*args)
         if result.returncode:
+            if "-t" in args:  # what is cached about the target may be what failed
+                self.forget(socket, args[args.index("-t") + 1])
             raise TmuxError(" ".join(result.stderr) or f"tmux {args[0]} failed")
         return list(result.stdout)
 
-    def pane_pid(self, socket: str | None, pane: str) -> int | None:
-        """The pid of the process the pane started with; None if the pane is gone."""
+    def pane_facts(self, socket: str | None, pane: str, *, fresh: bool = False) -> PaneFacts | None:
+        """The pane's first process and terminal; None if the pane is gone."""
+        key = (socket, pane)
+        if not fresh and key in self._panes:
+            return self._panes[key]
+        self._panes.pop(key, None)
         try:
-            out = self._cmd(socket, "display-message", "-p", "-t", pane, "#{pane_pid}")
+            out = self._cmd(socket, "display-message", "-p", "-t", pane, "#{pane_pid} #{pane_tty}")
         except TmuxError:
             return None
-        return int(out[0]) if out and out[0].isdigit() else None
+        pid, _, tty = (out[0] if out else "").partition(" ")
+        if not pid.isdigit() or not tty:
+            return None
+        try:
+            rdev = Path(tty).stat().st_rdev
+        except OSError:
+            return None
+        facts = self._panes[key] = PaneFacts(int(pid), rdev)
+        return facts
+
+    def pane_pid(self, socket: str | None, pane: str) -> int | None:
+        """The pid of the process the pane started with; None if the pane is gone."""
+        facts = self.pane_facts(socket, pane)
+        return facts.pid if facts else None
+
+    def forget(self, socket: str | None, pane: str) -> None:
+        """Drop what is cached about a pane (it failed a command)."""
+        self._panes.pop((socket, pane), None)
 
     def typing_refusal(
         self, socket: str | None, pane: str, agent_pid: int | None, agent_start: int | None
@@ -65,26 +107,37 @@ class Tmux:
         """Why nothing may be typed into ``pane`` now, or None if the agent is at its prompt.
 
         The pane must exist and run the registered agent (the agent is the pane's process
-        or descends from it), and the agent must own the terminal's foreground: a shell
-        prompt, or another program in front, refuses.
+        or descends from it, on the pane's terminal), and the agent must own the terminal's
+        foreground: a shell prompt, or another program in front, refuses.
         """
         if not is_pane_id(pane):
             return f"not a pane id: {pane!r}"
         if agent_pid is None:
             return "no agent process is registered for the pane"
-        pane_pid = self.pane_pid(socket, pane)
-        if pane_pid is None:
-            return "the pane is gone"
         if not procfs.is_alive(agent_pid, agent_start):
             return "the agent's process is gone"
-        lineage = {agent_pid} | {s.pid for s in procfs.ancestors(agent_pid)}
-        if pane_pid not in lineage:
-            return "the pane does not run the registered agent"
+        refusal = self._pane_refusal(self.pane_facts(socket, pane), agent_pid)
+        if refusal is not None:  # perhaps cached facts of an earlier server: look again
+            refusal = self._pane_refusal(self.pane_facts(socket, pane, fresh=True), agent_pid)
+        if refusal is not None:
+            return refusal
         stat = procfs.read_stat(agent_pid)
         if stat is None or stat.tpgid != stat.pgrp:
             return "the agent is not in the foreground of its terminal"
         if stat.name in procfs.SHELLS:
             return "the pane is at a shell prompt"
+        return None
+
+    @staticmethod
+    def _pane_refusal(facts: PaneFacts | None, agent_pid: int) -> str | None:
+        if facts is None:
+            return "the pane is gone"
+        stat = procfs.read_stat(agent_pid)
+        if stat is None or stat.tty_nr != facts.tty:
+            return "the agent does not run on the pane's terminal"
+        lineage = {agent_pid} | {s.pid for s in procfs.ancestors(agent_pid)}
+        if facts.pid not in lineage:
+            return "the pane does not run the registered agent"
         return None
 
     def type_line(

@@ -19,18 +19,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run_hook(args_list[1:], os.environ, sys.stdin.buffer)
 
-    from agent_room.cli.parser import build_parser
     from agent_room.core.errors import RoomError
 
-    parser = build_parser(args_list[0] if args_list else None)
-    args, extra = parser.parse_known_args(args_list)
-    if extra:
-        # `send @x --handover some words`: words after an option still belong to TEXT
-        if getattr(args, "text", None) is None or any(e.startswith("-") for e in extra):
-            parser.error(f"unrecognized arguments: {' '.join(extra)}")
-        args.text = [*args.text, *extra]
     try:
-        code: int = args.handler(args)
+        if args_list[:1] == ["send"]:
+            from agent_room.cli.quick import quick_send
+
+            quick = quick_send(args_list[1:], os.environ)
+            if quick is not None:
+                return quick
+        return _parse_and_run(args_list)
     except RoomError as exc:
         print(f"agent-room: {exc}", file=sys.stderr)
         return exc.exit_code
@@ -40,4 +38,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         # the reader went away (e.g. `| head`): not an error worth a traceback
         sys.stderr.close()
         return 0
+
+
+def _parse_and_run(args_list: list[str]) -> int:
+    from agent_room.cli.parser import build_parser
+
+    parser = build_parser(args_list[0] if args_list else None)
+    args, extra = parser.parse_known_args(args_list)
+    if extra:
+        # `send @x --handover some words`: words after an option still belong to TEXT
+        if getattr(args, "text", None) is None or any(e.startswith("-") for e in extra):
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        args.text = [*args.text, *extra]
+    code: int = args.handler(args)
     return code

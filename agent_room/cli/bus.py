@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
+from agent_room.cli.quick import send_chat
 from agent_room.core.errors import BadInput
 from agent_room.core.format import format_messages, json_row
 from agent_room.core.names import tmux_socket_of
@@ -106,8 +107,8 @@ def cmd_send(args: argparse.Namespace) -> int:
     else:
         if body is None:
             raise BadInput("no message body: give TEXT, --file FILE, or pipe it on stdin")
-        message_id = room.send(sender, args.recipient, body)
-        print(f"message #{message_id} queued for {args.recipient}", file=sys.stderr)
+        send_chat(room, sender, args.recipient, body)
+        return 0
     print(message_id)
     return 0
 

@@ -37,3 +37,7 @@ class UnsafeRoom(RoomError):
 
 class RoomUnavailable(RoomError):
     """The room's database cannot be opened, is locked, or is from a newer version."""
+
+
+class PaneUnavailable(RoomError):
+    """The multiplexer could not reach a pane: it is gone, or its server is."""

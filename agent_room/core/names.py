@@ -1,16 +1,17 @@
 """Names of agents in the room, and the checks that keep them safe in paths and panes.
 
-Standard library only: the hook path validates names on every turn.
+Standard library only, and not even ``re``: the hook path validates names on every turn
+and ``agent-room send`` starts every delivery, so each millisecond of imports counts.
 """
 
 from __future__ import annotations
 
-import re
-
 from agent_room.core.errors import BadInput
 
-NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
-"""Names are short, lowercase and safe inside a path, a tmux target and a shell word."""
+NAME_START = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+NAME_CHARS = NAME_START | {"-", "_"}
+"""Names are short, lowercase and safe inside a path, a tmux target and a shell word:
+``[a-z0-9][a-z0-9_-]{0,31}``."""
 
 RESERVED_NAMES = frozenset({"room", "operator", "all", "everyone"})
 """Names the room speaks as (``room``, ``operator``) or that would read as a broadcast."""
@@ -20,7 +21,11 @@ MAX_NAME_LENGTH = 32
 
 def is_valid_name(raw: str) -> bool:
     """Tell whether ``raw`` is a valid name as written (no case folding)."""
-    return NAME_PATTERN.fullmatch(raw) is not None
+    return (
+        0 < len(raw) <= MAX_NAME_LENGTH
+        and raw[0] in NAME_START
+        and all(ch in NAME_CHARS for ch in raw)
+    )
 
 
 def parse_name(raw: str, *, allow_reserved: bool = False) -> str:
@@ -65,7 +70,8 @@ def name_from_cwd(cwd: str) -> str:
     ``/home/dev/My Project`` becomes ``my-project``; an empty result becomes ``agent``.
     """
     base = cwd.rstrip("/").rsplit("/", 1)[-1].lower()
-    cleaned = re.sub(r"[^a-z0-9_-]+", "-", base).strip("-_")
+    dashed = "".join(ch if ch in NAME_CHARS else " " for ch in base)
+    cleaned = "-".join(dashed.split()).strip("-_")
     cleaned = cleaned[:MAX_NAME_LENGTH].strip("-_")
     if not cleaned or cleaned in RESERVED_NAMES:
         return "agent"

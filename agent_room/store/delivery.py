@@ -6,8 +6,6 @@ recorded before it is typed, so a stand-by that takes over knows what is in flig
 
 from __future__ import annotations
 
-import json
-
 from agent_room.store.db import write_transaction
 from agent_room.store.sqlite_base import StoreBase, event, rows
 
@@ -84,6 +82,8 @@ class DeliveryStore(StoreBase):
         ).fetchone()
         if row is None:
             return None
+        import json  # the deliverer's side only: senders and hooks do not load it here
+
         found = dict(row)
         found["message_ids"] = tuple(json.loads(found["message_ids"]))
         return found
@@ -92,6 +92,8 @@ class DeliveryStore(StoreBase):
         self, recipient: str, session_id: str | None, ids: Sequence[int], text: str, *, at: float
     ) -> int:
         """Record a nudge about to be typed (before typing: a stand-by sees it in flight)."""
+        import json
+
         with write_transaction(self.conn) as conn:
             conn.execute(
                 "UPDATE nudges SET state = 'replaced' WHERE recipient = ? AND state = 'open'",

@@ -6,7 +6,6 @@ log and the state never disagree. Rows come back as plain ``dict``s keyed by col
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Sequence
 
@@ -15,6 +14,7 @@ from agent_room.store.db import write_transaction
 from agent_room.store.delivery import DeliveryStore
 from agent_room.store.sessions import SessionStore
 from agent_room.store.sqlite_base import event, rows
+from agent_room.store.wake import poke
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -130,9 +130,12 @@ class SqliteStore(SessionStore, DeliveryStore):
     ) -> int:
         """Store one message (and its handover record); return its id."""
         with write_transaction(self.conn) as conn:
-            return self._insert_message(
+            message_id = self._insert_message(
                 conn, kind, sender, recipient, body, at, status, handover_fields, link_id
             )
+        if status == "queued":
+            poke(self.home)
+        return message_id
 
     def _insert_message(
         self,
@@ -163,6 +166,8 @@ class SqliteStore(SessionStore, DeliveryStore):
             {"kind": kind, "to": recipient, "status": status, "size": len(body)},
         )
         if handover_fields is not None:
+            import json  # only here: a chat message does not load it (see json_object)
+
             conn.execute(
                 "INSERT INTO handovers (message_id, state, requested_at, fields)"
                 " VALUES (?, 'pending', ?, ?)",
@@ -317,7 +322,11 @@ class SqliteStore(SessionStore, DeliveryStore):
                 message_id,
                 {"reason": reason} if reason else None,
             )
-            return self._insert_message(conn, "system", "room", row["sender"], notice, at, "queued")
+            notice_id = self._insert_message(
+                conn, "system", "room", row["sender"], notice, at, "queued"
+            )
+        poke(self.home)
+        return notice_id
 
     # -- audit log --------------------------------------------------------------------
 
@@ -328,6 +337,8 @@ class SqliteStore(SessionStore, DeliveryStore):
                 "SELECT * FROM events WHERE id > ? ORDER BY id LIMIT ?", (after, limit)
             )
         )
+        import json
+
         for row in found:
             row["data"] = json.loads(row["data"])
         return found

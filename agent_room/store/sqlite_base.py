@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 
@@ -33,10 +32,40 @@ def event(
     data: dict[str, Any] | None = None,
 ) -> None:
     """Append one audit event inside the caller's transaction."""
+    sql, params = json_object(data or {})
     conn.execute(
-        "INSERT INTO events (at, kind, actor, subject, message_id, data) VALUES (?,?,?,?,?,?)",
-        (at, kind, actor, subject, message_id, json.dumps(data or {}, separators=(",", ":"))),
+        "INSERT INTO events (at, kind, actor, subject, message_id, data)"
+        f" VALUES (?, ?, ?, ?, ?, {sql})",
+        (at, kind, actor, subject, message_id, *params),
     )
+
+
+def json_object(data: dict[str, Any]) -> tuple[str, list[Any]]:
+    """SQL building ``data`` as a JSON object, and its parameters.
+
+    SQLite writes the JSON (``json_object``): the processes that write the most, hooks
+    and ``agent-room send``, need not load the ``json`` module for a few flat fields.
+    Nested values are encoded by ``json`` and embedded with ``json()``; floats must be
+    finite (as in JSON itself).
+    """
+    parts: list[str] = []
+    params: list[Any] = []
+    for key, value in data.items():
+        if isinstance(value, bool):
+            parts.append("?, json(?)")
+            params += [key, "true" if value else "false"]
+        elif isinstance(value, float):  # SQLite would round it to 15 digits
+            parts.append("?, json(?)")
+            params += [key, repr(value)]
+        elif value is None or isinstance(value, str | int):
+            parts.append("?, ?")
+            params += [key, value]
+        else:
+            import json
+
+            parts.append("?, json(?)")
+            params += [key, json.dumps(value)]
+    return f"json_object({', '.join(parts)})", params
 
 
 class StoreBase:

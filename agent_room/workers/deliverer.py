@@ -1,22 +1,28 @@
 """The delivery worker: nudges idle agents about queued messages, exactly once.
 
 One deliverer is active per room (a lease in the store); any number stand by and take
-over when the holder dies. It wakes on changes to the room directory (watchfiles) and
-on a short timer (the safety net: events can be lost, receipts time out). Each pass
+over when the holder dies. It wakes at once when a sender pokes it (``store.wake``), on
+changes to the room directory (watchfiles: hooks changing an agent's state), and on a
+short timer (the safety net: events can be lost, receipts time out). Each pass
 asks ``core.delivery.decide`` what to do per recipient and does it; the bodies never go
 through the keyboard (the recipient's hooks hand them over and receipt them).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import select
 import threading
 import uuid
 
 from agent_room.adapters.procfs import read_stat
 from agent_room.core.delivery import RECEIPT_TIMEOUT, Action, OpenNudge, decide, settle_for
+from agent_room.core.errors import PaneUnavailable
 from agent_room.core.prompts import nudge_text
 from agent_room.room import Room
+from agent_room.store.wake import WAKE_NAME
+from agent_room.workers.wakeup import WakeListener
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -55,6 +61,10 @@ class Deliverer:
         self.pid_start = stat.start_ticks if stat else None
         self.active = False
         """Whether this deliverer held the lease at its last pass."""
+        self.passes = 0
+        """Passes made, standing by or not."""
+        self.wake = WakeListener(room.home)
+        """Pokes from senders; listened to only while holding the lease."""
         self._renewed_at = 0.0
 
     def _hold_lease(self, now: float) -> bool:
@@ -82,10 +92,14 @@ class Deliverer:
     def run_once(self) -> bool:
         """One pass over every recipient; False when standing by."""
         now = self.room.clock()
+        self.passes += 1
         if not self._hold_lease(now):
             return False
         for target in self.store.delivery_targets():
-            self._serve(target, now)
+            try:
+                self._serve(target, now)
+            except PaneUnavailable as exc:  # the pane went away under us: say so, go on
+                self.store.set_note(str(target["name"]), f"tmux: {exc}", at=now)
         return True
 
     def _serve(self, target: Row, now: float) -> None:
@@ -151,20 +165,60 @@ class Deliverer:
         return check
 
     def run(self, stop: threading.Event, *, debounce: int = 10, step: int = 5) -> None:
-        """Deliver until ``stop`` is set: on every room change, and every half second."""
+        """Deliver until ``stop`` is set: on a poke, on room changes, every half second."""
+        listener = self.wake
+        changed_r, changed_w = os.pipe()
+        os.set_blocking(changed_w, False)
+        watcher = threading.Thread(
+            target=self._watch_room,
+            args=(stop, changed_w, debounce, step),
+            name="agent-room-watchfiles",
+            daemon=True,
+        )
+        watcher.start()
+        try:
+            while not stop.is_set():
+                self.run_once()
+                if self.active:
+                    listener.bind()
+                else:
+                    listener.close()  # a stand-by: the new holder listens
+                waiting = [changed_r] + ([listener.fileno()] if listener.fd is not None else [])
+                ready, _, _ = select.select(waiting, [], [], SAFETY_INTERVAL)
+                if changed_r in ready:
+                    os.read(changed_r, 4096)
+                listener.drain()
+        finally:
+            listener.close()
+            self.release()
+            stop.set()
+            watcher.join(timeout=2)
+            os.close(changed_r)
+            os.close(changed_w)
+
+    def _watch_room(self, stop: threading.Event, out: int, debounce: int, step: int) -> None:
+        """File events on the room directory, as bytes on ``out``; ends with ``stop``."""
         from watchfiles import watch
 
-        self.run_once()
         try:
             for _changes in watch(
                 self.room.home,
                 debounce=debounce,
                 step=step,
-                rust_timeout=int(SAFETY_INTERVAL * 1000),
-                yield_on_timeout=True,
                 stop_event=stop,
                 raise_interrupt=False,
+                watch_filter=_not_pokes,
             ):
-                self.run_once()
+                _signal(out)
         finally:
-            self.release()
+            _signal(out)  # wake the loop: it sees ``stop`` (or runs on the timer alone)
+
+
+def _not_pokes(_change: object, path: str) -> bool:
+    """Pokes arrive through the FIFO itself; their file events would only repeat them."""
+    return not path.endswith(WAKE_NAME)
+
+
+def _signal(fd: int) -> None:
+    with contextlib.suppress(OSError):  # full: already signalled; closed: stopping
+        os.write(fd, b"!")

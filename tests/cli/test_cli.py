@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -200,3 +202,42 @@ def test_each_command_has_its_own_help(cli: Cli, command: str) -> None:
     result = cli(command, "--help")
     assert result.code == 0
     assert result.out.startswith(f"usage: agent-room {command}")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("@frontend", "plain", "words"),
+        ("@frontend", "--as", "backend", "plain", "words"),
+        ("@frontend", "plain", "--as=backend", "words"),
+        ("frontend", "plain", "words"),
+    ],
+    ids=["words", "as-first", "as-equals", "no-at"],
+)
+def test_the_quick_send_path_means_what_the_parser_means(
+    joined: Cli, args: tuple[str, ...]
+) -> None:
+    """``send @NAME WORDS`` skips argparse; its result is the full parser's, to the byte."""
+    quick = joined("send", *args, "--as", "backend")
+    full = joined("send", *args, "--as", "backend", "--handover")  # an option: full parser
+    assert quick.code == 0
+    assert full.code == 0
+    history = json.loads(joined("history", "2", "--json").out)
+    assert [(m["kind"], m["sender"], m["recipient"], m["body"]) for m in history] == [
+        ("chat", "backend", "frontend", "plain words"),
+        ("handover", "backend", "frontend", "plain words"),
+    ]
+    assert quick.err == f"message #{history[0]['id']} queued for {args[0]}\n"
+    assert quick.out == f"{history[0]['id']}\n"
+
+
+def test_the_quick_send_path_loads_no_argparse(joined: Cli) -> None:
+    probe = (
+        "import sys; from agent_room.cli import main; "
+        "code = main(['send', '@frontend', 'hi', '--as', 'backend']); "
+        "print(code, 'argparse' in sys.modules)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, env=joined.env(), check=True
+    )
+    assert result.stdout.decode().splitlines()[-1] == "0 False"

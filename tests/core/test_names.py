@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -9,7 +11,6 @@ from hypothesis import strategies as st
 from agent_room.core.errors import BadInput
 from agent_room.core.names import (
     MAX_NAME_LENGTH,
-    NAME_PATTERN,
     name_from_cwd,
     parse_name,
     unique_name,
@@ -58,7 +59,7 @@ def test_any_accepted_name_is_safe(raw: str) -> None:
     if message:
         assert "\n" not in message
         return
-    assert NAME_PATTERN.fullmatch(name)
+    assert re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,31}", name)
     assert len(name) <= MAX_NAME_LENGTH
     assert "/" not in name
     assert ".." not in name
@@ -76,3 +77,20 @@ def test_unique_name_avoids_taken(taken: set[str]) -> None:
         name = unique_name(base, taken)
         assert name not in taken
         assert parse_name(name) == name
+
+
+@given(
+    st.one_of(
+        st.from_regex(r"[a-zA-Z0-9_\- ./]{0,40}", fullmatch=True),
+        st.text(alphabet=st.characters(codec="utf-8"), max_size=40),
+    )
+)
+def test_name_checks_match_the_documented_pattern(raw: str) -> None:
+    """The checks avoid ``re`` for speed; they must mean exactly the pattern."""
+    from agent_room.core.names import is_valid_name
+
+    assert is_valid_name(raw) == bool(re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,31}", raw))
+    folded = raw.rstrip("/").rsplit("/", 1)[-1].lower()
+    expected = re.sub(r"[^a-z0-9_-]+", "-", folded).strip("-_")[:MAX_NAME_LENGTH].strip("-_")
+    if expected and expected not in {"room", "operator", "all", "everyone"}:
+        assert name_from_cwd(raw) == expected

@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_room.adapters.tmux import Tmux
+from agent_room.adapters import procfs
+from agent_room.adapters.tmux import PaneFacts, Tmux
 from agent_room.core.keys import MAX_TYPED, safe_line
 from tests.tmux.conftest import wait_for
 
@@ -64,6 +65,58 @@ def test_paste_arrives_as_one_block(server: libtmux.Server) -> None:
     pane = server.panes.get(pane_id=pane_id)
     assert pane is not None
     wait_for(lambda: "secondline" in "\n".join(pane.capture_pane()))
+
+
+class CountingTmux(Tmux):
+    """Counts the tmux commands the adapter runs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.commands: list[str] = []
+
+    def _cmd(self, socket: str | None, *args: str, stdin: str | None = None) -> list[str]:
+        self.commands.append(args[0])
+        return super()._cmd(socket, *args, stdin=stdin)
+
+
+def _agent(server: libtmux.Server, pane_id: str) -> tuple[int, int]:
+    pane = server.panes.get(pane_id=pane_id)
+    assert pane is not None
+    assert pane.pane_pid is not None
+    pid = int(pane.pane_pid)
+    stat = wait_for(lambda: procfs.read_stat(pid))
+    assert isinstance(stat, procfs.ProcStat)
+    return pid, stat.start_ticks
+
+
+def test_the_check_before_a_nudge_asks_tmux_once_per_pane(server: libtmux.Server) -> None:
+    _, pane_id = _cat_pane(server)
+    pid, start = _agent(server, pane_id)
+    tmux = CountingTmux()
+    for _ in range(3):
+        assert tmux.typing_refusal(_socket(server), pane_id, pid, start) is None
+    assert tmux.commands == ["display-message"]
+
+
+def test_stale_pane_facts_are_looked_up_again(server: libtmux.Server) -> None:
+    """Facts cached from an earlier server on the same socket never refuse wrongly."""
+    _, pane_id = _cat_pane(server)
+    pid, start = _agent(server, pane_id)
+    tmux = Tmux()
+    tmux._panes[(_socket(server), pane_id)] = PaneFacts(pid=1, tty=0)
+    assert tmux.typing_refusal(_socket(server), pane_id, pid, start) is None
+    assert tmux._panes[(_socket(server), pane_id)].pid == pid
+
+
+def test_an_agent_on_another_terminal_is_refused(server: libtmux.Server) -> None:
+    _, pane_a = _cat_pane(server)
+    other = server.new_session(session_name="other", window_command="cat")
+    pane_b = other.active_window.active_pane
+    assert pane_b is not None
+    assert pane_b.pane_id is not None
+    pid_b, start_b = _agent(server, pane_b.pane_id)
+    refusal = Tmux().typing_refusal(_socket(server), pane_a, pid_b, start_b)
+    assert refusal == "the agent does not run on the pane's terminal"
 
 
 @given(st.text(max_size=2000))

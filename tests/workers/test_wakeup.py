@@ -1,0 +1,112 @@
+"""The direct wake-up: a send pokes the active deliverer; the FIFO is private and stays."""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from agent_room.adapters.processes import SystemProbe
+from agent_room.room import Room
+from agent_room.store.wake import WAKE_NAME, poke
+from agent_room.workers.deliverer import Deliverer
+from agent_room.workers.wakeup import WakeListener
+from tests.tmux.conftest import wait_for
+
+
+@pytest.fixture
+def listener(room: Room) -> Iterator[WakeListener]:
+    bound = WakeListener(room.home)
+    bound.bind()
+    yield bound
+    bound.close()
+
+
+def test_queued_messages_poke_and_held_handovers_do_not(room: Room, listener: WakeListener) -> None:
+    room.join("backend")
+    room.join("frontend")
+    listener.drain()
+    room.send("backend", "frontend", "ready")
+    assert listener.drain() == 1
+    handover = room.send_handover("backend", "frontend", body="take over the API")
+    assert listener.drain() == 0  # held for the operator: nothing to deliver yet
+    room.approve(handover)
+    assert listener.drain() == 1
+
+
+def test_the_fifo_is_private_and_outlives_its_listener(room: Room) -> None:
+    path = Path(room.home) / WAKE_NAME
+    first = WakeListener(room.home)
+    first.bind()
+    mode = path.lstat().st_mode
+    assert stat.S_ISFIFO(mode)
+    assert stat.S_IMODE(mode) == 0o600
+    first.close()
+    poke(room.home)  # nobody listens: nothing blocks, nothing fails
+    second = WakeListener(room.home)
+    second.bind()
+    poke(room.home)
+    assert second.drain() == 1
+    assert second.drain() == 0  # drained, and no end-of-file once the poker is gone
+    second.close()
+
+
+def test_a_file_in_the_fifos_place_is_never_written(room: Room) -> None:
+    path = Path(room.home) / WAKE_NAME
+    path.write_text("")
+    os.chmod(path, 0o600)
+    poke(room.home)
+    assert path.read_text() == ""
+    listener = WakeListener(room.home)
+    listener.bind()  # replaced by a FIFO
+    assert stat.S_ISFIFO(path.lstat().st_mode)
+    listener.close()
+
+
+class IdleMux:
+    """A multiplexer with no panes: this test only watches the lease and the FIFO."""
+
+    def typing_refusal(self, *_args: object) -> str | None:
+        return "no pane"
+
+    def type_line(self, *_args: object, **_kwargs: object) -> bool:
+        raise AssertionError("nothing is typed")
+
+    def press_enter(self, *_args: object) -> None:
+        raise AssertionError("nothing is typed")
+
+    def capture(self, *_args: object) -> str:
+        return ""
+
+
+def _running(room_home: str) -> tuple[Deliverer, Callable[[], None]]:
+    own = Room.open({"AGENT_ROOM_HOME": room_home})
+    worker = Deliverer(own, IdleMux(), SystemProbe())
+    stop = threading.Event()
+    thread = threading.Thread(target=worker.run, args=(stop,), daemon=True)
+    thread.start()
+
+    def finish() -> None:
+        stop.set()
+        thread.join(timeout=10)
+        assert not thread.is_alive()
+        own.close()
+
+    return worker, finish
+
+
+def test_only_the_lease_holder_listens(room: Room) -> None:
+    active, finish_active = _running(room.home)
+    wait_for(lambda: active.active and active.wake.fd is not None)
+    standby, finish_standby = _running(room.home)
+    wait_for(lambda: standby.passes >= 2)
+    assert not standby.active
+    assert standby.wake.fd is None
+    finish_active()  # releases the lease: the stand-by takes over and listens
+    wait_for(lambda: standby.active and standby.wake.fd is not None)
+    finish_standby()
+    assert standby.wake.fd is None
