@@ -46,20 +46,17 @@ import argparse
 import json
 import os
 import re
-import select
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 import uuid
-from collections import deque
 from collections.abc import Callable, Sequence
-from contextlib import ExitStack, suppress
-from dataclasses import asdict, dataclass, field
+from contextlib import ExitStack
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +80,8 @@ from _common import (
     wait_until,
     write_result,
 )
+from _seed_design import RECIPIENT, SENDER, Seed, SeedSample, seed_message, setup_seed
+from _tmux_observer import SESSION, Control, TmuxServer, perf
 
 from agent_room.adapters.processes import SystemProbe
 from agent_room.adapters.procfs import read_stat
@@ -99,55 +98,8 @@ SPEEDUP_BUDGET = 5.0
 CPU_BUDGET_PCT = 2.0
 """``agent-room watch`` at rest with 50 idle agents: CPU time over wall time, percent."""
 
-SENDER = "backend"
-RECIPIENT = "frontend"
 STANDIN = ROOT / "tests" / "standin_agent.py"
-SESSION = "bench"
-QUIET = 0.03
-"""A pane counts as settled after this long without output."""
-
 OURS_NUDGE = re.compile(rb"\[agent-room\] 1 new message from @backend \(#(\d+)\)")
-SEED_NUDGE = re.compile(
-    rb"New message from @backend\. Check inbox\. \((\d{8}T\d{15}-from-backend\.md)\)"
-)
-
-SEND_SH = r"""#!/usr/bin/env bash
-# Seed 004's send.sh <@recipient> "<message>", as its section 5 specifies it (Linux).
-set -euo pipefail
-DIR="${AGENT_CHAT_DIR:-$HOME/agent-chat}"
-SENDER="${AGENT_CHAT_NAME:?set AGENT_CHAT_NAME}"
-RECIPIENT="${1#@}"
-MESSAGE="$2"
-if ! grep -q "\"name\": \"${RECIPIENT}\"" "$DIR/sessions.json"; then
-  echo "send.sh: @${RECIPIENT} is not in the chat" >&2
-  exit 1
-fi
-read -r STAMP ISO <<<"$(date -u '+%Y%m%dT%H%M%S%N %Y-%m-%dT%H:%M:%S.%3NZ')"
-FILE="$DIR/inbox/$RECIPIENT/${STAMP}-from-${SENDER}.md"
-printf 'from: %s\nto: %s\ntimestamp: %s\n---\n%s\n' \
-  "$SENDER" "$RECIPIENT" "$ISO" "$MESSAGE" >"$FILE"
-printf '[%s] @%s -> @%s: %s\n' "$ISO" "$SENDER" "$RECIPIENT" "$MESSAGE" >>"$DIR/history.log"
-echo "Message sent to @${RECIPIENT}: ${FILE##*/}"
-"""
-
-WATCHER_SH = r"""#!/usr/bin/env bash
-# Seed 004's watcher.sh <name> <tmux-pane>, as its section 5 specifies it (the Linux
-# branch), with one change: the nudge names the message file, so that the benchmark can
-# tell the nudges apart (the seed's reads "New message from @SENDER. Check inbox.").
-DIR="${AGENT_CHAT_DIR:-$HOME/agent-chat}"
-NAME="$1"
-PANE="$2"
-INBOX="$DIR/inbox/$NAME"
-mkdir -p "$INBOX"
-inotifywait -m -e close_write,moved_to --format '%f' "$INBOX" | while read -r FILE; do
-  case "$FILE" in *.md) ;; *) continue ;; esac
-  sleep 0.2
-  SENDER=$(sed -n 's/^from: //p' "$INBOX/$FILE" | head -n 1)
-  tmux send-keys -t "$PANE" -l "New message from @${SENDER}. Check inbox. (${FILE})"
-  sleep 0.1
-  tmux send-keys -t "$PANE" Enter
-done
-"""
 
 
 @dataclass(frozen=True)
@@ -187,10 +139,6 @@ class Sizes:
         )
 
 
-def perf() -> float:
-    return time.perf_counter()
-
-
 def wall_offset() -> float:
     """``time.time() - time.perf_counter()``: turns the room's timestamps into ours."""
     before = perf()
@@ -214,250 +162,6 @@ def python_env(home: Path, pycache: Path | None, **extra: str) -> dict[str, str]
     return env
 
 
-# -- tmux: a private server and a control-mode client --------------------------------
-
-
-class TmuxServer:
-    """A private tmux server (``tmux -L NAME``), ended by its socket when done."""
-
-    def __init__(self, env: dict[str, str]) -> None:
-        self.name = f"agent-room-bench-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-        self.env = env
-        self.argv = ["tmux", "-L", self.name, "-f", "/dev/null"]
-        self.socket_path = ""
-
-    def run(self, *args: str) -> str:
-        proc = subprocess.run(
-            [*self.argv, *args], env=self.env, capture_output=True, check=False, text=True
-        )
-        if proc.returncode:
-            raise RuntimeError(f"tmux {' '.join(args)}: {proc.stderr.strip()}")
-        return proc.stdout.strip()
-
-    def start(self, command: str) -> str:
-        """Start the server with one session running ``command``; return its pane id."""
-        pane = self.run(
-            "new-session", "-d", "-s", SESSION, "-x", "200", "-y", "50", "-n", "ours",
-            "-P", "-F", "#{pane_id}", command,
-        )  # fmt: skip
-        self.socket_path = self.run("display-message", "-p", "-t", pane, "#{socket_path}")
-        return pane
-
-    def new_window(self, name: str, command: str) -> str:
-        return self.run(
-            "new-window", "-d", "-t", SESSION, "-n", name, "-P", "-F", "#{pane_id}", command
-        )
-
-    def kill(self) -> None:
-        subprocess.run([*self.argv, "kill-server"], env=self.env, capture_output=True, check=False)
-        if self.socket_path:  # tmux may leave its socket file behind
-            with suppress(OSError):
-                Path(self.socket_path).unlink()
-
-
-_ESCAPED = re.compile(rb"\\([0-7]{3})")
-
-
-def unescape(data: bytes) -> bytes:
-    """Control mode's ``%output`` data: bytes below 32 and ``\\`` come as octal escapes."""
-    return _ESCAPED.sub(lambda m: bytes([int(m[1], 8)]), data)
-
-
-@dataclass
-class PaneStream:
-    """Everything a pane printed since the control client attached."""
-
-    data: bytearray = field(default_factory=bytearray)
-    last_at: float = 0.0
-    """When tmux last sent output of this pane (``perf_counter``)."""
-    mark: int = 0
-    """Where the current message's output starts."""
-
-    def new(self) -> bytes:
-        return bytes(self.data[self.mark :])
-
-
-@dataclass
-class Spawned:
-    """A timed process whose stdout the event loop reads (EOF = it exited)."""
-
-    proc: subprocess.Popen[bytes]
-    started: float
-    out: bytearray = field(default_factory=bytearray)
-    exited: float | None = None
-
-
-class Control:
-    """A tmux control-mode client: every pane's output as tmux reads it, and commands.
-
-    One ``select`` loop serves it and the stdout pipes of the timed processes, so a
-    timestamp is taken when the data arrives, not when somebody looks.
-    """
-
-    def __init__(self, server: TmuxServer, session: str) -> None:
-        self.proc = subprocess.Popen(
-            [*server.argv, "-C", "attach-session", "-t", session],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=server.env,
-        )
-        assert self.proc.stdin is not None
-        assert self.proc.stdout is not None
-        self.stdin = self.proc.stdin
-        self.fd = self.proc.stdout.fileno()
-        os.set_blocking(self.fd, False)
-        self.panes: dict[str, PaneStream] = {}
-        self.spawned: dict[int, Spawned] = {}
-        self._partial = b""
-        self._block: list[bytes] | None = None
-        self._tag = b""
-        self._replies: deque[tuple[bool, list[bytes]]] = deque()
-        self._reply(timeout=10.0)  # attach-session's own reply
-
-    def pane(self, pane_id: str) -> PaneStream:
-        return self.panes.setdefault(pane_id, PaneStream())
-
-    def close(self) -> None:
-        with suppress(OSError):
-            self.stdin.close()
-        stop_process(self.proc, timeout=5.0)
-
-    # the event loop
-
-    def pump(self, timeout: float) -> None:
-        """Wait up to ``timeout`` for output of tmux or a timed process; take it in."""
-        fds = [self.fd, *self.spawned]
-        ready, _, _ = select.select(fds, [], [], max(timeout, 0.0))
-        now = perf()
-        for fd in ready:
-            if fd == self.fd:
-                self._read(now)
-            else:
-                self._read_spawned(fd, now)
-
-    def _read(self, now: float) -> None:
-        chunks = []
-        while True:
-            try:
-                chunk = os.read(self.fd, 1 << 16)
-            except BlockingIOError:
-                break
-            if not chunk:
-                raise RuntimeError("the tmux control client exited")
-            chunks.append(chunk)
-        lines = (self._partial + b"".join(chunks)).split(b"\n")
-        self._partial = lines.pop()
-        for line in lines:
-            self._line(line, now)
-
-    def _line(self, line: bytes, now: float) -> None:
-        if self._block is not None:
-            parts = line.split(b" ")
-            if parts[0] in (b"%end", b"%error") and parts[2:3] == [self._tag]:
-                self._replies.append((parts[0] == b"%end", self._block))
-                self._block = None
-            else:
-                self._block.append(line)
-        elif line.startswith(b"%begin "):
-            self._block = []
-            self._tag = line.split(b" ")[2]
-        elif line.startswith(b"%output "):
-            parts = line.split(b" ", 2)
-            stream = self.pane(parts[1].decode())
-            stream.data += unescape(parts[2] if len(parts) > 2 else b"")
-            stream.last_at = now
-        elif line.startswith(b"%exit"):
-            raise RuntimeError(f"the tmux control client was detached: {line!r}")
-
-    def _read_spawned(self, fd: int, now: float) -> None:
-        spawned = self.spawned[fd]
-        chunk = os.read(fd, 1 << 16)
-        if chunk:
-            spawned.out += chunk
-            return
-        spawned.exited = now
-        del self.spawned[fd]
-        spawned.proc.wait()
-
-    def spawn(self, argv: Sequence[str], env: dict[str, str]) -> Spawned:
-        """Start a timed process now; the loop notes when it exits."""
-        started = perf()
-        proc = subprocess.Popen(
-            list(argv),
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        assert proc.stdout is not None
-        spawned = Spawned(proc, started)
-        fd = proc.stdout.fileno()
-        os.set_blocking(fd, False)
-        self.spawned[fd] = spawned
-        return spawned
-
-    def wait(
-        self, check: Callable[[], Any], *, timeout: float, what: str, step: float = 0.005
-    ) -> Any:
-        """Serve the loop until ``check`` returns something truthy; return it."""
-        deadline = perf() + timeout
-        while True:
-            value = check()
-            if value:
-                return value
-            left = deadline - perf()
-            if left <= 0:
-                raise TimeoutError(f"timed out after {timeout:g} s waiting for {what}")
-            self.pump(min(step, left))
-
-    def wait_exit(self, spawned: Spawned, *, timeout: float = 30.0) -> float:
-        self.wait(lambda: spawned.exited is not None, timeout=timeout, what="a process to exit")
-        assert spawned.exited is not None
-        if spawned.proc.returncode:
-            err = spawned.proc.stderr.read().decode() if spawned.proc.stderr else ""
-            raise RuntimeError(
-                f"{' '.join(map(str, spawned.proc.args))} exited"  # type: ignore[arg-type]
-                f" {spawned.proc.returncode}: {err.strip()}"
-            )
-        if spawned.proc.stderr is not None:
-            spawned.proc.stderr.close()
-        return spawned.exited - spawned.started
-
-    def wait_quiet(self, pane: str, quiet: float = QUIET, *, timeout: float = 10.0) -> None:
-        """Until the pane printed nothing for ``quiet`` seconds."""
-        stream = self.pane(pane)
-        self.wait(
-            lambda: perf() - stream.last_at >= quiet, timeout=timeout, what=f"{pane} to go quiet"
-        )
-
-    # commands
-
-    def _reply(self, timeout: float) -> list[bytes]:
-        self.wait(lambda: self._replies, timeout=timeout, what="a tmux reply", step=0.05)
-        ok, lines = self._replies.popleft()
-        if not ok:
-            raise RuntimeError(f"tmux: {b' '.join(lines).decode(errors='replace')}")
-        return lines
-
-    def command(self, *args: str, timeout: float = 10.0) -> list[bytes]:
-        """Run a tmux command through the control client; return its output lines."""
-        self.stdin.write(" ".join(args).encode() + b"\n")
-        self.stdin.flush()
-        return self._reply(timeout)
-
-    def clear(self, pane: str) -> PaneStream:
-        """Clear the pane's history and start a new message's output."""
-        self.command("clear-history", "-t", pane)
-        stream = self.pane(pane)
-        stream.mark = len(stream.data)
-        return stream
-
-    def screen(self, pane: str) -> bytes:
-        """The pane's text with its history, wrapped lines joined."""
-        return b"\n".join(self.command("capture-pane", "-p", "-J", "-S", "-", "-t", pane))
-
-
 # -- the two designs -----------------------------------------------------------------
 
 
@@ -478,16 +182,6 @@ class OursSample:
     """Seen receipted, nudge closed and the stand-in idle again."""
     confirm: float
     """Seen by a ``capture-pane`` issued when the nudge appeared."""
-
-
-@dataclass
-class SeedSample:
-    """One seed-design message; every time in seconds from the spawn of ``send.sh``."""
-
-    file: str
-    visible: float
-    send_exit: float
-    confirm: float
 
 
 @dataclass
@@ -568,113 +262,6 @@ def ours_message(ctl: Control, ours: Ours) -> OursSample:
         settled=settled,
         confirm=confirm,
     )
-
-
-@dataclass
-class Seed:
-    """The seed's side: its chat directory, scripts, the watcher and a pane running cat."""
-
-    root: Path
-    pane: str
-    env: dict[str, str]
-    watcher: subprocess.Popen[bytes]
-    send_sh: Path
-    counter: int = 0
-    seen: set[str] = field(default_factory=set)
-
-
-def seed_message(ctl: Control, seed: Seed) -> SeedSample:
-    """Send one message with the seed's ``send.sh``; time it to its nudge in the pane."""
-    seed.counter += 1
-    stream = ctl.clear(seed.pane)
-    spawned = ctl.spawn(
-        [str(seed.send_sh), f"@{RECIPIENT}", f"bench message {seed.counter}"], seed.env
-    )
-    match = ctl.wait(
-        lambda: SEED_NUDGE.search(stream.data, stream.mark), timeout=20, what="the seed's nudge"
-    )
-    visible = stream.last_at - spawned.started
-    send_exit = ctl.wait_exit(spawned)
-    name = spawned.out.decode().split()[-1]
-    if match[1].decode() != name or name in seed.seen:
-        raise RuntimeError(f"seed nudge for {match[1]!r} while {name} was written")
-    seed.seen.add(name)
-    if not (seed.root / "inbox" / RECIPIENT / name).is_file():
-        raise RuntimeError(f"seed message {name} is not in the inbox")
-    text = match[0]
-    if text not in ctl.screen(seed.pane):
-        raise RuntimeError(f"{text!r} came as output but is not on the pane's screen")
-    confirm = perf() - spawned.started - visible
-    # Enter pressed: cat prints the line back (the terminal echoed it once already)
-    ctl.wait(lambda: stream.new().count(text) >= 2, timeout=10, what="the seed's Enter")
-    ctl.wait_quiet(seed.pane)
-    return SeedSample(file=name, visible=visible, send_exit=send_exit, confirm=confirm)
-
-
-def setup_seed(
-    scratch: Path, server: TmuxServer, base_env: dict[str, str], stack: ExitStack
-) -> Seed:
-    """The seed's chat directory and scripts, a pane running cat, and its watcher."""
-    if shutil.which("inotifywait") is None:
-        raise SystemExit(
-            "inotifywait not found: install inotify-tools (apt-get install inotify-tools)"
-        )
-    root = scratch / "seed" / "agent-chat"
-    scripts = scratch / "seed" / "scripts"
-    (root / "inbox" / RECIPIENT).mkdir(parents=True)
-    scripts.mkdir(parents=True)
-    pane = server.new_window("seed", "cat")
-    joined = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    sessions = [
-        {"name": name, "pane": p, "joined_at": joined}
-        for name, p in ((RECIPIENT, pane), (SENDER, "%999"))
-    ]
-    (root / "sessions.json").write_text(json.dumps(sessions, indent=2) + "\n")
-    (root / "history.log").touch()
-    send_sh = scripts / "send.sh"
-    watcher_sh = scripts / "watcher.sh"
-    for path, text in ((send_sh, SEND_SH), (watcher_sh, WATCHER_SH)):
-        path.write_text(text)
-        path.chmod(0o755)
-    env = {**base_env, "AGENT_CHAT_DIR": str(root), "AGENT_CHAT_NAME": SENDER}
-    # the watcher runs outside tmux: $TMUX names the private server, so its
-    # ``tmux send-keys -t "$PANE"`` lines stay as the seed wrote them
-    watcher_env = {**env, "TMUX": f"{server.socket_path},0,0"}
-    log = scratch / "seed" / "watcher.log"
-    with log.open("wb") as err:
-        watcher = subprocess.Popen(
-            [str(watcher_sh), RECIPIENT, pane],
-            env=watcher_env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=err,
-            start_new_session=True,  # its own process group: bash, inotifywait, the loop
-        )
-    stack.callback(stop_seed_watcher, watcher)
-    wait_until(
-        lambda: b"Watches established" in log.read_bytes(),
-        timeout=10,
-        what="inotifywait's watches",
-    )
-    return Seed(root=root, pane=pane, env=env, watcher=watcher, send_sh=send_sh)
-
-
-def stop_seed_watcher(proc: subprocess.Popen[bytes]) -> None:
-    """End the seed's watcher: its ``inotifywait`` first (by pid), so that the script
-    reaps its pipeline and exits; then, if anything is left, the process group this
-    benchmark started it in (its pid is the group id)."""
-    with suppress(psutil.Error):
-        for child in psutil.Process(proc.pid).children(recursive=True):
-            if child.name() == "inotifywait":
-                child.terminate()
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        with suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=5)
-    with suppress(ProcessLookupError):  # a straggler of the group, if any
-        os.killpg(proc.pid, signal.SIGKILL)
 
 
 def start_watch(home: Path, pycache: Path | None, stack: ExitStack) -> subprocess.Popen[bytes]:
@@ -981,28 +568,27 @@ def watchfiles_wakeups(scratch: Path, sizes: Sizes) -> dict[str, Any]:
 SEND_PROBE = """
 import time
 t0 = time.perf_counter()
-import json, os
-from agent_room.cli.parser import build_parser
-t1 = time.perf_counter()
-args, _ = build_parser().parse_known_args(["send", "@b", "probe"])
-t2 = time.perf_counter()
+import os
+from agent_room.cli.quick import quick_send
 from agent_room.room import Room
+t1 = time.perf_counter()
 room = Room.open(os.environ)
-t3 = time.perf_counter()
+t2 = time.perf_counter()
 me = room.identify(env_name=os.environ["AGENT_ROOM_NAME"], pane=None, as_name=None)
 room.send(me, "b", "probe")
-t4 = time.perf_counter()
+t3 = time.perf_counter()
 room.close()
-t5 = time.perf_counter()
-print(json.dumps([t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4]))
+t4 = time.perf_counter()
+print(t1 - t0, t2 - t1, t3 - t2, t4 - t3)
 """
-"""The steps of ``cmd_send`` one by one, each timed inside the process."""
+"""The steps of ``agent-room send @b WORDS`` (the quick path, no argparse) one by one, each
+timed inside the process; the output is plain numbers so that no module is loaded to
+print it."""
 
 PROBE_STEPS = (
-    "  imports: agent_room.cli.parser (and what it pulls in)",
-    "  build the parser, parse the arguments",
+    "  imports: agent_room.cli.quick, agent_room.room (and what they pull in)",
     "  Room.open (connect, schema check)",
-    "  identify + Room.send (checks, INSERT, commit)",
+    "  identify + Room.send (checks, INSERT, commit, poke)",
     "  close",
 )
 
@@ -1011,7 +597,7 @@ def send_anatomy(scratch: Path, pycache: Path | None, sizes: Sizes) -> dict[str,
     """Where an ``agent-room send`` process spends its time before and after the INSERT.
 
     In a room of its own (nobody delivers there; a connection is held open, as the
-    watcher does): ``python -c pass``, a probe that runs ``cmd_send``'s steps one by one
+    watcher does): ``python -c pass``, a probe that runs the send's steps one by one
     and times each inside, and ``agent-room send`` itself, interleaved; then
     ``python -X importtime`` of the send against ``python -c pass``.
     """
@@ -1027,7 +613,7 @@ def send_anatomy(scratch: Path, pycache: Path | None, sizes: Sizes) -> dict[str,
     inside: list[float] = []
 
     def collect(result: subprocess.CompletedProcess[bytes]) -> None:
-        values = json.loads(result.stdout)
+        values = [float(v) for v in result.stdout.split()]
         inside.append(sum(values))
         for into, value in zip(steps, values, strict=True):
             into.append(value)
