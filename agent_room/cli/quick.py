@@ -53,7 +53,10 @@ def quick_send(args: Sequence[str], environ: Mapping[str, str]) -> int | None:
 
 def send_chat(room: Room, sender: str, recipient: str, body: str) -> int:
     """Queue a chat message and say so: its id on stdout, a line for people on stderr."""
+    from agent_room.store.wake import listening
+
     message_id = room.send(sender, recipient, body)
-    sys.stderr.write(f"message #{message_id} queued for {recipient}\n")
+    hint = "" if listening(room.home) else " (no deliverer is running: see `agent-room watch`)"
+    sys.stderr.write(f"message #{message_id} queued for {recipient}{hint}\n")
     sys.stdout.write(f"{message_id}\n")
     return message_id

@@ -38,3 +38,13 @@ def poke(home: str) -> None:
         pass  # the pipe is full: the deliverer has pokes enough to read
     finally:
         os.close(fd)
+
+
+def listening(home: str) -> bool:
+    """Whether a deliverer is listening (holds the lease and is alive) right now."""
+    try:
+        fd = os.open(wake_path(home), os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    os.close(fd)
+    return True

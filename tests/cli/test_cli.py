@@ -227,7 +227,10 @@ def test_the_quick_send_path_means_what_the_parser_means(
         ("chat", "backend", "frontend", "plain words"),
         ("handover", "backend", "frontend", "plain words"),
     ]
-    assert quick.err == f"message #{history[0]['id']} queued for {args[0]}\n"
+    assert quick.err == (
+        f"message #{history[0]['id']} queued for {args[0]}"
+        " (no deliverer is running: see `agent-room watch`)\n"
+    )
     assert quick.out == f"{history[0]['id']}\n"
 
 
@@ -241,3 +244,15 @@ def test_the_quick_send_path_loads_no_argparse(joined: Cli) -> None:
         [sys.executable, "-c", probe], capture_output=True, env=joined.env(), check=True
     )
     assert result.stdout.decode().splitlines()[-1] == "0 False"
+
+
+def test_send_says_nothing_of_the_deliverer_while_one_listens(joined: Cli) -> None:
+    from agent_room.workers.wakeup import WakeListener
+
+    listener = WakeListener(str(joined.home))
+    listener.bind()
+    try:
+        sent = joined("send", "@frontend", "hello", name="backend")
+    finally:
+        listener.close()
+    assert sent.err.endswith("queued for @frontend\n")
