@@ -150,11 +150,23 @@ class Deliverer:
 
         return check
 
-    def run(self, stop: threading.Event, *, debounce: int = 10, step: int = 5) -> None:
-        """Deliver until ``stop`` is set: on every room change, and every half second."""
+    def run(
+        self,
+        stop: threading.Event,
+        *,
+        debounce: int = 10,
+        step: int = 5,
+        on_pass: Callable[[bool], None] | None = None,
+    ) -> None:
+        """Deliver until ``stop`` is set: on every room change, and every half second.
+
+        ``on_pass(active)`` is called after each pass (the console shows whether this
+        deliverer holds the lease or stands by).
+        """
         from watchfiles import watch
 
-        self.run_once()
+        report = on_pass or (lambda _active: None)
+        report(self.run_once())
         try:
             for _changes in watch(
                 self.room.home,
@@ -165,6 +177,6 @@ class Deliverer:
                 stop_event=stop,
                 raise_interrupt=False,
             ):
-                self.run_once()
+                report(self.run_once())
         finally:
             self.release()
