@@ -46,7 +46,7 @@ class ConsoleSettings(BaseModel):
     """watchfiles debounce, ms: events within this window collapse into one wake-up."""
     step: int = Field(default=20, ge=1, le=1000)
     """watchfiles step, ms: how often the watcher looks for the end of a burst."""
-    safety_interval: float = Field(default=2.0, gt=0, le=60)
+    safety_interval: float = Field(default=2.0, gt=0, le=3600)
     """Seconds between re-reads when no event arrives (events can be lost)."""
     flow_limit: int = Field(default=60, ge=1, le=1000)
     """Lines of the message flow kept on screen."""
