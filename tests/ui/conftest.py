@@ -128,7 +128,9 @@ def console(
     return build
 
 
-def still_snapshot(room: Room, theme: str = "agent-room-dark") -> tuple[ConsoleSettings, RoomSnapshot]:
+def still_snapshot(
+    room: Room, theme: str = "agent-room-dark"
+) -> tuple[ConsoleSettings, RoomSnapshot]:
     """Settings and one snapshot for a picture: nothing live, nothing read later."""
     snapshot = SnapshotReader(room).read()
     settings = ConsoleSettings(

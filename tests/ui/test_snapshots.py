@@ -68,7 +68,9 @@ def test_main_screen_narrow(snap_compare: SnapCompare, seeded: tuple[Room, Froze
 
 
 @pytest.mark.parametrize("theme", THEMES)
-def test_each_theme(snap_compare: SnapCompare, seeded: tuple[Room, FrozenClock], theme: str) -> None:
+def test_each_theme(
+    snap_compare: SnapCompare, seeded: tuple[Room, FrozenClock], theme: str
+) -> None:
     """140x40 in each shipped theme: the seeded main screen with that theme's
     background, panels and the four state colours (busy, idle, waiting, ended), the
     cycle badge in the theme's cycle colour, and the traffic edges in its edge colour."""
