@@ -112,7 +112,7 @@ class RoomSnapshot:
     flow: tuple[FlowEvent, ...] = ()
     traffic: tuple[Edge, ...] = ()
     messages: int = 0
-    """How many messages the room holds in all."""
+    """The newest message's id: how many messages the room has held."""
     extra: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
     """Free-form facts for the status bar; not part of equality."""
 

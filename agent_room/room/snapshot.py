@@ -1,14 +1,12 @@
 """``SnapshotReader``: reads the room into one frozen ``RoomSnapshot``.
 
-Runs in the console's reader thread (and in tests and the benchmark directly). It keeps
-two cursors so that a re-read stays cheap on a long history: the traffic totals are
-summed once and then only for new messages. It also runs the registry's liveness check
+Runs in the console's reader thread (and in tests and the benchmark directly). Every query
+keeps to an index or a key range, so a re-read costs the same on any history; the
+traffic picture covers the last messages only and is summed again only when one arrives. It also runs the registry's liveness check
 now and then, so a session whose process died without a hook shows as ended.
 """
 
 from __future__ import annotations
-
-from collections import Counter
 
 from agent_room.core.cycles import cycle_warnings
 from agent_room.core.handover import DEFAULT_HANDOVER_TTL
@@ -31,6 +29,8 @@ if TYPE_CHECKING:
 
 FLOW_LIMIT = 60
 """Lines of the message flow the console keeps."""
+TRAFFIC_WINDOW = 5000
+"""The traffic picture weighs the room's last this many messages: who talks now."""
 LIVENESS_INTERVAL = 2.0
 """Seconds between liveness checks of the registered processes."""
 _FLOW_NAMES = {
@@ -74,12 +74,14 @@ class SnapshotReader:
         registry: Registry | None = None,
         flow_limit: int = FLOW_LIMIT,
         liveness_interval: float = LIVENESS_INTERVAL,
+        traffic_window: int = TRAFFIC_WINDOW,
     ) -> None:
         self.room = room
         self.registry = registry
         self.flow_limit = flow_limit
         self.liveness_interval = liveness_interval
-        self._traffic: Counter[tuple[str, str]] = Counter()
+        self.traffic_window = traffic_window
+        self._traffic: tuple[Edge, ...] = ()
         self._last_message = 0
         self._checked_at = float("-inf")
 
@@ -116,15 +118,17 @@ class SnapshotReader:
             for r in views.flow_events(store, self.flow_limit)
             if not (r["kind"] == "message.sent" and r["message_kind"] == "handover")
         )  # a handover's "requested" line says it was sent
-        added, self._last_message = views.traffic_since(store, self._last_message)
-        for row in added:
-            self._traffic[(row["sender"], row["recipient"])] += int(row["count"])
-        traffic = tuple(
-            Edge(sender, recipient, count)
-            for (sender, recipient), count in sorted(
-                self._traffic.items(), key=lambda item: (-item[1], item[0])
+        last = views.last_message_id(store)
+        if last != self._last_message:
+            self._last_message = last
+            found = views.traffic(store, last, self.traffic_window)
+            self._traffic = tuple(
+                sorted(
+                    (Edge(r["sender"], r["recipient"], int(r["count"])) for r in found),
+                    key=lambda e: (-e.count, e.sender, e.recipient),
+                )
             )
-        )
+        traffic = self._traffic
         return RoomSnapshot(
             taken_at=now,
             home=self.room.home,

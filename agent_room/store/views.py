@@ -49,20 +49,24 @@ def flow_events(store: StoreBase, limit: int) -> list[Row]:
     return found
 
 
-def traffic_since(store: StoreBase, after: int) -> tuple[list[Row], int]:
-    """Message counts per (sender, recipient) for ids above ``after``, and the last id.
+def last_message_id(store: StoreBase) -> int:
+    """The newest message's id (0 in an empty room)."""
+    return int(store.conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0])
 
-    The room's own notices are left out: they are not agents talking.
+
+def traffic(store: StoreBase, last: int, window: int) -> list[Row]:
+    """Message counts per (sender, recipient) over the ``window`` messages up to ``last``.
+
+    A range of the primary key, so it costs the same on any history. The room's own
+    notices are left out: they are not agents talking.
     """
-    last = store.conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0]
-    found = rows(
+    return rows(
         store.conn.execute(
             "SELECT sender, recipient, count(*) AS count FROM messages"
             " WHERE id > ? AND id <= ? AND kind != 'system' GROUP BY sender, recipient",
-            (after, last),
+            (last - window, last),
         )
     )
-    return found, int(last)
 
 
 def recent_handovers(store: StoreBase, since: float) -> list[Row]:

@@ -26,7 +26,6 @@ from agent_room.core.errors import RoomError
 from agent_room.ui.commands import RoomCommands
 from agent_room.ui.enter import EnterMixin
 from agent_room.ui.messages import RefreshWanted, SnapshotReady, WorkerStatus
-from agent_room.ui.screens.help import HelpScreen
 from agent_room.ui.screens.main import MainScreen
 from agent_room.ui.screens.modals import RejectScreen
 from agent_room.ui.settings import DEFAULT_THEME, ConsoleSettings
@@ -73,7 +72,7 @@ class RoomConsole(EnterMixin, App[int]):
         self,
         settings: ConsoleSettings,
         *,
-        mux: Multiplexer,
+        mux: Multiplexer | None,
         probe: ProcessProbe,
         where: Where,
         clock: Clock = time.time,
@@ -82,8 +81,7 @@ class RoomConsole(EnterMixin, App[int]):
         super().__init__()
         self.settings = settings
         """How the console runs."""
-        self.mux = mux
-        """The multiplexer port (tmux), for entering sessions and for delivery."""
+        self._mux = mux
         self.probe = probe
         """The process probe, for liveness."""
         self.where = where
@@ -97,6 +95,18 @@ class RoomConsole(EnterMixin, App[int]):
         self._stop = threading.Event()
         self._watch_stop: asyncio.Event | None = None
         self._deliver_stops: list[threading.Event] = []
+        self._background_started = False
+        self._theme_problems = self._register_themes()
+
+    @property
+    def mux(self) -> Multiplexer:
+        """The multiplexer port (tmux), for entering sessions and for delivery; the real
+        adapter is built on first use (loading libtmux would delay the first paint)."""
+        if self._mux is None:
+            from agent_room.adapters.tmux import Tmux
+
+            self._mux = Tmux()
+        return self._mux
 
     # -- set-up -----------------------------------------------------------------------
 
@@ -104,7 +114,9 @@ class RoomConsole(EnterMixin, App[int]):
         """The console's own variables, for themes that do not set them."""
         return dict(VARIABLE_DEFAULTS)
 
-    def _register_themes(self) -> None:
+    def _register_themes(self) -> list[str]:
+        """Register the shipped and user themes and pick one, before the first styling
+        (a theme set after mount restyles every widget again); return the problems."""
         shipped, errors = load_themes((shipped_dir(),))
         for theme in shipped:
             self.register_theme(theme)
@@ -112,17 +124,18 @@ class RoomConsole(EnterMixin, App[int]):
         for theme in users:
             self.register_theme(theme)
             self.user_themes.add(theme.name)
-        for error in [*errors, *user_errors]:
-            self.notify(error, title="Theme not loaded", severity="warning", timeout=10)
+        problems = [*errors, *user_errors]
         wanted = self.settings.theme
         if wanted not in self.available_themes:
-            self.notify(f"no theme named {wanted!r}", severity="warning")
+            problems.append(f"no theme named {wanted!r}")
             wanted = DEFAULT_THEME if DEFAULT_THEME in self.available_themes else "textual-dark"
         self.theme = wanted
+        return problems
 
     def on_mount(self) -> None:
-        """Themes, the main screen, then the workers the settings ask for."""
-        self._register_themes()
+        """Report theme problems, show the first snapshot, start the reader."""
+        for problem in self._theme_problems:
+            self.notify(problem, title="Theme not loaded", severity="warning", timeout=10)
         self.statuses = dict.fromkeys(WORKERS, "off")
         if self._first is not None:
             self.snapshot = self._first
@@ -133,10 +146,21 @@ class RoomConsole(EnterMixin, App[int]):
         return MainScreen(utc=self.settings.utc)
 
     def start_workers(self) -> None:
-        """Start each background worker the settings enable."""
+        """Start the reader now; the watcher and the deliverer once the first picture is
+        on screen (they would only compete with the first paint), or after a second."""
         self._stop.clear()
+        self._background_started = False
         if self.settings.live:
             self._read_room()
+        if self.snapshot is not None or not self.settings.live:
+            self.call_after_refresh(self._start_background)
+        else:
+            self.set_timer(1.0, self._start_background)
+
+    def _start_background(self) -> None:
+        if self._background_started or self._stop.is_set():
+            return
+        self._background_started = True
         if self.settings.live and self.settings.watch:
             self._watch_room()
         if self.settings.deliver:
@@ -173,6 +197,8 @@ class RoomConsole(EnterMixin, App[int]):
     def on_snapshot_ready(self, message: SnapshotReady) -> None:
         """The reader's newest picture."""
         self.snapshot = message.snapshot
+        if not self._background_started:
+            self.call_after_refresh(self._start_background)
 
     def on_worker_status(self, message: WorkerStatus) -> None:
         """A worker reports its state."""
@@ -326,6 +352,8 @@ class RoomConsole(EnterMixin, App[int]):
 
     def action_help(self) -> None:
         """The keys and what they do."""
+        from agent_room.ui.screens.help import HelpScreen
+
         self.push_screen(HelpScreen())
 
     def action_focus_panel(self, panel: str) -> None:
@@ -364,16 +392,13 @@ def make_app(
     clock: Clock | None = None,
     snapshot: RoomSnapshot | None = None,
 ) -> RoomConsole:
-    """The console, with real tmux and process adapters unless others are given.
+    """The console, with real tmux and process adapters unless others are given (the
+    tmux adapter is built when first needed).
 
     The command line and the tests both build the app here, so they run the same thing.
     """
     from agent_room.room.enter import Where
 
-    if mux is None:
-        from agent_room.adapters.tmux import Tmux
-
-        mux = Tmux()
     if probe is None:
         from agent_room.adapters.processes import SystemProbe
 

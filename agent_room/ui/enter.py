@@ -32,11 +32,15 @@ else:
 class EnterMixin(_Base):
     """Enter / resume for the console app."""
 
-    mux: Multiplexer
     probe: ProcessProbe
     where: Where
 
     if TYPE_CHECKING:
+
+        @property
+        def mux(self) -> Multiplexer:
+            """The multiplexer port."""
+            ...
 
         def open_room(self) -> Room:
             """A fresh connection for one worker thread."""

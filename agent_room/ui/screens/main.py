@@ -67,7 +67,7 @@ class MainScreen(Screen[None]):
 
     def on_mount(self) -> None:
         """Titles of the panels that do not set their own."""
-        self.query_one("#traffic", TrafficMatrix).border_title = "Who talks to whom"
+        self.query_one("#traffic", TrafficMatrix).border_title = "Who talks to whom · last 5,000 messages"
         self.query_one("#filter", Input).display = False
         self.query_one("#sessions", SessionsTable).focus()
         console = cast("RoomConsole", self.app)
