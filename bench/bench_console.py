@@ -256,8 +256,15 @@ class Pane:
 def first_paint(pane: Pane, marks: tuple[str, ...], timeout: float = 30.0) -> float:
     """Seconds from starting the console until every mark is on screen."""
     started = pane.start()
+
+    def shown() -> bool:
+        screen = pane.screen()
+        if "error" in screen and "Worker error" in screen:
+            raise RuntimeError(f"a console worker failed:\n{screen}")
+        return all(m in screen for m in marks)
+
     wait_until(
-        lambda: all(m in pane.screen() for m in marks),
+        shown,
         timeout=timeout,
         step=0.01,
         what=f"the console to show {marks}",

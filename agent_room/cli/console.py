@@ -39,6 +39,7 @@ class _FirstRead(threading.Thread):
             pass
         finally:
             room.close()
+        import agent_room.adapters.tmux  # noqa: F401  (loaded here, off the main thread)
 
 
 def cmd_console(args: argparse.Namespace) -> int:

@@ -1,9 +1,10 @@
 """``SnapshotReader``: reads the room into one frozen ``RoomSnapshot``.
 
-Runs in the console's reader thread (and in tests and the benchmark directly). Every query
-keeps to an index or a key range, so a re-read costs the same on any history; the
-traffic picture covers the last messages only and is summed again only when one arrives. It also runs the registry's liveness check
-now and then, so a session whose process died without a hook shows as ended.
+Runs in the console's reader thread (and in tests and the benchmark directly). Every
+query keeps to an index or a key range, so a re-read costs the same on any history; the
+traffic picture covers the last messages only and is summed again only when one
+arrives. It also runs the registry's liveness check now and then, so a session whose
+process died without a hook shows as ended.
 """
 
 from __future__ import annotations

@@ -100,12 +100,8 @@ class RoomConsole(EnterMixin, App[int]):
 
     @property
     def mux(self) -> Multiplexer:
-        """The multiplexer port (tmux), for entering sessions and for delivery; the real
-        adapter is built on first use (loading libtmux would delay the first paint)."""
-        if self._mux is None:
-            from agent_room.adapters.tmux import Tmux
-
-            self._mux = Tmux()
+        """The multiplexer port (tmux), for entering sessions and for delivery."""
+        assert self._mux is not None
         return self._mux
 
     # -- set-up -----------------------------------------------------------------------
@@ -392,13 +388,18 @@ def make_app(
     clock: Clock | None = None,
     snapshot: RoomSnapshot | None = None,
 ) -> RoomConsole:
-    """The console, with real tmux and process adapters unless others are given (the
-    tmux adapter is built when first needed).
+    """The console, with real tmux and process adapters unless others are given.
 
     The command line and the tests both build the app here, so they run the same thing.
     """
     from agent_room.room.enter import Where
 
+    if mux is None:
+        # libtmux reads sys.stdout.encoding when imported: load it before the app
+        # captures stdout (the command line loads it beside the first read)
+        from agent_room.adapters.tmux import Tmux
+
+        mux = Tmux()
     if probe is None:
         from agent_room.adapters.processes import SystemProbe
 

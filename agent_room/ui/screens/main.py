@@ -17,6 +17,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input
 
 from agent_room.core.snapshot import RoomSnapshot
+from agent_room.room.snapshot import TRAFFIC_WINDOW
 from agent_room.ui.messages import SessionChosen
 from agent_room.ui.widgets.flow import FlowTimeline
 from agent_room.ui.widgets.handovers import HandoverPreview, HandoverQueue
@@ -67,7 +68,8 @@ class MainScreen(Screen[None]):
 
     def on_mount(self) -> None:
         """Titles of the panels that do not set their own."""
-        self.query_one("#traffic", TrafficMatrix).border_title = "Who talks to whom · last 5,000 messages"
+        traffic = self.query_one("#traffic", TrafficMatrix)
+        traffic.border_title = f"Who talks to whom · last {TRAFFIC_WINDOW:,} messages"
         self.query_one("#filter", Input).display = False
         self.query_one("#sessions", SessionsTable).focus()
         console = cast("RoomConsole", self.app)
