@@ -48,6 +48,9 @@ def cmd_console(args: argparse.Namespace) -> int:
 
     first = _FirstRead(str(room_home(os.environ)))
     first.start()
+    # pydantic looks for plugins in every installed distribution's entry points when the
+    # first model is built; the console uses none, and the scan delays its first paint
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     from agent_room.ui.app import make_app
     from agent_room.ui.settings import ConsoleSettings
 

@@ -27,7 +27,6 @@ from agent_room.ui.commands import RoomCommands
 from agent_room.ui.enter import EnterMixin
 from agent_room.ui.messages import RefreshWanted, SnapshotReady, WorkerStatus
 from agent_room.ui.screens.main import MainScreen
-from agent_room.ui.screens.modals import RejectScreen
 from agent_room.ui.settings import DEFAULT_THEME, ConsoleSettings
 from agent_room.ui.themes import VARIABLE_DEFAULTS, load_themes, shipped_dir
 from agent_room.ui.widgets.sessions import SessionsTable
@@ -224,7 +223,7 @@ class RoomConsole(EnterMixin, App[int]):
         registry = Registry(room, self.probe) if self.settings.liveness else None
         reader = SnapshotReader(room, registry=registry, flow_limit=self.settings.flow_limit)
         self.post_message(WorkerStatus("reader", "on"))
-        last: RoomSnapshot | None = None
+        last: RoomSnapshot | None = self._first  # the picture already on screen
         try:
             while not (worker.is_cancelled or self._stop.is_set()):
                 self._wake.clear()
@@ -324,6 +323,8 @@ class RoomConsole(EnterMixin, App[int]):
         def rejected(reason: str | None) -> None:
             if reason:
                 self._decide(handover.id, reason)
+
+        from agent_room.ui.screens.modals import RejectScreen
 
         route = f"@{handover.sender} → @{handover.recipient}"
         self.push_screen(RejectScreen(handover.id, route), rejected)

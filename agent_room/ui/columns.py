@@ -49,6 +49,10 @@ def _state(row: SessionRow, ctx: CellContext) -> Text:
     return Text(f"● {row.state}", style=colour)
 
 
+def _name(row: SessionRow, _ctx: CellContext) -> Text:
+    return Text("  " * row.depth + f"@{row.name}", overflow="ellipsis", no_wrap=True)
+
+
 def _unread(row: SessionRow, _ctx: CellContext) -> Text:
     return Text(str(row.unread) if row.unread else "·", justify="right")
 
@@ -68,17 +72,20 @@ class Column:
     cell: Callable[[SessionRow, CellContext], str | Text]
     sort: Callable[[SessionRow], Any]
     width: int | None = None
+    """Fixed width in cells: measuring every cell of a big room is what costs."""
 
 
 COLUMNS: tuple[Column, ...] = (
-    Column("name", "Name", lambda r, _c: Text("  " * r.depth + f"@{r.name}"), lambda r: r.name),
-    Column("agent", "Agent", lambda r, _c: r.agent, lambda r: (r.agent, r.name)),
-    Column("state", "State", _state, lambda r: (STATE_ORDER.get(r.state, 9), r.name)),
-    Column("cwd", "Cwd", lambda r, _c: short_path(r.cwd), lambda r: (r.cwd or "", r.name)),
-    Column("pane", "Pane", lambda r, _c: r.pane or "", lambda r: (r.pane or "", r.name)),
-    Column("age", "Age", lambda r, c: age(c.now - r.started_at), lambda r: (-r.started_at, r.name)),
-    Column("unread", "Unread", _unread, lambda r: (-r.unread, r.name)),
-    Column("delivery", "Delivery", _delivery, lambda r: (-r.failed, r.note, r.name)),
+    Column("name", "Name", _name, lambda r: r.name, 20),
+    Column("agent", "Agent", lambda r, _c: r.agent, lambda r: (r.agent, r.name), 7),
+    Column("state", "State", _state, lambda r: (STATE_ORDER.get(r.state, 9), r.name), 10),
+    Column("cwd", "Cwd", lambda r, _c: short_path(r.cwd), lambda r: (r.cwd or "", r.name), 28),
+    Column("pane", "Pane", lambda r, _c: r.pane or "", lambda r: (r.pane or "", r.name), 5),
+    Column(
+        "age", "Age", lambda r, c: age(c.now - r.started_at), lambda r: (-r.started_at, r.name), 4
+    ),
+    Column("unread", "Unread", _unread, lambda r: (-r.unread, r.name), 6),
+    Column("delivery", "Delivery", _delivery, lambda r: (-r.failed, r.note, r.name), 24),
 )
 """The columns in display order."""
 

@@ -15,7 +15,6 @@ from textual.app import SuspendNotSupported
 from agent_room.core.enter import Move, Plan
 from agent_room.core.errors import RoomError
 from agent_room.ui.messages import EnterPlanned, RefreshWanted
-from agent_room.ui.screens.modals import ConfirmScreen
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -83,6 +82,7 @@ class EnterMixin(_Base):
             if plan.move is not Move.RESUME:
                 self.notify(warning, severity="warning")
         if plan.move is Move.RESUME:
+            from agent_room.ui.screens.modals import ConfirmScreen
 
             def answered(yes: bool | None) -> None:
                 if yes:

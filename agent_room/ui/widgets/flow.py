@@ -50,15 +50,15 @@ class FlowTimeline(DataTable[object]):
 
     def on_mount(self) -> None:
         """The columns."""
-        for label, key in (
-            ("Time", "time"),
-            ("", "mark"),
-            ("Event", "event"),
-            ("From → To", "route"),
-            ("Status", "status"),
-            ("Message", "summary"),
-        ):
-            self.add_column(label, key=key)
+        for label, key, width in (
+            ("Time", "time", 8),
+            ("", "mark", 2),
+            ("Event", "event", 18),
+            ("From → To", "route", 26),
+            ("Status", "status", 9),
+            ("Message", "summary", 60),
+        ):  # fixed widths: no measuring of every cell
+            self.add_column(label, key=key, width=width)
         self.watch(self.app, "theme", lambda _t: self._redraw(force=True), init=False)
 
     def watch_snapshot(self) -> None:

@@ -7,12 +7,13 @@ is the app's job (``a`` / ``r``); these widgets only show and select.
 
 from __future__ import annotations
 
+from rich.markdown import Markdown
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.reactive import reactive
-from textual.widgets import Markdown, OptionList, Static
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from agent_room.core.cycles import render_cycle
@@ -79,7 +80,8 @@ class HandoverQueue(OptionList):
 
 
 class HandoverPreview(VerticalScroll):
-    """The highlighted handover: a cycle warning, then its body as Markdown."""
+    """The highlighted handover: a cycle warning, then its body as Markdown (rendered by
+    Rich into one widget: the preview changes often and a widget per block costs)."""
 
     handover: reactive[HandoverRow | None] = reactive(None)
     """The handover shown."""
@@ -87,20 +89,20 @@ class HandoverPreview(VerticalScroll):
     def compose(self) -> ComposeResult:
         """A warning line and the body."""
         yield Static(id="cycle-warning")
-        yield Markdown(id="handover-body")
+        yield Static(id="handover-body")
 
     def watch_handover(self, handover: HandoverRow | None) -> None:
         """Show another handover."""
         warning = self.query_one("#cycle-warning", Static)
-        body = self.query_one("#handover-body", Markdown)
+        body = self.query_one("#handover-body", Static)
         if handover is None:
             warning.update("")
             warning.display = False
-            body.update("*No handover is waiting.*")
+            body.update(Markdown("*No handover is waiting.*"))
             self.border_title = "Preview"
             return
         warning.display = handover.cycle is not None
         if handover.cycle:
             warning.update(f"⚠ closes a cycle: {render_cycle(handover.cycle)}")
         self.border_title = f"#{handover.id} @{handover.sender} → @{handover.recipient}"
-        body.update(handover.body)
+        body.update(Markdown(handover.body))

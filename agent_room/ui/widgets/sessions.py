@@ -14,7 +14,7 @@ from textual.reactive import reactive
 from textual.widgets import DataTable
 
 from agent_room.core.snapshot import RoomSnapshot, SessionRow
-from agent_room.ui.columns import COLUMNS, SORT_KEYS, CellContext, visible
+from agent_room.ui.columns import COLUMNS, SORT_KEYS, CellContext, age, visible
 
 
 class SessionsTable(DataTable[object]):
@@ -25,7 +25,7 @@ class SessionsTable(DataTable[object]):
         Binding("S", "reverse_sort", "Reverse", show=False),
     ]
 
-    snapshot: reactive[RoomSnapshot | None] = reactive(None, always_update=True)
+    snapshot: reactive[RoomSnapshot | None] = reactive(None)
     """The room, as last read."""
     filter_text: reactive[str] = reactive("")
     """The filter typed after ``/``."""
@@ -38,12 +38,13 @@ class SessionsTable(DataTable[object]):
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
         self.shown: list[SessionRow] = []
         """The rows on screen, in order."""
+        self._drawn: tuple[object, ...] | None = None
 
     def on_mount(self) -> None:
         """Columns come from ``ui.columns``."""
         for col in COLUMNS:
             self.add_column(col.label, key=col.key, width=col.width)
-        self.watch(self.app, "theme", lambda _theme: self.redraw(), init=False)
+        self.watch(self.app, "theme", lambda _theme: self.redraw(force=True), init=False)
 
     def watch_snapshot(self) -> None:
         """A new room picture."""
@@ -86,21 +87,33 @@ class SessionsTable(DataTable[object]):
                 return True
         return False
 
-    def redraw(self) -> None:
-        """Rebuild the rows from the snapshot, keeping the cursor on its session."""
+    def redraw(self, *, force: bool = False) -> None:
+        """Rebuild the rows from the snapshot, keeping the cursor on its session.
+
+        Skipped when nothing shown would change (the same rows, ages, filter and order):
+        a new snapshot arrives on every room change, most of which are elsewhere.
+        """
         if not self.is_mounted:
             return
         snapshot = self.snapshot
-        current = self.selected.name if self.selected else None
-        self.clear()
         if snapshot is None:
+            self.clear()
             self.shown = []
+            self._drawn = None
             return
-        self.shown = visible(
+        shown = visible(
             snapshot.sessions, query=self.filter_text, sort=self.sort_key, reverse=self.reverse
         )
         ctx = CellContext(now=snapshot.taken_at, colours=self.app.theme_variables)
-        for row in self.shown:
+        ages = tuple(age(ctx.now - row.started_at) for row in shown)
+        drawn = (tuple(shown), ages)
+        if drawn == self._drawn and not force:
+            return
+        self._drawn = drawn
+        current = self.selected.name if self.selected else None
+        self.clear()
+        self.shown = shown
+        for row in shown:
             self.add_row(*(col.cell(row, ctx) for col in COLUMNS), key=row.name)
         if current is not None:
             self.select_name(current)
