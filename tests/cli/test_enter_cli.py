@@ -103,3 +103,10 @@ def test_help(cli: Cli, command: str) -> None:
 
 def test_bad_wait_is_a_usage_error(cli: Cli) -> None:
     _one_line(cli("enter", "x", "--wait", "forever"), 2, "invalid time")
+
+
+def test_no_arguments_without_a_terminal_prints_help(cli: Cli) -> None:
+    result = cli()
+    assert result.code == 0
+    assert result.out.startswith("usage: agent-room")
+    assert "console" in result.out
