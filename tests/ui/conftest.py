@@ -146,6 +146,26 @@ def still_snapshot(
     return settings, snapshot
 
 
+async def run_from_palette(pilot: Pilot[int], text: str) -> None:
+    """Open the command palette, type ``text``, wait for it to be the first hit, run it."""
+    from textual.command import CommandList, CommandPalette
+
+    await pilot.press("ctrl+p")
+    await until(pilot, lambda: isinstance(pilot.app.screen, CommandPalette))
+    await pilot.press(*text)
+
+    def first_hit() -> bool:
+        hits = pilot.app.screen.query(CommandList)
+        if not hits or hits.first().option_count == 0:
+            return False
+        first = hits.first()
+        prompt = str(first.get_option_at_index(0).prompt)
+        return text.lower() in prompt.lower() and first.highlighted == 0
+
+    await until(pilot, first_hit)
+    await pilot.press("enter")
+
+
 async def until(pilot: Pilot[int], check: Callable[[], object], timeout: float = 10.0) -> None:
     """Let the app run until ``check()`` is truthy (workers post from their threads)."""
     deadline = time.monotonic() + timeout

@@ -20,7 +20,7 @@ from agent_room.ui.screens.modals import ConfirmScreen, RejectScreen
 from agent_room.ui.widgets.handovers import HandoverQueue
 from agent_room.ui.widgets.sessions import SessionsTable
 from agent_room.ui.widgets.tree import SessionTree
-from tests.ui.conftest import SOCKET, FakeMux, until
+from tests.ui.conftest import SOCKET, FakeMux, run_from_palette, until
 from tests.ui.seed import FrozenClock
 
 SIZE = (160, 48)
@@ -108,8 +108,9 @@ async def test_enter_switches_to_the_selected_live_session(
 
 
 async def test_enter_on_an_ended_session_resumes_it_after_a_confirm(
-    console: Callable[..., RoomConsole], mux: FakeMux
+    console: Callable[..., RoomConsole], mux: FakeMux, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("AGENT_ROOM_CLAUDE", "/opt/claude/bin/claude")
     app = console()
     async with app.run_test(size=SIZE) as pilot:
         table = app.main.query_one("#sessions", SessionsTable)
@@ -120,7 +121,7 @@ async def test_enter_on_an_ended_session_resumes_it_after_a_confirm(
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         assert not mux.calls  # nothing starts before the answer
         await pilot.press("y")
-        resume = ("claude", "--resume", "sess-docs")
+        resume = ("/opt/claude/bin/claude", "--resume", "sess-docs")
         await until(pilot, lambda: ("switch_client", SOCKET, "%77") in mux.calls)
         assert ("open_window", SOCKET, "/srv/shop/docs", resume, "docs-resumed", True) in mux.calls
 
@@ -206,9 +207,7 @@ async def test_the_palette_runs_an_action(
         await until(pilot, lambda: queue.selected is not None)
         assert queue.selected is not None
         first = queue.selected.id
-        await pilot.press("ctrl+p", *"approve the highlighted")
-        await pilot.pause(0.3)
-        await pilot.press("enter")
+        await run_from_palette(pilot, "approve the highlighted")
         await until(pilot, lambda: _state(room_home, first)[0] == "approved")
 
 

@@ -14,7 +14,7 @@ import pytest
 from agent_room.ui.app import RoomConsole
 from agent_room.ui.themes import VARIABLE_DEFAULTS, load_themes, read_theme, shipped_dir
 from tests.conftest import REPO
-from tests.ui.conftest import until
+from tests.ui.conftest import run_from_palette, until
 
 SHIPPED = sorted((REPO / "themes").glob("*.toml"))
 
@@ -70,9 +70,7 @@ async def test_user_themes_load_and_a_bad_one_is_a_notification(
         assert "broken" not in app.available_themes
         messages = [n.message for n in app._notifications]
         assert any("broken.toml" in m and "not a colour" in m for m in messages), messages
-        await pilot.press("ctrl+p", *"theme: agent-room-light")
-        await pilot.pause(0.3)
-        await pilot.press("enter")
+        await run_from_palette(pilot, "theme: agent-room-light")
         await until(pilot, lambda: app.theme == "agent-room-light")
 
 
