@@ -285,7 +285,7 @@ def test_the_wheel_ships_the_plugin_inside_the_package(tmp_path: Path) -> None:
     for name in ("pyproject.toml", "README.md"):
         if (REPO / name).is_file():
             shutil.copy2(REPO / name, src / name)
-    for name in ("agent_room", "plugin"):
+    for name in ("agent_room", "plugin", "themes"):
         shutil.copytree(REPO / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
     isolation = ["--no-build-isolation"] if _builds_without_isolation() else []
     result = subprocess.run(

@@ -179,3 +179,57 @@ class Tmux:
     def capture(self, socket: str | None, pane: str) -> str:
         """The pane's visible text."""
         return "\n".join(self._cmd(socket, "capture-pane", "-p", "-t", pane))
+
+    # -- entering agents: switch, attach, open a window --------------------------------
+
+    def pane_exists(self, socket: str | None, pane: str) -> bool:
+        """Whether the pane is still there."""
+        return is_pane_id(pane) and self.pane_pid(socket, pane) is not None
+
+    def _select(self, socket: str | None, pane: str) -> None:
+        self._cmd(socket, "select-window", "-t", pane)
+        self._cmd(socket, "select-pane", "-t", pane)
+
+    def switch_client(self, socket: str | None, pane: str) -> None:
+        """Make ``pane`` current in its window and session, and show that session in the
+        client the caller runs in (tmux finds it from ``$TMUX``)."""
+        if not is_pane_id(pane):
+            raise TmuxError(f"not a pane id: {pane!r}")
+        self._select(socket, pane)
+        self._cmd(socket, "switch-client", "-t", pane)
+
+    def attach(self, socket: str | None, pane: str) -> int:
+        """Attach this terminal to the pane's session until the user detaches.
+
+        Runs ``tmux attach-session`` on the caller's terminal (the console suspends
+        around it); ``$TMUX`` is dropped so that tmux does not refuse to nest.
+        """
+        import os
+        import subprocess
+
+        if not is_pane_id(pane):
+            raise TmuxError(f"not a pane id: {pane!r}")
+        self._select(socket, pane)
+        env = {k: v for k, v in os.environ.items() if k != "TMUX"}
+        cmd = ["tmux", *(["-S", socket] if socket else []), "attach-session", "-t", pane]
+        return subprocess.run(cmd, env=env, check=False).returncode
+
+    def open_window(
+        self, socket: str | None, cwd: str | None, argv: tuple[str, ...], *, name: str, inside: bool
+    ) -> str:
+        """Start ``argv`` as the initial command of a new window (when the caller is inside
+        tmux) or a new detached session named ``name``; return the new pane's id."""
+        where = ["-c", cwd] if cwd else []
+        if inside:
+            out = self._cmd(
+                socket, "new-window", "-d", "-n", name, *where, "-P", "-F", "#{pane_id}",
+                "--", *argv,
+            )  # fmt: skip
+        else:
+            out = self._cmd(
+                socket, "new-session", "-d", "-s", name, *where, "-P", "-F", "#{pane_id}",
+                "--", *argv,
+            )  # fmt: skip
+        if not out or not is_pane_id(out[0].strip()):
+            raise TmuxError(f"tmux did not report the new pane of {name}")
+        return out[0].strip()

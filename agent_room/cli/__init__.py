@@ -14,6 +14,8 @@ from collections.abc import Sequence
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; return the process exit code."""
     args_list = list(sys.argv[1:] if argv is None else argv)
+    if not args_list and sys.stdin.isatty() and sys.stdout.isatty():
+        args_list = ["console"]  # `agent-room` alone opens the console; piped, it helps
     if args_list[:1] == ["hook"]:
         from agent_room.hooks import run_hook
 

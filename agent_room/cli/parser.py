@@ -104,6 +104,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     sub = _Only(real, command if known else None)
     _bus_commands(sub)
     _room_commands(sub)
+    _console_commands(sub)
     if not known or command in ("start", "stop"):
         _launcher_commands(sub)
     return parser
@@ -181,6 +182,45 @@ def _room_commands(sub: _Only) -> None:
     psub = p.add_subparsers(title="plugin commands", metavar="COMMAND", parser_class=_Parser)
     pp = psub.add_parser("path", help="print the plugin folder (for claude --plugin-dir)")
     pp.set_defaults(handler=_lazy("agent_room.cli.plugin", "cmd_plugin_path"))
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 600:
+        raise argparse.ArgumentTypeError(f"invalid time {text!r}: use seconds from 0 to 600")
+    return value
+
+
+def _console_commands(sub: _Only) -> None:
+    p = sub.add_parser("console", help="the full-screen console (also: agent-room alone)")
+    p.add_argument("--theme", help="the theme to open with (see the command palette)")
+    p.add_argument(
+        "--no-deliver", action="store_true", help="do not run the delivery worker inside"
+    )
+    p.set_defaults(handler=_lazy("agent_room.cli.console", "cmd_console"))
+
+    p = sub.add_parser(
+        "enter", help="jump into an agent: its live tmux pane, or resume its ended session"
+    )
+    p.add_argument("who", metavar="NAME|ID", help="the agent's @name or its session id")
+    p.add_argument(
+        "--force", action="store_true", help="resume even if the session is live elsewhere"
+    )
+    p.add_argument(
+        "--wait",
+        type=_seconds,
+        default=10.0,
+        metavar="SECONDS",
+        help="how long to wait for a just-started session to register (default: 10)",
+    )
+    p.set_defaults(handler=_lazy("agent_room.cli.enter", "cmd_enter"))
+
+    p = sub.add_parser("exit-agent", help="go back to where you entered this agent from")
+    p.add_argument("--root", action="store_true", help="go back to the first session of the chain")
+    p.set_defaults(handler=_lazy("agent_room.cli.enter", "cmd_exit_agent"))
 
 
 def _launcher_commands(sub: _Only) -> None:

@@ -54,3 +54,23 @@ class Multiplexer(Protocol):
     def capture(self, socket: str | None, pane: str) -> str:
         """The pane's visible text."""
         ...
+
+    # -- entering agents (the console and ``agent-room enter`` / ``exit-agent``) -------
+
+    def pane_exists(self, socket: str | None, pane: str) -> bool:
+        """Whether the pane is still there."""
+        ...
+
+    def switch_client(self, socket: str | None, pane: str) -> None:
+        """Show ``pane`` in the tmux client the caller runs in (``switch-client``)."""
+        ...
+
+    def attach(self, socket: str | None, pane: str) -> int:
+        """Attach this terminal to ``pane`` until the user detaches; the exit status."""
+        ...
+
+    def open_window(
+        self, socket: str | None, cwd: str | None, argv: tuple[str, ...], *, name: str, inside: bool
+    ) -> str:
+        """Start ``argv`` in a new window (``inside`` tmux) or session; its pane id."""
+        ...

@@ -164,8 +164,19 @@ class Deliverer:
 
         return check
 
-    def run(self, stop: threading.Event, *, debounce: int = 10, step: int = 5) -> None:
-        """Deliver until ``stop`` is set: on a poke, on room changes, every half second."""
+    def run(
+        self,
+        stop: threading.Event,
+        *,
+        debounce: int = 10,
+        step: int = 5,
+        on_pass: Callable[[bool], None] | None = None,
+    ) -> None:
+        """Deliver until ``stop`` is set: on a poke, on room changes, every half second.
+
+        ``on_pass(active)`` is called after each pass (the console shows whether this
+        deliverer holds the lease or stands by).
+        """
         listener = self.wake
         changed_r, changed_w = os.pipe()
         os.set_blocking(changed_w, False)
@@ -178,7 +189,9 @@ class Deliverer:
         watcher.start()
         try:
             while not stop.is_set():
-                self.run_once()
+                active = self.run_once()
+                if on_pass is not None:
+                    on_pass(active)
                 if self.active:
                     listener.bind()
                 else:

@@ -82,6 +82,18 @@ class IdleMux:
     def capture(self, *_args: object) -> str:
         return ""
 
+    def pane_exists(self, *_args: object) -> bool:
+        return False
+
+    def switch_client(self, *_args: object) -> None:
+        raise AssertionError("nobody enters")
+
+    def attach(self, *_args: object) -> int:
+        raise AssertionError("nobody enters")
+
+    def open_window(self, *_args: object, **_kwargs: object) -> str:
+        raise AssertionError("nobody enters")
+
 
 def _running(room_home: str) -> tuple[Deliverer, Callable[[], None]]:
     own = Room.open({"AGENT_ROOM_HOME": room_home})

@@ -1,0 +1,68 @@
+"""``agent-room`` with no arguments (or ``agent-room console``): the full-screen console."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+
+    from agent_room.core.snapshot import RoomSnapshot
+
+
+class _FirstRead(threading.Thread):
+    """Reads the room once while the main thread imports the user interface.
+
+    SQLite releases the interpreter lock while it works, so the first picture is ready
+    about when Textual has loaded, and the console paints it on its first frame.
+    """
+
+    def __init__(self, home: str) -> None:
+        super().__init__(name="agent-room-first-read", daemon=True)
+        self.home = home
+        self.snapshot: RoomSnapshot | None = None
+
+    def run(self) -> None:
+        from agent_room.core.errors import RoomError
+        from agent_room.room import Room
+        from agent_room.room.snapshot import SnapshotReader
+
+        try:
+            room = Room.open({"AGENT_ROOM_HOME": self.home})
+        except RoomError:
+            return  # the console's reader reports it
+        try:
+            self.snapshot = SnapshotReader(room).read()
+        except RoomError:
+            pass
+        finally:
+            room.close()
+        import agent_room.adapters.tmux  # noqa: F401  (loaded here, off the main thread)
+
+
+def cmd_console(args: argparse.Namespace) -> int:
+    """Open the console on the room of ``$AGENT_ROOM_HOME``; return when it quits."""
+    from agent_room.store.home import room_home
+
+    first = _FirstRead(str(room_home(os.environ)))
+    first.start()
+    # pydantic looks for plugins in every installed distribution's entry points when the
+    # first model is built; the console uses none, and the scan delays its first paint
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    from agent_room.ui.app import make_app
+    from agent_room.ui.settings import ConsoleSettings
+
+    settings = ConsoleSettings.load(os.environ)
+    overrides: dict[str, object] = {}
+    if getattr(args, "theme", None):
+        overrides["theme"] = args.theme
+    if getattr(args, "no_deliver", False):
+        overrides["deliver"] = False
+    if overrides:
+        settings = settings.model_copy(update=overrides)
+    first.join(timeout=5.0)
+    app = make_app(settings, snapshot=first.snapshot)
+    app.run()
+    return int(app.return_code or 0)

@@ -1,0 +1,107 @@
+"""``agent-room enter NAME|ID`` and ``agent-room exit-agent [--root]`` (seed 003).
+
+Enter switches the terminal to an agent's live tmux pane, or resumes its ended session
+with ``claude --resume`` in a new window in its cwd, and remembers where you came from;
+exit-agent goes back one jump (or to the first with ``--root``). The plugin's
+``/enter-agent`` and ``/exit-agent`` run these. Diagnostics go to stderr.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+
+    from agent_room.core.enter import Plan
+    from agent_room.room import Room
+    from agent_room.room.enter import Navigator, Where
+
+
+def _say(text: str) -> None:
+    print(f"agent-room: {text}", file=sys.stderr, flush=True)
+
+
+def _navigator() -> tuple[Room, Navigator]:
+    from agent_room.adapters.processes import SystemProbe
+    from agent_room.adapters.tmux import Tmux
+    from agent_room.room import Room
+    from agent_room.room.enter import Navigator
+
+    room = Room.open(os.environ)
+    claude = os.environ.get("AGENT_ROOM_CLAUDE") or "claude"
+    return room, Navigator(room, Tmux(), SystemProbe(), claude=claude)
+
+
+def where_am_i(room: Room, environ: dict[str, str] | os._Environ[str]) -> Where:
+    """The caller's tmux server, pane and session, from its environment."""
+    from agent_room.core.names import tmux_socket_of
+    from agent_room.room.enter import Where
+
+    pane = environ.get("TMUX_PANE") or None
+    socket = tmux_socket_of(environ.get("TMUX"))
+    session_id = environ.get("CLAUDE_CODE_SESSION_ID") or None
+    actor = environ.get("AGENT_ROOM_NAME") or ""
+    if not actor and pane:
+        row = room.store.holder_of_pane(pane)
+        actor = str(row["name"]) if row else ""
+    return Where(socket=socket, pane=pane, session_id=session_id, actor=actor or "operator")
+
+
+def _go(nav: Navigator, plan: Plan, where: Where, *, remember: bool) -> None:
+    from agent_room.adapters.tmux import TmuxError
+    from agent_room.core.enter import Move
+    from agent_room.core.errors import Refused
+
+    for warning in plan.warnings:
+        _say(f"warning: {warning}")
+    if plan.move is Move.REFUSE:
+        raise Refused(plan.reason)
+    target = plan.target
+    attaches = plan.move is Move.ATTACH or (plan.move is Move.RESUME and where.socket is None)
+    if attaches and not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise Refused(
+            f"@{target.name} runs in tmux pane {target.pane}, but this is not a terminal"
+            " to attach: run it from a terminal or inside tmux"
+        )
+    if plan.move is Move.RESUME:
+        _say(f"resuming @{target.name} ({' '.join(plan.argv)}) in {target.cwd or 'its cwd'}")
+    if remember:
+        nav.remember(plan, where)
+    try:
+        pane = nav.carry_out(plan, where)
+    except TmuxError as exc:
+        raise Refused(f"tmux: {exc}") from None
+    _say(f"entered @{target.name} in pane {pane}; back with: agent-room exit-agent")
+
+
+def cmd_enter(args: argparse.Namespace) -> int:
+    """Enter the agent NAME (or session ID)."""
+    room, nav = _navigator()
+    try:
+        where = where_am_i(room, os.environ)
+
+        def waiting() -> None:
+            _say(f"waiting up to {args.wait:g} s for {args.who} to register its session")
+
+        row = nav.find(args.who, wait=args.wait, on_wait=waiting)
+        plan = nav.plan(row, where, force=args.force)
+        _go(nav, plan, where, remember=True)
+    finally:
+        room.close()
+    return 0
+
+
+def cmd_exit_agent(args: argparse.Namespace) -> int:
+    """Go back where this agent was entered from (``--root``: to the first)."""
+    room, nav = _navigator()
+    try:
+        where = where_am_i(room, os.environ)
+        current = nav.current_session(where, os.environ.get("AGENT_ROOM_NAME"))
+        plan = nav.exit_plan(current, where, root=args.root)
+        _go(nav, plan, where, remember=False)
+    finally:
+        room.close()
+    return 0

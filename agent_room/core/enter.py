@@ -1,0 +1,164 @@
+"""Entering an agent and coming back (seed 003): what to do, decided without doing it.
+
+``plan_enter`` turns facts about a target session (gathered by the room through the
+adapters) into one move: switch the tmux client to its pane, attach to it, resume it
+with ``claude --resume`` in a new window, or refuse. The console and the command line
+carry the plan out with the multiplexer port. Pure; standard library only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+RESUMABLE_AGENTS = frozenset({"claude"})
+"""Agents whose sessions ``--resume`` can reopen."""
+
+FRESH_SESSION_WAIT = 10.0
+"""Seconds to wait for a just-started session to register its id (seed 003: 20 x 0.5 s)."""
+
+
+class Move(StrEnum):
+    """The one thing an enter (or exit) does."""
+
+    SWITCH = "switch"
+    """Switch this tmux client to the agent's pane."""
+    ATTACH = "attach"
+    """Not inside tmux: attach a client to the agent's pane (the console suspends)."""
+    RESUME = "resume"
+    """Start ``claude --resume ID`` in a new tmux window in the session's cwd, then go there."""
+    REFUSE = "refuse"
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """What the room knows about the session to enter, checked against the live system."""
+
+    name: str
+    session_id: str | None
+    agent: str
+    state: str
+    """``idle``/``busy``/``waiting``/``ended`` as the registry has it."""
+    pane: str | None
+    socket: str | None
+    """The tmux server the agent registered from."""
+    cwd: str | None
+    parent: str | None
+    """The parent session id, if known."""
+    process_alive: bool
+    """The agent's process runs (pid and start time match)."""
+    pane_alive: bool
+    """The pane still exists and runs the agent."""
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What to do, with the warnings to show first."""
+
+    move: Move
+    target: Target
+    reason: str = ""
+    """Why (for a refusal, the whole message)."""
+    warnings: tuple[str, ...] = ()
+    argv: tuple[str, ...] = ()
+    """The command of a resume."""
+
+    @property
+    def needs_confirm(self) -> bool:
+        """A resume starts a process: the console asks first."""
+        return self.move is Move.RESUME
+
+
+def resume_argv(session_id: str, claude: str = "claude") -> tuple[str, ...]:
+    """``claude --resume ID``: the same session id continues (DESIGN.md 4)."""
+    return (claude, "--resume", session_id)
+
+
+def plan_enter(
+    target: Target,
+    *,
+    inside_tmux: str | None,
+    force: bool = False,
+    claude: str = "claude",
+    warn_parent: bool = True,
+) -> Plan:
+    """Decide how to enter ``target``.
+
+    ``inside_tmux`` is the socket of the tmux server the caller runs in (``None`` when
+    not in tmux). A live agent in a live pane is switched to (same server) or attached;
+    a session live outside any pane is refused unless ``force``, since two writers would
+    interleave one transcript; an ended session is resumed.
+    """
+    warnings: list[str] = []
+    if warn_parent and target.parent is None:
+        warnings.append(
+            f"@{target.name} has no known parent session: exit-agent can only return to"
+            " where you enter from"
+        )
+    live = target.state != "ended" and target.process_alive
+    if live and target.pane and target.pane_alive:
+        same_server = inside_tmux is not None and (
+            target.socket is None or target.socket == inside_tmux
+        )
+        move = Move.SWITCH if same_server else Move.ATTACH
+        return Plan(move, target, warnings=tuple(warnings))
+    if target.session_id is None:
+        return Plan(
+            Move.REFUSE,
+            target,
+            reason=f"@{target.name} has no session id yet and no live pane to switch to",
+        )
+    if target.agent not in RESUMABLE_AGENTS:
+        return Plan(
+            Move.REFUSE,
+            target,
+            reason=f"@{target.name} is a {target.agent} session: only claude sessions resume",
+        )
+    if live:
+        where = f"pane {target.pane} is gone" if target.pane else "it runs outside tmux"
+        if not force:
+            return Plan(
+                Move.REFUSE,
+                target,
+                reason=f"@{target.name} is live elsewhere ({where}): resuming it would"
+                " interleave two writers in one transcript; use --force to resume anyway",
+            )
+        warnings.append(f"@{target.name} is still live elsewhere ({where}): resuming anyway")
+    else:
+        warnings.append(f"@{target.name} has finished: resuming its session {target.session_id}")
+    return Plan(
+        Move.RESUME,
+        target,
+        warnings=tuple(warnings),
+        argv=resume_argv(target.session_id, claude),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One recorded jump: from a session (or the console) into another session."""
+
+    to_session: str
+    from_session: str | None
+    from_pane: str | None
+    from_socket: str | None
+
+
+def exit_chain(entries: list[Entry], current: str, *, root: bool) -> list[Entry]:
+    """The jumps to undo from ``current``: one step back, or all the way with ``root``.
+
+    ``entries`` are the recorded jumps, newest first; a loop in them ends the walk.
+    """
+    chain: list[Entry] = []
+    seen = {current}
+    here = current
+    while True:
+        step = next((e for e in entries if e.to_session == here), None)
+        if step is None:
+            break
+        chain.append(step)
+        if not root or step.from_session is None or step.from_session in seen:
+            break
+        seen.add(step.from_session)
+        here = step.from_session
+    return chain

@@ -1,0 +1,140 @@
+"""``RoomSnapshot``: everything the console shows, as one frozen value per change.
+
+The console never reads the store from its event loop: a reader thread builds one
+snapshot, posts it, and the app swaps it in whole. Frozen and comparable, so an unchanged
+room posts nothing and a widget redraws only when its part differs. Standard library only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from agent_room.core.enums import SessionState
+
+LIVE_STATES = frozenset({SessionState.IDLE, SessionState.BUSY, SessionState.WAITING})
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRow:
+    """One session as the console lists it."""
+
+    name: str
+    session_id: str | None
+    agent: str
+    state: str
+    cwd: str | None
+    pane: str | None
+    tmux_socket: str | None
+    pid: int | None
+    started_at: float
+    unread: int = 0
+    failed: int = 0
+    """Unread messages whose delivery failed."""
+    note: str = ""
+    """Why the deliverer holds this session's messages, if it does."""
+    parent: str | None = None
+    """The parent's session id."""
+    depth: int = 0
+
+    @property
+    def live(self) -> bool:
+        """Whether the agent still runs (by its hooks and the liveness check)."""
+        return self.state != SessionState.ENDED
+
+    @property
+    def delivery(self) -> str:
+        """The delivery column: failures first, then why messages wait."""
+        if self.failed:
+            return f"{self.failed} failed"
+        return self.note
+
+
+@dataclass(frozen=True, slots=True)
+class TreeRow:
+    """A node of the session tree; subagents are leaves with no session id."""
+
+    label: str
+    session_id: str | None
+    state: str
+    depth: int
+    kind: str = "session"
+    children: tuple[TreeRow, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class HandoverRow:
+    """A handover waiting for the operator."""
+
+    id: int
+    sender: str
+    recipient: str
+    body: str
+    requested_at: float
+    cycle: tuple[str, ...] | None = None
+    """The loop this handover would close (seed 002), for the warning badge."""
+
+
+@dataclass(frozen=True, slots=True)
+class FlowEvent:
+    """One line of the message flow: a message sent, delivered, read, failed or decided."""
+
+    id: int
+    at: float
+    kind: str
+    """``sent``, ``delivered``, ``read``, ``failed``, ``requested``, ``approved`` ..."""
+    message_id: int | None
+    message_kind: str
+    sender: str
+    recipient: str
+    status: str
+    """The message's delivery status now."""
+    summary: str
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """Traffic from one name to another: how many messages went that way."""
+
+    sender: str
+    recipient: str
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class RoomSnapshot:
+    """The room at one moment, as the console draws it."""
+
+    taken_at: float
+    home: str
+    sessions: tuple[SessionRow, ...] = ()
+    tree: tuple[TreeRow, ...] = ()
+    handovers: tuple[HandoverRow, ...] = ()
+    flow: tuple[FlowEvent, ...] = ()
+    traffic: tuple[Edge, ...] = ()
+    messages: int = 0
+    """The newest message's id: how many messages the room has held."""
+    extra: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+    """Free-form facts for the status bar; not part of equality."""
+
+    def same_content(self, other: RoomSnapshot | None) -> bool:
+        """Equal but for the time it was taken: nothing to redraw."""
+        return other is not None and replace(other, taken_at=self.taken_at) == self
+
+    def session(self, name: str) -> SessionRow | None:
+        """The session holding ``name``, if any."""
+        for row in self.sessions:
+            if row.name == name:
+                return row
+        return None
+
+    def by_session_id(self, session_id: str) -> SessionRow | None:
+        """The session with this id, if it holds a name."""
+        for row in self.sessions:
+            if row.session_id == session_id:
+                return row
+        return None
+
+    @property
+    def pending(self) -> int:
+        """How many handovers wait for a decision."""
+        return len(self.handovers)

@@ -1,0 +1,258 @@
+"""Enter and exit: find the session, wait for a fresh one, plan, remember, carry out.
+
+Seed 003's behaviour for ``agent-room enter`` / ``exit-agent`` and for the console's
+Enter key. The decision is ``core.enter.plan_enter``; this module gathers its facts
+(from the store, the process probe and the multiplexer passed in) and carries the plan
+out through the multiplexer port. It never prints: callers show the warnings.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from agent_room.core.enter import (
+    FRESH_SESSION_WAIT,
+    Entry,
+    Move,
+    Plan,
+    Target,
+    exit_chain,
+    plan_enter,
+)
+from agent_room.core.errors import BadInput, NotFound, Refused
+from agent_room.core.names import is_valid_name
+from agent_room.store import views
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from agent_room.core.ports import Multiplexer, ProcessProbe
+    from agent_room.room.service import Room
+    from agent_room.store.sqlite_base import Row
+
+POLL = 0.25
+"""Seconds between looks at the registry while waiting for a fresh session."""
+
+
+class Where:
+    """Where the caller is: its tmux server and pane, and its own session if an agent."""
+
+    def __init__(
+        self, *, socket: str | None, pane: str | None, session_id: str | None, actor: str
+    ) -> None:
+        self.socket = socket
+        """The tmux server the caller runs in (``None``: not inside tmux)."""
+        self.pane = pane
+        self.session_id = session_id
+        self.actor = actor
+        """Who is recorded as making the jump: an agent's name or ``operator``."""
+
+
+class Navigator:
+    """Enter and exit for one room."""
+
+    def __init__(
+        self,
+        room: Room,
+        mux: Multiplexer,
+        probe: ProcessProbe,
+        *,
+        claude: str = "claude",
+        sleep: Callable[[float], None] = time.sleep,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.room = room
+        self.store = room.store
+        self.mux = mux
+        self.probe = probe
+        self.claude = claude
+        self.sleep = sleep
+        self.monotonic = monotonic
+
+    # -- finding ----------------------------------------------------------------------
+
+    def lookup(self, who: str) -> Row | None:
+        """The session named ``who`` (``@name`` or name) or with that session id."""
+        text = who.strip().removeprefix("@")
+        if not text:
+            raise BadInput("name the agent to enter: NAME or a session id")
+        row = self.store.session(text)
+        if row is None and is_valid_name(text):
+            row = self.store.holder(text)
+        return row
+
+    def _ready(self, row: Row | None) -> bool:
+        if row is None:
+            return False
+        if row["session_id"]:
+            return True
+        pane = row["pane"]
+        return bool(pane) and self.mux.pane_exists(row["tmux_socket"], pane)
+
+    def find(
+        self,
+        who: str,
+        *,
+        wait: float = FRESH_SESSION_WAIT,
+        on_wait: Callable[[], None] | None = None,
+    ) -> Row:
+        """The session to enter, waiting up to ``wait`` s for a fresh one to register."""
+        deadline = self.monotonic() + wait
+        row = self.lookup(who)
+        told = False
+        while not self._ready(row) and self.monotonic() < deadline:
+            if not told and on_wait is not None:
+                on_wait()
+                told = True
+            self.sleep(POLL)
+            row = self.lookup(who)
+        if row is None:
+            waited = f" (waited {wait:g} s)" if wait > 0 else ""
+            raise NotFound(f"no session named or with id {who!r} in the room{waited}")
+        return row
+
+    def target(self, row: Row) -> Target:
+        """The facts ``plan_enter`` needs about a session row."""
+        pid = row["pid"]
+        process_alive = row["state"] != "ended" and (
+            pid is None or self.probe.is_alive(int(pid), row["pid_start"])
+        )
+        pane = row["pane"]
+        pane_alive = bool(pane) and process_alive and self.mux.pane_exists(row["tmux_socket"], pane)
+        return Target(
+            name=str(row["name"]),
+            session_id=row["session_id"],
+            agent=str(row["agent"]),
+            state=str(row["state"]),
+            pane=pane,
+            socket=row["tmux_socket"],
+            cwd=row["cwd"],
+            parent=row["parent"],
+            process_alive=process_alive,
+            pane_alive=pane_alive,
+        )
+
+    def plan(self, row: Row, where: Where, *, force: bool = False) -> Plan:
+        """How to enter the session of ``row`` from ``where``."""
+        return plan_enter(
+            self.target(row), inside_tmux=where.socket, force=force, claude=self.claude
+        )
+
+    # -- carrying out -----------------------------------------------------------------
+
+    def remember(self, plan: Plan, where: Where) -> None:
+        """Record the jump so that ``exit-agent`` can go back."""
+        if plan.target.session_id is None or plan.target.session_id == where.session_id:
+            return
+        views.record_entry(
+            self.store,
+            actor=where.actor,
+            to_session=plan.target.session_id,
+            from_session=where.session_id,
+            from_pane=where.pane,
+            from_socket=where.socket,
+            at=self.room.clock(),
+        )
+
+    def carry_out(self, plan: Plan, where: Where) -> str | None:
+        """Do what the plan says; return the pane gone to (a resume's new pane).
+
+        An ATTACH blocks until the user detaches (the console suspends around it).
+        """
+        target = plan.target
+        if plan.move is Move.REFUSE:
+            raise Refused(plan.reason)
+        if plan.move is Move.RESUME:
+            plan = self.start_resume(plan, where)
+            target = plan.target
+        assert target.pane is not None
+        if plan.move is Move.SWITCH:
+            self.mux.switch_client(target.socket or where.socket, target.pane)
+        else:
+            self.mux.attach(target.socket, target.pane)
+        return target.pane
+
+    def start_resume(self, plan: Plan, where: Where) -> Plan:
+        """Open the resumed session's window; return the plan that goes to its pane."""
+        target = plan.target
+        inside = where.socket is not None
+        socket = where.socket if inside else target.socket
+        name = f"{target.name}-resumed" if inside else f"ar-{target.name}"
+        pane = self.mux.open_window(socket, target.cwd, plan.argv, name=name, inside=inside)
+        moved = replace(target, pane=pane, socket=socket, pane_alive=True)
+        return Plan(Move.SWITCH if inside else Move.ATTACH, moved)
+
+    # -- exit -------------------------------------------------------------------------
+
+    def current_session(self, where: Where, env_name: str | None) -> Row:
+        """The session the caller runs in: by session id, else its pane, else its name."""
+        row = self.store.session(where.session_id) if where.session_id else None
+        if row is None and where.pane:
+            row = self.store.holder_of_pane(where.pane)
+        if row is None and env_name and is_valid_name(env_name):
+            row = self.store.holder(env_name)
+        if row is None:
+            raise BadInput(
+                "cannot tell which agent session this is: run exit-agent inside an agent"
+                " (CLAUDE_CODE_SESSION_ID, a registered tmux pane or AGENT_ROOM_NAME)"
+            )
+        return row
+
+    def exit_plan(self, current: Row, where: Where, *, root: bool) -> Plan:
+        """Where ``exit-agent`` goes: back along recorded jumps, else up the session tree."""
+        recorded = [
+            Entry(
+                to_session=str(r["subject"]),
+                from_session=r["data"].get("from_session"),
+                from_pane=r["data"].get("from_pane"),
+                from_socket=r["data"].get("from_socket"),
+            )
+            for r in views.entries(self.store)
+        ]
+        session_id = current["session_id"]
+        chain = exit_chain(recorded, session_id, root=root) if session_id else []
+        if chain:
+            step = chain[-1]
+            row = self.store.session(step.from_session) if step.from_session else None
+            if row is not None:
+                return self._back_to(row, where)
+            if step.from_pane and self.mux.pane_exists(step.from_socket, step.from_pane):
+                target = Target(
+                    name=f"pane {step.from_pane}",
+                    session_id=None,
+                    agent="",
+                    state="idle",
+                    pane=step.from_pane,
+                    socket=step.from_socket,
+                    cwd=None,
+                    parent=None,
+                    process_alive=True,
+                    pane_alive=True,
+                )
+                return plan_enter(target, inside_tmux=where.socket, warn_parent=False)
+        parent = self._parent_of(current, root=root)
+        if parent is None:
+            raise NotFound(
+                f"@{current['name']} was not entered from anywhere and has no parent session"
+            )
+        return self._back_to(parent, where)
+
+    def _parent_of(self, row: Row, *, root: bool) -> Row | None:
+        found = None
+        seen = {row["session_id"]}
+        while row["parent"] and row["parent"] not in seen:
+            seen.add(row["parent"])
+            parent = self.store.session(row["parent"])
+            if parent is None:
+                break
+            found = row = parent
+            if not root:
+                break
+        return found
+
+    def _back_to(self, row: Row, where: Where) -> Plan:
+        return plan_enter(
+            self.target(row), inside_tmux=where.socket, claude=self.claude, warn_parent=False
+        )

@@ -1,0 +1,178 @@
+"""``SnapshotReader``: reads the room into one frozen ``RoomSnapshot``.
+
+Runs in the console's reader thread (and in tests and the benchmark directly). Every
+query keeps to an index or a key range, so a re-read costs the same on any history; the
+traffic picture covers the last messages only and is summed again only when one
+arrives. It also runs the registry's liveness check now and then, so a session whose
+process died without a hook shows as ended.
+"""
+
+from __future__ import annotations
+
+from agent_room.core.cycles import cycle_warnings
+from agent_room.core.handover import DEFAULT_HANDOVER_TTL
+from agent_room.core.snapshot import (
+    Edge,
+    FlowEvent,
+    HandoverRow,
+    RoomSnapshot,
+    SessionRow,
+    TreeRow,
+)
+from agent_room.core.tree import TreeNode, build_tree
+from agent_room.store import views
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from agent_room.room.registry import Registry
+    from agent_room.room.service import Room
+    from agent_room.store.sqlite_base import Row
+
+FLOW_LIMIT = 60
+"""Lines of the message flow the console keeps."""
+TRAFFIC_WINDOW = 5000
+"""The traffic picture weighs the room's last this many messages: who talks now."""
+LIVENESS_INTERVAL = 2.0
+"""Seconds between liveness checks of the registered processes."""
+_FLOW_NAMES = {
+    "message.sent": "sent",
+    "message.delivered": "delivered",
+    "message.read": "read",
+    "message.failed": "failed",
+    "handover.requested": "requested",
+    "handover.approved": "approved",
+    "handover.rejected": "rejected",
+    "handover.expired": "expired",
+}
+
+
+def _frozen(node: TreeNode) -> TreeRow:
+    return TreeRow(
+        label=node.label,
+        session_id=node.session_id,
+        state=node.state,
+        depth=node.depth,
+        kind=node.kind,
+        children=tuple(_frozen(c) for c in node.children),
+    )
+
+
+def _summary(body: str | None) -> str:
+    for line in (body or "").splitlines():
+        text = line.strip().lstrip("#").strip()
+        if text:
+            return text[:80]
+    return ""
+
+
+class SnapshotReader:
+    """Builds snapshots of one room; not thread-safe (one reader thread owns it)."""
+
+    def __init__(
+        self,
+        room: Room,
+        *,
+        registry: Registry | None = None,
+        flow_limit: int = FLOW_LIMIT,
+        liveness_interval: float = LIVENESS_INTERVAL,
+        traffic_window: int = TRAFFIC_WINDOW,
+    ) -> None:
+        self.room = room
+        self.registry = registry
+        self.flow_limit = flow_limit
+        self.liveness_interval = liveness_interval
+        self.traffic_window = traffic_window
+        self._traffic: tuple[Edge, ...] = ()
+        self._last_message = 0
+        self._checked_at = float("-inf")
+
+    def read(self) -> RoomSnapshot:
+        """The room now."""
+        store = self.room.store
+        now = self.room.clock()
+        if self.registry is not None and now - self._checked_at >= self.liveness_interval:
+            self._checked_at = now
+            self.registry.refresh()
+        members = store.members()
+        notes = store.notes()
+        sessions = tuple(self._session(r, notes) for r in members)
+        tree = tuple(_frozen(n) for n in build_tree(members, store.subagents()))
+        pending = self.room.pending_handovers()
+        recent = views.recent_handovers(store, now - DEFAULT_HANDOVER_TTL)
+        cycles = cycle_warnings(
+            [(int(r["message_id"]), r["sender"], r["recipient"]) for r in pending],
+            [(int(r["message_id"]), r["sender"], r["recipient"]) for r in recent],
+        )
+        handovers = tuple(
+            HandoverRow(
+                id=int(r["message_id"]),
+                sender=r["sender"],
+                recipient=r["recipient"],
+                body=r["body"],
+                requested_at=float(r["requested_at"]),
+                cycle=cycles.get(int(r["message_id"])),
+            )
+            for r in pending
+        )
+        flow = tuple(
+            self._flow(r)
+            for r in views.flow_events(store, self.flow_limit)
+            if not (r["kind"] == "message.sent" and r["message_kind"] == "handover")
+        )  # a handover's "requested" line says it was sent
+        last = views.last_message_id(store)
+        if last != self._last_message:
+            self._last_message = last
+            found = views.traffic(store, last, self.traffic_window)
+            self._traffic = tuple(
+                sorted(
+                    (Edge(r["sender"], r["recipient"], int(r["count"])) for r in found),
+                    key=lambda e: (-e.count, e.sender, e.recipient),
+                )
+            )
+        traffic = self._traffic
+        return RoomSnapshot(
+            taken_at=now,
+            home=self.room.home,
+            sessions=sessions,
+            tree=tree,
+            handovers=handovers,
+            flow=flow,
+            traffic=traffic,
+            messages=self._last_message,
+        )
+
+    @staticmethod
+    def _session(row: Row, notes: dict[str, str]) -> SessionRow:
+        return SessionRow(
+            name=row["name"],
+            session_id=row["session_id"],
+            agent=row["agent"],
+            state=row["state"],
+            cwd=row["cwd"],
+            pane=row["pane"],
+            tmux_socket=row["tmux_socket"],
+            pid=row["pid"],
+            started_at=float(row["started_at"]),
+            unread=int(row["unread"]),
+            failed=int(row["failed"]),
+            note=notes.get(row["name"], ""),
+            parent=row["parent"],
+            depth=int(row["depth"]),
+        )
+
+    @staticmethod
+    def _flow(row: Row) -> FlowEvent:
+        kind = _FLOW_NAMES.get(str(row["kind"]), str(row["kind"]))
+        sender = row["sender"] or row["actor"]
+        recipient = row["recipient"] or row["subject"] or ""
+        return FlowEvent(
+            id=int(row["id"]),
+            at=float(row["at"]),
+            kind=kind,
+            message_id=row["message_id"],
+            message_kind=row["message_kind"] or "",
+            sender=sender,
+            recipient=recipient,
+            status=row["status"] or "",
+            summary=_summary(row["body"]),
+        )

@@ -1,0 +1,111 @@
+"""Read-only queries of the console and of enter / exit, over the room's SQLite store.
+
+Functions over a ``StoreBase`` rather than methods of ``SqliteStore``: they are only
+read by the console's reader thread and the enter commands, and each keeps to an index
+so that a room with a long history opens fast.
+"""
+
+from __future__ import annotations
+
+import json
+
+from agent_room.store.db import write_transaction
+from agent_room.store.sqlite_base import event, rows
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from agent_room.store.sqlite_base import Row, StoreBase
+
+FLOW_KINDS = (
+    "message.sent",
+    "message.delivered",
+    "message.read",
+    "message.failed",
+    "handover.requested",
+    "handover.approved",
+    "handover.rejected",
+    "handover.expired",
+)
+"""Audit events that make up the message flow."""
+
+ENTERED = "session.entered"
+"""The audit event of one enter: subject is the session entered, data says from where."""
+
+
+def flow_events(store: StoreBase, limit: int) -> list[Row]:
+    """The last ``limit`` flow events with their message, oldest first."""
+    placeholders = ",".join("?" * len(FLOW_KINDS))
+    found = rows(
+        store.conn.execute(
+            "SELECT e.id, e.at, e.kind, e.actor, e.subject, e.message_id,"
+            " m.kind AS message_kind, m.sender, m.recipient, m.status,"
+            " substr(m.body, 1, 200) AS body"
+            f" FROM events e LEFT JOIN messages m ON m.id = e.message_id"
+            f" WHERE e.kind IN ({placeholders}) ORDER BY e.id DESC LIMIT ?",
+            (*FLOW_KINDS, limit),
+        )
+    )
+    found.reverse()
+    return found
+
+
+def last_message_id(store: StoreBase) -> int:
+    """The newest message's id (0 in an empty room)."""
+    return int(store.conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0])
+
+
+def traffic(store: StoreBase, last: int, window: int) -> list[Row]:
+    """Message counts per (sender, recipient) over the ``window`` messages up to ``last``.
+
+    A range of the primary key, so it costs the same on any history. The room's own
+    notices are left out: they are not agents talking.
+    """
+    return rows(
+        store.conn.execute(
+            "SELECT sender, recipient, count(*) AS count FROM messages"
+            " WHERE id > ? AND id <= ? AND kind != 'system' GROUP BY sender, recipient",
+            (last - window, last),
+        )
+    )
+
+
+def recent_handovers(store: StoreBase, since: float) -> list[Row]:
+    """Handovers requested since ``since`` (any state), for cycle detection."""
+    return rows(
+        store.conn.execute(
+            "SELECT h.message_id, h.state, m.sender, m.recipient FROM handovers h"
+            " JOIN messages m ON m.id = h.message_id WHERE h.requested_at >= ?"
+            " AND h.state IN ('pending', 'approved') ORDER BY h.message_id",
+            (since,),
+        )
+    )
+
+
+def record_entry(
+    store: StoreBase,
+    *,
+    actor: str,
+    to_session: str,
+    from_session: str | None,
+    from_pane: str | None,
+    from_socket: str | None,
+    at: float,
+) -> None:
+    """Remember one jump in the audit log, so that exit-agent can undo it."""
+    data = {"from_session": from_session, "from_pane": from_pane, "from_socket": from_socket}
+    with write_transaction(store.conn) as conn:
+        event(conn, at, ENTERED, actor, to_session, None, data)
+
+
+def entries(store: StoreBase, limit: int = 200) -> list[Row]:
+    """The recorded jumps, newest first."""
+    found = rows(
+        store.conn.execute(
+            "SELECT id, at, actor, subject, data FROM events WHERE kind = ?"
+            " ORDER BY id DESC LIMIT ?",
+            (ENTERED, limit),
+        )
+    )
+    for row in found:
+        row["data"] = json.loads(row["data"])
+    return found

@@ -1,0 +1,418 @@
+"""``RoomConsole``: the full-screen console, and ``make_app``, its one constructor.
+
+The app owns the background workers and the decisions. A reader thread builds one
+frozen ``RoomSnapshot`` per change and posts it; the app swaps it into the main
+screen's reactive. A watchfiles worker wakes the reader on room changes; the delivery
+worker runs in its own thread. Workers never touch widgets: they post messages, and a
+worker that fails is reported and restarted, never fatal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from textual import work
+from textual.app import App
+from textual.binding import Binding, BindingType
+from textual.reactive import reactive
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from agent_room.core.errors import RoomError
+from agent_room.ui.commands import RoomCommands
+from agent_room.ui.enter import EnterMixin
+from agent_room.ui.messages import RefreshWanted, SnapshotReady, WorkerStatus
+from agent_room.ui.screens.main import MainScreen
+from agent_room.ui.settings import DEFAULT_THEME, ConsoleSettings
+from agent_room.ui.themes import VARIABLE_DEFAULTS, load_themes, shipped_dir
+from agent_room.ui.widgets.sessions import SessionsTable
+from agent_room.ui.widgets.status import StatusBar
+
+if TYPE_CHECKING:
+    from agent_room.core.ports import Clock, Multiplexer, ProcessProbe
+    from agent_room.core.snapshot import RoomSnapshot
+    from agent_room.room import Room
+    from agent_room.room.enter import Where
+
+AGE_REFRESH = 30.0
+"""Seconds after which an unchanged room is posted again, so the ages move on."""
+WORKERS = ("reader", "watcher", "deliverer")
+
+
+def _room_files(_change: object, path: str) -> bool:
+    """Only the database and its write-ahead log wake the reader."""
+    return Path(path).name in {"room.db", "room.db-wal"}
+
+
+class RoomConsole(EnterMixin, App[int]):
+    """The agent-room console."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "agent-room"
+    COMMANDS = App.COMMANDS | {RoomCommands}
+    ENABLE_COMMAND_PALETTE = True
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("a", "approve", "Approve"),
+        Binding("r", "reject", "Reject"),
+        Binding("question_mark", "help", "Help"),
+        Binding("q", "quit", "Quit"),
+    ]
+
+    snapshot: reactive[RoomSnapshot | None] = reactive(None, init=False)
+    """The room as last read; replaced whole, never changed in place."""
+    statuses: reactive[dict[str, str]] = reactive(dict, init=False)
+    """Each background worker's state, for the status bar."""
+
+    def __init__(
+        self,
+        settings: ConsoleSettings,
+        *,
+        mux: Multiplexer | None,
+        probe: ProcessProbe,
+        where: Where,
+        clock: Clock = time.time,
+        snapshot: RoomSnapshot | None = None,
+    ) -> None:
+        super().__init__()
+        self.settings = settings
+        """How the console runs."""
+        self._mux = mux
+        self.probe = probe
+        """The process probe, for liveness."""
+        self.where = where
+        """Where the console runs: its tmux server and pane."""
+        self.clock = clock
+        """Now, for the room service (frozen in tests)."""
+        self.user_themes: set[str] = set()
+        """Names of the themes read from the user's folders."""
+        self._first = snapshot
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._watch_stop: asyncio.Event | None = None
+        self._deliver_stops: list[threading.Event] = []
+        self._background_started = False
+        self._theme_problems = self._register_themes()
+
+    @property
+    def mux(self) -> Multiplexer:
+        """The multiplexer port (tmux), for entering sessions and for delivery."""
+        assert self._mux is not None
+        return self._mux
+
+    # -- set-up -----------------------------------------------------------------------
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        """The console's own variables, for themes that do not set them."""
+        return dict(VARIABLE_DEFAULTS)
+
+    def _register_themes(self) -> list[str]:
+        """Register the shipped and user themes and pick one, before the first styling
+        (a theme set after mount restyles every widget again); return the problems."""
+        shipped, errors = load_themes((shipped_dir(),))
+        for theme in shipped:
+            self.register_theme(theme)
+        users, user_errors = load_themes(tuple(Path(d) for d in self.settings.theme_dirs))
+        for theme in users:
+            self.register_theme(theme)
+            self.user_themes.add(theme.name)
+        problems = [*errors, *user_errors]
+        wanted = self.settings.theme
+        if wanted not in self.available_themes:
+            problems.append(f"no theme named {wanted!r}")
+            wanted = DEFAULT_THEME if DEFAULT_THEME in self.available_themes else "textual-dark"
+        self.theme = wanted
+        return problems
+
+    def on_mount(self) -> None:
+        """Report theme problems, show the first snapshot, start the reader."""
+        for problem in self._theme_problems:
+            self.notify(problem, title="Theme not loaded", severity="warning", timeout=10)
+        self.statuses = dict.fromkeys(WORKERS, "off")
+        if self._first is not None:
+            self.snapshot = self._first
+        self.start_workers()
+
+    def get_default_screen(self) -> MainScreen:
+        """The room view is the console's base screen."""
+        return MainScreen(utc=self.settings.utc)
+
+    def start_workers(self) -> None:
+        """Start the reader now; the watcher and the deliverer once the first picture is
+        on screen (they would only compete with the first paint), or after a second."""
+        self._stop.clear()
+        self._background_started = False
+        if self.settings.live:
+            self._read_room()
+        if self.snapshot is not None or not self.settings.live:
+            self.call_after_refresh(self._start_background)
+        else:
+            self.set_timer(1.0, self._start_background)
+
+    def _start_background(self) -> None:
+        if self._background_started or self._stop.is_set():
+            return
+        self._background_started = True
+        if self.settings.live and self.settings.watch:
+            self._watch_room()
+        if self.settings.deliver:
+            self._deliver()
+
+    def stop_workers(self) -> None:
+        """Tell every worker to finish (they check between passes)."""
+        self._stop.set()
+        self._wake.set()
+        if self._watch_stop is not None:
+            self._watch_stop.set()
+        for stop in self._deliver_stops:
+            stop.set()
+        self.workers.cancel_all()
+
+    def on_unmount(self) -> None:
+        """Leave no thread behind."""
+        self.stop_workers()
+
+    # -- the snapshot -----------------------------------------------------------------
+
+    def watch_snapshot(self, snapshot: RoomSnapshot | None) -> None:
+        """Hand the new picture to the main screen."""
+        for screen in self.screen_stack:
+            if isinstance(screen, MainScreen):
+                screen.snapshot = snapshot
+
+    def watch_statuses(self, statuses: dict[str, str]) -> None:
+        """Show the workers' states."""
+        for screen in self.screen_stack:
+            for bar in screen.query(StatusBar):
+                bar.statuses = tuple(statuses.items())
+
+    def on_snapshot_ready(self, message: SnapshotReady) -> None:
+        """The reader's newest picture."""
+        self.snapshot = message.snapshot
+        if not self._background_started:
+            self.call_after_refresh(self._start_background)
+
+    def on_worker_status(self, message: WorkerStatus) -> None:
+        """A worker reports its state."""
+        self.statuses = {**self.statuses, message.worker: message.status}
+
+    def on_refresh_wanted(self, _message: RefreshWanted) -> None:
+        """Read the room again now."""
+        self._wake.set()
+
+    def open_room(self) -> Room:
+        """A fresh connection to the room, for one worker thread."""
+        from agent_room.room import Room
+        from agent_room.store.sqlite import SqliteStore
+
+        return Room(SqliteStore(self.settings.home), clock=self.clock)
+
+    # -- workers ----------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="reader", exit_on_error=False, name="reader")
+    def _read_room(self) -> None:
+        """Read the room on every wake-up (and every ``safety_interval``); post changes."""
+        from agent_room.room.registry import Registry
+        from agent_room.room.snapshot import SnapshotReader
+
+        worker = get_current_worker()
+        room = self.open_room()
+        registry = Registry(room, self.probe) if self.settings.liveness else None
+        reader = SnapshotReader(room, registry=registry, flow_limit=self.settings.flow_limit)
+        self.post_message(WorkerStatus("reader", "on"))
+        last: RoomSnapshot | None = self._first  # the picture already on screen
+        try:
+            while not (worker.is_cancelled or self._stop.is_set()):
+                self._wake.clear()
+                snapshot = reader.read()
+                stale = last is not None and snapshot.taken_at - last.taken_at >= AGE_REFRESH
+                if not snapshot.same_content(last) or stale:
+                    self.post_message(SnapshotReady(snapshot))
+                    last = snapshot
+                self._wake.wait(self.settings.safety_interval)
+        finally:
+            room.close()
+
+    @work(exclusive=True, group="watcher", exit_on_error=False, name="watcher")
+    async def _watch_room(self) -> None:
+        """Wake the reader when the room's database changes (an async watchfiles worker)."""
+        from watchfiles import awatch
+
+        self._watch_stop = stop = asyncio.Event()
+        self.post_message(WorkerStatus("watcher", "on"))
+        async for _changes in awatch(
+            self.settings.home,
+            watch_filter=_room_files,
+            debounce=self.settings.debounce,
+            step=self.settings.step,
+            stop_event=stop,
+            recursive=False,
+            rust_timeout=1000,
+            yield_on_timeout=False,
+        ):
+            self._wake.set()
+        self.post_message(WorkerStatus("watcher", "off"))
+
+    @work(thread=True, exclusive=True, group="deliverer", exit_on_error=False, name="deliverer")
+    def _deliver(self) -> None:
+        """The delivery worker: active while it holds the room's lease, else standing by."""
+        from agent_room.workers.deliverer import Deliverer
+
+        stop = threading.Event()
+        self._deliver_stops.append(stop)
+        room = self.open_room()
+        deliverer = Deliverer(room, self.mux, self.probe)
+        shown: list[bool | None] = [None]
+
+        def on_pass(active: bool) -> None:
+            if active != shown[0]:
+                shown[0] = active
+                self.post_message(WorkerStatus("deliverer", "active" if active else "standby"))
+
+        try:
+            deliverer.run(
+                stop, debounce=self.settings.debounce, step=self.settings.step, on_pass=on_pass
+            )
+        finally:
+            room.close()
+            self._deliver_stops.remove(stop)
+        self.post_message(WorkerStatus("deliverer", "off"))
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A worker that fails is reported and started again; the console stays up."""
+        worker = event.worker
+        if event.state is not WorkerState.ERROR or worker.name not in WORKERS:
+            return
+        self.statuses = {**self.statuses, worker.name: "error"}
+        self.notify(
+            f"{worker.name} stopped: {worker.error}", title="Worker error", severity="error"
+        )
+        if self.settings.restart_delay > 0 and not self._stop.is_set():
+            restart = {"reader": self._read_room, "watcher": self._watch_room}
+            restart["deliverer"] = self._deliver
+            self.set_timer(self.settings.restart_delay, restart[worker.name])
+
+    # -- actions ----------------------------------------------------------------------
+
+    @property
+    def main(self) -> MainScreen:
+        """The main screen."""
+        for screen in self.screen_stack:
+            if isinstance(screen, MainScreen):
+                return screen
+        raise LookupError("the main screen is not mounted")
+
+    def action_approve(self) -> None:
+        """Approve the highlighted handover."""
+        handover = self.main.queue.selected
+        if handover is None:
+            self.notify("No handover is waiting.", severity="warning")
+            return
+        self._decide(handover.id, None)
+
+    def action_reject(self) -> None:
+        """Ask why, then reject the highlighted handover."""
+        handover = self.main.queue.selected
+        if handover is None:
+            self.notify("No handover is waiting.", severity="warning")
+            return
+
+        def rejected(reason: str | None) -> None:
+            if reason:
+                self._decide(handover.id, reason)
+
+        from agent_room.ui.screens.modals import RejectScreen
+
+        route = f"@{handover.sender} → @{handover.recipient}"
+        self.push_screen(RejectScreen(handover.id, route), rejected)
+
+    @work(thread=True, group="decide", exit_on_error=False)
+    def _decide(self, handover_id: int, reason: str | None) -> None:
+        """Approve (no reason) or reject through the room service."""
+        room = self.open_room()
+        try:
+            if reason is None:
+                room.approve(handover_id)
+                done = f"Handover #{handover_id} approved."
+            else:
+                room.reject(handover_id, reason)
+                done = f"Handover #{handover_id} rejected."
+            self.call_from_thread(self.notify, done)
+        except RoomError as exc:
+            self.call_from_thread(self.notify, str(exc), severity="error")
+        finally:
+            room.close()
+            self.post_message(RefreshWanted())
+
+    def action_help(self) -> None:
+        """The keys and what they do."""
+        from agent_room.ui.screens.help import HelpScreen
+
+        self.push_screen(HelpScreen())
+
+    def action_focus_panel(self, panel: str) -> None:
+        """Focus one of the panels by id."""
+        self.main.query_one(f"#{panel}").focus()
+
+    def action_sort_by(self, key: str) -> None:
+        """Sort the sessions by a column."""
+        self.main.query_one("#sessions", SessionsTable).sort_key = key
+
+    def action_reverse_sort(self) -> None:
+        """Flip the sessions' order."""
+        table = self.main.query_one("#sessions", SessionsTable)
+        table.reverse = not table.reverse
+
+    def action_use_theme(self, name: str) -> None:
+        """Switch theme."""
+        self.theme = name
+
+    def action_reread(self) -> None:
+        """Read the room again now."""
+        self._wake.set()
+
+    def action_restart_workers(self) -> None:
+        """Stop and start the background workers."""
+        self.stop_workers()
+        self.start_workers()
+
+
+def make_app(
+    settings: ConsoleSettings,
+    *,
+    mux: Multiplexer | None = None,
+    probe: ProcessProbe | None = None,
+    where: Where | None = None,
+    clock: Clock | None = None,
+    snapshot: RoomSnapshot | None = None,
+) -> RoomConsole:
+    """The console, with real tmux and process adapters unless others are given.
+
+    The command line and the tests both build the app here, so they run the same thing.
+    """
+    from agent_room.room.enter import Where
+
+    if mux is None:
+        # libtmux reads sys.stdout.encoding when imported: load it before the app
+        # captures stdout (the command line loads it beside the first read)
+        from agent_room.adapters.tmux import Tmux
+
+        mux = Tmux()
+    if probe is None:
+        from agent_room.adapters.processes import SystemProbe
+
+        probe = SystemProbe()
+    if where is None:
+        from agent_room.core.names import tmux_socket_of
+
+        where = Where(
+            socket=tmux_socket_of(os.environ.get("TMUX")),
+            pane=os.environ.get("TMUX_PANE") or None,
+            session_id=None,
+            actor="operator",
+        )
+    extra: dict[str, Any] = {"clock": clock} if clock is not None else {}
+    return RoomConsole(settings, mux=mux, probe=probe, where=where, snapshot=snapshot, **extra)

@@ -1,0 +1,58 @@
+"""App-wide messages: what the background workers and the widgets tell the app.
+
+Workers talk to the app only through these (``post_message`` is thread-safe); widget-
+owned messages are nested in their widgets.
+"""
+
+from __future__ import annotations
+
+from textual.message import Message
+
+from agent_room.core.enter import Plan
+from agent_room.core.snapshot import RoomSnapshot
+
+
+class SnapshotReady(Message):
+    """A new picture of the room; a newer one replaces one not yet handled."""
+
+    def __init__(self, snapshot: RoomSnapshot) -> None:
+        self.snapshot = snapshot
+        """The room at the time it was read."""
+        super().__init__()
+
+    def can_replace(self, message: Message) -> bool:
+        """Bursts collapse: only the latest snapshot matters."""
+        return isinstance(message, SnapshotReady)
+
+
+class WorkerStatus(Message):
+    """A background worker's state changed (shown in the status bar)."""
+
+    def __init__(self, worker: str, status: str) -> None:
+        self.worker = worker
+        """``reader``, ``watcher`` or ``deliverer``."""
+        self.status = status
+        """A word or two: ``on``, ``active``, ``standby``, ``off``, ``error`` ..."""
+        super().__init__()
+
+
+class EnterPlanned(Message):
+    """The plan for entering a session is ready to be carried out (or confirmed)."""
+
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+        """What to do; see ``core.enter``."""
+        super().__init__()
+
+
+class SessionChosen(Message):
+    """Some view (the tree, the flow) points at a session: select it in the table."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        """The session's ``@name``."""
+        super().__init__()
+
+
+class RefreshWanted(Message):
+    """Something changed the room from inside the console: read it again now."""

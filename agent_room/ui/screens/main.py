@@ -1,0 +1,154 @@
+"""``MainScreen``: the room at a glance — sessions, tree, flow, traffic and handovers.
+
+Holds one ``snapshot`` reactive that the app replaces on every change; each widget is
+data-bound to it and redraws its own part. Keys that act on a selection (filter, enter)
+live here; decisions and workers live in the app.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar, cast
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Input
+
+from agent_room.core.snapshot import RoomSnapshot
+from agent_room.room.snapshot import TRAFFIC_WINDOW
+from agent_room.ui.messages import SessionChosen
+from agent_room.ui.widgets.flow import FlowTimeline
+from agent_room.ui.widgets.handovers import HandoverPreview, HandoverQueue
+from agent_room.ui.widgets.sessions import SessionsTable
+from agent_room.ui.widgets.status import StatusBar
+from agent_room.ui.widgets.traffic import TrafficMatrix
+from agent_room.ui.widgets.tree import SessionTree
+
+if TYPE_CHECKING:
+    from agent_room.ui.app import RoomConsole
+
+
+class MainScreen(Screen[None]):
+    """The console's one full screen."""
+
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (130, "-wide")]  # noqa: RUF012
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("slash", "filter", "Filter"),
+        Binding("escape", "clear_filter", "Clear filter", show=False),
+        Binding("e", "enter_session", "Enter"),
+    ]
+
+    snapshot: reactive[RoomSnapshot | None] = reactive(None)
+    """The room, as last read; the app replaces it whole."""
+
+    def __init__(self, *, utc: bool = False) -> None:
+        super().__init__()
+        self.utc = utc
+        """Times in UTC (the snapshot tests)."""
+
+    def compose(self) -> ComposeResult:
+        """The panels, each bound to the snapshot."""
+        yield Header(icon="◎")
+        yield Input(placeholder="filter sessions: words in name, agent, state, cwd", id="filter")
+        with Horizontal(id="top"):
+            yield SessionsTable(id="sessions").data_bind(MainScreen.snapshot)
+            yield SessionTree(id="tree").data_bind(MainScreen.snapshot)
+        with Horizontal(id="middle"):
+            yield FlowTimeline(id="flow", utc=self.utc).data_bind(MainScreen.snapshot)
+            yield TrafficMatrix(id="traffic").data_bind(MainScreen.snapshot)
+        with Horizontal(id="bottom"):
+            yield HandoverQueue(id="queue").data_bind(MainScreen.snapshot)
+            with Vertical(id="preview-box"):
+                yield HandoverPreview(id="preview")
+        yield StatusBar(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Titles of the panels that do not set their own."""
+        traffic = self.query_one("#traffic", TrafficMatrix)
+        traffic.border_title = f"Who talks to whom · last {TRAFFIC_WINDOW:,} messages"
+        self.query_one("#filter", Input).display = False
+        self.query_one("#sessions", SessionsTable).focus()
+        console = cast("RoomConsole", self.app)
+        bar = self.query_one("#status", StatusBar)
+        bar.home = console.settings.home
+        bar.statuses = tuple(console.statuses.items())
+        self.snapshot = console.snapshot
+
+    @property
+    def sessions(self) -> SessionsTable:
+        """The sessions table."""
+        return self.query_one("#sessions", SessionsTable)
+
+    @property
+    def queue(self) -> HandoverQueue:
+        """The handover queue."""
+        return self.query_one("#queue", HandoverQueue)
+
+    def watch_snapshot(self, snapshot: RoomSnapshot | None) -> None:
+        """The header counts what waits for the operator."""
+        if snapshot is None:
+            self.sub_title = "reading the room…"
+            return
+        pending = snapshot.pending
+        live = sum(1 for s in snapshot.sessions if s.live)
+        waits = f"⚑ {pending} pending handover{'s' if pending != 1 else ''}"
+        self.sub_title = f"{waits} · {live} live / {len(snapshot.sessions)} sessions"
+
+    # -- filter -----------------------------------------------------------------------
+
+    def action_filter(self) -> None:
+        """Show the filter field."""
+        field = self.query_one("#filter", Input)
+        field.display = True
+        field.focus()
+
+    def action_clear_filter(self) -> None:
+        """Clear and hide the filter."""
+        field = self.query_one("#filter", Input)
+        field.value = ""
+        field.display = False
+        self.sessions.filter_text = ""
+        self.sessions.focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        """Filter as you type."""
+        if event.input.id == "filter":
+            self.sessions.filter_text = event.value
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        """Enter in the filter goes back to the table, keeping the filter."""
+        if event.input.id == "filter":
+            event.stop()
+            if not event.value:
+                event.input.display = False
+            self.sessions.focus()
+
+    # -- selection --------------------------------------------------------------------
+
+    def on_session_chosen(self, event: SessionChosen) -> None:
+        """The tree pointed at a session: select it in the table."""
+        if not self.sessions.select_name(event.name) and self.sessions.filter_text:
+            self.action_clear_filter()
+            self.sessions.select_name(event.name)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter on a session enters it."""
+        if event.data_table.id == "sessions":
+            event.stop()
+            self.action_enter_session()
+
+    def action_enter_session(self) -> None:
+        """Enter the selected session (the app plans and carries it out)."""
+        row = self.sessions.selected
+        if row is None:
+            self.notify("No session selected.", severity="warning")
+            return
+        cast("RoomConsole", self.app).start_enter(row.name)
+
+    def on_handover_queue_highlighted(self, event: HandoverQueue.Highlighted) -> None:
+        """Preview the highlighted handover."""
+        self.query_one("#preview", HandoverPreview).handover = event.handover

@@ -1,0 +1,93 @@
+"""Small modal screens: the reason for a rejection, and a yes/no confirmation."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Static
+
+
+class RejectScreen(ModalScreen[str | None]):
+    """Asks why a handover is rejected; the sender receives the reason."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, handover_id: int, route: str) -> None:
+        super().__init__()
+        self.handover_id = handover_id
+        """The handover being rejected."""
+        self.route = route
+        """``@a → @b``, for the title."""
+
+    def compose(self) -> ComposeResult:
+        """Title, reason, buttons."""
+        with Vertical(id="dialog"):
+            yield Label(f"Reject handover #{self.handover_id} {self.route}", id="dialog-title")
+            yield Static("The sender receives the reason.", classes="hint")
+            yield Input(placeholder="Why? (required)", id="reason")
+            yield Static("", id="dialog-error")
+            with Horizontal(id="dialog-buttons"):
+                yield Button("Reject", variant="error", id="confirm")
+                yield Button("Cancel", id="cancel")
+
+    def _submit(self) -> None:
+        reason = self.query_one("#reason", Input).value.strip()
+        if not reason:
+            self.query_one("#dialog-error", Static).update("A rejection needs a reason.")
+            return
+        self.dismiss(reason)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        """Enter in the reason field rejects."""
+        event.stop()
+        self._submit()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        """Reject or cancel."""
+        event.stop()
+        if event.button.id == "confirm":
+            self._submit()
+        else:
+            self.dismiss(None)
+
+    def action_cancel(self) -> None:
+        """Leave without rejecting."""
+        self.dismiss(None)
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """Yes or no before something that starts a process."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,n", "answer(False)", "No"),
+        Binding("y", "answer(True)", "Yes"),
+    ]
+
+    def __init__(self, title: str, detail: str) -> None:
+        super().__init__()
+        self.title_text = title
+        """The question."""
+        self.detail = detail
+        """What will happen."""
+
+    def compose(self) -> ComposeResult:
+        """Question, detail, buttons."""
+        with Vertical(id="dialog"):
+            yield Label(self.title_text, id="dialog-title")
+            yield Static(self.detail, classes="hint")
+            with Horizontal(id="dialog-buttons"):
+                yield Button("Yes", variant="primary", id="yes")
+                yield Button("No", id="no")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        """Answer."""
+        event.stop()
+        self.dismiss(event.button.id == "yes")
+
+    def action_answer(self, yes: bool) -> None:
+        """Answer by key."""
+        self.dismiss(yes)

@@ -1,0 +1,1 @@
+"""The console's widgets: each draws one part of a ``RoomSnapshot``."""

@@ -1,0 +1,123 @@
+"""``SessionsTable``: every session in the room, one row each, filtered and sorted.
+
+Draws the ``sessions`` of the snapshot it is bound to with the columns of
+``ui.columns``; it knows nothing of the store. The cursor stays on the same session
+across redraws.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.binding import Binding, BindingType
+from textual.reactive import reactive
+from textual.widgets import DataTable
+
+from agent_room.core.snapshot import RoomSnapshot, SessionRow
+from agent_room.ui.columns import COLUMNS, SORT_KEYS, CellContext, age, visible
+
+
+class SessionsTable(DataTable[object]):
+    """The sessions of the room."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("s", "cycle_sort", "Sort", tooltip="Sort by the next column"),
+        Binding("S", "reverse_sort", "Reverse", show=False),
+    ]
+
+    snapshot: reactive[RoomSnapshot | None] = reactive(None)
+    """The room, as last read."""
+    filter_text: reactive[str] = reactive("")
+    """The filter typed after ``/``."""
+    sort_key: reactive[str | None] = reactive(None)
+    """The column sorted by; ``None`` keeps the room's order (oldest first)."""
+    reverse: reactive[bool] = reactive(False)
+    """Sort descending."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id, cursor_type="row", zebra_stripes=True)
+        self.shown: list[SessionRow] = []
+        """The rows on screen, in order."""
+        self._drawn: tuple[object, ...] | None = None
+
+    def on_mount(self) -> None:
+        """Columns come from ``ui.columns``."""
+        for col in COLUMNS:
+            self.add_column(col.label, key=col.key, width=col.width)
+        self.watch(self.app, "theme", lambda _theme: self.redraw(force=True), init=False)
+
+    def watch_snapshot(self) -> None:
+        """A new room picture."""
+        self.redraw()
+
+    def watch_filter_text(self) -> None:
+        """The filter changed."""
+        self.redraw()
+
+    def watch_sort_key(self) -> None:
+        """The sort column changed."""
+        self.redraw()
+
+    def watch_reverse(self) -> None:
+        """The sort direction changed."""
+        self.redraw()
+
+    def action_cycle_sort(self) -> None:
+        """Sort by the next column (after the last: the room's order)."""
+        keys: list[str | None] = [None, *SORT_KEYS]
+        self.sort_key = keys[(keys.index(self.sort_key) + 1) % len(keys)]
+        self.notify(f"Sorted by {self.sort_key or 'start time'}", timeout=2)
+
+    def action_reverse_sort(self) -> None:
+        """Flip the sort direction."""
+        self.reverse = not self.reverse
+
+    @property
+    def selected(self) -> SessionRow | None:
+        """The session under the cursor."""
+        if not self.shown or not 0 <= self.cursor_row < len(self.shown):
+            return None
+        return self.shown[self.cursor_row]
+
+    def select_name(self, name: str) -> bool:
+        """Put the cursor on ``name``; False if it is not shown."""
+        for index, row in enumerate(self.shown):
+            if row.name == name:
+                self.move_cursor(row=index)
+                return True
+        return False
+
+    def redraw(self, *, force: bool = False) -> None:
+        """Rebuild the rows from the snapshot, keeping the cursor on its session.
+
+        Skipped when nothing shown would change (the same rows, ages, filter and order):
+        a new snapshot arrives on every room change, most of which are elsewhere.
+        """
+        if not self.is_mounted:
+            return
+        snapshot = self.snapshot
+        if snapshot is None:
+            self.clear()
+            self.shown = []
+            self._drawn = None
+            return
+        shown = visible(
+            snapshot.sessions, query=self.filter_text, sort=self.sort_key, reverse=self.reverse
+        )
+        ctx = CellContext(now=snapshot.taken_at, colours=self.app.theme_variables)
+        ages = tuple(age(ctx.now - row.started_at) for row in shown)
+        drawn = (tuple(shown), ages)
+        if drawn == self._drawn and not force:
+            return
+        self._drawn = drawn
+        current = self.selected.name if self.selected else None
+        self.clear()
+        self.shown = shown
+        for row in shown:
+            self.add_row(*(col.cell(row, ctx) for col in COLUMNS), key=row.name)
+        if current is not None:
+            self.select_name(current)
+        sort = f" · by {self.sort_key}{' ↓' if self.reverse else ''}" if self.sort_key else ""
+        query = f" · filter “{self.filter_text}”" if self.filter_text else ""
+        total = len(snapshot.sessions)
+        self.border_title = f"Sessions {len(self.shown)}/{total}{query}{sort}"

@@ -1,0 +1,91 @@
+"""``TrafficMatrix``: who talks to whom, weighted by traffic.
+
+A sender x recipient matrix with shaded cells (the busier the pair, the darker the
+block), then the busiest edges as arrows whose length follows their share. Terminals
+draw grids far better than node-link diagrams, so the picture is a matrix.
+"""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+from textual.reactive import reactive
+from textual.widget import Widget
+
+from agent_room.core.snapshot import Edge, RoomSnapshot
+
+SHADES = " ░▒▓█"
+MAX_NAMES = 8
+"""Names in the matrix: the busiest ones; the rest only appear in the edge list."""
+TOP_EDGES = 5
+BAR = 14
+
+
+def busiest_names(edges: tuple[Edge, ...], limit: int = MAX_NAMES) -> list[str]:
+    """Names by total traffic in and out, busiest first (ties by name)."""
+    totals: dict[str, int] = {}
+    for edge in edges:
+        totals[edge.sender] = totals.get(edge.sender, 0) + edge.count
+        totals[edge.recipient] = totals.get(edge.recipient, 0) + edge.count
+    ordered = sorted(totals, key=lambda n: (-totals[n], n))
+    return ordered[:limit]
+
+
+def shade(count: int, most: int) -> str:
+    """The block for a cell: blank for nothing, full for the busiest pair."""
+    if count <= 0 or most <= 0:
+        return "·"
+    return SHADES[max(1, round(count / most * (len(SHADES) - 1)))]
+
+
+class TrafficMatrix(Widget):
+    """Who talks to whom."""
+
+    DEFAULT_CSS = """
+    TrafficMatrix { height: auto; }
+    """
+
+    snapshot: reactive[RoomSnapshot | None] = reactive(None)
+    """The room, as last read."""
+
+    def on_mount(self) -> None:
+        """Redraw in the new colours when the theme changes."""
+        self.watch(self.app, "theme", self._theme_changed, init=False)
+
+    def _theme_changed(self) -> None:
+        self.refresh(layout=True)
+
+    def watch_snapshot(self, old: RoomSnapshot | None, new: RoomSnapshot | None) -> None:
+        """Redraw only when the traffic changed."""
+        if (old.traffic if old else None) != (new.traffic if new else None):
+            self.refresh(layout=True)
+
+    def render(self) -> RenderableType:
+        """The matrix and the busiest edges."""
+        edges = self.snapshot.traffic if self.snapshot else ()
+        if not edges:
+            return Text("No messages yet.", style="dim")
+        colour = self.app.theme_variables.get("traffic-edge", "")
+        names = busiest_names(edges)
+        counts = {(e.sender, e.recipient): e.count for e in edges}
+        most = max(e.count for e in edges)
+        table = Table(box=None, padding=(0, 1), show_edge=False, pad_edge=False)
+        table.add_column("from \\ to", style="bold", no_wrap=True)
+        for name in names:
+            table.add_column(name[:6], justify="center", no_wrap=True)
+        for sender in names:
+            cells: list[RenderableType] = []
+            for recipient in names:
+                count = counts.get((sender, recipient), 0)
+                cells.append(Text(shade(count, most), style=colour if count else "dim"))
+            table.add_row(f"@{sender}"[:10], *cells)
+        lines: list[RenderableType] = [table, Text("")]
+        for edge in edges[:TOP_EDGES]:
+            length = max(1, round(edge.count / most * BAR))
+            line = Text(f"@{edge.sender}"[:10].rjust(10) + " ")
+            line.append("━" * length + "▶", style=colour)
+            line.append(f" @{edge.recipient}"[:11].ljust(12))
+            line.append(f"{edge.count:,}", style="bold")
+            lines.append(line)
+        return Group(*lines)

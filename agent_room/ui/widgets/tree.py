@@ -1,0 +1,82 @@
+"""``SessionTree``: who descends from whom; subagents are leaves.
+
+Rebuilt only when the snapshot's tree differs. Selecting a session node tells the app
+through ``SessionChosen`` so the table follows.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.reactive import reactive
+from textual.widgets import Tree
+from textual.widgets.tree import TreeNode
+
+from agent_room.core.snapshot import RoomSnapshot, TreeRow
+from agent_room.ui.messages import SessionChosen
+
+
+class SessionTree(Tree[str]):
+    """The session tree; a node's data is the session's name (``""`` for a subagent)."""
+
+    snapshot: reactive[RoomSnapshot | None] = reactive(None)
+    """The room, as last read."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__("room", id=id)
+        self.show_root = False
+        self._drawn: tuple[TreeRow, ...] | None = None
+
+    def on_mount(self) -> None:
+        """Redraw with the new colours when the theme changes."""
+        self.watch(self.app, "theme", lambda _t: self._rebuild(force=True), init=False)
+
+    def watch_snapshot(self) -> None:
+        """A new room picture."""
+        self._rebuild()
+
+    def _label(self, row: TreeRow) -> Text:
+        if row.kind == "subagent":
+            return Text(f"◦ {row.label}", style="dim italic")
+        colour = self.app.theme_variables.get(f"state-{row.state}", "")
+        label = Text("● ", style=colour)
+        label.append(f"@{row.label}")
+        label.append(f"  {row.state}", style="dim")
+        return label
+
+    def _add(self, parent: TreeNode[str], row: TreeRow) -> None:
+        name = row.label if row.kind == "session" else ""
+        if row.children:
+            node = parent.add(self._label(row), data=name, expand=True)
+            for child in row.children:
+                self._add(node, child)
+        else:
+            parent.add_leaf(self._label(row), data=name)
+
+    def _rebuild(self, *, force: bool = False) -> None:
+        snapshot = self.snapshot
+        rows = snapshot.tree if snapshot else ()
+        if rows == self._drawn and not force:
+            return
+        self._drawn = rows
+        line = self.cursor_line
+        self.clear()
+        for row in rows:
+            self._add(self.root, row)
+        self.root.expand_all()
+        self.cursor_line = min(line, max(0, self.last_line))
+        count = sum(1 for _ in _walk(rows))
+        self.border_title = f"Tree {count}"
+
+    def on_tree_node_selected(self, event: Tree.NodeSelected[str]) -> None:
+        """Selecting a session node selects the session."""
+        event.stop()
+        if event.node.data:
+            self.post_message(SessionChosen(event.node.data))
+
+
+def _walk(rows: tuple[TreeRow, ...]) -> list[TreeRow]:
+    found: list[TreeRow] = []
+    for row in rows:
+        found.append(row)
+        found.extend(_walk(row.children))
+    return found

@@ -1,0 +1,429 @@
+"""Benchmark of the full-screen console: first paint on a big room, memory, CPU at rest.
+
+Run it from the project root::
+
+    .venv/bin/python bench/bench_console.py            # the full run (about a minute)
+    .venv/bin/python bench/bench_console.py --quick    # a smoke run with small counts
+
+Every part runs in a throw-away room (a temporary ``$AGENT_ROOM_HOME``) and a private
+tmux server (its own socket), never the caller's. The console runs as ``agent-room``
+with no arguments in a 160x48 tmux pane, exactly as a user starts it, with its default
+settings (file watcher, delivery worker and liveness checks on). The parts:
+
+1. first full paint: a room of 200 sessions and 100,000 messages; the time from
+   starting the pane until its screen shows all 200 sessions and the message count
+   (read with ``capture-pane`` every 10 ms), over several fresh processes;
+2. resident memory of the console right after that paint (``VmRSS``);
+3. CPU at rest: a room of 50 live sessions (each a real process the liveness check
+   finds alive); after the first paint and a short settle, the console's CPU time over a
+   quiet window, as a percentage of one core;
+4. in-process: the snapshot reader's first read and a re-read of the big room.
+
+The budget: first paint at most 1.0 s (median), memory at most 200 MB, CPU at rest under
+3 %. The exit code is 1 when the budget fails. Results go to ``bench/results/console.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from _common import (
+    ROOT,
+    Stats,
+    bench_env,
+    git_state,
+    print_table,
+    venv_python,
+    wait_until,
+    write_result,
+)
+
+from agent_room.room import Room
+from agent_room.room.snapshot import SnapshotReader
+from agent_room.store.db import write_transaction
+
+PAINT_BUDGET_S = 1.0
+MEMORY_BUDGET_MB = 200.0
+CPU_BUDGET_PCT = 3.0
+SIZE = (160, 48)
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """How much work each part does."""
+
+    sessions: int = 200
+    messages: int = 100_000
+    live_sessions: int = 50
+    paint_runs: int = 5
+    rest_seconds: float = 10.0
+    settle_seconds: float = 3.0
+
+
+QUICK = Sizes(messages=10_000, paint_runs=2, rest_seconds=3.0, settle_seconds=1.0)
+
+
+def say(quiet: bool, text: str) -> None:
+    """Progress on stderr."""
+    if not quiet:
+        print(f"[bench_console] {text}", file=sys.stderr, flush=True)
+
+
+# -- rooms ---------------------------------------------------------------------------
+
+
+def seed_big_room(home: Path, sessions: int, messages: int) -> dict[str, Any]:
+    """A room of ``sessions`` sessions (every state, a tree three deep) and ``messages``
+    messages between them, written in one transaction the way the room writes them."""
+    start = time.perf_counter()
+    room = Room.open({"AGENT_ROOM_HOME": str(home)})
+    rng = random.Random(7)
+    now = time.time()
+    names = [f"agent-{i:03d}" for i in range(sessions)]
+    states = ("idle", "busy", "waiting", "ended")
+    session_rows = []
+    for i, name in enumerate(names):
+        parent = f"s-{names[i // 4]}" if i >= 4 else None
+        session_rows.append(
+            (
+                name,
+                f"s-{name}",
+                rng.choice(("claude", "codex", "gemini")),
+                states[i % 4],
+                f"%{i + 1}",
+                None,  # no pid: nothing for the liveness check to end
+                f"/srv/work/{name}",
+                parent,
+                0 if parent is None else 1,
+                now - 3600 + i,
+                now - 60,
+            )
+        )
+    message_rows = []
+    event_rows = []
+    handover_rows = []
+    first = now - messages * 0.5
+    for i in range(messages):
+        mid = i + 1
+        at = first + i * 0.5
+        sender, recipient = rng.sample(names[:40], 2)  # most traffic among a few
+        kind = "handover" if i % 501 == 0 else "chat"
+        status = "read" if i < messages - 300 else rng.choice(("queued", "delivered"))
+        body = f"message {mid}: " + " ".join(rng.choice(("api", "schema", "ui", "fix")) * 3)
+        read_at = at + 5 if status == "read" else None
+        message_rows.append((mid, kind, sender, recipient, body, at, status, read_at))
+        event_rows.append((at, "message.sent", sender, recipient, mid, "{}"))
+        if kind == "handover":
+            state = "pending" if i > messages - 3000 else "approved"
+            handover_rows.append((mid, state, at))
+            event_rows.append((at, "handover.requested", sender, recipient, mid, "{}"))
+        if status == "read":
+            event_rows.append((at + 5, "message.read", recipient, recipient, mid, "{}"))
+    event_rows.sort(key=lambda e: e[0])
+    with write_transaction(room.store.conn) as conn:
+        conn.executemany(
+            "INSERT INTO sessions (name, session_id, agent, state, pane, pid, cwd, parent,"
+            " depth, started_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            session_rows,
+        )
+        conn.executemany(
+            "INSERT INTO messages (id, kind, sender, recipient, body, created_at, status,"
+            " read_at) VALUES (?,?,?,?,?,?,?,?)",
+            message_rows,
+        )
+        conn.executemany(
+            "INSERT INTO handovers (message_id, state, requested_at) VALUES (?,?,?)",
+            handover_rows,
+        )
+        conn.executemany(
+            "INSERT INTO events (at, kind, actor, subject, message_id, data) VALUES (?,?,?,?,?,?)",
+            event_rows,
+        )
+    room.store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    room.close()
+    return {
+        "sessions": sessions,
+        "messages": messages,
+        "events": len(event_rows),
+        "seed_s": round(time.perf_counter() - start, 2),
+        "db_bytes": (home / "room.db").stat().st_size,
+    }
+
+
+def seed_live_room(home: Path, count: int) -> list[subprocess.Popen[bytes]]:
+    """A room of ``count`` live sessions, each a real (sleeping) process."""
+    from agent_room.adapters.procfs import read_stat
+    from agent_room.room.registry import Registry, SessionFacts
+
+    class _Probe:
+        def is_alive(self, _pid: int, _start_ticks: int | None) -> bool:
+            return True
+
+    procs = [subprocess.Popen(["sleep", "3600"]) for _ in range(count)]
+    room = Room.open({"AGENT_ROOM_HOME": str(home)})
+    registry = Registry(room, _Probe())
+    for i, proc in enumerate(procs):
+        stat = read_stat(proc.pid)
+        registry.register(
+            SessionFacts(
+                session_id=f"live-{i}",
+                cwd=f"/srv/live/{i}",
+                transcript_path=None,
+                pid=proc.pid,
+                pid_start=stat.start_ticks if stat else None,
+                pane=None,
+                tmux_socket=None,
+                name=f"live-{i:02d}",
+            )
+        )
+    room.close()
+    return procs
+
+
+# -- the console in tmux -------------------------------------------------------------
+
+
+class Pane:
+    """The console in a pane of a private tmux server."""
+
+    _count = 0
+
+    def __init__(self, home: Path, config: Path) -> None:
+        Pane._count += 1
+        self.socket = f"bench-console-{os.getpid()}-{Pane._count}"
+        self.env = bench_env(home, XDG_CONFIG_HOME=str(config), TERM="xterm-256color")
+        self.tmux = shutil.which("tmux") or "tmux"
+
+    def cmd(self, *args: str) -> str:
+        """One tmux command on the private server."""
+        return subprocess.run(
+            [self.tmux, "-L", self.socket, *args],
+            capture_output=True,
+            text=True,
+            check=False,
+            env=self.env,
+        ).stdout
+
+    def start(self) -> float:
+        """Start the console; return the moment just before."""
+        env = [f"{k}={v}" for k, v in self.env.items() if k.startswith(("AGENT_", "XDG_"))]
+        command = ["env", *env, str(venv_python()), "-m", "agent_room"]
+        started = time.perf_counter()
+        size = ["-x", str(SIZE[0]), "-y", str(SIZE[1])]
+        subprocess.run(
+            [
+                self.tmux,
+                "-L",
+                self.socket,
+                "new-session",
+                "-d",
+                *size,
+                "-s",
+                "console",
+                "--",
+                *command,
+            ],
+            check=True,
+            env=self.env,
+            cwd=ROOT,
+        )
+        return started
+
+    def screen(self) -> str:
+        """What the pane shows."""
+        return self.cmd("capture-pane", "-p", "-t", "console")
+
+    def pid(self) -> int:
+        """The console's process (the pane's own process: env execs python)."""
+        return int(self.cmd("display-message", "-p", "-t", "console", "#{pane_pid}").strip())
+
+    def stop(self) -> None:
+        """End the private server (and the console with it)."""
+        self.cmd("kill-server")
+
+
+def first_paint(pane: Pane, marks: tuple[str, ...], timeout: float = 30.0) -> float:
+    """Seconds from starting the console until every mark is on screen."""
+    started = pane.start()
+
+    def shown() -> bool:
+        screen = pane.screen()
+        if "error" in screen and "Worker error" in screen:
+            raise RuntimeError(f"a console worker failed:\n{screen}")
+        return all(m in screen for m in marks)
+
+    wait_until(
+        shown,
+        timeout=timeout,
+        step=0.01,
+        what=f"the console to show {marks}",
+    )
+    return time.perf_counter() - started
+
+
+def rss_mb(pid: int) -> float:
+    """Resident memory of a process, MB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time of a process (and its reaped children), seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = sum(int(v) for v in fields[11:15])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+# -- parts ---------------------------------------------------------------------------
+
+
+def measure_paint(sizes: Sizes, quiet: bool, tmp: Path) -> dict[str, Any]:
+    """Parts 1, 2 and 4 on the big room."""
+    home = tmp / "big"
+    say(quiet, f"seeding {sizes.sessions} sessions and {sizes.messages:,} messages")
+    seeded = seed_big_room(home, sizes.sessions, sizes.messages)
+    marks = (f"Sessions {sizes.sessions}/{sizes.sessions}", f"{sizes.messages:,} messages")
+    timings: list[float] = []
+    memory: list[float] = []
+    cpu: list[float] = []
+    for run in range(sizes.paint_runs + 1):  # the first run warms the page cache
+        pane = Pane(home, tmp / "config")
+        try:
+            seconds = first_paint(pane, marks)
+            if run > 0:
+                timings.append(seconds)
+                memory.append(rss_mb(pane.pid()))
+                cpu.append(cpu_seconds(pane.pid()))
+            say(quiet, f"first paint {seconds * 1e3:.0f} ms{' (warm-up)' if run == 0 else ''}")
+        finally:
+            pane.stop()
+    room = Room.open({"AGENT_ROOM_HOME": str(home)})
+    reader = SnapshotReader(room)
+    start = time.perf_counter()
+    reader.read()
+    read_first = time.perf_counter() - start
+    start = time.perf_counter()
+    reader.read()
+    read_again = time.perf_counter() - start
+    room.close()
+    return {
+        "room": seeded,
+        "first_paint": Stats.of(timings).as_ms(),
+        "rss_mb": {"median": round(sorted(memory)[len(memory) // 2], 1), "max": max(memory)},
+        "cpu_to_first_paint": Stats.of(cpu).as_ms(),
+        "load_average": os.getloadavg(),
+        "reader_first_read_ms": round(read_first * 1e3, 1),
+        "reader_reread_ms": round(read_again * 1e3, 1),
+    }
+
+
+def measure_rest(sizes: Sizes, quiet: bool, tmp: Path) -> dict[str, Any]:
+    """Part 3: CPU at rest with live sessions."""
+    home = tmp / "live"
+    say(quiet, f"starting {sizes.live_sessions} live sessions")
+    procs = seed_live_room(home, sizes.live_sessions)
+    pane = Pane(home, tmp / "config")
+    try:
+        marks = (f"Sessions {sizes.live_sessions}/{sizes.live_sessions}", "deliverer active")
+        first_paint(pane, marks)
+        pid = pane.pid()
+        time.sleep(sizes.settle_seconds)
+        before, wall = cpu_seconds(pid), time.perf_counter()
+        time.sleep(sizes.rest_seconds)
+        used = cpu_seconds(pid) - before
+        elapsed = time.perf_counter() - wall
+        live = pane.screen().count("● idle")
+        say(quiet, f"at rest: {used / elapsed * 100:.2f} % of a core")
+    finally:
+        pane.stop()
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+    return {
+        "live_sessions": sizes.live_sessions,
+        "window_s": round(elapsed, 2),
+        "cpu_s": round(used, 3),
+        "cpu_pct": round(used / elapsed * 100, 2),
+        "idle_rows_on_screen": live,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--quick", action="store_true", help="small counts: a smoke run")
+    parser.add_argument("--runs", type=int, help="fresh consoles timed on the big room")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    args = parser.parse_args(argv)
+    if shutil.which("tmux") is None:
+        raise SystemExit("tmux is required: the console is measured in a real tmux pane")
+    sizes = QUICK if args.quick else Sizes()
+    if args.runs:
+        sizes = Sizes(**{**asdict(sizes), "paint_runs": args.runs})
+    with tempfile.TemporaryDirectory(prefix="agent-room-bench-") as raw:
+        tmp = Path(raw)
+        (tmp / "config").mkdir()
+        paint = measure_paint(sizes, args.quiet, tmp)
+        rest = measure_rest(sizes, args.quiet, tmp)
+    paint_ms = paint["first_paint"]["median_ms"]
+    checks = [
+        ("first full paint, median", f"{paint_ms:.0f} ms", paint_ms <= PAINT_BUDGET_S * 1e3),
+        ("resident memory", f"{paint['rss_mb']['max']:.0f} MB", paint["rss_mb"]["max"] <= 200),
+        ("CPU at rest", f"{rest['cpu_pct']:.2f} %", rest["cpu_pct"] < CPU_BUDGET_PCT),
+    ]
+    budgets = ("<= 1000 ms", f"<= {MEMORY_BUDGET_MB:.0f} MB", f"< {CPU_BUDGET_PCT:.0f} %")
+    print_table(
+        ["measure", "value", "budget", "verdict"],
+        [
+            [name, value, budget, "PASS" if ok else "FAIL"]
+            for (name, value, ok), budget in zip(checks, budgets, strict=True)
+        ],
+        title=f"Console: {sizes.sessions} sessions, {sizes.messages:,} messages, "
+        f"{sizes.live_sessions} live at rest ({'quick' if args.quick else 'full'} run)",
+    )
+    print(
+        f"\nthe console's own CPU time up to the first paint: median"
+        f" {paint['cpu_to_first_paint']['median_ms']:.0f} ms (load average"
+        f" {paint['load_average'][0]:.1f} on {os.cpu_count()} cores: wall time includes waiting)"
+    )
+    print(
+        f"snapshot reader on the big room: first read {paint['reader_first_read_ms']} ms,"
+        f" re-read {paint['reader_reread_ms']} ms"
+    )
+    ok = all(passed for _n, _v, passed in checks) and not args.quick
+    path = write_result(
+        "console",
+        {
+            "quick": args.quick,
+            "sizes": asdict(sizes),
+            "git": git_state(),
+            "paint": paint,
+            "rest": rest,
+            "budget": {
+                "first_paint_ms": PAINT_BUDGET_S * 1e3,
+                "rss_mb": MEMORY_BUDGET_MB,
+                "cpu_pct": CPU_BUDGET_PCT,
+                "checks": [{"measure": n, "value": v, "pass": p} for n, v, p in checks],
+                "pass": all(p for _n, _v, p in checks),
+            },
+        },
+    )
+    say(args.quiet, f"results in {path}")
+    print(json.dumps({"pass": all(p for _n, _v, p in checks)}))
+    return 0 if ok or args.quick else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

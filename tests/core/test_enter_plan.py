@@ -1,0 +1,97 @@
+"""The enter / exit decision of seed 003: switch, attach, resume or refuse."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from agent_room.core.enter import Entry, Move, Target, exit_chain, plan_enter
+
+SOCKET = "/tmp/tmux-1000/default"
+LIVE = Target(
+    name="backend",
+    session_id="s-backend",
+    agent="claude",
+    state="idle",
+    pane="%3",
+    socket=SOCKET,
+    cwd="/srv/backend",
+    parent="s-root",
+    process_alive=True,
+    pane_alive=True,
+)
+
+
+def test_a_live_pane_on_our_server_is_switched_to() -> None:
+    plan = plan_enter(LIVE, inside_tmux=SOCKET)
+    assert plan.move is Move.SWITCH
+    assert plan.warnings == ()
+
+
+def test_outside_tmux_or_on_another_server_it_attaches() -> None:
+    assert plan_enter(LIVE, inside_tmux=None).move is Move.ATTACH
+    assert plan_enter(LIVE, inside_tmux="/tmp/other").move is Move.ATTACH
+
+
+@pytest.mark.parametrize("state", ["busy", "waiting"])
+def test_a_busy_or_waiting_agent_is_still_entered(state: str) -> None:
+    assert plan_enter(replace(LIVE, state=state), inside_tmux=SOCKET).move is Move.SWITCH
+
+
+def test_an_ended_session_is_resumed_with_a_warning() -> None:
+    ended = replace(LIVE, state="ended", process_alive=False, pane_alive=False)
+    plan = plan_enter(ended, inside_tmux=SOCKET, claude="/opt/claude")
+    assert plan.move is Move.RESUME
+    assert plan.needs_confirm
+    assert plan.argv == ("/opt/claude", "--resume", "s-backend")
+    assert any("has finished" in w for w in plan.warnings)
+
+
+def test_a_session_live_elsewhere_is_refused_unless_forced() -> None:
+    elsewhere = replace(LIVE, pane=None, pane_alive=False)
+    refused = plan_enter(elsewhere, inside_tmux=SOCKET)
+    assert refused.move is Move.REFUSE
+    assert "live elsewhere" in refused.reason
+    assert "--force" in refused.reason
+    forced = plan_enter(elsewhere, inside_tmux=SOCKET, force=True)
+    assert forced.move is Move.RESUME
+    assert any("still live" in w for w in forced.warnings)
+
+
+def test_a_dead_pane_of_a_live_process_counts_as_elsewhere() -> None:
+    gone = replace(LIVE, pane_alive=False)
+    assert plan_enter(gone, inside_tmux=SOCKET).move is Move.REFUSE
+
+
+def test_unknown_parent_warns() -> None:
+    plan = plan_enter(replace(LIVE, parent=None), inside_tmux=SOCKET)
+    assert any("no known parent" in w for w in plan.warnings)
+
+
+def test_without_session_id_nothing_resumes() -> None:
+    joined = replace(LIVE, session_id=None, state="ended", process_alive=False)
+    assert plan_enter(joined, inside_tmux=SOCKET).move is Move.REFUSE
+
+
+def test_only_claude_sessions_resume() -> None:
+    codex = replace(LIVE, agent="codex", state="ended", process_alive=False)
+    plan = plan_enter(codex, inside_tmux=SOCKET)
+    assert plan.move is Move.REFUSE
+    assert "only claude" in plan.reason
+
+
+def test_exit_chain_one_step_or_to_the_root() -> None:
+    entries = [  # newest first
+        Entry("c", "b", "%2", SOCKET),
+        Entry("b", "a", "%1", SOCKET),
+        Entry("a", None, "%0", SOCKET),
+    ]
+    assert [e.to_session for e in exit_chain(entries, "c", root=False)] == ["c"]
+    assert [e.from_session for e in exit_chain(entries, "c", root=True)] == ["b", "a", None]
+    assert exit_chain(entries, "z", root=True) == []
+
+
+def test_exit_chain_stops_on_a_loop() -> None:
+    entries = [Entry("a", "b", None, None), Entry("b", "a", None, None)]
+    assert len(exit_chain(entries, "a", root=True)) == 2

@@ -1,0 +1,140 @@
+"""``Navigator``: finding, waiting for, entering and leaving sessions on a real room.
+
+tmux is a recording fake here (the real switch is in tests/ui/test_console_tmux.py and
+tests/cli/test_enter_cli.py); the store, the registry and the audit log are real.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent_room.core.enter import Move
+from agent_room.core.errors import BadInput, NotFound, Refused
+from agent_room.room import Room
+from agent_room.room.enter import Navigator, Where
+from agent_room.room.registry import Registry
+from tests.ui.conftest import SOCKET, FakeMux
+from tests.ui.seed import AliveProbe, FrozenClock, _facts, seed_room
+
+CONSOLE = Where(socket=SOCKET, pane="%0", session_id=None, actor="operator")
+
+
+@pytest.fixture
+def nav(room_home: Path) -> tuple[Navigator, FakeMux, FrozenClock]:
+    room, clock = seed_room(room_home)
+    mux = FakeMux()
+
+    def sleep(seconds: float) -> None:
+        clock.advance(seconds)
+
+    return Navigator(room, mux, AliveProbe(), sleep=sleep, monotonic=clock), mux, clock
+
+
+def test_enter_by_name_or_session_id(nav: tuple[Navigator, FakeMux, FrozenClock]) -> None:
+    navigator, mux, _clock = nav
+    by_name = navigator.find("@frontend", wait=0)
+    assert navigator.find("sess-frontend", wait=0) == by_name
+    plan = navigator.plan(by_name, CONSOLE)
+    assert plan.move is Move.SWITCH
+    navigator.carry_out(plan, CONSOLE)
+    assert mux.calls == [("switch_client", SOCKET, "%2")]
+
+
+def test_a_fresh_session_is_waited_for(
+    nav: tuple[Navigator, FakeMux, FrozenClock], room_home: Path
+) -> None:
+    navigator, _mux, clock = nav
+    registry = Registry(navigator.room, AliveProbe())
+    told: list[bool] = []
+    polls = []
+
+    def sleep(seconds: float) -> None:
+        polls.append(seconds)
+        clock.advance(seconds)
+        if len(polls) == 3:  # SessionStart arrives while enter waits
+            registry.register(_facts("fresh", "%8"))
+
+    navigator.sleep = sleep
+    row = navigator.find("fresh", on_wait=lambda: told.append(True))
+    assert row["session_id"] == "sess-fresh"
+    assert told == [True]
+    assert len(polls) == 3
+
+
+def test_waiting_gives_up_after_the_limit(nav: tuple[Navigator, FakeMux, FrozenClock]) -> None:
+    navigator, _mux, clock = nav
+    start = clock.now
+    with pytest.raises(NotFound, match="waited 10 s"):
+        navigator.find("nobody", wait=10)
+    assert clock.now - start >= 10
+
+
+def test_bad_names_are_bad_input(nav: tuple[Navigator, FakeMux, FrozenClock]) -> None:
+    with pytest.raises(BadInput):
+        nav[0].find("  ", wait=0)
+
+
+def test_resume_opens_a_window_in_the_cwd_then_switches(
+    nav: tuple[Navigator, FakeMux, FrozenClock],
+) -> None:
+    navigator, mux, _clock = nav
+    plan = navigator.plan(navigator.find("docs", wait=0), CONSOLE)
+    assert plan.move is Move.RESUME
+    assert navigator.carry_out(plan, CONSOLE) == "%77"
+    argv = ("claude", "--resume", "sess-docs")
+    assert mux.calls == [
+        ("open_window", SOCKET, "/srv/shop/docs", argv, "docs-resumed", True),
+        ("switch_client", SOCKET, "%77"),
+    ]
+
+
+def test_a_refusal_is_raised_by_carry_out(nav: tuple[Navigator, FakeMux, FrozenClock]) -> None:
+    navigator, mux, _clock = nav
+    mux.panes_alive = False  # backend's pane is gone but its process runs
+    plan = navigator.plan(navigator.find("backend", wait=0), CONSOLE)
+    assert plan.move is Move.REFUSE
+    with pytest.raises(Refused, match="live elsewhere"):
+        navigator.carry_out(plan, CONSOLE)
+
+
+def test_exit_goes_back_one_jump_or_to_the_root(
+    nav: tuple[Navigator, FakeMux, FrozenClock],
+) -> None:
+    navigator, _mux, clock = nav
+    # the console enters backend; backend enters frontend; frontend enters reviewer
+    hops = [
+        (CONSOLE, "backend"),
+        (Where(socket=SOCKET, pane="%1", session_id="sess-backend", actor="backend"), "frontend"),
+        (Where(socket=SOCKET, pane="%2", session_id="sess-frontend", actor="frontend"), "reviewer"),
+    ]
+    for where, name in hops:
+        clock.advance(1)
+        navigator.remember(navigator.plan(navigator.find(name, wait=0), where), where)
+    inside = Where(socket=SOCKET, pane="%4", session_id="sess-reviewer", actor="reviewer")
+    current = navigator.current_session(inside, None)
+    back = navigator.exit_plan(current, inside, root=False)
+    assert (back.move, back.target.name, back.target.pane) == (Move.SWITCH, "frontend", "%2")
+    root = navigator.exit_plan(current, inside, root=True)
+    assert (root.move, root.target.pane) == (Move.SWITCH, "%0")  # the console's pane
+
+
+def test_exit_without_a_jump_goes_up_the_tree(
+    nav: tuple[Navigator, FakeMux, FrozenClock],
+) -> None:
+    navigator, _mux, _clock = nav
+    inside = Where(socket=SOCKET, pane="%4", session_id=None, actor="reviewer")
+    current = navigator.current_session(inside, None)  # found by its pane
+    assert current["name"] == "reviewer"
+    assert navigator.exit_plan(current, inside, root=False).target.name == "api"
+    assert navigator.exit_plan(current, inside, root=True).target.name == "backend"
+    top = navigator.current_session(inside, None) | {"parent": None, "session_id": "x"}
+    with pytest.raises(NotFound, match="no parent session"):
+        navigator.exit_plan(top, inside, root=False)
+
+
+def test_exit_outside_any_agent_is_bad_input(room: Room) -> None:
+    navigator = Navigator(room, FakeMux(), AliveProbe())
+    with pytest.raises(BadInput, match="which agent session"):
+        navigator.current_session(CONSOLE, None)

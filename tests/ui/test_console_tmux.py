@@ -1,0 +1,67 @@
+"""The real console in a real tmux pane (a private server per test), fed by real hooks."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import libtmux
+import pytest
+
+from tests.conftest import REPO, require_tool
+from tests.hooks.conftest import Hook, new_session
+from tests.tmux.conftest import wait_for
+
+pytestmark = pytest.mark.tmux
+
+
+@pytest.fixture
+def agent() -> Iterator[subprocess.Popen[bytes]]:
+    """A live process standing in for the agent that fires the hook."""
+    proc = subprocess.Popen(["sleep", "600"])
+    yield proc
+    proc.kill()
+    proc.wait()
+
+
+def _screen(pane: libtmux.Pane) -> str:
+    return "\n".join(pane.capture_pane())
+
+
+def test_console_shows_a_session_registered_by_a_hook_within_a_second(
+    server: libtmux.Server, room_home: Path, tmp_path: Path, agent: subprocess.Popen[bytes]
+) -> None:
+    require_tool(shutil.which("tmux") is not None, "tmux")
+    env = {
+        "AGENT_ROOM_HOME": str(room_home),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "PYTHONPATH": str(REPO),
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "TERM": "xterm-256color",
+        "COLORTERM": "truecolor",
+    }
+    command = " ".join(
+        ["env", *(f"{k}={v}" for k, v in env.items()), sys.executable, "-m", "agent_room"]
+    )
+    session = server.new_session(session_name="console", window_command=command, x=150, y=40)
+    pane = session.active_window.active_pane
+    assert pane is not None
+    wait_for(lambda: "Sessions 0/0" in _screen(pane), timeout=30)
+    wait_for(lambda: "watcher on" in _screen(pane), timeout=10)
+    wait_for(lambda: "deliverer active" in _screen(pane), timeout=10)  # it holds the lease
+
+    hook = Hook(room_home, agent.pid)
+    code, _out, err = hook(
+        "SessionStart", new_session("SessionStart"), env={"AGENT_ROOM_NAME": "hooked"}
+    )
+    assert code == 0, err
+    registered = time.monotonic()
+    wait_for(lambda: "@hooked" in _screen(pane), timeout=1.0, step=0.02)
+    shown = time.monotonic() - registered
+    assert shown < 1.0
+    assert "Sessions 1/1" in _screen(pane)

@@ -1,0 +1,242 @@
+"""Pilot flow tests: each key of the console against a real seeded room.
+
+The reader thread runs on the real SQLite room; the file watcher, the deliverer and the
+liveness check are off, and tmux is a fake that records what it is asked to do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from textual.binding import Binding
+
+from agent_room.room import Room
+from agent_room.store.sqlite import SqliteStore
+from agent_room.ui.app import RoomConsole
+from agent_room.ui.screens.help import HelpScreen
+from agent_room.ui.screens.modals import ConfirmScreen, RejectScreen
+from agent_room.ui.widgets.handovers import HandoverQueue
+from agent_room.ui.widgets.sessions import SessionsTable
+from agent_room.ui.widgets.tree import SessionTree
+from tests.ui.conftest import SOCKET, FakeMux, run_from_palette, until
+from tests.ui.seed import FrozenClock
+
+SIZE = (160, 48)
+pytestmark = pytest.mark.anyio
+
+
+def _state(home: Path, handover_id: int) -> tuple[str, str | None]:
+    store = SqliteStore(home)
+    try:
+        row = store.handover(handover_id)
+        assert row is not None
+        return str(row["state"]), row["reason"]
+    finally:
+        store.close()
+
+
+def _names(app: RoomConsole) -> list[str]:
+    return [row.name for row in app.main.query_one("#sessions", SessionsTable).shown]
+
+
+async def test_a_approves_the_highlighted_handover(
+    console: Callable[..., RoomConsole], room_home: Path
+) -> None:
+    app = console()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.snapshot is not None and app.snapshot.pending == 2)
+        queue = app.main.query_one("#queue", HandoverQueue)
+        await until(pilot, lambda: queue.selected is not None)
+        assert queue.selected is not None
+        first = queue.selected.id
+        await pilot.press("a")
+        await until(pilot, lambda: _state(room_home, first)[0] == "approved")
+        await until(pilot, lambda: app.snapshot is not None and app.snapshot.pending == 1)
+        assert "1 pending" in str(app.main.sub_title)
+
+
+async def test_r_asks_a_reason_and_rejects(
+    console: Callable[..., RoomConsole], room_home: Path
+) -> None:
+    app = console()
+    async with app.run_test(size=SIZE) as pilot:
+        queue = app.main.query_one("#queue", HandoverQueue)
+        await until(pilot, lambda: queue.selected is not None)
+        assert queue.selected is not None
+        target = queue.selected.id
+        await pilot.press("r")
+        await until(pilot, lambda: isinstance(app.screen, RejectScreen))
+        await pilot.press("enter")  # no reason: the dialog stays
+        assert isinstance(app.screen, RejectScreen)
+        assert _state(room_home, target)[0] == "pending"
+        await pilot.press(*"loops back to us")
+        await pilot.press("enter")
+        await until(pilot, lambda: _state(room_home, target)[0] == "rejected")
+        assert _state(room_home, target)[1] == "loops back to us"
+        await until(pilot, lambda: app.snapshot is not None and app.snapshot.pending == 1)
+
+
+async def test_escape_cancels_a_rejection(
+    console: Callable[..., RoomConsole], room_home: Path
+) -> None:
+    app = console()
+    async with app.run_test(size=SIZE) as pilot:
+        queue = app.main.query_one("#queue", HandoverQueue)
+        await until(pilot, lambda: queue.selected is not None)
+        await pilot.press("r")
+        await until(pilot, lambda: isinstance(app.screen, RejectScreen))
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, RejectScreen))
+        assert queue.selected is not None
+        assert _state(room_home, queue.selected.id)[0] == "pending"
+
+
+async def test_enter_switches_to_the_selected_live_session(
+    console: Callable[..., RoomConsole], mux: FakeMux
+) -> None:
+    app = console()
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.main.query_one("#sessions", SessionsTable)
+        await until(pilot, lambda: len(table.shown) == 6)
+        table.focus()
+        table.select_name("frontend")
+        await pilot.press("enter")
+        await until(pilot, lambda: ("switch_client", SOCKET, "%2") in mux.calls)
+        assert not [c for c in mux.calls if c[0] in {"open_window", "attach"}]
+
+
+async def test_enter_on_an_ended_session_resumes_it_after_a_confirm(
+    console: Callable[..., RoomConsole], mux: FakeMux, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENT_ROOM_CLAUDE", "/opt/claude/bin/claude")
+    app = console()
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.main.query_one("#sessions", SessionsTable)
+        await until(pilot, lambda: len(table.shown) == 6)
+        table.focus()
+        table.select_name("docs")
+        await pilot.press("e")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        assert not mux.calls  # nothing starts before the answer
+        await pilot.press("y")
+        resume = ("/opt/claude/bin/claude", "--resume", "sess-docs")
+        await until(pilot, lambda: ("switch_client", SOCKET, "%77") in mux.calls)
+        assert ("open_window", SOCKET, "/srv/shop/docs", resume, "docs-resumed", True) in mux.calls
+
+
+async def test_slash_filters_and_escape_clears(console: Callable[..., RoomConsole]) -> None:
+    app = console()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: len(_names(app)) == 6)
+        await pilot.press("slash", *"front")
+        await until(pilot, lambda: _names(app) == ["frontend"])
+        await pilot.press("enter")  # back to the table, the filter stays
+        assert _names(app) == ["frontend"]
+        await pilot.press("slash", "ctrl+a", "ctrl+k", *"ended")
+        await until(pilot, lambda: _names(app) == ["docs"])
+        await pilot.press("escape")
+        await until(pilot, lambda: len(_names(app)) == 6)
+
+
+async def test_s_sorts_by_the_next_column_and_shift_s_reverses(
+    console: Callable[..., RoomConsole],
+) -> None:
+    app = console()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: len(_names(app)) == 6)
+        assert _names(app) == ["backend", "frontend", "api", "reviewer", "docs", "ops"]
+        app.main.query_one("#sessions", SessionsTable).focus()
+        await pilot.press("s")
+        await until(pilot, lambda: _names(app) == sorted(_names(app)))
+        assert _names(app)[0] == "api"
+        await pilot.press("S")
+        await until(pilot, lambda: _names(app)[0] == "reviewer")
+        await pilot.press("S", "s", "s")  # agent, then state: who needs a human first
+        await until(pilot, lambda: _names(app)[:2] == ["api", "backend"])
+        assert _names(app)[-1] == "docs"
+
+
+async def test_selecting_a_tree_node_selects_the_session(
+    console: Callable[..., RoomConsole],
+) -> None:
+    app = console()
+    async with app.run_test(size=SIZE) as pilot:
+        tree = app.main.query_one("#tree", SessionTree)
+        table = app.main.query_one("#sessions", SessionsTable)
+        await until(pilot, lambda: len(table.shown) == 6 and tree.last_line >= 5)
+        line = next(
+            i
+            for i in range(tree.last_line + 1)
+            if (n := tree.get_node_at_line(i)) and n.data == "reviewer"
+        )
+        tree.focus()
+        tree.cursor_line = line
+        await pilot.press("enter")
+        await until(pilot, lambda: table.selected is not None and table.selected.name == "reviewer")
+
+
+async def test_question_mark_opens_help(console: Callable[..., RoomConsole]) -> None:
+    app = console()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("question_mark")
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, HelpScreen))
+
+
+async def test_the_palette_offers_every_binding(console: Callable[..., RoomConsole]) -> None:
+    from agent_room.ui.commands import ACTIONS
+
+    offered = {action.split(".", 1)[1].split("(")[0] for _t, action, _k in ACTIONS}
+    app = console()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        bindings = [*app.BINDINGS, *app.main.BINDINGS]
+        bound = {b.action for b in bindings if isinstance(b, Binding)}
+        assert bound <= offered | {"command_palette"}, bound - offered
+
+
+async def test_the_palette_runs_an_action(
+    console: Callable[..., RoomConsole], room_home: Path
+) -> None:
+    app = console()
+    async with app.run_test(size=SIZE) as pilot:
+        queue = app.main.query_one("#queue", HandoverQueue)
+        await until(pilot, lambda: queue.selected is not None)
+        assert queue.selected is not None
+        first = queue.selected.id
+        await run_from_palette(pilot, "approve the highlighted")
+        await until(pilot, lambda: _state(room_home, first)[0] == "approved")
+
+
+async def test_the_watcher_shows_a_change_without_polling(
+    console: Callable[..., RoomConsole], room_home: Path, seeded: tuple[Room, FrozenClock]
+) -> None:
+    """With an hour between safety re-reads, only the file watcher can bring the change."""
+    room, _clock = seeded
+    app = console(watch=True, safety_interval=3600.0)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.statuses.get("watcher") == "on")
+        await until(pilot, lambda: app.snapshot is not None)
+        room.join("newcomer", pane="%9")
+        await until(pilot, lambda: "newcomer" in _names(app))
+
+
+class _BrokenProbe:
+    def is_alive(self, pid: int, start_ticks: int | None) -> bool:
+        raise OSError("the process table is unreadable")
+
+
+async def test_a_failing_worker_is_reported_and_the_console_stays(
+    console: Callable[..., RoomConsole],
+) -> None:
+    app = console(liveness=True)
+    app.probe = _BrokenProbe()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.statuses.get("reader") == "error")
+        assert any("unreadable" in n.message for n in app._notifications)
+        assert app.is_running
+        await pilot.press("question_mark")
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen))

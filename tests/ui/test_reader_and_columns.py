@@ -1,0 +1,122 @@
+"""The snapshot reader on the seeded room, and the sessions table's filter and sort."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agent_room.core.snapshot import SessionRow
+from agent_room.room import Room
+from agent_room.room.registry import Registry
+from agent_room.room.snapshot import SnapshotReader
+from agent_room.ui.columns import COLUMNS, age, matches, short_path, visible
+from tests.ui.seed import AliveProbe, FrozenClock, seed_room
+
+
+def test_the_reader_builds_the_whole_picture(room_home: Path) -> None:
+    room, clock = seed_room(room_home)
+    snapshot = SnapshotReader(room).read()
+    assert snapshot.taken_at == clock.now
+    assert {s.name: s.state for s in snapshot.sessions} == {
+        "backend": "busy",
+        "frontend": "idle",
+        "api": "waiting",
+        "reviewer": "idle",
+        "docs": "ended",
+        "ops": "idle",
+    }
+    docs = snapshot.session("docs")
+    assert docs is not None
+    assert docs.delivery == "1 failed"
+    roots = {r.label: r for r in snapshot.tree}
+    assert [c.label for c in roots["backend"].children] == ["api", "Explore a1b2c3d4"]
+    assert roots["backend"].children[1].kind == "subagent"
+    assert [(h.sender, h.recipient, h.cycle is not None) for h in snapshot.handovers] == [
+        ("frontend", "api", False),
+        ("api", "backend", True),
+    ]
+    assert snapshot.handovers[1].cycle == ("api", "backend", "frontend", "api")
+    kinds = [e.kind for e in snapshot.flow]
+    assert kinds.count("requested") == 3
+    assert "failed" in kinds
+    assert "read" in kinds
+    assert (snapshot.traffic[0].sender, snapshot.traffic[0].recipient) == ("backend", "frontend")
+    assert snapshot.traffic[0].count == 2  # a chat and a handover
+    room.close()
+
+
+def test_an_unchanged_room_reads_the_same_and_traffic_adds_up(room_home: Path) -> None:
+    room, clock = seed_room(room_home)
+    reader = SnapshotReader(room)
+    first = reader.read()
+    clock.advance(5)
+    again = reader.read()
+    assert again.same_content(first)
+    assert again.taken_at != first.taken_at
+    room.send("ops", "docs", "ping")
+    third = reader.read()
+    assert not third.same_content(again)
+    assert ("ops", "docs", 1) in [(e.sender, e.recipient, e.count) for e in third.traffic]
+    room.close()
+
+
+class _DeadProbe:
+    def is_alive(self, pid: int, start_ticks: int | None) -> bool:
+        return False
+
+
+def test_the_reader_marks_dead_agents_ended(room_home: Path) -> None:
+    room, _clock = seed_room(room_home)
+    snapshot = SnapshotReader(room, registry=Registry(room, _DeadProbe())).read()
+    assert {s.state for s in snapshot.sessions if s.pid is not None} == {"ended"}
+    alive = SnapshotReader(room, registry=Registry(room, AliveProbe())).read()
+    assert alive.session("ops") is not None
+    room.close()
+
+
+def _row(name: str, state: str, started: float, unread: int = 0) -> SessionRow:
+    return SessionRow(
+        name=name,
+        session_id=None,
+        agent="claude",
+        state=state,
+        cwd=f"/srv/{name}",
+        pane=None,
+        tmux_socket=None,
+        pid=None,
+        started_at=started,
+        unread=unread,
+    )
+
+
+ROWS = [_row("web", "idle", 1), _row("api", "busy", 2, 3), _row("db", "waiting", 3, 1)]
+
+
+def test_filter_matches_every_word_anywhere() -> None:
+    assert [r.name for r in visible(ROWS, query="srv BUSY")] == ["api"]
+    assert [r.name for r in visible(ROWS, query="  ")] == ["web", "api", "db"]
+    assert not matches(ROWS[0], "nothing")
+
+
+def test_sort_by_each_column() -> None:
+    assert [r.name for r in visible(ROWS, sort="name")] == ["api", "db", "web"]
+    assert [r.name for r in visible(ROWS, sort="state")] == ["db", "api", "web"]
+    assert [r.name for r in visible(ROWS, sort="unread")] == ["api", "db", "web"]
+    assert [r.name for r in visible(ROWS, sort="age", reverse=True)] == ["web", "api", "db"]
+    assert [c.key for c in COLUMNS][:3] == ["name", "agent", "state"]
+
+
+def test_small_formats() -> None:
+    assert [age(s) for s in (5, 75, 7200, 200000, -3)] == ["5s", "1m", "2h", "2d", "0s"]
+    assert short_path("/a/b") == "/a/b"
+    assert short_path("/" + "x" * 40, width=10) == "…" + "x" * 9
+    assert short_path(None) == ""
+
+
+def test_frozen_clock_moves_only_when_told() -> None:
+    clock = FrozenClock(10.0)
+    assert clock() == 10.0
+    assert clock.advance(2) == 12.0
+
+
+def test_room_fixture_is_usable(room: Room) -> None:
+    assert SnapshotReader(room).read().sessions == ()
