@@ -1,0 +1,508 @@
+"""Links, their per-turn verdicts, timers and the room's settings, in SQLite.
+
+Not mixed into ``SqliteStore``: the hooks import that class on every turn and never need
+any of this, so it is a separate class over the same connection. Each public method is
+one transaction with its audit events. The rules (what crosses, the limits) come from
+``core.links`` through the callers; this module only keeps the state consistent: a
+turn's verdict is written once (primary key), and every state change is a compare and
+set, so racing injectors or operators cannot both win.
+"""
+
+from __future__ import annotations
+
+import json
+
+from agent_room.store.db import write_transaction
+from agent_room.store.sqlite_base import event, rows
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import sqlite3
+    from collections.abc import Callable, Sequence
+    from typing import Any
+
+    from agent_room.store.sqlite import SqliteStore
+    from agent_room.store.sqlite_base import Row
+
+    Notices = Sequence[tuple[str, str]]
+    """(recipient, body) of system messages the room sends with a change."""
+
+ROOM = "room"
+
+
+class LinkStore:
+    """Link and timer state of one room, on the connection of a ``SqliteStore``."""
+
+    def __init__(self, store: SqliteStore) -> None:
+        self.store = store
+        self.conn = store.conn
+
+    def _message(
+        self,
+        conn: sqlite3.Connection,
+        kind: str,
+        sender: str,
+        recipient: str,
+        body: str,
+        at: float,
+        *,
+        status: str = "queued",
+        link_id: int | None = None,
+    ) -> int:
+        return self.store._insert_message(
+            conn, kind, sender, recipient, body, at, status, None, link_id
+        )
+
+    def _notify(
+        self, conn: sqlite3.Connection, notices: Notices, at: float, link_id: int | None
+    ) -> None:
+        for recipient, body in notices:
+            self._message(conn, "system", ROOM, recipient, body, at, link_id=link_id)
+
+    # -- settings ---------------------------------------------------------------------
+
+    def settings(self) -> dict[str, Any]:
+        """The stored settings, decoded (missing keys are the defaults)."""
+        return {
+            key: json.loads(value)
+            for key, value in self.conn.execute("SELECT key, value FROM settings").fetchall()
+        }
+
+    def save_settings(self, values: dict[str, Any], *, at: float, by: str) -> None:
+        """Store settings (``None`` removes one: back to its default)."""
+        with write_transaction(self.conn) as conn:
+            for key, value in values.items():
+                if value is None:
+                    conn.execute("DELETE FROM settings WHERE key = ?", (key,))
+                else:
+                    conn.execute(
+                        "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key)"
+                        " DO UPDATE SET value = excluded.value",
+                        (key, json.dumps(value)),
+                    )
+            event(conn, at, "settings.changed", by, None, None, values)
+
+    # -- links ------------------------------------------------------------------------
+
+    def link(self, link_id: int) -> Row | None:
+        """One link by id."""
+        row = self.conn.execute("SELECT * FROM links WHERE id = ?", (link_id,)).fetchone()
+        return dict(row) if row else None
+
+    def live_link(self, session_a: str, session_b: str) -> Row | None:
+        """The open or frozen link between two sessions, whoever opened it."""
+        row = self.conn.execute(
+            "SELECT * FROM links WHERE state != 'closed' AND ("
+            " (initiator_session = ? AND responder_session = ?)"
+            " OR (initiator_session = ? AND responder_session = ?))",
+            (session_a, session_b, session_b, session_a),
+        ).fetchone()
+        return dict(row) if row else None
+
+    def links(self, *, live_only: bool = False, limit: int = 200) -> list[Row]:
+        """Links, newest first, with the messages each holds while frozen."""
+        where = "WHERE l.state != 'closed'" if live_only else ""
+        return rows(
+            self.conn.execute(
+                "SELECT l.*, (SELECT count(*) FROM messages m WHERE m.link_id = l.id"
+                f" AND m.kind = 'link' AND m.status = 'held') AS held FROM links l {where}"
+                " ORDER BY l.id DESC LIMIT ?",
+                (limit,),
+            )
+        )
+
+    def live_links_with_sessions(self) -> list[Row]:
+        """Open and frozen links, with the state of both sessions (for severing)."""
+        return rows(
+            self.conn.execute(
+                "SELECT l.*, si.state AS initiator_state, si.left_at AS initiator_left,"
+                " si.name AS initiator_name, sr.state AS responder_state,"
+                " sr.left_at AS responder_left, sr.name AS responder_name"
+                " FROM links l"
+                " LEFT JOIN sessions si ON si.session_id = l.initiator_session"
+                " LEFT JOIN sessions sr ON sr.session_id = l.responder_session"
+                " WHERE l.state != 'closed' ORDER BY l.id"
+            )
+        )
+
+    def open_link(
+        self,
+        *,
+        initiator: str,
+        initiator_session: str,
+        responder: str,
+        responder_session: str,
+        budget: int,
+        at: float,
+        rules: Callable[[int], Notices],
+    ) -> tuple[Row, bool]:
+        """Open a link, or return the live one between the two sessions; True if new.
+
+        ``rules(link_id)`` gives the notices both sides receive once, when it opens. The
+        turns already recorded never cross: the link starts after the newest turn.
+        """
+        with write_transaction(self.conn) as conn:
+            existing = conn.execute(
+                "SELECT * FROM links WHERE state != 'closed' AND ("
+                " (initiator_session = ? AND responder_session = ?)"
+                " OR (initiator_session = ? AND responder_session = ?))",
+                (initiator_session, responder_session, responder_session, initiator_session),
+            ).fetchone()
+            if existing is not None:
+                return dict(existing), False
+            newest = conn.execute("SELECT coalesce(max(id), 0) FROM turns").fetchone()[0]
+            cursor = conn.execute(
+                "INSERT INTO links (initiator, initiator_session, responder, responder_session,"
+                " budget, start_turn, opened_at, updated_at) VALUES (?,?,?,?,?,?,?,?)",
+                (
+                    initiator,
+                    initiator_session,
+                    responder,
+                    responder_session,
+                    budget,
+                    newest,
+                    at,
+                    at,
+                ),
+            )
+            link_id = cursor.lastrowid
+            assert link_id is not None
+            event(
+                conn,
+                at,
+                "link.opened",
+                initiator,
+                responder,
+                data={"link": link_id, "budget": budget},
+            )
+            self._notify(conn, rules(link_id), at, link_id)
+            row = conn.execute("SELECT * FROM links WHERE id = ?", (link_id,)).fetchone()
+            return dict(row), True
+
+    def send_on_link(
+        self, link_id: int, sender: str, recipient: str, body: str, *, at: float
+    ) -> int:
+        """A directed message that belongs to a link (its opening or closing words)."""
+        with write_transaction(self.conn) as conn:
+            return self._message(conn, "chat", sender, recipient, body, at, link_id=link_id)
+
+    def set_link_state(
+        self,
+        link_id: int,
+        *,
+        expected: Sequence[str],
+        target: str,
+        at: float,
+        by: str,
+        reason: str | None,
+        notices: Notices,
+        closing_words: tuple[str, str, str] | None = None,
+    ) -> int | None:
+        """Move a link from one of ``expected`` to ``target`` (compare and set).
+
+        Closing cancels the outputs held while frozen (they stay in the history);
+        ``closing_words`` (sender, recipient, body) is delivered first, in the same
+        transaction. Returns the closing words' message id (0 without them), or None
+        when the link was not in an expected state.
+        """
+        marks = ",".join("?" * len(expected))
+        with write_transaction(self.conn) as conn:
+            sets, values = {
+                "closed": ("closed_at = ?, close_reason = ?, closed_by = ?", (at, reason, by)),
+                "frozen": ("frozen_at = ?, freeze_reason = ?", (at, reason)),
+                "open": ("frozen_at = NULL, freeze_reason = NULL", ()),
+            }[target]
+            cursor = conn.execute(
+                f"UPDATE links SET state = ?, updated_at = ?, {sets}"
+                f" WHERE id = ? AND state IN ({marks})",
+                (target, at, *values, link_id, *expected),
+            )
+            if cursor.rowcount == 0:
+                return None
+            message_id = 0
+            if closing_words is not None:
+                sender, recipient, body = closing_words
+                message_id = self._message(
+                    conn, "chat", sender, recipient, body, at, link_id=link_id
+                )
+            if target == "closed":
+                self._cancel_held(conn, link_id, reason or "link closed")
+            elif target == "open":
+                self._release_held(conn, link_id, at)
+            kind = {"closed": "link.closed", "frozen": "link.frozen", "open": "link.thawed"}
+            event(conn, at, kind[target], by, None, data={"link": link_id, "reason": reason})
+            self._notify(conn, notices, at, link_id)
+            return message_id
+
+    @staticmethod
+    def _cancel_held(conn: sqlite3.Connection, link_id: int, reason: str) -> None:
+        conn.execute(
+            "UPDATE messages SET status = 'cancelled', failure = ? WHERE link_id = ?"
+            " AND kind = 'link' AND status = 'held'",
+            (f"not delivered: {reason}", link_id),
+        )
+
+    def _release_held(self, conn: sqlite3.Connection, link_id: int, at: float) -> None:
+        """On thaw, held outputs cross in order, each spending the budget like any other."""
+        link = conn.execute("SELECT * FROM links WHERE id = ?", (link_id,)).fetchone()
+        left = int(link["budget"]) - int(link["crossings"])
+        held = conn.execute(
+            "SELECT id FROM messages WHERE link_id = ? AND kind = 'link' AND status = 'held'"
+            " ORDER BY id",
+            (link_id,),
+        ).fetchall()
+        released = [int(r[0]) for r in held[: max(0, left)]]
+        for message_id in released:
+            conn.execute("UPDATE messages SET status = 'queued' WHERE id = ?", (message_id,))
+            conn.execute(
+                "UPDATE link_turns SET outcome = 'released' WHERE link_id = ? AND message_id = ?",
+                (link_id, message_id),
+            )
+        if released:
+            conn.execute(
+                "UPDATE links SET crossings = crossings + ? WHERE id = ?", (len(released), link_id)
+            )
+            event(conn, at, "link.released", ROOM, None, data={"link": link_id, "ids": released})
+
+    # -- turns ------------------------------------------------------------------------
+
+    def cursor(self, link_id: int, session_id: str, start_turn: int) -> int:
+        """The last turn row of ``session_id`` already judged on the link."""
+        row = self.conn.execute(
+            "SELECT max(last_turn) FROM link_turns WHERE link_id = ? AND session_id = ?",
+            (link_id, session_id),
+        ).fetchone()
+        return max(start_turn, int(row[0] or 0))
+
+    def turns_after(self, session_id: str, after: int, limit: int = 200) -> list[Row]:
+        """A session's turn rows after ``after``, oldest first."""
+        return rows(
+            self.conn.execute(
+                "SELECT id, kind, prompt, stopped_at, output, failed FROM turns"
+                " WHERE session_id = ? AND id > ? ORDER BY id LIMIT ?",
+                (session_id, after, limit),
+            )
+        )
+
+    def message_origins(self, ids: Sequence[int]) -> list[Row]:
+        """Sender, kind and link of the messages a nudge named."""
+        if not ids:
+            return []
+        marks = ",".join("?" * len(ids))
+        return rows(
+            self.conn.execute(
+                f"SELECT id, sender, kind, link_id FROM messages WHERE id IN ({marks})", tuple(ids)
+            )
+        )
+
+    def judge_turn(
+        self,
+        link_id: int,
+        *,
+        session_id: str,
+        head: int,
+        last: int,
+        outcome: str,
+        at: float,
+        crossing: tuple[str, str, str] | None,
+        limits: Callable[[Row, list[float]], tuple[str, bool, bool]],
+        window: float,
+        freeze_notices: Notices,
+        close_notices: Notices,
+        closed_notices: Notices = (),
+    ) -> str | None:
+        """Record the verdict on one turn, once; return it (None: judged already).
+
+        For output that would cross (``crossing`` = sender, recipient, framed body) the
+        link's limits are applied inside the transaction: ``limits(link, recent)`` gives
+        (outcome, freeze, close) from the link row and its recent crossing times. The
+        message, the budget, a freeze or the closing are written with the verdict.
+        """
+        with write_transaction(self.conn) as conn:
+            link = dict(conn.execute("SELECT * FROM links WHERE id = ?", (link_id,)).fetchone())
+            taken = conn.execute(
+                "SELECT 1 FROM link_turns WHERE link_id = ? AND turn_id = ?", (link_id, head)
+            ).fetchone()
+            if taken is not None:
+                return None
+            message_id = None
+            if crossing is not None:
+                recent = [
+                    float(r[0])
+                    for r in conn.execute(
+                        "SELECT at FROM link_turns WHERE link_id = ? AND outcome = 'crossed'"
+                        " AND at > ?",
+                        (link_id, at - window),
+                    ).fetchall()
+                ]
+                outcome, freeze, close = limits(link, recent)
+                sender, recipient, body = crossing
+                if outcome in ("crossed", "held"):
+                    status = "queued" if outcome == "crossed" else "held"
+                    message_id = self._message(
+                        conn, "link", sender, recipient, body, at, status=status, link_id=link_id
+                    )
+                if outcome == "crossed":
+                    conn.execute(
+                        "UPDATE links SET crossings = crossings + 1, updated_at = ? WHERE id = ?",
+                        (at, link_id),
+                    )
+                if freeze:
+                    conn.execute(
+                        "UPDATE links SET state = 'frozen', frozen_at = ?, updated_at = ?,"
+                        " freeze_reason = 'loop breaker' WHERE id = ? AND state = 'open'",
+                        (at, at, link_id),
+                    )
+                    event(
+                        conn,
+                        at,
+                        "link.frozen",
+                        ROOM,
+                        None,
+                        data={"link": link_id, "reason": "loop breaker", "recent": len(recent)},
+                    )
+                    self._notify(conn, freeze_notices, at, link_id)
+                if close:
+                    conn.execute(
+                        "UPDATE links SET state = 'closed', closed_at = ?, updated_at = ?,"
+                        " close_reason = 'turn budget spent', closed_by = ? WHERE id = ?"
+                        " AND state != 'closed'",
+                        (at, at, ROOM, link_id),
+                    )
+                    self._cancel_held(conn, link_id, "turn budget spent")
+                    event(
+                        conn,
+                        at,
+                        "link.closed",
+                        ROOM,
+                        None,
+                        data={
+                            "link": link_id,
+                            "reason": "turn budget spent",
+                            "crossings": link["crossings"] + 1,
+                        },
+                    )
+                    self._notify(
+                        conn,
+                        close_notices if outcome == "crossed" else closed_notices,
+                        at,
+                        link_id,
+                    )
+            conn.execute(
+                "INSERT INTO link_turns (link_id, turn_id, last_turn, session_id, outcome,"
+                " message_id, at) VALUES (?,?,?,?,?,?,?)",
+                (link_id, head, last, session_id, outcome, message_id, at),
+            )
+            if outcome not in ("crossed", "held"):
+                event(
+                    conn,
+                    at,
+                    "link.skipped",
+                    ROOM,
+                    session_id,
+                    data={"link": link_id, "turn": head, "outcome": outcome},
+                )
+            return outcome
+
+    def link_turns(self, link_id: int) -> list[Row]:
+        """Every verdict on a link's turns, oldest first."""
+        return rows(
+            self.conn.execute(
+                "SELECT * FROM link_turns WHERE link_id = ? ORDER BY at, turn_id", (link_id,)
+            )
+        )
+
+    # -- timers -----------------------------------------------------------------------
+
+    def add_timer(
+        self,
+        name: str,
+        session_id: str | None,
+        intent: str,
+        text: str,
+        *,
+        at: float,
+        due: float,
+    ) -> int:
+        """Record a timer; return its id."""
+        with write_transaction(self.conn) as conn:
+            cursor = conn.execute(
+                "INSERT INTO timers (name, session_id, intent, text, created_at, due_at)"
+                " VALUES (?,?,?,?,?,?)",
+                (name, session_id, intent, text, at, due),
+            )
+            timer_id = cursor.lastrowid
+            assert timer_id is not None
+            event(
+                conn,
+                at,
+                "timer.set",
+                name,
+                name,
+                data={"timer": timer_id, "intent": intent, "due": due},
+            )
+            return timer_id
+
+    def timer(self, timer_id: int) -> Row | None:
+        """One timer by id."""
+        row = self.conn.execute("SELECT * FROM timers WHERE id = ?", (timer_id,)).fetchone()
+        return dict(row) if row else None
+
+    def timers(self, *, pending_only: bool = True, limit: int = 200) -> list[Row]:
+        """Timers, the next due first (pending), or the newest first (all)."""
+        if pending_only:
+            query = "SELECT * FROM timers WHERE state = 'pending' ORDER BY due_at, id LIMIT ?"
+        else:
+            query = "SELECT * FROM timers ORDER BY id DESC LIMIT ?"
+        return rows(self.conn.execute(query, (limit,)))
+
+    def next_due(self) -> float | None:
+        """When the next pending timer is due."""
+        row = self.conn.execute("SELECT min(due_at) FROM timers WHERE state = 'pending'").fetchone()
+        return float(row[0]) if row and row[0] is not None else None
+
+    def due_timers(self, now: float) -> list[Row]:
+        """Pending timers due at ``now``."""
+        return rows(
+            self.conn.execute(
+                "SELECT * FROM timers WHERE state = 'pending' AND due_at <= ? ORDER BY due_at, id",
+                (now,),
+            )
+        )
+
+    def fire_timer(self, timer_id: int, body: str, *, at: float) -> int | None:
+        """Fire a pending timer: its message goes to the agent. None if fired already."""
+        with write_transaction(self.conn) as conn:
+            row = conn.execute(
+                "SELECT name FROM timers WHERE id = ? AND state = 'pending'", (timer_id,)
+            ).fetchone()
+            if row is None:
+                return None
+            message_id = self._message(conn, "system", ROOM, row["name"], body, at)
+            conn.execute(
+                "UPDATE timers SET state = 'fired', fired_at = ?, message_id = ? WHERE id = ?",
+                (at, message_id, timer_id),
+            )
+            event(conn, at, "timer.fired", ROOM, row["name"], message_id, {"timer": timer_id})
+            return message_id
+
+    def cancel_timer(self, timer_id: int, *, at: float, by: str) -> bool:
+        """Cancel a pending timer; False if it is no longer pending."""
+        with write_transaction(self.conn) as conn:
+            cursor = conn.execute(
+                "UPDATE timers SET state = 'cancelled', fired_at = ? WHERE id = ?"
+                " AND state = 'pending'",
+                (at, timer_id),
+            )
+            if cursor.rowcount:
+                event(conn, at, "timer.cancelled", by, None, data={"timer": timer_id})
+            return cursor.rowcount == 1
+
+    def anchored_names(self) -> set[str]:
+        """Names with a pending anchor timer."""
+        return {
+            r[0]
+            for r in self.conn.execute(
+                "SELECT DISTINCT name FROM timers WHERE state = 'pending' AND intent = 'anchor'"
+            ).fetchall()
+        }
