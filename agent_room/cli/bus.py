@@ -86,6 +86,10 @@ def cmd_send(args: argparse.Namespace) -> int:
     if structured and not args.handover:
         raise BadInput("--changed, --todo, --files, --contract, --breaking need --handover")
     body = _read_body(args, room.body_limit)
+    if args.link or args.close_link:
+        from agent_room.cli.links import send_linked
+
+        return send_linked(room, sender, args, body)
     if args.handover:
         from agent_room.core.handover import HandoverFields
 
