@@ -347,6 +347,9 @@ class TurnGroup(NamedTuple):
     prompt: str
     output: str | None
     failed: bool
+    continued: tuple[float, float] | None = None
+    """For a turn its Stop hook continued: from its first Stop to its last. Messages
+    handed over in between (at the turn boundary) are input this turn answered."""
 
 
 CONTINUATION = "unknown"
@@ -383,6 +386,9 @@ def group_turns(turns: Sequence[dict[str, Any]], *, busy: bool) -> list[TurnGrou
                 prompt=str(head["prompt"] or ""),
                 output=last["output"],
                 failed=bool(last["failed"]),
+                continued=(float(head["stopped_at"] or 0), float(last["stopped_at"]))
+                if len(rows) > 1
+                else None,
             )
         )
     return done

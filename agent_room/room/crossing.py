@@ -13,6 +13,7 @@ nudge and the peer's hook when the peer is idle, its Stop hook when it is busy.
 from __future__ import annotations
 
 from agent_room.core.links import (
+    CONTINUATION,
     LinkSettings,
     LinkState,
     Outcome,
@@ -76,7 +77,8 @@ class Crossings:
         )
         written = 0
         for group in groups:
-            outcome = assess(group, link_id, self._started(group), settings.checkpoint_patterns)
+            started = self._started(group, me)
+            outcome = assess(group, link_id, started, settings.checkpoint_patterns)
             crossing = None
             if outcome is Outcome.CROSSED:
                 body = frame(me, group.output or "", limit=self.room.body_limit)
@@ -120,12 +122,17 @@ class Crossings:
             written += done is not None
         return written
 
-    def _started(self, group: TurnGroup) -> Started:
-        """What the messages a nudge delivered say about the turn it started."""
+    def _started(self, group: TurnGroup, name: str) -> Started:
+        """What the messages a turn answered say about it: those its nudge named, and
+        those its Stop hook handed over when the turn continued."""
         prompt = classify(group.prompt)
-        if prompt.kind is not PromptKind.NUDGE or not prompt.message_ids:
-            return Started()
-        origins = self.store.message_origins(prompt.message_ids)
+        origins = []
+        if prompt.kind is PromptKind.NUDGE and prompt.message_ids:
+            origins = self.store.message_origins(prompt.message_ids)
+        elif group.kind != CONTINUATION:
+            return Started()  # a human started it (or a checkpoint): not an answer
+        if group.continued is not None:
+            origins += self.store.delivered_between(name, *group.continued)
         if not origins:
             return Started()
         peers = [o for o in origins if o["sender"] != ROOM]

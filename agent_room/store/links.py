@@ -295,6 +295,16 @@ class LinkStore:
             )
         )
 
+    def delivered_between(self, name: str, start: float, end: float) -> list[Row]:
+        """Sender, kind and link of messages handed to ``name`` between two times."""
+        return rows(
+            self.conn.execute(
+                "SELECT id, sender, kind, link_id FROM messages WHERE recipient = ?"
+                " AND delivered_at BETWEEN ? AND ? ORDER BY id",
+                (name, start, end),
+            )
+        )
+
     def judge_turn(
         self,
         link_id: int,

@@ -180,9 +180,7 @@ def test_budget_closes_the_link_after_eight_crossings(
 
 def settled(room: Room) -> bool:
     """Every agent idle and nothing left to deliver."""
-    return all(
-        s["state"] == "idle" and not room.store.queued(s["name"]) for s in room.who()
-    )
+    return all(s["state"] == "idle" and not room.store.queued(s["name"]) for s in room.who())
 
 
 def test_loop_breaker_freezes_and_thaw_releases_what_was_held(
@@ -207,7 +205,8 @@ def test_loop_breaker_freezes_and_thaw_releases_what_was_held(
     assert len(link_messages(room)) == 4  # three crossed, the fourth held (not lost)
     assert [m["status"] for m in link_messages(room)][-1] == "held"
     refused = cli("link", "thaw", str(link_id), name="a")
-    assert refused.code == 1 and "only the operator" in refused.err
+    assert refused.code == 1
+    assert "only the operator" in refused.err
     assert cli("link", "thaw", str(link_id)).code == 0
     wait_for(lambda: link_messages(room)[3]["status"] != "held", LONG)
     wait_for(lambda: state() == "frozen", LONG)  # the echoes go on: it trips again
@@ -234,7 +233,8 @@ def test_ending_b_severs_the_link(
     assert link["close_reason"] == "severed: the responder's session ended"
     wait_for(lambda: "is severed" in screen(a), LONG)
     again = cli("send", "@b", "still there?", "--close-link", name="a")
-    assert again.code == 1 and "no open link" in again.err
+    assert again.code == 1
+    assert "no open link" in again.err
 
 
 def test_timers_fire_into_the_right_pane(
