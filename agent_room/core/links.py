@@ -406,9 +406,11 @@ class Started(NamedTuple):
 
 
 def assess(group: TurnGroup, link_id: int, started: Started, patterns: Sequence[str]) -> Outcome:
-    """What one finished turn does on one link, before the link's own limits apply."""
-    if group.kind == PromptKind.CHECKPOINT:
-        return Outcome.CHECKPOINT
+    """What one finished turn does on one link, before the link's own limits apply.
+
+    The checkpoint filter reads the turn's prompt with the room's patterns (not the
+    kind the hook recorded with the defaults), so a room that changes them is obeyed.
+    """
     if classify(group.prompt, patterns).kind is PromptKind.CHECKPOINT:
         return Outcome.CHECKPOINT
     if started.room_only:

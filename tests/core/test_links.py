@@ -108,7 +108,6 @@ def test_a_turn_with_content_crosses() -> None:
 
 
 def test_checkpoint_turns_never_cross() -> None:
-    assert assess(group(kind="checkpoint"), 1, Started(), PATTERNS) is Outcome.CHECKPOINT
     by_prompt = group(kind="unknown", prompt="[agent-room checkpoint] anything to save?")
     assert assess(by_prompt, 1, Started(), PATTERNS) is Outcome.CHECKPOINT
     assert assess(group(prompt="ANCHOR: back to task 3"), 1, Started(), PATTERNS) is (
@@ -122,6 +121,8 @@ def test_checkpoint_patterns_are_configurable() -> None:
         Outcome.CHECKPOINT
     )
     assert assess(group(prompt="HEARTBEAT: on track?"), 1, Started(), PATTERNS) is (Outcome.CROSSED)
+    default = group(kind="checkpoint", prompt="[agent-room checkpoint] status?")
+    assert assess(default, 1, Started(), custom) is Outcome.CROSSED  # the room's choice wins
 
 
 def test_turns_of_the_rooms_own_messages_are_housekeeping() -> None:
