@@ -131,6 +131,7 @@ def cmd_link_settings(args: argparse.Namespace) -> int:
         loop=parse_loop(args.loop) if args.loop is not None else None,
         patterns=args.checkpoint_pattern,
         default_patterns=args.default_patterns,
+        sever_grace=args.sever_grace,
     )
     if args.json:
         _print_json(settings._asdict())
@@ -138,6 +139,7 @@ def cmd_link_settings(args: argparse.Namespace) -> int:
     loop = f"{settings.loop_max}/{settings.loop_window:g}s" if settings.loop_max else "off"
     print(f"budget: {settings.budget} crossings per link (set when a link opens)")
     print(f"loop breaker: {loop}")
+    print(f"sever grace: {settings.sever_grace:g}s (an ended session may resume meanwhile)")
     for pattern in settings.checkpoint_patterns:
         print(f"checkpoint pattern: {pattern}")
     return 0

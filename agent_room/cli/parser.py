@@ -226,6 +226,12 @@ def _link_commands(sub: _Only) -> None:
     lp.add_argument(
         "--default-patterns", action="store_true", help="back to the room's own patterns"
     )
+    lp.add_argument(
+        "--sever-grace",
+        type=float,
+        metavar="SECONDS",
+        help="how long an ended session may be resumed before its links are severed (30)",
+    )
     lp.add_argument("--json", action="store_true", help="print JSON")
     lp.set_defaults(handler=_lazy(handlers, "cmd_link_settings"))
 

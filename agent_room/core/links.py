@@ -29,6 +29,8 @@ DEFAULT_LOOP_MAX = 6
 """The loop breaker: more crossings than this within ``DEFAULT_LOOP_WINDOW`` freeze a link."""
 DEFAULT_LOOP_WINDOW = 60.0
 """Seconds over which the loop breaker counts crossings."""
+DEFAULT_SEVER_GRACE = 30.0
+"""Seconds an ended session has to be resumed before its links are severed."""
 MAX_BUDGET = 1000
 
 ANTI_CHATTINESS_RULES = (
@@ -99,6 +101,7 @@ class LinkSettings(NamedTuple):
     """0 switches the loop breaker off."""
     loop_window: float = DEFAULT_LOOP_WINDOW
     checkpoint_patterns: tuple[str, ...] = DEFAULT_CHECKPOINT_PATTERNS
+    sever_grace: float = DEFAULT_SEVER_GRACE
 
     @classmethod
     def from_mapping(cls, raw: dict[str, Any]) -> LinkSettings:
@@ -108,11 +111,16 @@ class LinkSettings(NamedTuple):
         return cls(
             budget=_int(raw.get("budget"), default.budget, 1),
             loop_max=_int(raw.get("loop_max"), default.loop_max, 0),
-            loop_window=float(raw.get("loop_window") or default.loop_window),
+            loop_window=_seconds(raw.get("loop_window"), default.loop_window) or 1.0,
             checkpoint_patterns=tuple(str(p) for p in patterns)
             if isinstance(patterns, list) and patterns
             else default.checkpoint_patterns,
+            sever_grace=_seconds(raw.get("sever_grace"), default.sever_grace),
         )
+
+
+def _seconds(value: Any, default: float) -> float:
+    return float(value) if isinstance(value, int | float) and value >= 0 else default
 
 
 def _int(value: Any, default: int, least: int) -> int:
@@ -288,26 +296,34 @@ def check_transition(link_id: int, state: LinkState, target: LinkState) -> None:
         raise Refused(f"link #{link_id} is not frozen")
 
 
-def severed_by(
-    initiator_state: str | None,
-    responder_state: str | None,
-    initiator_left: bool,
-    responder_left: bool,
-) -> str | None:
-    """Why a link is severed by its sessions (one ended or left the room), else None.
+class Side(NamedTuple):
+    """One side of a link as the registry sees its session."""
 
-    A resumed session keeps its session id, so it keeps its links: only the end of a
-    session (its SessionEnd, or the registry finding its process gone) severs them.
+    role: Role
+    state: str | None
+    """The session's state; None when no session of that id is in the room."""
+    left: bool
+    """The session gave its name up (``agent-room leave``)."""
+    ended_at: float | None
+
+
+def sever_verdict(sides: Sequence[Side], *, now: float, grace: float) -> tuple[str | None, bool]:
+    """Why a link is severed now (or None), and whether a side's end may still be undone.
+
+    Leaving the room severs at once. An ended session severs its links once it has stayed
+    ended for ``grace`` seconds: a resume keeps the session id, and a session resumed
+    within the grace (``claude --resume``, after an exit or a crash) keeps its links.
     """
-    for side, state, left in (
-        ("initiator", initiator_state, initiator_left),
-        ("responder", responder_state, responder_left),
-    ):
-        if state is None or left:
-            return f"the {side} left the room"
-        if state == "ended":
-            return f"the {side}'s session ended"
-    return None
+    for side in sides:
+        if side.state is None or side.left:
+            return f"the {side.role.value} left the room", False
+    pending = False
+    for side in sides:
+        if side.state == "ended":
+            if side.ended_at is None or now - side.ended_at >= grace:
+                return f"the {side.role.value}'s session ended", False
+            pending = True
+    return None, pending
 
 
 def rules_text(link_id: int, me: str, peer: str, role: Role, budget: int) -> str:

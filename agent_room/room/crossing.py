@@ -17,13 +17,15 @@ from agent_room.core.links import (
     LinkSettings,
     LinkState,
     Outcome,
+    Role,
+    Side,
     Started,
     TurnGroup,
     apply_limits,
     assess,
     frame,
     group_turns,
-    severed_by,
+    sever_verdict,
 )
 from agent_room.core.prompts import PromptKind, classify
 from agent_room.room.links import notice
@@ -50,17 +52,23 @@ class Crossings:
         settings = LinkSettings.from_mapping(self.store.settings())
         written = 0
         for link in self.store.live_links_with_sessions():
-            severed = severed_by(
-                link["initiator_state"],
-                link["responder_state"],
-                link["initiator_left"] is not None,
-                link["responder_left"] is not None,
+            sides = [
+                Side(
+                    role,
+                    link[f"{role}_state"],
+                    bool(link[f"{role}_left"]),
+                    link[f"{role}_ended_at"],
+                )
+                for role in (Role.INITIATOR, Role.RESPONDER)
+            ]
+            severed, pending = sever_verdict(
+                sides, now=self.room.clock(), grace=settings.sever_grace
             )
-            for side in ("initiator", "responder"):
-                gone = link[f"{side}_state"] in (None, "ended") or link[f"{side}_left"]
-                if severed and not gone:
-                    continue  # the survivor's turns have nobody left to cross to
-                written += self._judge_side(link, side, settings)
+            for side in sides:
+                gone = side.state in (None, "ended") or side.left
+                if (severed or pending) and not gone:
+                    continue  # the survivor speaks again once its peer is back, or never
+                written += self._judge_side(link, side.role.value, settings)
             if severed:
                 self._sever(link, severed)
         return written

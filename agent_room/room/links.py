@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_room.core.bodies import check_body
-from agent_room.core.errors import NotFound, Refused
+from agent_room.core.errors import BadInput, NotFound, Refused
 from agent_room.core.links import (
     LinkSettings,
     LinkState,
@@ -63,6 +63,7 @@ class Links:
         loop: tuple[int, float] | None = None,
         patterns: list[str] | None = None,
         default_patterns: bool = False,
+        sever_grace: float | None = None,
     ) -> LinkSettings:
         """Change settings; a budget applies to links opened afterwards (never reset)."""
         values: dict[str, Any] = {}
@@ -74,6 +75,10 @@ class Links:
             values["checkpoint_patterns"] = list(check_patterns(patterns))
         elif default_patterns:
             values["checkpoint_patterns"] = None
+        if sever_grace is not None:
+            if not 0 <= sever_grace <= 86400:
+                raise BadInput("the sever grace is 0 to 86400 seconds")
+            values["sever_grace"] = sever_grace
         if values:
             self.store.save_settings(values, at=self.room.clock(), by=OPERATOR)
         return self.settings()

@@ -116,8 +116,9 @@ class LinkStore:
         return rows(
             self.conn.execute(
                 "SELECT l.*, si.state AS initiator_state, si.left_at AS initiator_left,"
-                " si.name AS initiator_name, sr.state AS responder_state,"
-                " sr.left_at AS responder_left, sr.name AS responder_name"
+                " si.name AS initiator_name, si.ended_at AS initiator_ended_at,"
+                " sr.state AS responder_state, sr.left_at AS responder_left,"
+                " sr.name AS responder_name, sr.ended_at AS responder_ended_at"
                 " FROM links l"
                 " LEFT JOIN sessions si ON si.session_id = l.initiator_session"
                 " LEFT JOIN sessions sr ON sr.session_id = l.responder_session"

@@ -150,6 +150,7 @@ def test_settings(cli: Cli, pair: Room) -> None:
     assert shown.out.splitlines() == [
         "budget: 3 crossings per link (set when a link opens)",
         "loop breaker: 4/30s",
+        "sever grace: 30s (an ended session may resume meanwhile)",
         "checkpoint pattern: ^HB",
     ]
     assert (

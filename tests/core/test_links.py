@@ -17,6 +17,7 @@ from agent_room.core.links import (
     LinkState,
     Outcome,
     Role,
+    Side,
     Started,
     TurnGroup,
     apply_limits,
@@ -32,7 +33,7 @@ from agent_room.core.links import (
     parse_loop,
     role_of,
     rules_text,
-    severed_by,
+    sever_verdict,
 )
 from agent_room.core.prompts import DEFAULT_CHECKPOINT_PATTERNS
 
@@ -226,12 +227,29 @@ def test_state_transitions() -> None:
             check_transition(1, state, target)
 
 
-def test_severed_when_either_session_ends_or_leaves_not_when_it_resumes() -> None:
-    assert severed_by("idle", "busy", False, False) is None  # a resumed session is idle again
-    assert severed_by("idle", "ended", False, False) == "the responder's session ended"
-    assert severed_by("ended", "idle", False, False) == "the initiator's session ended"
-    assert severed_by("idle", "idle", False, True) == "the responder left the room"
-    assert severed_by(None, "idle", False, False) == "the initiator left the room"
+def sides(a: str | None = "idle", b: str | None = "idle", **kw: Any) -> list[Side]:
+    return [
+        Side(Role.INITIATOR, a, kw.get("a_left", False), kw.get("a_end")),
+        Side(Role.RESPONDER, b, kw.get("b_left", False), kw.get("b_end")),
+    ]
+
+
+def test_severed_when_a_session_stays_ended_or_leaves() -> None:
+    assert sever_verdict(sides("idle", "busy"), now=100, grace=30) == (None, False)
+    assert sever_verdict(sides("idle", "ended", b_end=60.0), now=100, grace=30) == (
+        "the responder's session ended",
+        False,
+    )
+    assert sever_verdict(sides("ended", "idle", a_end=None), now=100, grace=30)[0] == (
+        "the initiator's session ended"
+    )
+    assert sever_verdict(sides(b_left=True), now=100, grace=30)[0] == "the responder left the room"
+    assert sever_verdict(sides(None), now=100, grace=30)[0] == "the initiator left the room"
+
+
+def test_an_ended_session_may_resume_within_the_grace() -> None:
+    assert sever_verdict(sides("idle", "ended", b_end=90.0), now=100, grace=30) == (None, True)
+    assert sever_verdict(sides("idle", "ended", b_end=90.0), now=100, grace=0)[0] is not None
 
 
 def test_rules_are_the_seeds_five_and_name_the_roles() -> None:

@@ -29,6 +29,7 @@ def test_the_recorded_stop_output_crosses_and_session_end_severs(
     _start(hook, "a")
     b = _start(hook, "b")
     room = Room.open({"AGENT_ROOM_HOME": str(room_home)})
+    Links(room).configure(sever_grace=0)  # no waiting for a resume here
     Links(room).open("a", "b", "what does X cost?")
     ids = [int(m["id"]) for m in room.store.queued("b")]
     prompt = _event(

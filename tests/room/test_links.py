@@ -336,27 +336,40 @@ def test_only_the_initiator_closes_with_words(linked: Room) -> None:
 
 def test_the_end_of_a_session_severs_after_its_last_words_cross(linked: Room) -> None:
     Links(linked).open("a", "b", "go")
+    engine = Crossings(linked)
     turn(linked, "b", "last", "My last finding.")
     linked.store.set_state("s-b", "ended", at=linked.clock())
-    Crossings(linked).run_once()
-    assert crossed(linked) == ["[From @b] My last finding."]
+    turn(linked, "a", "meanwhile", "A goes on.")
+    engine.run_once()
+    assert crossed(linked) == ["[From @b] My last finding."]  # A waits: B may resume
+    assert link(linked)["state"] == "open"
+    linked.clock.now += 31  # type: ignore[attr-defined]  # the grace is over
+    engine.run_once()
     row = link(linked)
     assert (row["state"], row["close_reason"]) == (
         "closed",
         "severed: the responder's session ended",
     )
     assert [m["recipient"] for m in linked.store.history(100) if "is severed" in m["body"]] == ["a"]
+    assert crossed(linked) == ["[From @b] My last finding."]
 
 
 def test_a_resumed_session_keeps_its_link(linked: Room) -> None:
     Links(linked).open("a", "b", "go")
-    register(linked, "b", pane="%9", pid=4242)  # SessionStart source=resume: same session id
     engine = Crossings(linked)
+    linked.store.set_state("s-b", "ended", at=linked.clock())  # exit, then claude --resume
+    turn(linked, "a", "meanwhile", "A's point while B was away.")
+    engine.run_once()
+    register(linked, "b", pane="%9", pid=4242)  # SessionStart source=resume: same session id
+    linked.clock.now += 60  # type: ignore[attr-defined]
     engine.run_once()
     turn(linked, "b", "again", "Back, with the answer.")
     engine.run_once()
     assert link(linked)["state"] == "open"
-    assert crossed(linked) == ["[From @b] Back, with the answer."]
+    assert crossed(linked) == [
+        "[From @a] A's point while B was away.",
+        "[From @b] Back, with the answer.",
+    ]
 
 
 def test_leaving_the_room_severs(linked: Room) -> None:

@@ -218,6 +218,7 @@ def test_loop_breaker_freezes_and_thaw_releases_what_was_held(
 def test_ending_b_severs_the_link(
     server: libtmux.Server, room_home: Path, room: Room, cli: Cli, workers: object
 ) -> None:
+    assert cli("link", "settings", "--sever-grace", "1").code == 0
     a = start_agent(server, room_home, "a", nudge_reply="ok")
     b = start_agent(server, room_home, "b", nudge_reply="ok")
     link_id = open_link(cli, "a", "b", "hello")
