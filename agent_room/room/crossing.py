@@ -12,19 +12,21 @@ nudge and the peer's hook when the peer is idle, its Stop hook when it is busy.
 
 from __future__ import annotations
 
-from agent_room.core.links import (
+from agent_room.core.crossing import (
     CONTINUATION,
-    LinkSettings,
-    LinkState,
     Outcome,
-    Role,
-    Side,
     Started,
     TurnGroup,
     apply_limits,
     assess,
-    frame,
     group_turns,
+)
+from agent_room.core.links import (
+    LinkSettings,
+    LinkState,
+    Role,
+    Side,
+    frame,
     sever_verdict,
 )
 from agent_room.core.prompts import PromptKind, classify
@@ -80,9 +82,8 @@ class Crossings:
         peer = str(link[f"{peer_side}_name"] or link[peer_side])
         link_id = int(link["id"])
         after = self.store.cursor(link_id, session_id, int(link["start_turn"]))
-        groups = group_turns(
-            self.store.turns_after(session_id, after), busy=link[f"{side}_state"] in BUSY
-        )
+        state, turns = self.store.turns_after(session_id, after)
+        groups = group_turns(turns, busy=state in BUSY)
         written = 0
         for group in groups:
             started = self._started(group, me)

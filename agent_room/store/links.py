@@ -1,11 +1,11 @@
-"""Links, their per-turn verdicts, timers and the room's settings, in SQLite.
+"""Links, their per-turn verdicts and the room's settings, in SQLite.
 
 Not mixed into ``SqliteStore``: the hooks import that class on every turn and never need
 any of this, so it is a separate class over the same connection. Each public method is
 one transaction with its audit events. The rules (what crosses, the limits) come from
-``core.links`` through the callers; this module only keeps the state consistent: a
-turn's verdict is written once (primary key), and every state change is a compare and
-set, so racing injectors or operators cannot both win.
+``core.links`` and ``core.crossing`` through the callers; this module only keeps the
+state consistent: a turn's verdict is written once (primary key), and every state change
+is a compare and set, so racing injectors or operators cannot both win.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import json
 
 from agent_room.store.db import write_transaction
 from agent_room.store.sqlite_base import event, rows
+from agent_room.store.timers import ROOM, TimerStore
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -21,43 +22,12 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import Any
 
-    from agent_room.store.sqlite import SqliteStore
     from agent_room.store.sqlite_base import Row
-
-    Notices = Sequence[tuple[str, str]]
-    """(recipient, body) of system messages the room sends with a change."""
-
-ROOM = "room"
+    from agent_room.store.timers import Notices
 
 
-class LinkStore:
-    """Link and timer state of one room, on the connection of a ``SqliteStore``."""
-
-    def __init__(self, store: SqliteStore) -> None:
-        self.store = store
-        self.conn = store.conn
-
-    def _message(
-        self,
-        conn: sqlite3.Connection,
-        kind: str,
-        sender: str,
-        recipient: str,
-        body: str,
-        at: float,
-        *,
-        status: str = "queued",
-        link_id: int | None = None,
-    ) -> int:
-        return self.store._insert_message(
-            conn, kind, sender, recipient, body, at, status, None, link_id
-        )
-
-    def _notify(
-        self, conn: sqlite3.Connection, notices: Notices, at: float, link_id: int | None
-    ) -> None:
-        for recipient, body in notices:
-            self._message(conn, "system", ROOM, recipient, body, at, link_id=link_id)
+class LinkStore(TimerStore):
+    """Link (and timer) state of one room, on the connection of a ``SqliteStore``."""
 
     # -- settings ---------------------------------------------------------------------
 
@@ -275,15 +245,26 @@ class LinkStore:
         ).fetchone()
         return max(start_turn, int(row[0] or 0))
 
-    def turns_after(self, session_id: str, after: int, limit: int = 200) -> list[Row]:
-        """A session's turn rows after ``after``, oldest first."""
-        return rows(
-            self.conn.execute(
-                "SELECT id, kind, prompt, stopped_at, output, failed FROM turns"
-                " WHERE session_id = ? AND id > ? ORDER BY id LIMIT ?",
-                (session_id, after, limit),
+    def turns_after(
+        self, session_id: str, after: int, limit: int = 200
+    ) -> tuple[str | None, list[Row]]:
+        """A session's state and its turn rows after ``after`` (oldest first), read in one
+        snapshot: whether the last turn is over depends on both agreeing."""
+        self.conn.execute("BEGIN")
+        try:
+            state = self.conn.execute(
+                "SELECT state FROM sessions WHERE session_id = ?", (session_id,)
+            ).fetchone()
+            found = rows(
+                self.conn.execute(
+                    "SELECT id, kind, prompt, stopped_at, output, failed FROM turns"
+                    " WHERE session_id = ? AND id > ? ORDER BY id LIMIT ?",
+                    (session_id, after, limit),
+                )
             )
-        )
+        finally:
+            self.conn.execute("COMMIT")
+        return (str(state[0]) if state else None), found
 
     def message_origins(self, ids: Sequence[int]) -> list[Row]:
         """Sender, kind and link of the messages a nudge named."""
@@ -422,98 +403,3 @@ class LinkStore:
                 "SELECT * FROM link_turns WHERE link_id = ? ORDER BY at, turn_id", (link_id,)
             )
         )
-
-    # -- timers -----------------------------------------------------------------------
-
-    def add_timer(
-        self,
-        name: str,
-        session_id: str | None,
-        intent: str,
-        text: str,
-        *,
-        at: float,
-        due: float,
-    ) -> int:
-        """Record a timer; return its id."""
-        with write_transaction(self.conn) as conn:
-            cursor = conn.execute(
-                "INSERT INTO timers (name, session_id, intent, text, created_at, due_at)"
-                " VALUES (?,?,?,?,?,?)",
-                (name, session_id, intent, text, at, due),
-            )
-            timer_id = cursor.lastrowid
-            assert timer_id is not None
-            event(
-                conn,
-                at,
-                "timer.set",
-                name,
-                name,
-                data={"timer": timer_id, "intent": intent, "due": due},
-            )
-            return timer_id
-
-    def timer(self, timer_id: int) -> Row | None:
-        """One timer by id."""
-        row = self.conn.execute("SELECT * FROM timers WHERE id = ?", (timer_id,)).fetchone()
-        return dict(row) if row else None
-
-    def timers(self, *, pending_only: bool = True, limit: int = 200) -> list[Row]:
-        """Timers, the next due first (pending), or the newest first (all)."""
-        if pending_only:
-            query = "SELECT * FROM timers WHERE state = 'pending' ORDER BY due_at, id LIMIT ?"
-        else:
-            query = "SELECT * FROM timers ORDER BY id DESC LIMIT ?"
-        return rows(self.conn.execute(query, (limit,)))
-
-    def next_due(self) -> float | None:
-        """When the next pending timer is due."""
-        row = self.conn.execute("SELECT min(due_at) FROM timers WHERE state = 'pending'").fetchone()
-        return float(row[0]) if row and row[0] is not None else None
-
-    def due_timers(self, now: float) -> list[Row]:
-        """Pending timers due at ``now``."""
-        return rows(
-            self.conn.execute(
-                "SELECT * FROM timers WHERE state = 'pending' AND due_at <= ? ORDER BY due_at, id",
-                (now,),
-            )
-        )
-
-    def fire_timer(self, timer_id: int, body: str, *, at: float) -> int | None:
-        """Fire a pending timer: its message goes to the agent. None if fired already."""
-        with write_transaction(self.conn) as conn:
-            row = conn.execute(
-                "SELECT name FROM timers WHERE id = ? AND state = 'pending'", (timer_id,)
-            ).fetchone()
-            if row is None:
-                return None
-            message_id = self._message(conn, "system", ROOM, row["name"], body, at)
-            conn.execute(
-                "UPDATE timers SET state = 'fired', fired_at = ?, message_id = ? WHERE id = ?",
-                (at, message_id, timer_id),
-            )
-            event(conn, at, "timer.fired", ROOM, row["name"], message_id, {"timer": timer_id})
-            return message_id
-
-    def cancel_timer(self, timer_id: int, *, at: float, by: str) -> bool:
-        """Cancel a pending timer; False if it is no longer pending."""
-        with write_transaction(self.conn) as conn:
-            cursor = conn.execute(
-                "UPDATE timers SET state = 'cancelled', fired_at = ? WHERE id = ?"
-                " AND state = 'pending'",
-                (at, timer_id),
-            )
-            if cursor.rowcount:
-                event(conn, at, "timer.cancelled", by, None, data={"timer": timer_id})
-            return cursor.rowcount == 1
-
-    def anchored_names(self) -> set[str]:
-        """Names with a pending anchor timer."""
-        return {
-            r[0]
-            for r in self.conn.execute(
-                "SELECT DISTINCT name FROM timers WHERE state = 'pending' AND intent = 'anchor'"
-            ).fetchall()
-        }

@@ -8,6 +8,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from agent_room.core.crossing import (
+    Outcome,
+    Started,
+    TurnGroup,
+    apply_limits,
+    assess,
+    group_turns,
+    in_window,
+)
 from agent_room.core.errors import BadInput, Refused
 from agent_room.core.links import (
     ACK_PHRASES,
@@ -15,20 +24,13 @@ from agent_room.core.links import (
     DEFAULT_BUDGET,
     LinkSettings,
     LinkState,
-    Outcome,
     Role,
     Side,
-    Started,
-    TurnGroup,
-    apply_limits,
-    assess,
     check_budget,
     check_close,
     check_patterns,
     check_transition,
     frame,
-    group_turns,
-    in_window,
     is_ack,
     parse_loop,
     role_of,

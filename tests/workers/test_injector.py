@@ -46,13 +46,12 @@ def test_a_timer_fires_in_time_without_the_safety_net(
 ) -> None:
     monkeypatch.setattr(injector_module, "SAFETY_INTERVAL", 60.0)  # only the timer wakes it
     room.join("a")
+    timer = Links(room).set_timer("a", "check", "1s", "look at @b")
     worker = Injector(open_room(room_home), SystemProbe())
     stop = threading.Event()
     thread = threading.Thread(target=worker.run, args=(stop,), daemon=True)
-    thread.start()
+    thread.start()  # its first pass is before the timer is due: then nothing writes
     try:
-        wait_for(lambda: worker.active)
-        timer = Links(room).set_timer("a", "check", "1s", "look at @b")
         wait_for(lambda: Links(room).store.timer(timer["id"])["state"] == "fired", 10)  # type: ignore[index]
         [message] = room.store.unread("a")
         assert message["body"] == "CHECK: look at @b"
