@@ -35,6 +35,8 @@ class Outcome(StrEnum):
     """The turn ended in an error."""
     CLOSED = "closed"
     """The link closed before the output could cross (budget spent, severed)."""
+    EARLIER = "earlier"
+    """Continues a turn begun before the link opened, and answers nothing of this link."""
 
 
 class TurnGroup(NamedTuple):
@@ -56,18 +58,24 @@ class TurnGroup(NamedTuple):
     continued: tuple[float, float] | None = None
     """For a turn its Stop hook continued: from its first Stop to its last. Messages
     handed over in between (at the turn boundary) are input this turn answered."""
+    orphan: bool = False
+    """It continues a turn begun before the rows at hand (before the link opened, or
+    already judged): only what was handed over at that turn's boundary tells about it."""
 
 
 CONTINUATION = "unknown"
 """The kind the store gives a Stop with no open turn: a continuation after a block."""
 
 
-def group_turns(turns: Sequence[dict[str, Any]], *, busy: bool) -> list[TurnGroup]:
+def group_turns(
+    turns: Sequence[dict[str, Any]], *, busy: bool, before: dict[str, Any] | None = None
+) -> list[TurnGroup]:
     """The finished turns among ``turns`` (rows oldest first, after the last judged one).
 
     A turn is finished when a later turn started, or when its last row stopped and the
     session is no longer busy (a blocked Stop keeps it busy until the continuation
-    stops). Rows still running are left for the next pass.
+    stops). Rows still running are left for the next pass. ``before`` is the row just
+    before ``turns``: a continuation at the start belongs to its turn.
     """
     groups: list[list[dict[str, Any]]] = []
     for row in turns:
@@ -84,6 +92,11 @@ def group_turns(turns: Sequence[dict[str, Any]], *, busy: bool) -> list[TurnGrou
         if last["stopped_at"] is None:
             continue  # a turn that never stopped (interrupted): nothing to say
         head = rows[0]
+        orphan = index == 0 and head["kind"] == CONTINUATION
+        start = before if orphan else head
+        window = None
+        if (orphan or len(rows) > 1) and start is not None and start["stopped_at"] is not None:
+            window = (float(start["stopped_at"]), float(last["stopped_at"]))
         done.append(
             TurnGroup(
                 head=int(head["id"]),
@@ -92,9 +105,8 @@ def group_turns(turns: Sequence[dict[str, Any]], *, busy: bool) -> list[TurnGrou
                 prompt=str(head["prompt"] or ""),
                 output=last["output"],
                 failed=bool(last["failed"]),
-                continued=(float(head["stopped_at"] or 0), float(last["stopped_at"]))
-                if len(rows) > 1
-                else None,
+                continued=window,
+                orphan=orphan,
             )
         )
     return done
@@ -119,6 +131,8 @@ def assess(group: TurnGroup, link_id: int, started: Started, patterns: Sequence[
     """
     if classify(group.prompt, patterns).kind is PromptKind.CHECKPOINT:
         return Outcome.CHECKPOINT
+    if group.orphan and link_id not in started.links:
+        return Outcome.EARLIER
     if started.room_only:
         return Outcome.ROOM
     if started.links and not started.other and link_id not in started.links:

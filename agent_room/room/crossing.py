@@ -13,7 +13,6 @@ nudge and the peer's hook when the peer is idle, its Stop hook when it is busy.
 from __future__ import annotations
 
 from agent_room.core.crossing import (
-    CONTINUATION,
     Outcome,
     Started,
     TurnGroup,
@@ -82,8 +81,8 @@ class Crossings:
         peer = str(link[f"{peer_side}_name"] or link[peer_side])
         link_id = int(link["id"])
         after = self.store.cursor(link_id, session_id, int(link["start_turn"]))
-        state, turns = self.store.turns_after(session_id, after)
-        groups = group_turns(turns, busy=state in BUSY)
+        state, before, turns = self.store.turns_after(session_id, after)
+        groups = group_turns(turns, busy=state in BUSY, before=before)
         written = 0
         for group in groups:
             started = self._started(group, me)
@@ -138,7 +137,7 @@ class Crossings:
         origins = []
         if prompt.kind is PromptKind.NUDGE and prompt.message_ids:
             origins = self.store.message_origins(prompt.message_ids)
-        elif group.kind != CONTINUATION:
+        elif not group.orphan:
             return Started()  # a human started it (or a checkpoint): not an answer
         if group.continued is not None:
             origins += self.store.delivered_between(name, *group.continued)

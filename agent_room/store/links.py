@@ -247,24 +247,31 @@ class LinkStore(TimerStore):
 
     def turns_after(
         self, session_id: str, after: int, limit: int = 200
-    ) -> tuple[str | None, list[Row]]:
-        """A session's state and its turn rows after ``after`` (oldest first), read in one
-        snapshot: whether the last turn is over depends on both agreeing."""
+    ) -> tuple[str | None, Row | None, list[Row]]:
+        """A session's state, its last turn row up to ``after`` and its rows after it
+        (oldest first), read in one snapshot: whether the last turn is over depends on
+        the state and the rows agreeing."""
+        columns = "id, kind, prompt, stopped_at, output, failed"
         self.conn.execute("BEGIN")
         try:
             state = self.conn.execute(
                 "SELECT state FROM sessions WHERE session_id = ?", (session_id,)
             ).fetchone()
+            before = self.conn.execute(
+                f"SELECT {columns} FROM turns WHERE session_id = ? AND id <= ?"
+                " ORDER BY id DESC LIMIT 1",
+                (session_id, after),
+            ).fetchone()
             found = rows(
                 self.conn.execute(
-                    "SELECT id, kind, prompt, stopped_at, output, failed FROM turns"
-                    " WHERE session_id = ? AND id > ? ORDER BY id LIMIT ?",
+                    f"SELECT {columns} FROM turns WHERE session_id = ? AND id > ?"
+                    " ORDER BY id LIMIT ?",
                     (session_id, after, limit),
                 )
             )
         finally:
             self.conn.execute("COMMIT")
-        return (str(state[0]) if state else None), found
+        return (str(state[0]) if state else None), (dict(before) if before else None), found
 
     def message_origins(self, ids: Sequence[int]) -> list[Row]:
         """Sender, kind and link of the messages a nudge named."""

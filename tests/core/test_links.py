@@ -183,6 +183,16 @@ def test_a_turn_still_running_is_left_for_later() -> None:
     assert group_turns([row(1, stopped=False)], busy=False) == []
 
 
+def test_a_continuation_of_an_earlier_turn_is_an_orphan() -> None:
+    before = row(4)
+    [orphan, real] = group_turns([row(5, "unknown"), row(6)], busy=False, before=before)
+    assert (orphan.orphan, orphan.continued, real.orphan) == (True, (1.0, 1.0), False)
+    assert assess(orphan, 1, Started(), PATTERNS) is Outcome.EARLIER
+    answered = Started(links=frozenset({1}))
+    assert assess(orphan, 1, answered, PATTERNS) is Outcome.CROSSED
+    assert assess(orphan, 2, answered, PATTERNS) is Outcome.EARLIER
+
+
 def test_an_interrupted_turn_says_nothing() -> None:
     groups = group_turns([row(1, stopped=False), row(2)], busy=False)
     assert [g.head for g in groups] == [2]

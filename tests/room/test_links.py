@@ -209,6 +209,33 @@ def test_a_turn_continued_by_its_stop_hook_answers_what_was_handed_over(linked: 
     assert crossed(linked, "a") == ["[From @a] A's answer to B."]
 
 
+def test_the_openers_turn_goes_on_privately_after_the_rules(linked: Room) -> None:
+    linked.store.set_state("s-a", "busy", at=linked.clock())
+    linked.store.start_turn("s-a", prompt_id=None, kind="human", prompt="ask b", at=1.0)
+    Links(linked).open("a", "b", "what does X cost?")
+    linked.store.stop_turn("s-a", output="I asked @b.", failed=False, at=linked.clock())
+    rules = [int(m["id"]) for m in linked.store.queued("a")]
+    linked.store.mark_delivered("a", rules, at=linked.clock(), via="stop")  # Stop block
+    linked.store.stop_turn("s-a", output="Noted the link rules.", failed=False, at=linked.clock())
+    linked.store.set_state("s-a", "idle", at=linked.clock())
+    Crossings(linked).run_once()
+    assert crossed(linked) == []
+    assert [v["outcome"] for v in Links(linked).store.link_turns(1)] == ["earlier"]
+
+
+def test_a_busy_responder_answers_at_its_turn_boundary_and_it_crosses(linked: Room) -> None:
+    linked.store.set_state("s-b", "busy", at=linked.clock())
+    linked.store.start_turn("s-b", prompt_id=None, kind="human", prompt="own work", at=1.0)
+    Links(linked).open("a", "b", "what does X cost?")
+    linked.store.stop_turn("s-b", output="Own work done.", failed=False, at=linked.clock())
+    waiting = [int(m["id"]) for m in linked.store.queued("b")]
+    linked.store.mark_delivered("b", waiting, at=linked.clock(), via="stop")  # rules + question
+    linked.store.stop_turn("s-b", output="X costs 3 sessions.", failed=False, at=linked.clock())
+    linked.store.set_state("s-b", "idle", at=linked.clock())
+    Crossings(linked).run_once()
+    assert crossed(linked) == ["[From @b] X costs 3 sessions."]
+
+
 # -- budget and loop breaker ------------------------------------------------------------
 
 
