@@ -8,7 +8,8 @@ SessionEnd on end of input. Run: ``python standin_agent.py [--session-id ID]``.
 A line ``/permission`` simulates an open permission dialog until the next line;
 ``/work N`` keeps the turn busy for N seconds before it stops; ``/say TEXT`` makes TEXT
 the turn's final output, and ``--nudge-reply TEXT`` the final output of every turn a
-room nudge starts (default: the echo, as for any other line).
+room nudge starts and of every continuation after a Stop block (default: the echo, and
+"Read the handed-over messages.").
 """
 
 from __future__ import annotations
@@ -92,7 +93,11 @@ def main() -> None:
             if not stop or stop.get("decision") != "block":
                 break
             print("BLOCKED: " + stop["reason"].replace("\n", " | "), flush=True)
-            reply = "Read the handed-over messages."
+            reply = (
+                args.nudge_reply
+                if args.nudge_reply is not None
+                else "Read the handed-over messages."
+            )
     fire("SessionEnd", {**base, "reason": "prompt_input_exit"})
 
 

@@ -113,7 +113,7 @@ class Links:
                 (recipient, rules_text(link_id, recipient, sender, Role.RESPONDER, budget)),
             ]
 
-        link, created = self.store.open_link(
+        return self.store.open_link(
             initiator=sender,
             initiator_session=mine,
             responder=recipient,
@@ -121,11 +121,8 @@ class Links:
             budget=budget,
             at=self.room.clock(),
             rules=rules,
+            body=body,
         )
-        message_id = self.store.send_on_link(
-            int(link["id"]), sender, recipient, body, at=self.room.clock()
-        )
-        return link, created, message_id
 
     def close_with(self, sender: str, recipient: str, text: str) -> tuple[int, int]:
         """Deliver ``text`` and sever the link (initiator only); return (link, message)."""

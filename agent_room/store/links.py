@@ -106,11 +106,14 @@ class LinkStore(TimerStore):
         budget: int,
         at: float,
         rules: Callable[[int], Notices],
-    ) -> tuple[Row, bool]:
-        """Open a link, or return the live one between the two sessions; True if new.
+        body: str,
+    ) -> tuple[Row, bool, int]:
+        """Open a link (or take the live one between the two sessions) and send ``body``
+        on it; return the link, whether it is new, and the message id.
 
-        ``rules(link_id)`` gives the notices both sides receive once, when it opens. The
-        turns already recorded never cross: the link starts after the newest turn.
+        ``rules(link_id)`` gives the notices both sides receive once, when it opens, in
+        the same transaction as the body (one nudge carries both). The turns already
+        recorded never cross: the link starts after the newest turn.
         """
         with write_transaction(self.conn) as conn:
             existing = conn.execute(
@@ -120,7 +123,9 @@ class LinkStore(TimerStore):
                 (initiator_session, responder_session, responder_session, initiator_session),
             ).fetchone()
             if existing is not None:
-                return dict(existing), False
+                live = int(existing["id"])
+                sent = self._message(conn, "chat", initiator, responder, body, at, link_id=live)
+                return dict(existing), False, sent
             newest = conn.execute("SELECT coalesce(max(id), 0) FROM turns").fetchone()[0]
             cursor = conn.execute(
                 "INSERT INTO links (initiator, initiator_session, responder, responder_session,"
@@ -147,15 +152,9 @@ class LinkStore(TimerStore):
                 data={"link": link_id, "budget": budget},
             )
             self._notify(conn, rules(link_id), at, link_id)
+            sent = self._message(conn, "chat", initiator, responder, body, at, link_id=link_id)
             row = conn.execute("SELECT * FROM links WHERE id = ?", (link_id,)).fetchone()
-            return dict(row), True
-
-    def send_on_link(
-        self, link_id: int, sender: str, recipient: str, body: str, *, at: float
-    ) -> int:
-        """A directed message that belongs to a link (its opening or closing words)."""
-        with write_transaction(self.conn) as conn:
-            return self._message(conn, "chat", sender, recipient, body, at, link_id=link_id)
+            return dict(row), True, sent
 
     def set_link_state(
         self,
