@@ -6,7 +6,10 @@ hands over), then Stop with its reply as ``last_assistant_message`` (and if the 
 blocks, it prints the reason and stops again, as the real client continues the turn);
 SessionEnd on end of input. Run: ``python standin_agent.py [--session-id ID]``.
 A line ``/permission`` simulates an open permission dialog until the next line;
-``/work N`` keeps the turn busy for N seconds before it stops.
+``/work N`` keeps the turn busy for N seconds before it stops; ``/say TEXT`` makes TEXT
+the turn's final output, and ``--nudge-reply TEXT`` the final output of every turn a
+room nudge starts and of every continuation after a Stop block (default: the echo, and
+"Read the handed-over messages.").
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ def main() -> None:
     """Run the stand-in until end of input."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--session-id", default=str(uuid.uuid4()))
+    parser.add_argument("--nudge-reply", default=None, help="final output of nudged turns")
     args = parser.parse_args()
     base = {
         "session_id": args.session_id,
@@ -78,6 +82,10 @@ def main() -> None:
             print("WORKING", flush=True)
             time.sleep(float(line.split()[1]))
         reply = f"Echo: {line}"
+        if line.startswith("/say "):
+            reply = line.removeprefix("/say ")
+        elif args.nudge_reply is not None and line.startswith("[agent-room]"):
+            reply = args.nudge_reply
         while True:
             stop = fire(
                 "Stop", {**base, "last_assistant_message": reply, "stop_hook_active": False}
@@ -85,7 +93,11 @@ def main() -> None:
             if not stop or stop.get("decision") != "block":
                 break
             print("BLOCKED: " + stop["reason"].replace("\n", " | "), flush=True)
-            reply = "Read the handed-over messages."
+            reply = (
+                args.nudge_reply
+                if args.nudge_reply is not None
+                else "Read the handed-over messages."
+            )
     fire("SessionEnd", {**base, "reason": "prompt_input_exit"})
 
 

@@ -87,6 +87,10 @@ def cmd_send(args: argparse.Namespace) -> int:
     if structured and not args.handover:
         raise BadInput("--changed, --todo, --files, --contract, --breaking need --handover")
     body = _read_body(args, room.body_limit)
+    if args.link or args.close_link:
+        from agent_room.cli.links import send_linked
+
+        return send_linked(room, sender, args, body)
     if args.handover:
         from agent_room.core.handover import HandoverFields
 
@@ -160,7 +164,7 @@ def cmd_who(args: argparse.Namespace) -> int:
     if not sessions:
         print("nobody is in the room", file=sys.stderr)
         return 0
-    header = ("NAME", "STATE", "AGENT", "PANE", "PID", "AGE", "UNREAD", "CWD")
+    header = ("NAME", "STATE", "AGENT", "PANE", "PID", "AGE", "UNREAD", "LINKS", "CWD")
     table = [header] + [
         (
             s["name"],
@@ -170,6 +174,7 @@ def cmd_who(args: argparse.Namespace) -> int:
             str(s["pid"] or "-"),
             _age(s["age_seconds"]),
             f"{s['unread']}" + (f" ({s['failed']} failed)" if s["failed"] else ""),
+            _links_cell(s),
             s["cwd"] or "-",
         )
         for s in sessions
@@ -179,6 +184,18 @@ def cmd_who(args: argparse.Namespace) -> int:
         cells = [cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])]
         print("  ".join([*cells, row[-1]]))
     return 0
+
+
+def _links_cell(session: dict[str, Any]) -> str:
+    """``#3 to @b``, ``#4 from @c frozen``; ``no anchor!`` when the anchoring rule is broken."""
+    cells = [
+        f"#{link['id']} {'to' if link['role'] == 'initiator' else 'from'} @{link['peer']}"
+        + (" frozen" if link["state"] == "frozen" else "")
+        for link in session.get("links", [])
+    ]
+    if session.get("unanchored"):
+        cells.append("no anchor!")
+    return ", ".join(cells) or "-"
 
 
 def cmd_tree(args: argparse.Namespace) -> int:

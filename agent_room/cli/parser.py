@@ -105,6 +105,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     _bus_commands(sub)
     _room_commands(sub)
     _console_commands(sub)
+    _link_commands(sub)
     if not known or command in ("start", "stop"):
         _launcher_commands(sub)
     return parser
@@ -133,6 +134,16 @@ def _bus_commands(sub: _Only) -> None:
     p.add_argument("--todo", default="", help="handover: what the recipient needs to do")
     p.add_argument("--contract", default="", help="handover: schema / contract details")
     p.add_argument("--breaking", default="", help="handover: breaking changes")
+    p.add_argument(
+        "--link",
+        action="store_true",
+        help="open a link to @NAME (or reuse the open one): your turns' final outputs cross",
+    )
+    p.add_argument(
+        "--close-link",
+        action="store_true",
+        help="deliver TEXT, then sever your link to @NAME (its initiator only)",
+    )
     _add_identity(p)
     p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_send"))
 
@@ -221,6 +232,72 @@ def _console_commands(sub: _Only) -> None:
     p = sub.add_parser("exit-agent", help="go back to where you entered this agent from")
     p.add_argument("--root", action="store_true", help="go back to the first session of the chain")
     p.set_defaults(handler=_lazy("agent_room.cli.enter", "cmd_exit_agent"))
+
+
+def _link_commands(sub: _Only) -> None:
+    handlers = "agent_room.cli.links"
+    p = sub.add_parser("links", help="the links: open, frozen, closed, crossings left")
+    p.add_argument("--live", action="store_true", help="only open and frozen links")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=_lazy(handlers, "cmd_links"))
+
+    p = sub.add_parser("link", help="freeze, thaw or close a link; the room's link settings")
+    lsub = p.add_subparsers(
+        title="link commands", metavar="COMMAND", parser_class=_Parser, required=True
+    )
+    for action, text in (
+        ("freeze", "stop crossings; outputs are held until a thaw"),
+        ("thaw", "reopen a frozen link (operator): held outputs cross"),
+        ("close", "sever a link (operator, or its initiator)"),
+    ):
+        lp = lsub.add_parser(action, help=text)
+        lp.add_argument("id", metavar="ID", type=_message_id)
+        _add_identity(lp)
+        lp.set_defaults(handler=_lazy(handlers, "cmd_link"), action=action)
+    lp = lsub.add_parser("settings", help="show or change budget, loop breaker, checkpoints")
+    lp.add_argument("--budget", type=_count, help="crossings per new link (default 8)")
+    lp.add_argument("--loop", metavar="N/SECONDS", help="loop breaker, e.g. 6/60, or off")
+    lp.add_argument(
+        "--checkpoint-pattern",
+        action="append",
+        metavar="REGEX",
+        help="a prompt matching it starts a checkpoint turn, which never crosses (repeat)",
+    )
+    lp.add_argument(
+        "--default-patterns", action="store_true", help="back to the room's own patterns"
+    )
+    lp.add_argument(
+        "--sever-grace",
+        type=float,
+        metavar="SECONDS",
+        help="how long an ended session may be resumed before its links are severed (30)",
+    )
+    lp.add_argument("--json", action="store_true", help="print JSON")
+    lp.set_defaults(handler=_lazy(handlers, "cmd_link_settings"))
+
+    p = sub.add_parser("timer", help="set a timer with intent (anchor, check, wait) or cancel one")
+    tsub = p.add_subparsers(
+        title="timer commands", metavar="INTENT", parser_class=_Parser, required=True
+    )
+    for intent, text in (
+        ("anchor", "return to your own work when it fires (always keep one)"),
+        ("check", "look at a peer's status when it fires"),
+        ("wait", "check whether an answer arrived when it fires"),
+    ):
+        tp = tsub.add_parser(intent, help=text)
+        tp.add_argument("duration", metavar="DURATION", help="e.g. 90s, 5m, 1h, 1h30m")
+        tp.add_argument("text", metavar="TEXT", nargs="+", help="what to do when it fires")
+        _add_identity(tp)
+        tp.set_defaults(handler=_lazy(handlers, "cmd_timer"), intent=intent)
+    tp = tsub.add_parser("cancel", help="cancel a pending timer (its owner or the operator)")
+    tp.add_argument("id", metavar="ID", type=_message_id)
+    _add_identity(tp)
+    tp.set_defaults(handler=_lazy(handlers, "cmd_timer_cancel"))
+
+    p = sub.add_parser("timers", help="the pending timers (--all: fired and cancelled too)")
+    p.add_argument("--all", action="store_true", help="include fired and cancelled timers")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=_lazy(handlers, "cmd_timers"))
 
 
 def _launcher_commands(sub: _Only) -> None:

@@ -1,4 +1,4 @@
-"""``agent-room watch``: the delivery worker, headless, until interrupted."""
+"""``agent-room watch``: the delivery worker and the link injector, headless, until interrupted."""
 
 from __future__ import annotations
 
@@ -10,22 +10,42 @@ import threading
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
-    """Run the deliverer in the foreground; stand by while another one holds the lease."""
+    """Run the deliverer and the injector; each stands by while another one holds its lease.
+
+    Two threads, each with its own connection to the room: a slow tmux command in the
+    deliverer never delays a crossing or a timer, and the other way round.
+    """
     from agent_room.adapters.processes import SystemProbe
     from agent_room.adapters.tmux import Tmux
     from agent_room.room import Room
     from agent_room.workers.deliverer import Deliverer
+    from agent_room.workers.injector import Injector
 
-    room = Room.open(os.environ)
-    deliverer = Deliverer(room, Tmux(), SystemProbe())
+    delivery_room = Room.open(os.environ)
+    injector_room = Room.open(os.environ)
+    deliverer = Deliverer(delivery_room, Tmux(), SystemProbe())
+    injector = Injector(injector_room, SystemProbe())
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, lambda *_: stop.set())
     print(
-        f"agent-room: delivering for the room in {room.home} (Ctrl-C to stop)",
+        f"agent-room: delivering and linking for the room in {delivery_room.home} (Ctrl-C to stop)",
         file=sys.stderr,
         flush=True,
     )
-    deliverer.run(stop, debounce=args.debounce, step=args.step)
-    room.close()
+    worker = threading.Thread(
+        target=injector.run,
+        args=(stop,),
+        kwargs={"debounce": args.debounce, "step": args.step},
+        name="agent-room-injector",
+        daemon=True,
+    )
+    worker.start()
+    try:
+        deliverer.run(stop, debounce=args.debounce, step=args.step)
+    finally:
+        stop.set()
+        worker.join(timeout=10)
+        delivery_room.close()
+        injector_room.close()
     return 0

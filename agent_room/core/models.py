@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from typing import Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from agent_room.core.enums import DeliveryStatus, HandoverState, MessageKind, SessionState
 from agent_room.core.handover import check_transition
+from agent_room.core.links import LinkState
+from agent_room.core.timers import Intent, TimerState
 
 
 class _Frozen(BaseModel):
@@ -102,3 +104,49 @@ class AuditEvent(_Frozen):
     """What it is about: a name, or a session id."""
     message_id: int | None = None
     data: dict[str, Any] = Field(default_factory=dict)
+
+
+class LinkView(_Frozen):
+    """A bidirectional link between two sessions, as ``links`` and the console show it."""
+
+    id: int
+    initiator: str
+    """The name that opened the link: it owns the lifecycle and alone may close it."""
+    responder: str
+    initiator_session: str
+    responder_session: str
+    state: LinkState
+    budget: int
+    """Crossings allowed in all, set when the link opened; never reset."""
+    crossings: int
+    held: int = 0
+    """Outputs held while the link is frozen; they cross on a thaw."""
+    opened_at: float
+    updated_at: float
+    frozen_at: float | None = None
+    freeze_reason: str | None = None
+    closed_at: float | None = None
+    close_reason: str | None = None
+    closed_by: str | None = None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def crossings_left(self) -> int:
+        """What the turn budget still allows."""
+        return max(0, self.budget - self.crossings)
+
+
+class TimerView(_Frozen):
+    """A timer with intent: when due, ``INTENT: TEXT`` reaches its agent."""
+
+    id: int
+    name: str
+    session_id: str | None = None
+    intent: Intent
+    text: str
+    created_at: float
+    due_at: float
+    state: TimerState
+    fired_at: float | None = None
+    """When it fired, or was cancelled."""
+    message_id: int | None = None

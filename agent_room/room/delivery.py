@@ -28,11 +28,19 @@ GUIDANCE = (
 )
 
 
+LINK_GUIDANCE = (
+    "Messages on a link: absorb them and continue your own work; a reply is optional, and"
+    " the final output of your turn crosses the link."
+)
+
+
 def context_for(name: str, rows: Sequence[Row]) -> str:
     """The text the model is shown for delivered messages, in the seed's format."""
     count = len(rows)
     noun = "message" if count == 1 else "messages"
-    header = f"{NUDGE_PREFIX} {count} new {noun} for @{name}. {GUIDANCE}"
+    linked = all(r.get("link_id") is not None for r in rows)
+    header = f"{NUDGE_PREFIX} {count} new {noun} for @{name}. "
+    header += LINK_GUIDANCE if linked else GUIDANCE
     return header + "\n\n" + format_messages(rows)
 
 

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from agent_room.core.handover import HandoverFields
-    from agent_room.core.models import AuditEvent, Message, Session
+    from agent_room.core.models import AuditEvent, LinkView, Message, Session, TimerView
     from agent_room.core.ports import Clock
     from agent_room.store.sqlite_base import Row
 
@@ -188,7 +188,7 @@ class Room:
         rows = self.store.members()
         notes = self.store.notes()
         by_session = {r["session_id"]: r["name"] for r in rows if r["session_id"]}
-        return [
+        sessions = [
             {
                 "name": r["name"],
                 "session_id": r["session_id"],
@@ -208,6 +208,9 @@ class Room:
             }
             for r in rows
         ]
+        from agent_room.room.links import Links
+
+        return Links(self).flag(sessions)
 
     # -- handovers --------------------------------------------------------------------
 
@@ -283,6 +286,20 @@ class Room:
         from agent_room.core.models import Session
 
         return [Session.from_row(r) for r in self.store.members()]
+
+    def links(self, *, live_only: bool = False) -> list[LinkView]:
+        """The room's links (newest first) as validated models, for the console."""
+        from agent_room.core.models import LinkView
+        from agent_room.room.links import Links
+
+        return [LinkView.from_row(r) for r in Links(self).links(live_only=live_only)]
+
+    def timers(self, *, pending_only: bool = True) -> list[TimerView]:
+        """The room's timers as validated models."""
+        from agent_room.core.models import TimerView
+        from agent_room.room.links import Links
+
+        return [TimerView.from_row(r) for r in Links(self).timers(pending_only=pending_only)]
 
     def audit(self, *, after: int = 0, limit: int = 1000) -> list[AuditEvent]:
         """The audit log as validated models."""

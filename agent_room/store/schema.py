@@ -130,6 +130,63 @@ MIGRATIONS: tuple[str, ...] = (
         at REAL NOT NULL
     );
     """,
+    # 4: links between two sessions (keyed by session id: a resumed session keeps them),
+    # the verdict on each turn of each link (its primary key makes a crossing happen
+    # once, however many injectors race), timers with intent, and the room's settings.
+    """
+    CREATE TABLE links (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        initiator TEXT NOT NULL,
+        initiator_session TEXT NOT NULL,
+        responder TEXT NOT NULL,
+        responder_session TEXT NOT NULL,
+        state TEXT NOT NULL DEFAULT 'open',
+        budget INTEGER NOT NULL,
+        crossings INTEGER NOT NULL DEFAULT 0,
+        start_turn INTEGER NOT NULL DEFAULT 0,
+        opened_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        frozen_at REAL,
+        freeze_reason TEXT,
+        closed_at REAL,
+        close_reason TEXT,
+        closed_by TEXT
+    );
+    CREATE UNIQUE INDEX links_live_pair ON links(
+        min(initiator_session, responder_session), max(initiator_session, responder_session)
+    ) WHERE state != 'closed';
+
+    CREATE TABLE link_turns (
+        link_id INTEGER NOT NULL REFERENCES links(id),
+        turn_id INTEGER NOT NULL,
+        last_turn INTEGER NOT NULL,
+        session_id TEXT NOT NULL,
+        outcome TEXT NOT NULL,
+        message_id INTEGER,
+        at REAL NOT NULL,
+        PRIMARY KEY (link_id, turn_id)
+    );
+    CREATE INDEX link_turns_cursor ON link_turns(link_id, session_id, last_turn);
+
+    CREATE TABLE timers (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        name TEXT NOT NULL,
+        session_id TEXT,
+        intent TEXT NOT NULL,
+        text TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        due_at REAL NOT NULL,
+        state TEXT NOT NULL DEFAULT 'pending',
+        fired_at REAL,
+        message_id INTEGER
+    );
+    CREATE INDEX timers_due ON timers(due_at) WHERE state = 'pending';
+
+    CREATE TABLE settings (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    );
+    """,
 )
 """Each entry moves the schema from version ``index`` to ``index + 1``."""
 

@@ -1,0 +1,192 @@
+"""Handlers of the link and timer commands: send --link/--close-link, links, link, timers.
+
+Who runs a command: an agent (``AGENT_ROOM_NAME``, its registered pane, or ``--as``), or
+else the operator. The operator may close, freeze and thaw any link; an agent only the
+links it is in, and only the initiator closes.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from agent_room.core.errors import BadInput
+from agent_room.room import Room
+from agent_room.room.links import Links
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from typing import Any
+
+
+def _open() -> Room:
+    return Room.open(os.environ)
+
+
+def _caller(room: Room, args: argparse.Namespace) -> str | None:
+    """The agent running the command, or None for the operator."""
+    env_name = os.environ.get("AGENT_ROOM_NAME")
+    as_name = getattr(args, "as_name", None)
+    pane = os.environ.get("TMUX_PANE")
+    if env_name or as_name:
+        return room.identify(env_name=env_name, pane=None, as_name=as_name)
+    if pane and room.store.holder_of_pane(pane):
+        return room.identify(env_name=None, pane=pane, as_name=None)
+    return None
+
+
+def _print_json(data: Any) -> None:
+    import json
+
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+def send_linked(room: Room, sender: str, args: argparse.Namespace, body: str | None) -> int:
+    """``send @B TEXT --link`` or ``--close-link`` (called by ``cmd_send``)."""
+    if args.link and args.close_link:
+        raise BadInput("--link opens a link and --close-link closes it: give one")
+    if args.handover:
+        raise BadInput("a handover cannot open or close a link: send it on its own")
+    if body is None:
+        raise BadInput("no message body: give TEXT, --file FILE, or pipe it on stdin")
+    links = Links(room)
+    if args.close_link:
+        link_id, message_id = links.close_with(sender, args.recipient, body)
+        print(
+            f"message #{message_id} queued for {args.recipient}; link #{link_id} is closed",
+            file=sys.stderr,
+        )
+    else:
+        link, created, message_id = links.open(sender, args.recipient, body)
+        state = "opened" if created else f"reused ({link['state']})"
+        print(
+            f"message #{message_id} queued for {args.recipient} on link #{link['id']}"
+            f" ({state}; {link['budget'] - link['crossings']} crossings left)",
+            file=sys.stderr,
+        )
+    print(message_id)
+    return 0
+
+
+def _ago(seconds: float) -> str:
+    from agent_room.core.timers import format_duration
+
+    return format_duration(seconds)
+
+
+def cmd_links(args: argparse.Namespace) -> int:
+    """List links, newest first."""
+    room = _open()
+    rows = Links(room).links(live_only=args.live)
+    if args.json:
+        _print_json(rows)
+        return 0
+    if not rows:
+        print("no links", file=sys.stderr)
+        return 0
+    now = time.time()
+    header = ("ID", "STATE", "INITIATOR", "RESPONDER", "LEFT", "HELD", "AGE", "NOTE")
+    table = [header]
+    for r in rows:
+        note = r["close_reason"] or r["freeze_reason"] or ""
+        table.append(
+            (
+                f"#{r['id']}",
+                r["state"],
+                f"@{r['initiator']}",
+                f"@{r['responder']}",
+                f"{r['crossings_left']}/{r['budget']}",
+                str(r["held"]),
+                _ago(now - r["opened_at"]),
+                note,
+            )
+        )
+    widths = [max(len(row[i]) for row in table) for i in range(len(header) - 1)]
+    for row in table:
+        print("  ".join([*(c.ljust(widths[i]) for i, c in enumerate(row[:-1])), row[-1]]))
+    return 0
+
+
+def cmd_link(args: argparse.Namespace) -> int:
+    """``link freeze|thaw|close ID``."""
+    room = _open()
+    links = Links(room)
+    caller = _caller(room, args)
+    action = {"freeze": links.freeze, "thaw": links.thaw, "close": links.close}[args.action]
+    action(args.id, caller=caller)
+    past = {"freeze": "frozen", "thaw": "thawed", "close": "closed"}[args.action]
+    print(f"link #{args.id} {past}", file=sys.stderr)
+    return 0
+
+
+def cmd_link_settings(args: argparse.Namespace) -> int:
+    """Show or change the room's link settings."""
+    from agent_room.core.links import parse_loop
+
+    links = Links(_open())
+    settings = links.configure(
+        budget=args.budget,
+        loop=parse_loop(args.loop) if args.loop is not None else None,
+        patterns=args.checkpoint_pattern,
+        default_patterns=args.default_patterns,
+        sever_grace=args.sever_grace,
+    )
+    if args.json:
+        _print_json(settings._asdict())
+        return 0
+    loop = f"{settings.loop_max}/{settings.loop_window:g}s" if settings.loop_max else "off"
+    print(f"budget: {settings.budget} crossings per link (set when a link opens)")
+    print(f"loop breaker: {loop}")
+    print(f"sever grace: {settings.sever_grace:g}s (an ended session may resume meanwhile)")
+    for pattern in settings.checkpoint_patterns:
+        print(f"checkpoint pattern: {pattern}")
+    return 0
+
+
+def cmd_timer(args: argparse.Namespace) -> int:
+    """``timer anchor|check|wait DURATION TEXT``: a timer for the calling agent."""
+    from agent_room.core.timers import format_duration
+
+    room = _open()
+    name = room.identify(
+        env_name=os.environ.get("AGENT_ROOM_NAME"),
+        pane=os.environ.get("TMUX_PANE"),
+        as_name=args.as_name,
+    )
+    timer = Links(room).set_timer(name, args.intent, args.duration, " ".join(args.text))
+    wait = format_duration(timer["due_at"] - timer["created_at"])
+    print(f"timer #{timer['id']} ({timer['intent']}) for @{name} fires in {wait}", file=sys.stderr)
+    print(timer["id"])
+    return 0
+
+
+def cmd_timer_cancel(args: argparse.Namespace) -> int:
+    """``timer cancel ID``: the owner or the operator."""
+    room = _open()
+    Links(room).cancel_timer(args.id, caller=_caller(room, args))
+    print(f"timer #{args.id} cancelled", file=sys.stderr)
+    return 0
+
+
+def cmd_timers(args: argparse.Namespace) -> int:
+    """List pending timers (``--all``: fired and cancelled ones too)."""
+    from agent_room.core.timers import format_duration
+
+    rows = Links(_open()).timers(pending_only=not args.all)
+    if args.json:
+        _print_json(rows)
+        return 0
+    if not rows:
+        print("no timers", file=sys.stderr)
+        return 0
+    now = time.time()
+    for r in rows:
+        when = (
+            f"in {format_duration(r['due_at'] - now)}"
+            if r["state"] == "pending"
+            else f"{r['state']} {format_duration(now - (r['fired_at'] or now))} ago"
+        )
+        print(f"#{r['id']}  @{r['name']}  {r['intent'].upper()}  {when}  {r['text']}")
+    return 0

@@ -1,0 +1,321 @@
+"""Links and timers as the room offers them: open, close, freeze, thaw, list, timers.
+
+The rules come from ``core.links`` and ``core.timers``; the state from
+``store.links.LinkStore``. Everything a link says to its two agents is a system message
+of the room, carried by the ordinary delivery path (nudge and receipt, or the Stop hook
+at the turn boundary). The crossing of turns themselves is ``room.crossing``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_room.core.bodies import check_body
+from agent_room.core.errors import BadInput, NotFound, Refused
+from agent_room.core.links import (
+    LinkSettings,
+    LinkState,
+    Role,
+    check_budget,
+    check_close,
+    check_patterns,
+    check_transition,
+    role_of,
+    rules_text,
+)
+from agent_room.core.timers import (
+    check_text,
+    fired_text,
+    parse_duration,
+    parse_intent,
+    unanchored,
+)
+from agent_room.room.service import OPERATOR, Room
+from agent_room.store.links import LinkStore
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from agent_room.store.sqlite_base import Row
+
+
+def notice(link_id: int, peer: str, text: str) -> str:
+    """A link notice as an agent reads it."""
+    return f"[agent-room] Link #{link_id} with @{peer} {text}"
+
+
+class Links:
+    """The link and timer operations of one room."""
+
+    def __init__(self, room: Room) -> None:
+        self.room = room
+        self.store = LinkStore(room.store)
+
+    # -- settings ---------------------------------------------------------------------
+
+    def settings(self) -> LinkSettings:
+        """The room's link settings, defaults for anything not set."""
+        return LinkSettings.from_mapping(self.store.settings())
+
+    def configure(
+        self,
+        *,
+        budget: int | None = None,
+        loop: tuple[int, float] | None = None,
+        patterns: list[str] | None = None,
+        default_patterns: bool = False,
+        sever_grace: float | None = None,
+    ) -> LinkSettings:
+        """Change settings; a budget applies to links opened afterwards (never reset)."""
+        values: dict[str, Any] = {}
+        if budget is not None:
+            values["budget"] = check_budget(budget)
+        if loop is not None:
+            values["loop_max"], values["loop_window"] = loop
+        if patterns:
+            values["checkpoint_patterns"] = list(check_patterns(patterns))
+        elif default_patterns:
+            values["checkpoint_patterns"] = None
+        if sever_grace is not None:
+            if not 0 <= sever_grace <= 86400:
+                raise BadInput("the sever grace is 0 to 86400 seconds")
+            values["sever_grace"] = sever_grace
+        if values:
+            self.store.save_settings(values, at=self.room.clock(), by=OPERATOR)
+        return self.settings()
+
+    # -- opening and closing ----------------------------------------------------------
+
+    def _session_of(self, name: str) -> str:
+        row = self.room.require_member(name)
+        if not row["session_id"]:
+            raise Refused(
+                f"@{name} has no running agent session (a name joined by hand):"
+                " a link joins two agent sessions"
+            )
+        if row["state"] == "ended":
+            raise Refused(f"@{name}'s session has ended: a link joins two running sessions")
+        return str(row["session_id"])
+
+    def open(self, sender: str, recipient: str, text: str) -> tuple[Row, bool, int]:
+        """Open a link from ``sender`` (initiator) to ``recipient`` and deliver ``text``.
+
+        A second ``--link`` between the same two sessions reuses the live link (roles
+        unchanged, no second set of rules). Returns (link, opened now, message id).
+        """
+        sender, recipient = self.room._check_pair(sender, recipient)
+        body = check_body(text, limit=self.room.body_limit)
+        mine, theirs = self._session_of(sender), self._session_of(recipient)
+        budget = self.settings().budget
+
+        def rules(link_id: int) -> list[tuple[str, str]]:
+            return [
+                (sender, rules_text(link_id, sender, recipient, Role.INITIATOR, budget)),
+                (recipient, rules_text(link_id, recipient, sender, Role.RESPONDER, budget)),
+            ]
+
+        return self.store.open_link(
+            initiator=sender,
+            initiator_session=mine,
+            responder=recipient,
+            responder_session=theirs,
+            budget=budget,
+            at=self.room.clock(),
+            rules=rules,
+            body=body,
+        )
+
+    def close_with(self, sender: str, recipient: str, text: str) -> tuple[int, int]:
+        """Deliver ``text`` and sever the link (initiator only); return (link, message)."""
+        sender, recipient = self.room._check_pair(sender, recipient)
+        body = check_body(text, limit=self.room.body_limit)
+        mine = self.room.require_member(sender)["session_id"]
+        theirs = self.room.require_member(recipient)["session_id"]
+        link = self.store.live_link(str(mine), str(theirs)) if mine and theirs else None
+        if link is None:
+            raise Refused(f"there is no open link between @{sender} and @{recipient}")
+        link_id = int(link["id"])
+        role = role_of(str(mine), link["initiator_session"], link["responder_session"])
+        check_close(link_id, role, link["initiator"], operator=False)
+        message_id = self.store.set_link_state(
+            link_id,
+            expected=("open", "frozen"),
+            target="closed",
+            at=self.room.clock(),
+            by=sender,
+            reason=f"closed by @{sender}",
+            notices=[(recipient, notice(link_id, sender, f"is closed by @{sender}."))],
+            closing_words=(sender, recipient, body),
+        )
+        if message_id is None:
+            raise Refused(f"link #{link_id} was closed meanwhile")
+        return link_id, message_id
+
+    def _link(self, link_id: int) -> Row:
+        link = self.store.link(link_id)
+        if link is None:
+            raise NotFound(f"no link #{link_id}")
+        return link
+
+    def _caller_role(self, link: Row, caller: str | None) -> Role | None:
+        if caller is None:
+            return None
+        row = self.room.require_member(caller)
+        return role_of(str(row["session_id"]), link["initiator_session"], link["responder_session"])
+
+    def _both(self, link: Row, text: str) -> list[tuple[str, str]]:
+        link_id = int(link["id"])
+        a, b = str(link["initiator"]), str(link["responder"])
+        return [(a, notice(link_id, b, text)), (b, notice(link_id, a, text))]
+
+    def close(self, link_id: int, *, caller: str | None) -> None:
+        """Close a link: the operator (``caller`` None) or its initiator."""
+        link = self._link(link_id)
+        check_transition(link_id, LinkState(link["state"]), LinkState.CLOSED)
+        check_close(
+            link_id, self._caller_role(link, caller), link["initiator"], operator=caller is None
+        )
+        by = caller or OPERATOR
+        who = "the operator" if caller is None else f"@{caller}"
+        done = self.store.set_link_state(
+            link_id,
+            expected=("open", "frozen"),
+            target="closed",
+            at=self.room.clock(),
+            by=by,
+            reason=f"closed by {who}",
+            notices=self._both(link, f"is closed by {who}: nothing more crosses."),
+        )
+        if done is None:
+            raise Refused(f"link #{link_id} was closed meanwhile")
+
+    def freeze(self, link_id: int, *, caller: str | None) -> None:
+        """Stop crossings on a link; outputs are held until a thaw. Either side may."""
+        link = self._link(link_id)
+        check_transition(link_id, LinkState(link["state"]), LinkState.FROZEN)
+        if caller is not None and self._caller_role(link, caller) is None:
+            raise Refused(f"you are not in link #{link_id}")
+        who = "the operator" if caller is None else f"@{caller}"
+        done = self.store.set_link_state(
+            link_id,
+            expected=("open",),
+            target="frozen",
+            at=self.room.clock(),
+            by=caller or OPERATOR,
+            reason=f"frozen by {who}",
+            notices=self._both(
+                link,
+                f"is frozen by {who}: your outputs are held, not lost, until it is thawed."
+                " Continue your own work.",
+            ),
+        )
+        if done is None:
+            raise Refused(f"link #{link_id} changed meanwhile: it is not open")
+
+    def thaw(self, link_id: int, *, caller: str | None) -> None:
+        """Reopen a frozen link (the operator only): held outputs cross, spending budget."""
+        link = self._link(link_id)
+        check_transition(link_id, LinkState(link["state"]), LinkState.OPEN)
+        if caller is not None:
+            raise Refused(f"only the operator can thaw link #{link_id}")
+        done = self.store.set_link_state(
+            link_id,
+            expected=("frozen",),
+            target="open",
+            at=self.room.clock(),
+            by=OPERATOR,
+            reason=None,
+            notices=self._both(link, "is open again; outputs held meanwhile now cross."),
+        )
+        if done is None:
+            raise Refused(f"link #{link_id} changed meanwhile: it is not frozen")
+        after = self._link(link_id)
+        if after["crossings"] >= after["budget"]:
+            self.store.set_link_state(
+                link_id,
+                expected=("open",),
+                target="closed",
+                at=self.room.clock(),
+                by="room",
+                reason="turn budget spent",
+                notices=self._both(after, "is closed: its crossings are spent."),
+            )
+
+    def links(self, *, live_only: bool = False) -> list[Row]:
+        """Links, newest first, each with ``crossings_left`` and ``held``."""
+        found = self.store.links(live_only=live_only)
+        for row in found:
+            row["crossings_left"] = max(0, int(row["budget"]) - int(row["crossings"]))
+        return found
+
+    # -- timers -----------------------------------------------------------------------
+
+    def set_timer(self, name: str, intent: str, duration: str, text: str) -> Row:
+        """Record a timer for ``name``; return it."""
+        kind = parse_intent(intent)
+        seconds = parse_duration(duration)
+        body = check_text(text)
+        row = self.room.require_member(name)
+        now = self.room.clock()
+        timer_id = self.store.add_timer(
+            str(row["name"]), row["session_id"], kind.value, body, at=now, due=now + seconds
+        )
+        timer = self.store.timer(timer_id)
+        assert timer is not None
+        return timer
+
+    def cancel_timer(self, timer_id: int, *, caller: str | None) -> None:
+        """Cancel a pending timer: its owner or the operator."""
+        timer = self.store.timer(timer_id)
+        if timer is None:
+            raise NotFound(f"no timer #{timer_id}")
+        if caller is not None and caller != timer["name"]:
+            raise Refused(f"timer #{timer_id} belongs to @{timer['name']}")
+        if timer["state"] != "pending":
+            raise Refused(f"timer #{timer_id} is {timer['state']}")
+        if not self.store.cancel_timer(timer_id, at=self.room.clock(), by=caller or OPERATOR):
+            raise Refused(f"timer #{timer_id} fired or was cancelled meanwhile")
+
+    def timers(self, *, pending_only: bool = True) -> list[Row]:
+        """Timers: pending ones, next due first (or all, newest first)."""
+        return self.store.timers(pending_only=pending_only)
+
+    def fire_due(self) -> list[int]:
+        """Fire every due timer once: ``ANCHOR: TEXT`` goes to its agent. Their ids."""
+        fired = []
+        now = self.room.clock()
+        for timer in self.store.due_timers(now):
+            body = fired_text(timer["intent"], timer["text"])
+            if self.store.fire_timer(int(timer["id"]), body, at=now) is not None:
+                fired.append(int(timer["id"]))
+        return fired
+
+    def next_due(self) -> float | None:
+        """When the next timer is due (the watcher sleeps no longer than that)."""
+        return self.store.next_due()
+
+    # -- who --------------------------------------------------------------------------
+
+    def flag(self, sessions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Add each session's live links and the anchoring flag to ``who``'s rows."""
+        live = self.store.links(live_only=True)
+        by_session: dict[str, list[dict[str, Any]]] = {}
+        for link in live:
+            for mine, peer, role in (
+                ("initiator_session", "responder", Role.INITIATOR),
+                ("responder_session", "initiator", Role.RESPONDER),
+            ):
+                by_session.setdefault(str(link[mine]), []).append(
+                    {
+                        "id": link["id"],
+                        "peer": link[peer],
+                        "role": role.value,
+                        "state": link["state"],
+                        "crossings_left": max(0, link["budget"] - link["crossings"]),
+                    }
+                )
+        linked = [s["name"] for s in sessions if by_session.get(str(s["session_id"]))]
+        loose = unanchored(linked, sorted(self.store.anchored_names()))
+        for session in sessions:
+            session["links"] = by_session.get(str(session["session_id"]), [])
+            session["unanchored"] = session["name"] in loose
+        return sessions

@@ -1,0 +1,411 @@
+"""Links, their per-turn verdicts and the room's settings, in SQLite.
+
+Not mixed into ``SqliteStore``: the hooks import that class on every turn and never need
+any of this, so it is a separate class over the same connection. Each public method is
+one transaction with its audit events. The rules (what crosses, the limits) come from
+``core.links`` and ``core.crossing`` through the callers; this module only keeps the
+state consistent: a turn's verdict is written once (primary key), and every state change
+is a compare and set, so racing injectors or operators cannot both win.
+"""
+
+from __future__ import annotations
+
+import json
+
+from agent_room.store.db import write_transaction
+from agent_room.store.sqlite_base import event, rows
+from agent_room.store.timers import ROOM, TimerStore
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import sqlite3
+    from collections.abc import Callable, Sequence
+    from typing import Any
+
+    from agent_room.store.sqlite_base import Row
+    from agent_room.store.timers import Notices
+
+
+class LinkStore(TimerStore):
+    """Link (and timer) state of one room, on the connection of a ``SqliteStore``."""
+
+    # -- settings ---------------------------------------------------------------------
+
+    def settings(self) -> dict[str, Any]:
+        """The stored settings, decoded (missing keys are the defaults)."""
+        return {
+            key: json.loads(value)
+            for key, value in self.conn.execute("SELECT key, value FROM settings").fetchall()
+        }
+
+    def save_settings(self, values: dict[str, Any], *, at: float, by: str) -> None:
+        """Store settings (``None`` removes one: back to its default)."""
+        with write_transaction(self.conn) as conn:
+            for key, value in values.items():
+                if value is None:
+                    conn.execute("DELETE FROM settings WHERE key = ?", (key,))
+                else:
+                    conn.execute(
+                        "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key)"
+                        " DO UPDATE SET value = excluded.value",
+                        (key, json.dumps(value)),
+                    )
+            event(conn, at, "settings.changed", by, None, None, values)
+
+    # -- links ------------------------------------------------------------------------
+
+    def link(self, link_id: int) -> Row | None:
+        """One link by id."""
+        row = self.conn.execute("SELECT * FROM links WHERE id = ?", (link_id,)).fetchone()
+        return dict(row) if row else None
+
+    def live_link(self, session_a: str, session_b: str) -> Row | None:
+        """The open or frozen link between two sessions, whoever opened it."""
+        row = self.conn.execute(
+            "SELECT * FROM links WHERE state != 'closed' AND ("
+            " (initiator_session = ? AND responder_session = ?)"
+            " OR (initiator_session = ? AND responder_session = ?))",
+            (session_a, session_b, session_b, session_a),
+        ).fetchone()
+        return dict(row) if row else None
+
+    def links(self, *, live_only: bool = False, limit: int = 200) -> list[Row]:
+        """Links, newest first, with the messages each holds while frozen."""
+        where = "WHERE l.state != 'closed'" if live_only else ""
+        return rows(
+            self.conn.execute(
+                "SELECT l.*, (SELECT count(*) FROM messages m WHERE m.link_id = l.id"
+                f" AND m.kind = 'link' AND m.status = 'held') AS held FROM links l {where}"
+                " ORDER BY l.id DESC LIMIT ?",
+                (limit,),
+            )
+        )
+
+    def live_links_with_sessions(self) -> list[Row]:
+        """Open and frozen links, with the state of both sessions (for severing)."""
+        return rows(
+            self.conn.execute(
+                "SELECT l.*, si.state AS initiator_state, si.left_at AS initiator_left,"
+                " si.name AS initiator_name, si.ended_at AS initiator_ended_at,"
+                " sr.state AS responder_state, sr.left_at AS responder_left,"
+                " sr.name AS responder_name, sr.ended_at AS responder_ended_at"
+                " FROM links l"
+                " LEFT JOIN sessions si ON si.session_id = l.initiator_session"
+                " LEFT JOIN sessions sr ON sr.session_id = l.responder_session"
+                " WHERE l.state != 'closed' ORDER BY l.id"
+            )
+        )
+
+    def open_link(
+        self,
+        *,
+        initiator: str,
+        initiator_session: str,
+        responder: str,
+        responder_session: str,
+        budget: int,
+        at: float,
+        rules: Callable[[int], Notices],
+        body: str,
+    ) -> tuple[Row, bool, int]:
+        """Open a link (or take the live one between the two sessions) and send ``body``
+        on it; return the link, whether it is new, and the message id.
+
+        ``rules(link_id)`` gives the notices both sides receive once, when it opens, in
+        the same transaction as the body (one nudge carries both). The turns already
+        recorded never cross: the link starts after the newest turn.
+        """
+        with write_transaction(self.conn) as conn:
+            existing = conn.execute(
+                "SELECT * FROM links WHERE state != 'closed' AND ("
+                " (initiator_session = ? AND responder_session = ?)"
+                " OR (initiator_session = ? AND responder_session = ?))",
+                (initiator_session, responder_session, responder_session, initiator_session),
+            ).fetchone()
+            if existing is not None:
+                live = int(existing["id"])
+                sent = self._message(conn, "chat", initiator, responder, body, at, link_id=live)
+                return dict(existing), False, sent
+            newest = conn.execute("SELECT coalesce(max(id), 0) FROM turns").fetchone()[0]
+            cursor = conn.execute(
+                "INSERT INTO links (initiator, initiator_session, responder, responder_session,"
+                " budget, start_turn, opened_at, updated_at) VALUES (?,?,?,?,?,?,?,?)",
+                (
+                    initiator,
+                    initiator_session,
+                    responder,
+                    responder_session,
+                    budget,
+                    newest,
+                    at,
+                    at,
+                ),
+            )
+            link_id = cursor.lastrowid
+            assert link_id is not None
+            event(
+                conn,
+                at,
+                "link.opened",
+                initiator,
+                responder,
+                data={"link": link_id, "budget": budget},
+            )
+            self._notify(conn, rules(link_id), at, link_id)
+            sent = self._message(conn, "chat", initiator, responder, body, at, link_id=link_id)
+            row = conn.execute("SELECT * FROM links WHERE id = ?", (link_id,)).fetchone()
+            return dict(row), True, sent
+
+    def set_link_state(
+        self,
+        link_id: int,
+        *,
+        expected: Sequence[str],
+        target: str,
+        at: float,
+        by: str,
+        reason: str | None,
+        notices: Notices,
+        closing_words: tuple[str, str, str] | None = None,
+    ) -> int | None:
+        """Move a link from one of ``expected`` to ``target`` (compare and set).
+
+        Closing cancels the outputs held while frozen (they stay in the history);
+        ``closing_words`` (sender, recipient, body) is delivered first, in the same
+        transaction. Returns the closing words' message id (0 without them), or None
+        when the link was not in an expected state.
+        """
+        marks = ",".join("?" * len(expected))
+        with write_transaction(self.conn) as conn:
+            sets, values = {
+                "closed": ("closed_at = ?, close_reason = ?, closed_by = ?", (at, reason, by)),
+                "frozen": ("frozen_at = ?, freeze_reason = ?", (at, reason)),
+                "open": ("frozen_at = NULL, freeze_reason = NULL", ()),
+            }[target]
+            cursor = conn.execute(
+                f"UPDATE links SET state = ?, updated_at = ?, {sets}"
+                f" WHERE id = ? AND state IN ({marks})",
+                (target, at, *values, link_id, *expected),
+            )
+            if cursor.rowcount == 0:
+                return None
+            message_id = 0
+            if closing_words is not None:
+                sender, recipient, body = closing_words
+                message_id = self._message(
+                    conn, "chat", sender, recipient, body, at, link_id=link_id
+                )
+            if target == "closed":
+                self._cancel_held(conn, link_id, reason or "link closed")
+            elif target == "open":
+                self._release_held(conn, link_id, at)
+            kind = {"closed": "link.closed", "frozen": "link.frozen", "open": "link.thawed"}
+            event(conn, at, kind[target], by, None, data={"link": link_id, "reason": reason})
+            self._notify(conn, notices, at, link_id)
+            return message_id
+
+    @staticmethod
+    def _cancel_held(conn: sqlite3.Connection, link_id: int, reason: str) -> None:
+        conn.execute(
+            "UPDATE messages SET status = 'cancelled', failure = ? WHERE link_id = ?"
+            " AND kind = 'link' AND status = 'held'",
+            (f"not delivered: {reason}", link_id),
+        )
+
+    def _release_held(self, conn: sqlite3.Connection, link_id: int, at: float) -> None:
+        """On thaw, held outputs cross in order, each spending the budget like any other."""
+        link = conn.execute("SELECT * FROM links WHERE id = ?", (link_id,)).fetchone()
+        left = int(link["budget"]) - int(link["crossings"])
+        held = conn.execute(
+            "SELECT id FROM messages WHERE link_id = ? AND kind = 'link' AND status = 'held'"
+            " ORDER BY id",
+            (link_id,),
+        ).fetchall()
+        released = [int(r[0]) for r in held[: max(0, left)]]
+        for message_id in released:
+            conn.execute("UPDATE messages SET status = 'queued' WHERE id = ?", (message_id,))
+            conn.execute(
+                "UPDATE link_turns SET outcome = 'released' WHERE link_id = ? AND message_id = ?",
+                (link_id, message_id),
+            )
+        if released:
+            conn.execute(
+                "UPDATE links SET crossings = crossings + ? WHERE id = ?", (len(released), link_id)
+            )
+            event(conn, at, "link.released", ROOM, None, data={"link": link_id, "ids": released})
+
+    # -- turns ------------------------------------------------------------------------
+
+    def cursor(self, link_id: int, session_id: str, start_turn: int) -> int:
+        """The last turn row of ``session_id`` already judged on the link."""
+        row = self.conn.execute(
+            "SELECT max(last_turn) FROM link_turns WHERE link_id = ? AND session_id = ?",
+            (link_id, session_id),
+        ).fetchone()
+        return max(start_turn, int(row[0] or 0))
+
+    def turns_after(
+        self, session_id: str, after: int, limit: int = 200
+    ) -> tuple[str | None, Row | None, list[Row]]:
+        """A session's state, its last turn row up to ``after`` and its rows after it
+        (oldest first), read in one snapshot: whether the last turn is over depends on
+        the state and the rows agreeing."""
+        columns = "id, kind, prompt, stopped_at, output, failed"
+        self.conn.execute("BEGIN")
+        try:
+            state = self.conn.execute(
+                "SELECT state FROM sessions WHERE session_id = ?", (session_id,)
+            ).fetchone()
+            before = self.conn.execute(
+                f"SELECT {columns} FROM turns WHERE session_id = ? AND id <= ?"
+                " ORDER BY id DESC LIMIT 1",
+                (session_id, after),
+            ).fetchone()
+            found = rows(
+                self.conn.execute(
+                    f"SELECT {columns} FROM turns WHERE session_id = ? AND id > ?"
+                    " ORDER BY id LIMIT ?",
+                    (session_id, after, limit),
+                )
+            )
+        finally:
+            self.conn.execute("COMMIT")
+        return (str(state[0]) if state else None), (dict(before) if before else None), found
+
+    def message_origins(self, ids: Sequence[int]) -> list[Row]:
+        """Sender, kind and link of the messages a nudge named."""
+        if not ids:
+            return []
+        marks = ",".join("?" * len(ids))
+        return rows(
+            self.conn.execute(
+                f"SELECT id, sender, kind, link_id FROM messages WHERE id IN ({marks})", tuple(ids)
+            )
+        )
+
+    def delivered_between(self, name: str, start: float, end: float) -> list[Row]:
+        """Sender, kind and link of messages handed to ``name`` between two times."""
+        return rows(
+            self.conn.execute(
+                "SELECT id, sender, kind, link_id FROM messages WHERE recipient = ?"
+                " AND delivered_at BETWEEN ? AND ? ORDER BY id",
+                (name, start, end),
+            )
+        )
+
+    def judge_turn(
+        self,
+        link_id: int,
+        *,
+        session_id: str,
+        head: int,
+        last: int,
+        outcome: str,
+        at: float,
+        crossing: tuple[str, str, str] | None,
+        limits: Callable[[Row, list[float]], tuple[str, bool, bool]],
+        window: float,
+        freeze_notices: Notices,
+        close_notices: Notices,
+        closed_notices: Notices = (),
+    ) -> str | None:
+        """Record the verdict on one turn, once; return it (None: judged already).
+
+        For output that would cross (``crossing`` = sender, recipient, framed body) the
+        link's limits are applied inside the transaction: ``limits(link, recent)`` gives
+        (outcome, freeze, close) from the link row and its recent crossing times. The
+        message, the budget, a freeze or the closing are written with the verdict.
+        """
+        with write_transaction(self.conn) as conn:
+            link = dict(conn.execute("SELECT * FROM links WHERE id = ?", (link_id,)).fetchone())
+            taken = conn.execute(
+                "SELECT 1 FROM link_turns WHERE link_id = ? AND turn_id = ?", (link_id, head)
+            ).fetchone()
+            if taken is not None:
+                return None
+            message_id = None
+            if crossing is not None:
+                recent = [
+                    float(r[0])
+                    for r in conn.execute(
+                        "SELECT at FROM link_turns WHERE link_id = ? AND outcome = 'crossed'"
+                        " AND at > ?",
+                        (link_id, at - window),
+                    ).fetchall()
+                ]
+                outcome, freeze, close = limits(link, recent)
+                sender, recipient, body = crossing
+                if outcome in ("crossed", "held"):
+                    status = "queued" if outcome == "crossed" else "held"
+                    message_id = self._message(
+                        conn, "link", sender, recipient, body, at, status=status, link_id=link_id
+                    )
+                if outcome == "crossed":
+                    conn.execute(
+                        "UPDATE links SET crossings = crossings + 1, updated_at = ? WHERE id = ?",
+                        (at, link_id),
+                    )
+                if freeze:
+                    conn.execute(
+                        "UPDATE links SET state = 'frozen', frozen_at = ?, updated_at = ?,"
+                        " freeze_reason = 'loop breaker' WHERE id = ? AND state = 'open'",
+                        (at, at, link_id),
+                    )
+                    event(
+                        conn,
+                        at,
+                        "link.frozen",
+                        ROOM,
+                        None,
+                        data={"link": link_id, "reason": "loop breaker", "recent": len(recent)},
+                    )
+                    self._notify(conn, freeze_notices, at, link_id)
+                if close:
+                    conn.execute(
+                        "UPDATE links SET state = 'closed', closed_at = ?, updated_at = ?,"
+                        " close_reason = 'turn budget spent', closed_by = ? WHERE id = ?"
+                        " AND state != 'closed'",
+                        (at, at, ROOM, link_id),
+                    )
+                    self._cancel_held(conn, link_id, "turn budget spent")
+                    event(
+                        conn,
+                        at,
+                        "link.closed",
+                        ROOM,
+                        None,
+                        data={
+                            "link": link_id,
+                            "reason": "turn budget spent",
+                            "crossings": link["crossings"] + 1,
+                        },
+                    )
+                    self._notify(
+                        conn,
+                        close_notices if outcome == "crossed" else closed_notices,
+                        at,
+                        link_id,
+                    )
+            conn.execute(
+                "INSERT INTO link_turns (link_id, turn_id, last_turn, session_id, outcome,"
+                " message_id, at) VALUES (?,?,?,?,?,?,?)",
+                (link_id, head, last, session_id, outcome, message_id, at),
+            )
+            if outcome not in ("crossed", "held"):
+                event(
+                    conn,
+                    at,
+                    "link.skipped",
+                    ROOM,
+                    session_id,
+                    data={"link": link_id, "turn": head, "outcome": outcome},
+                )
+            return outcome
+
+    def link_turns(self, link_id: int) -> list[Row]:
+        """Every verdict on a link's turns, oldest first."""
+        return rows(
+            self.conn.execute(
+                "SELECT * FROM link_turns WHERE link_id = ? ORDER BY at, turn_id", (link_id,)
+            )
+        )

@@ -1,0 +1,149 @@
+"""Timers with intent, and what links and timers share: room messages in a transaction.
+
+Not mixed into ``SqliteStore``: the hooks import that class on every turn and never need
+any of this, so it is a separate class over the same connection. Firing is a compare
+and set, so two injectors racing fire a timer once.
+"""
+
+from __future__ import annotations
+
+from agent_room.store.db import write_transaction
+from agent_room.store.sqlite_base import event, rows
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import sqlite3
+    from collections.abc import Sequence
+
+    from agent_room.store.sqlite import SqliteStore
+    from agent_room.store.sqlite_base import Row
+
+    Notices = Sequence[tuple[str, str]]
+    """(recipient, body) of system messages the room sends with a change."""
+
+ROOM = "room"
+
+
+class TimerStore:
+    """Timer state of one room, on the connection of a ``SqliteStore``."""
+
+    def __init__(self, store: SqliteStore) -> None:
+        self.store = store
+        self.conn = store.conn
+
+    def _message(
+        self,
+        conn: sqlite3.Connection,
+        kind: str,
+        sender: str,
+        recipient: str,
+        body: str,
+        at: float,
+        *,
+        status: str = "queued",
+        link_id: int | None = None,
+    ) -> int:
+        return self.store._insert_message(
+            conn, kind, sender, recipient, body, at, status, None, link_id
+        )
+
+    def _notify(
+        self, conn: sqlite3.Connection, notices: Notices, at: float, link_id: int | None
+    ) -> None:
+        for recipient, body in notices:
+            self._message(conn, "system", ROOM, recipient, body, at, link_id=link_id)
+
+    # -- timers -----------------------------------------------------------------------
+
+    def add_timer(
+        self,
+        name: str,
+        session_id: str | None,
+        intent: str,
+        text: str,
+        *,
+        at: float,
+        due: float,
+    ) -> int:
+        """Record a timer; return its id."""
+        with write_transaction(self.conn) as conn:
+            cursor = conn.execute(
+                "INSERT INTO timers (name, session_id, intent, text, created_at, due_at)"
+                " VALUES (?,?,?,?,?,?)",
+                (name, session_id, intent, text, at, due),
+            )
+            timer_id = cursor.lastrowid
+            assert timer_id is not None
+            event(
+                conn,
+                at,
+                "timer.set",
+                name,
+                name,
+                data={"timer": timer_id, "intent": intent, "due": due},
+            )
+            return timer_id
+
+    def timer(self, timer_id: int) -> Row | None:
+        """One timer by id."""
+        row = self.conn.execute("SELECT * FROM timers WHERE id = ?", (timer_id,)).fetchone()
+        return dict(row) if row else None
+
+    def timers(self, *, pending_only: bool = True, limit: int = 200) -> list[Row]:
+        """Timers, the next due first (pending), or the newest first (all)."""
+        if pending_only:
+            query = "SELECT * FROM timers WHERE state = 'pending' ORDER BY due_at, id LIMIT ?"
+        else:
+            query = "SELECT * FROM timers ORDER BY id DESC LIMIT ?"
+        return rows(self.conn.execute(query, (limit,)))
+
+    def next_due(self) -> float | None:
+        """When the next pending timer is due."""
+        row = self.conn.execute("SELECT min(due_at) FROM timers WHERE state = 'pending'").fetchone()
+        return float(row[0]) if row and row[0] is not None else None
+
+    def due_timers(self, now: float) -> list[Row]:
+        """Pending timers due at ``now``."""
+        return rows(
+            self.conn.execute(
+                "SELECT * FROM timers WHERE state = 'pending' AND due_at <= ? ORDER BY due_at, id",
+                (now,),
+            )
+        )
+
+    def fire_timer(self, timer_id: int, body: str, *, at: float) -> int | None:
+        """Fire a pending timer: its message goes to the agent. None if fired already."""
+        with write_transaction(self.conn) as conn:
+            row = conn.execute(
+                "SELECT name FROM timers WHERE id = ? AND state = 'pending'", (timer_id,)
+            ).fetchone()
+            if row is None:
+                return None
+            message_id = self._message(conn, "system", ROOM, row["name"], body, at)
+            conn.execute(
+                "UPDATE timers SET state = 'fired', fired_at = ?, message_id = ? WHERE id = ?",
+                (at, message_id, timer_id),
+            )
+            event(conn, at, "timer.fired", ROOM, row["name"], message_id, {"timer": timer_id})
+            return message_id
+
+    def cancel_timer(self, timer_id: int, *, at: float, by: str) -> bool:
+        """Cancel a pending timer; False if it is no longer pending."""
+        with write_transaction(self.conn) as conn:
+            cursor = conn.execute(
+                "UPDATE timers SET state = 'cancelled', fired_at = ? WHERE id = ?"
+                " AND state = 'pending'",
+                (at, timer_id),
+            )
+            if cursor.rowcount:
+                event(conn, at, "timer.cancelled", by, None, data={"timer": timer_id})
+            return cursor.rowcount == 1
+
+    def anchored_names(self) -> set[str]:
+        """Names with a pending anchor timer."""
+        return {
+            r[0]
+            for r in self.conn.execute(
+                "SELECT DISTINCT name FROM timers WHERE state = 'pending' AND intent = 'anchor'"
+            ).fetchall()
+        }

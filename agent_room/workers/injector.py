@@ -1,0 +1,148 @@
+"""The link injector: turns that finish on a link cross to the peer; due timers fire.
+
+A background worker with the deliverer's shape (a single pass, and a run loop with a
+stop event), so the console can embed it in a thread worker and ``agent-room watch``
+runs it headless. It never types anything: what crosses becomes a room message that
+the deliverer and the recipient's hooks carry, so the delivery rules (idle pane, open
+dialog, busy agent) hold for link input too.
+
+Any number of injectors may run: one holds the room's ``injector`` lease and works,
+the others stand by. Correctness does not rest on the lease: a turn's verdict has a
+primary key and each state change is a compare and set, so two injectors racing (a
+lease handed over mid-pass) still cross each turn once.
+
+It wakes on changes to the room directory (a Stop hook's write) and otherwise sleeps
+until the next timer is due, at most ``SAFETY_INTERVAL``; it also re-checks the
+agents' processes now and then, so a session killed without its SessionEnd hook still
+severs its links.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import uuid
+
+from agent_room.adapters.procfs import read_stat
+from agent_room.core.timers import wait_for
+from agent_room.room.crossing import Crossings
+from agent_room.room.links import Links
+from agent_room.room.registry import Registry
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from agent_room.core.ports import ProcessProbe
+    from agent_room.room import Room
+
+LEASE = "injector"
+LEASE_TTL = 3.0
+SAFETY_INTERVAL = 0.5
+"""The longest sleep between passes: file events can be lost."""
+LIVENESS_INTERVAL = 2.0
+"""Seconds between checks that the linked agents' processes still run."""
+
+
+class Injector:
+    """One link injector for one room."""
+
+    def __init__(
+        self,
+        room: Room,
+        probe: ProcessProbe,
+        *,
+        lease_ttl: float = LEASE_TTL,
+        use_lease: bool = True,
+    ) -> None:
+        self.room = room
+        self.store = room.store
+        self.probe = probe
+        self.crossings = Crossings(room)
+        self.links = Links(room)
+        self.registry = Registry(room, probe)
+        self.lease_ttl = lease_ttl
+        self.use_lease = use_lease
+        self.holder = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        stat = read_stat(os.getpid())
+        self.pid_start = stat.start_ticks if stat else None
+        self.active = False
+        """Whether this injector held the lease at its last pass."""
+        self._renewed_at = 0.0
+        self._checked_at = 0.0
+
+    def _hold_lease(self, now: float) -> bool:
+        if not self.use_lease:
+            return True
+        if self.active and now - self._renewed_at < self.lease_ttl / 3:
+            return True
+        self.active = self.store.acquire_lease(
+            LEASE,
+            holder=self.holder,
+            pid=os.getpid(),
+            pid_start=self.pid_start,
+            ttl=self.lease_ttl,
+            at=now,
+            alive=self.probe.is_alive,
+        )
+        if self.active:
+            self._renewed_at = now
+        return self.active
+
+    def release(self) -> None:
+        """Give the lease up so a stand-by takes over at once."""
+        if self.active and self.use_lease:
+            self.store.release_lease(LEASE, self.holder)
+        self.active = False
+
+    def run_once(self) -> bool:
+        """One pass: liveness now and then, crossings, due timers. False when standing by."""
+        now = self.room.clock()
+        if not self._hold_lease(now):
+            return False
+        if now - self._checked_at >= LIVENESS_INTERVAL:
+            self._checked_at = now
+            self.registry.refresh()
+        self.crossings.run_once()
+        self.links.fire_due()
+        return True
+
+    def next_wait(self) -> float:
+        """Seconds until the next pass is needed: the next timer, at most the safety net."""
+        return wait_for(self.links.next_due(), self.room.clock(), SAFETY_INTERVAL)
+
+    def run(self, stop: threading.Event, *, debounce: int = 10, step: int = 5) -> None:
+        """Inject until ``stop`` is set: on every room change, and when a timer is due."""
+        wake = threading.Event()
+        watcher = threading.Thread(
+            target=self._watch, args=(stop, wake, debounce, step), daemon=True
+        )
+        watcher.start()
+        try:
+            self.run_once()
+            while not stop.is_set():
+                wake.wait(self.next_wait())
+                wake.clear()
+                if not stop.is_set():
+                    self.run_once()
+        finally:
+            self.release()
+            watcher.join(timeout=5)
+
+    def _watch(
+        self, stop: threading.Event, wake: threading.Event, debounce: int, step: int
+    ) -> None:
+        """Turn file events in the room directory into wake-ups (and stop into one)."""
+        from watchfiles import watch
+
+        try:
+            for _changes in watch(
+                self.room.home,
+                debounce=debounce,
+                step=step,
+                rust_timeout=int(SAFETY_INTERVAL * 1000),
+                yield_on_timeout=False,
+                stop_event=stop,
+                raise_interrupt=False,
+            ):
+                wake.set()
+        finally:
+            wake.set()

@@ -1,0 +1,81 @@
+"""Timers with intent: durations, texts, the fired text, the watcher's wait, anchoring."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agent_room.core.errors import BadInput
+from agent_room.core.timers import (
+    Intent,
+    check_text,
+    fired_text,
+    format_duration,
+    next_due,
+    parse_duration,
+    parse_intent,
+    unanchored,
+    wait_for,
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("90s", 90), ("5m", 300), ("1h", 3600), ("1h30m", 5400), ("2d", 172800), ("45", 45),
+     ("1.5m", 90), (" 10S ", 10)],
+)  # fmt: skip
+def test_durations(text: str, seconds: float) -> None:
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "5", "m", "5x", "-5m", "0s", "8d", "5 m", "1h-2m", "abc"])
+def test_bad_durations_say_how(text: str) -> None:
+    if text == "5":
+        assert parse_duration(text) == 5  # a bare number is seconds
+        return
+    with pytest.raises(BadInput, match="duration"):
+        parse_duration(text)
+
+
+@given(st.integers(min_value=1, max_value=7 * 86400))
+def test_format_and_parse_round_trip(seconds: int) -> None:
+    assert parse_duration(format_duration(seconds)) == seconds
+
+
+def test_intents_and_their_text() -> None:
+    assert parse_intent("ANCHOR") is Intent.ANCHOR
+    with pytest.raises(BadInput, match="anchor, check or wait"):
+        parse_intent("remind")
+    assert fired_text(Intent.ANCHOR, "return to task 3") == "ANCHOR: return to task 3"
+    assert fired_text("check", "read @b") == "CHECK: read @b"
+    assert fired_text("wait", "answer from @b?") == "WAIT: answer from @b?"
+
+
+def test_timer_text_is_checked() -> None:
+    assert check_text("  back to work ") == "back to work"
+    for bad in ("", "   ", "x" * 2001, "bell\x07"):
+        with pytest.raises(BadInput):
+            check_text(bad)
+
+
+def test_the_watcher_wakes_in_time_for_the_next_timer() -> None:
+    assert next_due([]) is None
+    assert next_due([30.0, 10.0, 20.0]) == 10.0
+    assert wait_for(None, 100.0, 0.5) == 0.5
+    assert wait_for(100.2, 100.0, 0.5) == pytest.approx(0.2)
+    assert wait_for(99.0, 100.0, 0.5) == 0.0  # overdue: at once
+
+
+@given(st.floats(0, 1e6), st.floats(0, 1e6), st.floats(0.01, 10))
+def test_wait_is_never_negative_nor_past_the_ceiling(
+    due: float, now: float, ceiling: float
+) -> None:
+    wait = wait_for(due, now, ceiling)
+    assert 0.0 <= wait <= ceiling
+    assert now + wait <= max(due, now) + 1e-6 or wait == ceiling
+
+
+def test_linked_agents_without_an_anchor_are_flagged() -> None:
+    assert unanchored(["a", "b"], ["b", "c"]) == {"a"}
+    assert unanchored([], ["a"]) == set()

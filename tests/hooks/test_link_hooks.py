@@ -1,0 +1,61 @@
+"""Links through the real hook processes and payloads: what the Stop hook records is
+what crosses, link input is handed over with the link's guidance, SessionEnd severs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from agent_room.room import Room
+from agent_room.room.crossing import Crossings
+from agent_room.room.links import Links
+from tests.hooks.conftest import Hook, fixture_payload, new_session
+
+
+def _start(hook: Hook, name: str) -> dict[str, Any]:
+    payload = new_session("SessionStart")
+    code, _, _ = hook("SessionStart", payload, env={"AGENT_ROOM_NAME": name})
+    assert code == 0
+    return payload
+
+
+def _event(base: dict[str, Any], event: str, **fields: Any) -> dict[str, Any]:
+    return {**base, "hook_event_name": event, **fields}
+
+
+def test_the_recorded_stop_output_crosses_and_session_end_severs(
+    hook: Hook, room_home: Path
+) -> None:
+    _start(hook, "a")
+    b = _start(hook, "b")
+    room = Room.open({"AGENT_ROOM_HOME": str(room_home)})
+    Links(room).configure(sever_grace=0)  # no waiting for a resume here
+    Links(room).open("a", "b", "what does X cost?")
+    ids = [int(m["id"]) for m in room.store.queued("b")]
+    prompt = _event(
+        b,
+        "UserPromptSubmit",
+        prompt=f"[agent-room] 2 new messages ({' '.join(f'#{i}' for i in ids)})",
+    )
+    code, out, _ = hook("UserPromptSubmit", prompt)
+    assert code == 0
+    assert out is not None
+    context = out["hookSpecificOutput"]["additionalContext"]
+    assert "absorb them and continue your own work" in context  # link input, not a request
+    assert "what does X cost?" in context
+    recorded = fixture_payload("claude-code-2.1.330/hook-Stop.json")
+    stop = _event(b, "Stop", last_assistant_message=recorded["last_assistant_message"])
+    assert hook("Stop", stop)[:2] == (0, None)
+    Crossings(room).run_once()
+    [crossing] = [m for m in room.store.history(20) if m["kind"] == "link"]
+    assert crossing["body"] == f"[From @b] {recorded['last_assistant_message']}"
+    assert (crossing["sender"], crossing["recipient"]) == ("b", "a")
+    end = fixture_payload("claude-code-2.1.330/hook-SessionEnd-other.json")
+    assert hook("SessionEnd", {**end, "session_id": b["session_id"]})[0] == 0
+    Crossings(room).run_once()
+    [view] = room.links()
+    assert (view.state.value, view.close_reason) == (
+        "closed",
+        "severed: the responder's session ended",
+    )
+    room.close()

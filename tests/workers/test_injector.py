@@ -1,0 +1,81 @@
+"""The injector worker: one active per room, wakes for the next timer, notices dead agents."""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+from agent_room.adapters.processes import SystemProbe
+from agent_room.adapters.procfs import read_stat
+from agent_room.room import Room
+from agent_room.room.links import Links
+from agent_room.workers import injector as injector_module
+from agent_room.workers.injector import SAFETY_INTERVAL, Injector
+from tests.tmux.conftest import wait_for
+
+
+def open_room(home: Path) -> Room:
+    return Room.open({"AGENT_ROOM_HOME": str(home)})
+
+
+def test_one_injector_works_while_another_stands_by(room_home: Path) -> None:
+    first, second = (
+        Injector(open_room(room_home), SystemProbe()),
+        Injector(open_room(room_home), SystemProbe()),
+    )
+    assert first.run_once()
+    assert not second.run_once()
+    first.release()
+    assert second.run_once()
+    second.release()
+
+
+def test_the_wait_ends_when_the_next_timer_is_due(room: Room) -> None:
+    worker = Injector(room, SystemProbe())
+    assert worker.next_wait() == SAFETY_INTERVAL
+    room.join("a")
+    Links(room).set_timer("a", "anchor", "0.2s", "back")
+    assert 0 < worker.next_wait() <= 0.2
+
+
+def test_a_timer_fires_in_time_without_the_safety_net(
+    room_home: Path, room: Room, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(injector_module, "SAFETY_INTERVAL", 60.0)  # only the timer wakes it
+    room.join("a")
+    timer = Links(room).set_timer("a", "check", "1s", "look at @b")
+    worker = Injector(open_room(room_home), SystemProbe())
+    stop = threading.Event()
+    thread = threading.Thread(target=worker.run, args=(stop,), daemon=True)
+    thread.start()  # its first pass is before the timer is due: then nothing writes
+    try:
+        wait_for(lambda: Links(room).store.timer(timer["id"])["state"] == "fired", 10)  # type: ignore[index]
+        [message] = room.store.unread("a")
+        assert message["body"] == "CHECK: look at @b"
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+        worker.room.close()
+
+
+def test_an_agent_killed_without_its_hook_is_noticed(room: Room, room_home: Path) -> None:
+    proc = subprocess.Popen(["sleep", "600"])
+    stat = read_stat(proc.pid)
+    assert stat is not None
+    room.store.register(
+        {"session_id": "s-a", "state": "idle", "pid": proc.pid, "pid_start": stat.start_ticks},
+        wanted="a",
+        explicit=True,
+        at=room.clock(),
+        alive=lambda *_: True,
+    )
+    proc.kill()
+    proc.wait()
+    worker = Injector(open_room(room_home), SystemProbe())
+    worker.run_once()
+    assert room.store.holder("a")["state"] == "ended"  # type: ignore[index]
+    worker.release()
+    worker.room.close()
