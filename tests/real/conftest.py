@@ -180,6 +180,11 @@ class RealRoom:
         """Press keys (tmux key names) in the pane of @name."""
         self.server.cmd("send-keys", "-t", f"=ac-{name}:", *keys)
 
+    def sessions(self) -> list[str]:
+        """The tmux sessions of the room's server."""
+        result = self.server.cmd("list-sessions", "-F", "#{session_name}")
+        return list(result.stdout) if not result.returncode else []
+
     def who(self) -> dict[str, dict[str, Any]]:
         """``agent-room who --json`` by name."""
         result = self.run("who", "--json")
