@@ -20,14 +20,16 @@ AGENTS = ("backend", "frontend", "infra", "mobile")
 """The demo's agents, in the order they start."""
 
 PROMPTS = {
-    "backend": "DEMO-BACKEND: publish the tasks API and hand the list view to @frontend",
-    "infra": "DEMO-INFRA: bring staging up and tell @backend",
+    "backend": "DEMO-BACKEND: publish the tasks API for frontend",
+    "infra": "DEMO-INFRA: bring staging up and tell backend",
     "mobile": "DEMO-MOBILE: run the database migration",
 }
-"""What the operator types into each agent when the demo starts."""
+"""What the operator types into each agent when the demo starts, in this order. No prompt
+ends in an ``@name``: Claude Code opens a completion menu there, and Enter would pick from
+it instead of submitting."""
 
-PING = "DEMO-PING"
-"""A prompt ``DEMO-PING @NAME`` makes the agent send @NAME a status line."""
+PING = "DEMO-PING to"
+"""A prompt ``DEMO-PING to NAME`` makes the agent send @NAME a status line."""
 
 API = "GET /tasks is live: [{ id, title, done }] (paged, 50 per page)"
 ACK = "Thanks: wiring GET /tasks into the list view"
@@ -67,7 +69,7 @@ def _rules() -> list[Rule]:
     for name in AGENTS:
         rules.append(
             Rule(
-                f"{PING} @{name}",
+                f"{PING} {name}",
                 Reply(bash=f'agent-room send @{name} "status: tests green, nothing blocking"'),
             )
         )

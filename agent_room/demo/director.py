@@ -15,6 +15,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,10 @@ from agent_room.room import Room
 
 PINGS = (("backend", "infra"), ("infra", "frontend"), ("frontend", "backend"))
 """Who pings whom, in turn (@mobile sits in its permission dialog)."""
+ENTERS = 3
+"""Extra Enters at most for a prompt that was typed but not submitted."""
+TURN = 60.0
+"""Seconds a first prompt's turn may take before the next agent gets its prompt."""
 
 
 class Director:
@@ -49,7 +54,7 @@ class Director:
         return row
 
     def type(self, name: str, text: str) -> bool:
-        """Type ``text`` and Enter into @name's pane if it is ready; whether it was typed."""
+        """Type ``text`` into @name's pane if it is ready, and see it submitted."""
         row = self._ready(name)
         if row is None:
             return False
@@ -57,24 +62,52 @@ class Director:
         if self.tmux.typing_refusal(socket, pane, row["pid"], row["pid_start"]):
             return False
         try:
-            return self.tmux.type_line(socket, pane, text, settle=settle_for(str(row["agent"])))
+            self.tmux.type_line(socket, pane, text, settle=settle_for(str(row["agent"])))
+            # a client that has only just started can drop the first Enter: press it again
+            for _ in range(ENTERS):
+                if self._started(row, text):
+                    return True
+                if text in self.tmux.capture(socket, pane):
+                    self.tmux.press_enter(socket, pane)
         except TmuxError:
             return False
+        return self._started(row, text)
+
+    def _started(self, row: dict[str, Any], text: str, wait: float = 2.0) -> bool:
+        """Whether the agent's hook saw the prompt ``text`` (waits up to ``wait`` seconds)."""
+        deadline = time.monotonic() + wait
+        while True:
+            turns = self.room.store.turns(str(row["session_id"]), limit=5)
+            if any((t["prompt"] or "").strip() == text for t in turns):
+                return True
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.1)
+
+    def _done(self, name: str, prompt: str) -> bool:
+        """Whether @name finished the turn ``prompt`` started, or sits in a dialog."""
+        row = self.room.store.holder(name)
+        if row is None or row["state"] in ("waiting", "ended"):
+            return True
+        turns = self.room.store.turns(str(row["session_id"]), limit=5)
+        return any((t["prompt"] or "").strip() == prompt and t["stopped_at"] for t in turns)
 
     def run(self, stop: threading.Event) -> None:
-        """First prompts as agents become ready, then pings until done or stopped."""
-        waiting = dict(PROMPTS)
-        while waiting and not stop.is_set():
-            for name, prompt in list(waiting.items()):
-                if self.type(name, prompt):
-                    del waiting[name]
-            stop.wait(0.2)
+        """First prompts one agent at a time, then pings until done or stopped."""
+        for name, prompt in PROMPTS.items():
+            while not stop.is_set() and not self.type(name, prompt):
+                stop.wait(0.2)
+            # let the turn run before the next prompt: the story reads in order
+            deadline = time.monotonic() + TURN
+            while not stop.wait(0.2) and time.monotonic() < deadline:
+                if self._done(name, prompt):
+                    break
         sent = 0
         turn = 0
         while sent < self.pings and not stop.wait(self.interval):
             sender, peer = PINGS[turn % len(PINGS)]
             turn += 1
-            if self.type(sender, f"{PING} @{peer}"):
+            if self.type(sender, f"{PING} {peer}"):
                 sent += 1
 
 

@@ -33,6 +33,8 @@ MARK = "demo.json"
 SESSION = "demo"
 API_KEY = "sk-ant-api03-agent-room-demo-0123456789abcdefghij"
 """Any key does for the stand-in; the client is told it was approved."""
+STOP_GRACE = 10.0
+"""Seconds the agents get to exit when the demo stops."""
 CLIENT_TIMEOUT = 60.0
 """Seconds the model stand-in may take to come up."""
 LEAKED: tuple[str, ...] = ("TMUX", "TMUX_PANE", "AGENT_ROOM_NAME", "AGENT_ROOM_PARENT")
@@ -117,8 +119,10 @@ class _Setup:
         )
         if claude:
             self.env["AGENT_ROOM_CLAUDE"] = claude_binary(environ)
+            (demo.root / "tmp").mkdir(mode=0o700)
             self.env.update(
                 HOME=str(demo.root / "home"),
+                TMPDIR=str(demo.root / "tmp"),  # the clients' sockets and notes go with the demo
                 ANTHROPIC_API_KEY=API_KEY,
                 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
             )
@@ -220,16 +224,42 @@ def running() -> Iterator[Demo]:
             yield Demo(path)
 
 
+def _pane_pids(demo: Demo) -> list[int]:
+    proc = subprocess.run(
+        [_tmux(), "-S", str(demo.socket), "list-panes", "-a", "-F", "#{pane_pid}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return [int(p) for p in proc.stdout.split() if p.isdigit()] if proc.returncode == 0 else []
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    with contextlib.suppress(OSError):  # a zombie has exited
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
+    return False
+
+
 def stop(demo: Demo) -> None:
-    """End the demo's tmux server (its agents with it) and remove its folder."""
+    """End the demo's tmux server and its agents, then remove its folder.
+
+    The agents are waited for: a real client runs its SessionEnd hook on the way out,
+    and that hook writes into the room.
+    """
+    pids: list[int] = []
     if demo.socket.exists():
         with contextlib.suppress(NotFound):
+            pids = _pane_pids(demo)
             subprocess.run(
                 [_tmux(), "-S", str(demo.socket), "kill-server"], capture_output=True, check=False
             )
-    deadline = time.monotonic() + 5.0
-    while True:  # an agent's last hook may still write into the room for a moment
-        shutil.rmtree(demo.root, ignore_errors=True)
-        if not demo.root.exists() or time.monotonic() > deadline:
-            return
-        time.sleep(0.1)
+    deadline = time.monotonic() + STOP_GRACE
+    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    shutil.rmtree(demo.root, ignore_errors=True)

@@ -57,7 +57,7 @@ def _tmux(env: dict[str, str], *args: str) -> list[str]:
 
 
 def _screen(env: dict[str, str], name: str) -> str:
-    return "\n".join(_tmux(env, "capture-pane", "-p", "-J", "-t", f"=ac-{name}:"))
+    return "\n".join(_tmux(env, "capture-pane", "-p", "-J", "-S", "-", "-t", f"=ac-{name}:"))
 
 
 def _who(cli: Cli, env: dict[str, str]) -> dict[str, dict[str, Any]]:
