@@ -1,16 +1,23 @@
-"""``agent-room demo``: a short scripted session in a throw-away room.
+"""``agent-room demo``: a room a newcomer can watch, with nothing else installed.
 
-Shows a newcomer the bus without anything else installed: two agents join, one sends a
-message and a handover, the operator approves, the other reads its inbox.
+By default a private tmux server with four simulated agents (``agent_room.demo``), the
+delivery worker and the console; ``--claude`` runs real Claude Code clients against the
+built-in model stand-in instead. In a terminal it attaches; ``--detach`` only sets it up;
+without a terminal it runs for a while, prints the room and stops. ``--stop`` ends every
+demo of this user. ``--script`` is the short scripted walk-through of the bus (no tmux):
+two agents join, one sends a message and a handover, the operator approves, the other
+reads its inbox.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agent_room.core.format import format_messages
 from agent_room.core.handover import HandoverFields
@@ -23,7 +30,88 @@ def _say(text: str, pause: float) -> None:
     time.sleep(pause)
 
 
+if TYPE_CHECKING:
+    from agent_room.demo.room import Demo
+
+LOOK = 60.0
+"""Seconds a demo without a terminal runs at most before it prints the room and stops."""
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
+    """The demo room: start (attach, detach or a short look), or stop every one."""
+    if args.script or args.fast:
+        return walk_through(args)
+    from agent_room.demo import room as demo_room
+
+    if args.stop:
+        stopped = list(demo_room.running())
+        for demo in stopped:
+            demo_room.stop(demo)
+        print(f"stopped {len(stopped)} demo room(s)", file=sys.stderr)
+        return 0
+    demo = demo_room.start(os.environ, claude=args.claude)
+    kind = "real Claude Code clients" if args.claude else "four simulated agents"
+    attach = " ".join(demo.attach_argv())
+    terminal = sys.stdin.isatty() and sys.stdout.isatty()
+    if args.detach:
+        sys.stdout.write(demo.exports())
+        print(
+            f"The demo room runs with {kind} in {demo.root}.\n"
+            f"Watch it: {attach}   (detach: C-b d)\n"
+            "Use agent-room on it: eval the two export lines above.\n"
+            "Stop it: agent-room demo --stop",
+            file=sys.stderr,
+        )
+        return 0
+    if terminal and args.seconds is None:
+        print(f"Attaching to the demo room ({kind}). Detach: C-b d. Stop: agent-room demo --stop")
+        sys.stdout.flush()
+        env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
+        os.execve(demo.attach_argv()[0], demo.attach_argv(), env)  # noqa: S606
+    return _look(demo, kind, LOOK if args.seconds is None else args.seconds)
+
+
+def _look(demo: Demo, kind: str, seconds: float) -> int:
+    """Without a terminal: let the room run until it shows everything, print it, stop."""
+    from agent_room.demo import room as demo_room
+    from agent_room.room import Room
+
+    print(f"A demo room with {kind} in {demo.root} (no terminal: a short look)", flush=True)
+    room = Room.open({"AGENT_ROOM_HOME": str(demo.home)})
+    try:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline and not _settled(room):
+            time.sleep(0.5)
+        print("\n$ agent-room who")
+        for row in room.who():
+            note = f"  ({row['delivery']})" if row["delivery"] else ""
+            print(f"  @{row['name']:<9} {row['state']:<8} pane {row['pane']}{note}")
+        print("\n$ agent-room handovers")
+        for row in room.pending_handovers():
+            print(f"  #{row['message_id']}  @{row['sender']} -> @{row['recipient']}")
+        print("\n$ agent-room history")
+        sys.stdout.write(format_messages(room.history(10)))
+    finally:
+        room.close()
+        demo_room.stop(demo)
+    print("\nThe demo room is gone again. In a terminal, `agent-room demo` lets you watch it.")
+    return 0
+
+
+def _settled(room: Room) -> bool:
+    """The story has been told: a handover waits, a dialog is open, messages went out."""
+    states = {row["name"]: row["state"] for row in room.who()}
+    delivered = [m for m in room.history(50) if m["status"] == "delivered"]
+    return (
+        len(states) >= 4
+        and "waiting" in states.values()
+        and bool(room.pending_handovers())
+        and len(delivered) >= 2
+    )
+
+
+def walk_through(args: argparse.Namespace) -> int:
+    """The scripted walk-through of the bus, in a throw-away room (no tmux)."""
     pause = 0.0 if args.fast else 0.6
     with tempfile.TemporaryDirectory(prefix="agent-room-demo-") as tmp:
         room = Room(SqliteStore(Path(tmp) / "room"))

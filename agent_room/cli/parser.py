@@ -185,8 +185,26 @@ def _room_commands(sub: _Only) -> None:
     p.add_argument("--step", type=int, default=5, help="file-event step, ms")
     p.set_defaults(handler=_lazy("agent_room.cli.watch", "cmd_watch"))
 
-    p = sub.add_parser("demo", help="a short scripted session in a throw-away room")
-    p.add_argument("--fast", action="store_true", help="no pauses")
+    p = sub.add_parser(
+        "demo", help="a demo room to watch: four simulated agents in tmux, and the console"
+    )
+    p.add_argument(
+        "--claude", action="store_true", help="real Claude Code clients (a built-in model stand-in)"
+    )
+    p.add_argument(
+        "--detach", action="store_true", help="set it up and print how to watch and stop it"
+    )
+    p.add_argument("--stop", action="store_true", help="stop every demo room of yours")
+    p.add_argument(
+        "--seconds",
+        type=float,
+        metavar="N",
+        help="do not attach: run up to N seconds, print the room, stop",
+    )
+    p.add_argument(
+        "--script", action="store_true", help="a short scripted walk-through of the bus (no tmux)"
+    )
+    p.add_argument("--fast", action="store_true", help="the walk-through without pauses")
     p.set_defaults(handler=_lazy("agent_room.cli.demo", "cmd_demo"))
 
     p = sub.add_parser("plugin", help="the Claude Code plugin shipped with agent-room")

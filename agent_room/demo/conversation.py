@@ -1,0 +1,85 @@
+"""The demo room's conversation: one script for the simulated agents and the real ones.
+
+A simulated agent "thinks" with this script and a real Claude Code gets it from the
+model stand-in, so both demos tell the same story: @backend publishes an API to
+@frontend, and once @frontend answers hands it the next piece of work (the handover waits
+for the operator),
+@infra reports to @backend, @mobile asks to run a command outside its allowed tools
+and sits in a permission dialog until someone answers it, and the director keeps a
+little traffic going with pings. Rules key off what the agent is shown (its prompt,
+the messages its hooks hand over, or a tool result), never off a turn count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from agent_room.demo.model_api import Reply, Rule, Script
+
+AGENTS = ("backend", "frontend", "infra", "mobile")
+"""The demo's agents, in the order they start."""
+
+PROMPTS = {
+    "backend": "DEMO-BACKEND: publish the tasks API for frontend",
+    "infra": "DEMO-INFRA: bring staging up and tell backend",
+    "mobile": "DEMO-MOBILE: run the database migration",
+}
+"""What the operator types into each agent when the demo starts, in this order. No prompt
+ends in an ``@name``: Claude Code opens a completion menu there, and Enter would pick from
+it instead of submitting."""
+
+PING = "DEMO-PING to"
+"""A prompt ``DEMO-PING to NAME`` makes the agent send @NAME a status line."""
+
+API = "GET /tasks is live: [{ id, title, done }] (paged, 50 per page)"
+ACK = "Thanks: wiring GET /tasks into the list view"
+MIGRATION = "touch migration.done"
+"""Outside ``Bash(agent-room:*)``: the client asks for permission first."""
+
+
+def _handover() -> str:
+    return (
+        'agent-room send @frontend --handover --changed "Added GET /tasks and PATCH /tasks/:id"'
+        ' --files "api/tasks.py; api/schema.py" --todo "Build the task list view"'
+        ' --contract "Task = { id: string, title: string, done: boolean }" --breaking none'
+    )
+
+
+def _rules() -> list[Rule]:
+    rules = [
+        Rule(
+            PROMPTS["backend"],
+            Reply("Publishing the API.", bash=f'agent-room send @frontend "{API}"'),
+        ),
+        Rule(
+            PROMPTS["infra"],
+            Reply(
+                "Staging is up.",
+                bash='agent-room send @backend "Staging database is up: postgres://staging:5432/tasks"',
+            ),
+        ),
+        Rule(PROMPTS["mobile"], Reply("The migration needs a shell command.", bash=MIGRATION)),
+        Rule(API, Reply("Wiring it in.", bash=f'agent-room send @backend "{ACK}"')),
+        Rule(ACK, Reply("Handing the list view over.", bash=_handover())),
+        Rule(
+            "Build the task list view",
+            Reply("On it: building the task list view against GET /tasks."),
+        ),
+    ]
+    for name in AGENTS:
+        rules.append(
+            Rule(
+                f"{PING} {name}",
+                Reply(bash=f'agent-room send @{name} "status: tests green, nothing blocking"'),
+            )
+        )
+    return rules
+
+
+def demo_script() -> Script:
+    """A fresh script with the demo's rules."""
+    return Script(_rules())
+
+
+SCRIPTS: dict[str, Callable[[], Script]] = {"demo": demo_script}
+"""Scripts by name, for ``python -m agent_room.demo.model_api --script NAME``."""

@@ -1,0 +1,265 @@
+"""Setting up and tearing down a demo room: its own tmux server, room and agents.
+
+Everything lives in one private temporary directory (``mkdtemp``: 0700, a fresh name,
+never a fixed path in /tmp): the room (``room/``), the tmux server's socket (``t``), the
+agents' working folders (``work/NAME``) and, for real clients, their HOME. The tmux
+server holds session ``demo`` with the console, the delivery worker and the director,
+and one session ``ac-NAME`` per agent, started by ``agent-room start`` as a user would.
+``demo.json`` marks the folder as a demo, so ``agent-room demo --stop`` finds every demo
+of this user by looking for marked folders it owns, and removes nothing else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import NamedTuple
+
+from agent_room.core.errors import NotFound, Refused
+from agent_room.demo.conversation import AGENTS
+from agent_room.room import Room
+
+PREFIX = "agent-room-demo-"
+MARK = "demo.json"
+SESSION = "demo"
+API_KEY = "sk-ant-api03-agent-room-demo-0123456789abcdefghij"
+"""Any key does for the stand-in; the client is told it was approved."""
+STOP_GRACE = 10.0
+"""Seconds the agents get to exit when the demo stops."""
+CLIENT_TIMEOUT = 60.0
+"""Seconds the model stand-in may take to come up."""
+LEAKED: tuple[str, ...] = ("TMUX", "TMUX_PANE", "AGENT_ROOM_NAME", "AGENT_ROOM_PARENT")
+LEAKED += ("CLAUDECODE", "CLAUDE_PID", "CLAUDE_CODE_SESSION_ID", "CLAUDE_CODE_ENTRYPOINT")
+LEAKED += ("CLAUDE_CODE_MESSAGING_SOCKET",)
+"""Variables of whoever starts the demo that would misidentify its agents."""
+
+
+class Demo(NamedTuple):
+    """One demo room on disk."""
+
+    root: Path
+
+    @property
+    def home(self) -> Path:
+        """The room (``$AGENT_ROOM_HOME``)."""
+        return self.root / "room"
+
+    @property
+    def socket(self) -> Path:
+        """The tmux server's socket (``$AGENT_ROOM_TMUX``)."""
+        return self.root / "t"
+
+    def attach_argv(self) -> list[str]:
+        """The command that attaches a terminal to the demo's console."""
+        return [_tmux(), "-S", str(self.socket), "attach-session", "-t", f"={SESSION}"]
+
+    def exports(self) -> str:
+        """Shell lines that point ``agent-room`` at this room."""
+        return f"export AGENT_ROOM_HOME={self.home}\nexport AGENT_ROOM_TMUX={self.socket}\n"
+
+
+def _tmux() -> str:
+    found = shutil.which("tmux")
+    if found is None:
+        raise NotFound("tmux is not installed: the demo runs its agents in tmux (apt install tmux)")
+    return found
+
+
+def _agent_room() -> list[str]:
+    """This install's ``agent-room`` (beside this Python), else ``python -m agent_room``."""
+    beside = Path(sys.executable).parent / "agent-room"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return [str(beside)]
+    return [sys.executable, "-m", "agent_room"]
+
+
+def claude_binary(environ: Mapping[str, str]) -> str:
+    """The Claude Code to run: $AGENT_ROOM_CLAUDE, else ``claude`` on PATH."""
+    given = environ.get("AGENT_ROOM_CLAUDE") or shutil.which("claude", path=environ.get("PATH"))
+    if not given or not os.access(given, os.X_OK):
+        raise NotFound("Claude Code not found: install it or set AGENT_ROOM_CLAUDE (demo --claude)")
+    return str(Path(given).absolute())
+
+
+def _write_claude_json(home: Path, folders: list[Path]) -> None:
+    """Onboarding done, the key approved, the folders trusted (DESIGN.md section 6)."""
+    home.mkdir(mode=0o700)
+    config = {
+        "hasCompletedOnboarding": True,
+        "customApiKeyResponses": {"approved": [API_KEY[-20:]], "rejected": []},
+        "projects": {str(f): {"hasTrustDialogAccepted": True} for f in folders},
+        "fullscreenUpsellSeenCount": 99,
+        "hasSeenAutoDefaultNotice": True,
+    }
+    (home / ".claude.json").write_text(json.dumps(config))
+
+
+class _Setup:
+    """The steps of one demo's start, with the environment they share."""
+
+    def __init__(self, demo: Demo, environ: Mapping[str, str], claude: bool) -> None:
+        self.demo = demo
+        self.claude = claude
+        self.tmux = [_tmux(), "-S", str(demo.socket)]
+        path = os.pathsep.join([str(Path(sys.executable).parent), environ.get("PATH", "")])
+        self.env = {k: v for k, v in environ.items() if k not in LEAKED}
+        self.env.update(
+            PATH=path,
+            AGENT_ROOM_HOME=str(demo.home),
+            AGENT_ROOM_TMUX=str(demo.socket),
+        )
+        if claude:
+            self.env["AGENT_ROOM_CLAUDE"] = claude_binary(environ)
+            (demo.root / "tmp").mkdir(mode=0o700)
+            self.env.update(
+                HOME=str(demo.root / "home"),
+                TMPDIR=str(demo.root / "tmp"),  # the clients' sockets and notes go with the demo
+                ANTHROPIC_API_KEY=API_KEY,
+                CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+            )
+            for var in ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "CLAUDE_CONFIG_DIR"):
+                self.env.pop(var, None)
+
+    def run(self, *argv: str) -> None:
+        proc = subprocess.run(argv, env=self.env, capture_output=True, text=True, check=False)
+        if proc.returncode:
+            detail = (proc.stderr or proc.stdout).strip().splitlines()
+            raise Refused(f"demo setup failed at {Path(argv[0]).name} {argv[1]}: {detail[-1:]}")
+
+    def server(self) -> None:
+        """The tmux server with the console; the window stays open when the console quits."""
+        console = _agent_room()
+        self.run(
+            *self.tmux,
+            "new-session", "-d", "-s", SESSION, "-n", "console", "-x", "160", "-y", "48",
+            "-c", str(self.demo.root), "--", *console,
+            ";", "set-option", "-w", "-t", f"={SESSION}:console", "remain-on-exit", "on",
+        )  # fmt: skip
+
+    def window(self, name: str, *command: str) -> None:
+        self.run(
+            *self.tmux, "new-window", "-d", "-t", f"={SESSION}:", "-n", name,
+            "-c", str(self.demo.root), "--", *command,
+        )  # fmt: skip
+
+    def model_url(self) -> str:
+        """Wait for the director's model stand-in and hand its URL to the clients."""
+        url_file = self.demo.root / "model-url"
+        deadline = time.monotonic() + CLIENT_TIMEOUT
+        while not url_file.exists():
+            if time.monotonic() > deadline:
+                raise Refused("the demo's model stand-in did not start")
+            time.sleep(0.05)
+        url = url_file.read_text().strip()
+        self.run(*self.tmux, "set-environment", "-g", "ANTHROPIC_BASE_URL", url)
+        return url
+
+    def agent(self, name: str) -> None:
+        work = self.demo.root / "work" / name
+        start = [*_agent_room(), "start", name, "--cwd", str(work), "--detach"]
+        if not self.claude:
+            simulator = [sys.executable, "-m", "agent_room.demo.simulator"]
+            start += ["--agent", "command", "--agent-kind", "simulated", "--", *simulator]
+        elif name == "mobile":  # manual mode: its command outside the allowed tools asks first
+            start += ["--", "--permission-mode", "default"]
+        self.run(*start)
+
+
+def start(environ: Mapping[str, str], *, claude: bool = False) -> Demo:
+    """Create a demo room and start it running: console, worker, director, four agents."""
+    demo = Demo(Path(tempfile.mkdtemp(prefix=PREFIX)))
+    try:
+        folders = [demo.root / "work" / name for name in AGENTS]
+        for folder in folders:
+            folder.mkdir(parents=True)
+        (demo.root / MARK).write_text(json.dumps({"claude": claude, "pid": os.getpid()}))
+        if claude:
+            _write_claude_json(demo.root / "home", folders)
+        setup = _Setup(demo, environ, claude)
+        Room.open({"AGENT_ROOM_HOME": str(demo.home)}).close()  # schema first, then writers
+        setup.server()
+        setup.window("watch", *_agent_room(), "watch")
+        director = [sys.executable, "-m", "agent_room.demo.director"]
+        if claude:
+            director += ["--claude", "--url-file", str(demo.root / "model-url")]
+        setup.window("director", *director)
+        if claude:
+            setup.model_url()
+        for name in AGENTS:
+            setup.agent(name)
+    except BaseException:
+        stop(demo)
+        raise
+    return demo
+
+
+def _owned_demo(path: Path) -> bool:
+    """A folder this user made for a demo: a real directory, ours, private, marked."""
+    try:
+        info = path.lstat()
+    except OSError:
+        return False
+    return (
+        stat.S_ISDIR(info.st_mode)
+        and info.st_uid == os.getuid()
+        and not info.st_mode & 0o077
+        and (path / MARK).is_file()
+    )
+
+
+def running() -> Iterator[Demo]:
+    """Every demo room of this user in the temporary directory."""
+    base = Path(tempfile.gettempdir())
+    for path in sorted(base.glob(f"{PREFIX}*")):
+        if _owned_demo(path):
+            yield Demo(path)
+
+
+def _pane_pids(demo: Demo) -> list[int]:
+    proc = subprocess.run(
+        [_tmux(), "-S", str(demo.socket), "list-panes", "-a", "-F", "#{pane_pid}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return [int(p) for p in proc.stdout.split() if p.isdigit()] if proc.returncode == 0 else []
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    with contextlib.suppress(OSError):  # a zombie has exited
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
+    return False
+
+
+def stop(demo: Demo) -> None:
+    """End the demo's tmux server and its agents, then remove its folder.
+
+    The agents are waited for: a real client runs its SessionEnd hook on the way out,
+    and that hook writes into the room.
+    """
+    pids: list[int] = []
+    if demo.socket.exists():
+        with contextlib.suppress(NotFound):
+            pids = _pane_pids(demo)
+            subprocess.run(
+                [_tmux(), "-S", str(demo.socket), "kill-server"], capture_output=True, check=False
+            )
+    deadline = time.monotonic() + STOP_GRACE
+    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    shutil.rmtree(demo.root, ignore_errors=True)

@@ -1,0 +1,147 @@
+"""``agent-room demo``: a real tmux server with four simulated agents, run as a user would."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import Cli, require_tool
+from tests.tmux.conftest import wait_for
+
+SETTLE = 60.0
+"""Seconds the demo may take to tell its story on a busy 2-core machine."""
+
+
+@pytest.fixture(autouse=True)
+def _need_tmux() -> None:
+    require_tool(shutil.which("tmux") is not None, "tmux")
+
+
+@pytest.fixture
+def tmp_root(tmp_path: Path) -> Path:
+    """The temporary directory the demo makes its room in (``$TMPDIR``)."""
+    root = tmp_path / "t"
+    root.mkdir()
+    return root
+
+
+@pytest.fixture
+def demo(cli: Cli, tmp_root: Path) -> Iterator[dict[str, str]]:
+    """A demo started with ``--detach``: the environment that points at its room."""
+    started = cli("demo", "--detach", env={"TMPDIR": str(tmp_root)})
+    assert started.code == 0, started.err
+    exports = dict(line.removeprefix("export ").split("=", 1) for line in started.out.splitlines())
+    assert set(exports) == {"AGENT_ROOM_HOME", "AGENT_ROOM_TMUX"}
+    assert "agent-room demo --stop" in started.err
+    yield {**exports, "TMPDIR": str(tmp_root)}
+    cli("demo", "--stop", env={"TMPDIR": str(tmp_root)})
+
+
+def _json(cli: Cli, env: dict[str, str], *args: str) -> Any:
+    result = cli(*args, "--json", env=env)
+    assert result.code == 0, result.err
+    return json.loads(result.out)
+
+
+def _tmux(env: dict[str, str], *args: str) -> list[str]:
+    proc = subprocess.run(
+        ["tmux", "-S", env["AGENT_ROOM_TMUX"], *args], capture_output=True, text=True, check=False
+    )
+    return proc.stdout.splitlines() if proc.returncode == 0 else []
+
+
+def _screen(env: dict[str, str], name: str) -> str:
+    return "\n".join(_tmux(env, "capture-pane", "-p", "-J", "-S", "-", "-t", f"=ac-{name}:"))
+
+
+def _who(cli: Cli, env: dict[str, str]) -> dict[str, dict[str, Any]]:
+    return {row["name"]: row for row in _json(cli, env, "who")}
+
+
+def _delivered(cli: Cli, env: dict[str, str]) -> list[dict[str, Any]]:
+    return [m for m in _json(cli, env, "history", "50") if m["status"] == "delivered"]
+
+
+def test_the_demo_room_runs_and_a_handover_is_approved(
+    cli: Cli, demo: dict[str, str], tmp_root: Path
+) -> None:
+    windows = _tmux(demo, "list-windows", "-t", "=demo", "-F", "#{window_name}")
+    assert windows == ["console", "watch", "director"]
+    console = _tmux(demo, "display-message", "-p", "-t", "=demo:console", "#{pane_start_command}")
+    assert "agent-room" in console[0]
+    assert _tmux(demo, "show-environment", "-g", "AGENT_ROOM_HOME") == [
+        f"AGENT_ROOM_HOME={demo['AGENT_ROOM_HOME']}"
+    ]
+
+    wait_for(lambda: len(_who(cli, demo)) == 4, timeout=SETTLE)
+    panes = {
+        line.split()[0]: line.split()[1:]
+        for line in _tmux(demo, "list-panes", "-a", "-F", "#{session_name} #{pane_id} #{pane_pid}")
+    }
+    for name, row in _who(cli, demo).items():
+        assert [row["pane"], str(row["pid"])] == panes[f"ac-{name}"]
+        assert row["agent"] == "simulated"
+
+    # the story: messages flow, a handover waits, @mobile sits in a permission dialog
+    wait_for(lambda: _json(cli, demo, "handovers"), timeout=SETTLE)
+    wait_for(lambda: _who(cli, demo)["mobile"]["state"] == "waiting", timeout=SETTLE)
+    wait_for(lambda: len(_delivered(cli, demo)) >= 3, timeout=SETTLE)
+    (handover,) = _json(cli, demo, "handovers")
+    assert (handover["sender"], handover["recipient"]) == ("backend", "frontend")
+    assert "Thanks: wiring GET /tasks" in _screen(demo, "backend")  # a reply came back
+    assert "Build the task list view" not in _screen(demo, "frontend")  # held for approval
+
+    approved = cli("approve", str(handover["message_id"]), env=demo)
+    assert approved.code == 0, approved.err
+    wait_for(lambda: "On it: building the task list view" in _screen(demo, "frontend"), SETTLE)
+    wait_for(lambda: "was approved by the operator" in _screen(demo, "backend"), SETTLE)
+    assert _json(cli, demo, "handovers") == []
+
+    # nothing was typed into the open dialog: the worker holds @mobile's messages
+    mobile = _screen(demo, "mobile")
+    assert "Do you want to proceed?" in mobile
+    assert "[agent-room] " not in mobile.partition("Do you want to proceed?")[2]
+    assert _who(cli, demo)["mobile"]["state"] == "waiting"
+
+    stopped = cli("demo", "--stop", env={"TMPDIR": str(tmp_root)})
+    assert stopped.code == 0, stopped.err
+    assert stopped.err == "stopped 1 demo room(s)\n"
+    assert list(tmp_root.iterdir()) == []
+    assert _tmux(demo, "list-sessions") == []
+
+
+def test_without_a_terminal_the_demo_prints_the_room_and_stops(cli: Cli, tmp_root: Path) -> None:
+    result = cli("demo", env={"TMPDIR": str(tmp_root)})
+    assert result.code == 0, result.err
+    assert "no terminal: a short look" in result.out
+    for name in ("backend", "frontend", "infra", "mobile"):
+        assert f"@{name}" in result.out
+    assert "#4  @backend -> @frontend" in result.out or "@backend -> @frontend" in result.out
+    assert "waiting" in result.out
+    assert "The demo room is gone again" in result.out
+    assert list(tmp_root.iterdir()) == []
+
+
+def test_the_scripted_walk_through_still_runs(cli: Cli) -> None:
+    result = cli("demo", "--script", "--fast")
+    assert result.code == 0, result.err
+    assert "approved" in result.out
+    assert "The room is gone again" in result.out
+
+
+def test_stop_leaves_what_is_not_a_demo_alone(cli: Cli, tmp_root: Path) -> None:
+    lookalike = tmp_root / "agent-room-demo-notmine"
+    lookalike.mkdir(mode=0o755)  # not private: not made by the demo
+    (lookalike / "demo.json").write_text("{}")
+    unmarked = tmp_root / "agent-room-demo-unmarked"
+    unmarked.mkdir(mode=0o700)
+    result = cli("demo", "--stop", env={"TMPDIR": str(tmp_root)})
+    assert (result.code, result.err) == (0, "stopped 0 demo room(s)\n")
+    assert lookalike.exists()
+    assert unmarked.exists()

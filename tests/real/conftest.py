@@ -1,0 +1,234 @@
+"""The real-client tier: Claude Code (pinned, from npm) in tmux against the model stand-in.
+
+Each test gets an isolated HOME whose ``.claude.json`` skips onboarding and trusts the
+agents' folders, the scripted model stand-in on a free local port, a private tmux server
+(``$AGENT_ROOM_TMUX``; the first ``agent-room start`` creates it with this environment),
+and its own room. No network: everything the client asks for is answered locally.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import libtmux
+import pytest
+
+from agent_room.demo.model_api import ModelApi, Script
+from agent_room.room import Room
+from tests.conftest import REPO, Cli, Result, require_tool
+from tests.real.model import Conversations
+from tests.tmux.conftest import wait_for
+
+API_KEY = "sk-ant-api03-standin-0123456789abcdefghijklmnop"
+STARTUP = 60.0
+"""Seconds a client may take to reach its prompt (several on this 2-core machine)."""
+TURN = 60.0
+"""Seconds a scripted turn (hooks, tool calls, deliveries) may take."""
+PROMPT = "\u276f"
+"""The input prompt of Claude Code 2.1.330 (a heavy right-pointing angle)."""
+
+
+def claude_binary() -> Path:
+    """The pinned client: $AGENT_ROOM_CLAUDE (set by .ci/test), else the project's copy."""
+    given = os.environ.get("AGENT_ROOM_CLAUDE")
+    return (
+        Path(given)
+        if given
+        else REPO / ".tools" / "claude-code" / "node_modules" / ".bin" / "claude"
+    )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test of this folder is in the ``real`` tier (select it with ``-m real``)."""
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(item.path).parents:
+            item.add_marker(pytest.mark.real)
+
+
+@pytest.fixture(autouse=True)
+def _need_tools() -> None:
+    require_tool(shutil.which("tmux") is not None, "tmux")
+    binary = claude_binary()
+    require_tool(binary.is_file() and os.access(binary, os.X_OK), f"Claude Code at {binary}")
+
+
+@pytest.fixture
+def script() -> Script:
+    """The model's script: tests add rules to it."""
+    return Script()
+
+
+@pytest.fixture
+def model_api(script: Script) -> Iterator[ModelApi]:
+    """The model stand-in, serving ``script`` and recording every request."""
+    with ModelApi(script) as api:
+        yield api
+
+
+def _socket(server: libtmux.Server) -> str:
+    base = os.environ.get("TMUX_TMPDIR", "/tmp")
+    return f"{base}/tmux-{os.getuid()}/{server.socket_name}"
+
+
+class RealRoom:
+    """The room of one test, with real clients started through ``agent-room start``."""
+
+    def __init__(self, root: Path, api: ModelApi, server: libtmux.Server, room_home: Path):
+        self.root = root
+        self.api = api
+        self.server = server
+        self.socket = _socket(server)
+        self.home = root / "home"
+        self.home.mkdir()
+        self.room_home = room_home
+        self.seen = Conversations(api)
+        venv_bin = str(Path(sys.executable).parent)
+        inherited = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("ANTHROPIC_", "CLAUDE", "TMUX", "AGENT_ROOM_"))
+        }
+        self.env = {
+            **inherited,
+            "HOME": str(self.home),
+            "PATH": f"{venv_bin}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
+            "ANTHROPIC_BASE_URL": api.url,
+            "ANTHROPIC_API_KEY": API_KEY,
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "AGENT_ROOM_HOME": str(room_home),
+            "AGENT_ROOM_TMUX": self.socket,
+            "AGENT_ROOM_CLAUDE": str(claude_binary()),
+        }
+        self.cli = Cli(room_home)
+        self._trusted: dict[str, Any] = {}
+        self._watch: subprocess.Popen[bytes] | None = None
+
+    def _write_claude_json(self) -> None:
+        config = {
+            "hasCompletedOnboarding": True,
+            "customApiKeyResponses": {"approved": [API_KEY[-20:]], "rejected": []},
+            "projects": self._trusted,
+            "fullscreenUpsellSeenCount": 99,
+            "hasSeenAutoDefaultNotice": True,
+        }
+        (self.home / ".claude.json").write_text(json.dumps(config))
+
+    def run(self, *args: str, name: str | None = None) -> Result:
+        """``agent-room ARGS`` in this room's environment."""
+        env = dict(self.env)
+        if name:
+            env["AGENT_ROOM_NAME"] = name
+        return self.cli(*args, env=env)
+
+    def start(self, *names: str, args: Sequence[str] = ()) -> None:
+        """Start Claude Code as each @name with ``agent-room start``; wait for the prompts.
+
+        All at once: a running client rewrites ``.claude.json``, so the folders are
+        trusted before the first one starts.
+        """
+        assert not self._trusted, "start every agent of a test in one call"
+        for name in names:
+            work = self.root / name
+            work.mkdir()
+            self._trusted[str(work)] = {"hasTrustDialogAccepted": True}
+        self._write_claude_json()
+        tail = ["--", *args] if args else []
+        for name in names:
+            result = self.run("start", name, "--cwd", str(self.root / name), "--detach", *tail)
+            assert result.code == 0, result.err
+        for name in names:
+            self.wait(lambda n=name: self.member(n).get("state") == "idle", STARTUP, name)  # type: ignore[misc]
+            self.wait(lambda n=name: PROMPT in self.screen(n), STARTUP, name)  # type: ignore[misc]
+
+    def wait(self, check: Callable[[], object], timeout: float = TURN, *names: str) -> object:
+        """``wait_for``, and on a timeout the room and the panes of ``names`` in the error."""
+        try:
+            return wait_for(check, timeout=timeout)
+        except AssertionError as exc:
+            screens = "\n".join(f"--- pane of @{n}:\n{self.screen(n)}" for n in names)
+            raise AssertionError(f"{exc}\n--- who: {self.who()}\n{screens}") from None
+
+    def pane(self, name: str) -> libtmux.Pane:
+        """The pane of session ac-NAME."""
+        session = self.server.sessions.get(session_name=f"ac-{name}")
+        assert session is not None
+        pane = session.active_window.active_pane
+        assert pane is not None
+        return pane
+
+    def screen(self, name: str) -> str:
+        """What the pane of @name shows now."""
+        out = self.server.cmd("capture-pane", "-p", "-t", f"=ac-{name}:")
+        return "\n".join(out.stdout)
+
+    def type(self, name: str, line: str) -> None:
+        """Type a prompt as the user would, then Enter."""
+        self.server.cmd("send-keys", "-t", f"=ac-{name}:", "-l", "--", line)
+        wait_for(lambda: line in self.screen(name), timeout=TURN)
+        self.server.cmd("send-keys", "-t", f"=ac-{name}:", "Enter")
+
+    def keys(self, name: str, *keys: str) -> None:
+        """Press keys (tmux key names) in the pane of @name."""
+        self.server.cmd("send-keys", "-t", f"=ac-{name}:", *keys)
+
+    def sessions(self) -> list[str]:
+        """The tmux sessions of the room's server."""
+        result = self.server.cmd("list-sessions", "-F", "#{session_name}")
+        return list(result.stdout) if not result.returncode else []
+
+    def who(self) -> dict[str, dict[str, Any]]:
+        """``agent-room who --json`` by name."""
+        result = self.run("who", "--json")
+        assert result.code == 0, result.err
+        return {row["name"]: row for row in json.loads(result.out)}
+
+    def member(self, name: str) -> dict[str, Any]:
+        """One row of ``who``, or an empty one."""
+        return self.who().get(name, {})
+
+    def open(self) -> Room:
+        """The room service, read directly from the store."""
+        return Room.open({"AGENT_ROOM_HOME": str(self.room_home)})
+
+    def watch(self) -> None:
+        """Run the delivery worker (``agent-room watch``) in the background."""
+        self._watch = subprocess.Popen(
+            [sys.executable, "-m", "agent_room", "watch"],
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
+    def close(self) -> None:
+        """Stop the worker and keep the model's request log beside the test's files (for
+        reading a failure); the tmux server goes with libtmux's fixture."""
+        with (self.root / "model-requests.jsonl").open("w") as log:
+            for request in list(self.api.requests):
+                log.write(json.dumps(request._asdict()) + "\n")
+        if self._watch is not None:
+            self._watch.send_signal(signal.SIGTERM)
+            try:
+                self._watch.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._watch.kill()
+                self._watch.wait()
+
+
+@pytest.fixture
+def real(
+    tmp_path: Path, model_api: ModelApi, server: libtmux.Server, room_home: Path
+) -> Iterator[RealRoom]:
+    """A room for real clients, with the delivery worker running."""
+    opened = RealRoom(tmp_path, model_api, server, room_home)
+    opened.watch()
+    yield opened
+    opened.close()
