@@ -42,7 +42,7 @@ def test_switch_client_moves_an_attached_client_to_the_agent_pane(
     # a real client, attached from a pane of a helper session (TMUX unset: no nesting guard)
     server.new_session(
         session_name="terminal",
-        window_command=f"env -u TMUX tmux -S {socket} attach -t desk",
+        window_command=f"env -u TMUX {shutil.which('tmux')} -S {socket} attach -t desk",
     )
     wait_for(lambda: _clients(server) == ["desk"])
 
