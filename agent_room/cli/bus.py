@@ -187,15 +187,10 @@ def cmd_who(args: argparse.Namespace) -> int:
 
 
 def _links_cell(session: dict[str, Any]) -> str:
-    """``#3 to @b``, ``#4 from @c frozen``; ``no anchor!`` when the anchoring rule is broken."""
-    cells = [
-        f"#{link['id']} {'to' if link['role'] == 'initiator' else 'from'} @{link['peer']}"
-        + (" frozen" if link["state"] == "frozen" else "")
-        for link in session.get("links", [])
-    ]
-    if session.get("unanchored"):
-        cells.append("no anchor!")
-    return ", ".join(cells) or "-"
+    from agent_room.core.links import links_summary
+
+    summary = links_summary(session.get("links", []), unanchored=bool(session.get("unanchored")))
+    return summary or "-"
 
 
 def cmd_tree(args: argparse.Namespace) -> int:

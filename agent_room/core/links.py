@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from typing import Any, NamedTuple
 
@@ -308,3 +308,27 @@ def rules_text(link_id: int, me: str, peer: str, role: Role, budget: int) -> str
         " reset. Keep an anchor timer on your own work (agent-room timer anchor 5m TEXT)."
         "\nRules on a link:\n" + "\n".join(ANTI_CHATTINESS_RULES)
     )
+
+
+def links_summary(links: Sequence[Mapping[str, Any]], *, unanchored: bool) -> str:
+    """A session's live links in a few words, for ``who`` and the console.
+
+    ``#3 to @b``, ``#4 from @c frozen``, ``2 left`` once a link's budget runs low, and
+    ``no anchor!`` when a linked agent has no anchor timer (the anchoring rule).
+    """
+    cells = []
+    for link in links:
+        cell = f"#{link['id']} {'to' if link['role'] == Role.INITIATOR else 'from'} @{link['peer']}"
+        if link["state"] == LinkState.FROZEN:
+            cell += " frozen"
+        left = link.get("crossings_left")
+        if left is not None and left <= LOW_BUDGET:
+            cell += f" {left} left"
+        cells.append(cell)
+    if unanchored:
+        cells.append("no anchor!")
+    return ", ".join(cells)
+
+
+LOW_BUDGET = 2
+"""Crossings left at which a link's summary says how many remain."""

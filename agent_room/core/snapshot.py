@@ -35,6 +35,10 @@ class SessionRow:
     parent: str | None = None
     """The parent's session id."""
     depth: int = 0
+    links: str = ""
+    """The session's live links in a few words (``core.links.links_summary``)."""
+    unanchored: bool = False
+    """In a link without a pending anchor timer (the anchoring rule)."""
 
     @property
     def live(self) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from agent_room.core.cycles import cycle_warnings
 from agent_room.core.handover import DEFAULT_HANDOVER_TTL
+from agent_room.core.links import links_summary
 from agent_room.core.snapshot import (
     Edge,
     FlowEvent,
@@ -20,10 +21,13 @@ from agent_room.core.snapshot import (
     TreeRow,
 )
 from agent_room.core.tree import TreeNode, build_tree
+from agent_room.room.links import Links
 from agent_room.store import views
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from agent_room.room.registry import Registry
     from agent_room.room.service import Room
     from agent_room.store.sqlite_base import Row
@@ -43,6 +47,10 @@ _FLOW_NAMES = {
     "handover.approved": "approved",
     "handover.rejected": "rejected",
     "handover.expired": "expired",
+    "link.opened": "opened",
+    "link.frozen": "frozen",
+    "link.thawed": "thawed",
+    "link.closed": "closed",
 }
 
 
@@ -95,7 +103,13 @@ class SnapshotReader:
             self.registry.refresh()
         members = store.members()
         notes = store.notes()
-        sessions = tuple(self._session(r, notes) for r in members)
+        linked = {
+            r["name"]: r
+            for r in Links(self.room).flag(
+                [{"name": m["name"], "session_id": m["session_id"]} for m in members]
+            )
+        }
+        sessions = tuple(self._session(r, notes, linked[r["name"]]) for r in members)
         tree = tuple(_frozen(n) for n in build_tree(members, store.subagents()))
         pending = self.room.pending_handovers()
         recent = views.recent_handovers(store, now - DEFAULT_HANDOVER_TTL)
@@ -142,7 +156,7 @@ class SnapshotReader:
         )
 
     @staticmethod
-    def _session(row: Row, notes: dict[str, str]) -> SessionRow:
+    def _session(row: Row, notes: dict[str, str], linked: dict[str, Any]) -> SessionRow:
         return SessionRow(
             name=row["name"],
             session_id=row["session_id"],
@@ -158,6 +172,8 @@ class SnapshotReader:
             note=notes.get(row["name"], ""),
             parent=row["parent"],
             depth=int(row["depth"]),
+            links=links_summary(linked["links"], unanchored=linked["unanchored"]),
+            unanchored=bool(linked["unanchored"]),
         )
 
     @staticmethod
@@ -165,14 +181,24 @@ class SnapshotReader:
         kind = _FLOW_NAMES.get(str(row["kind"]), str(row["kind"]))
         sender = row["sender"] or row["actor"]
         recipient = row["recipient"] or row["subject"] or ""
+        summary = _summary(row["body"])
+        message_kind = row["message_kind"] or ""
+        if str(row["kind"]).startswith("link."):  # the link's own life, not a message
+            import json
+
+            data = json.loads(row["data"] or "{}")
+            message_kind = "link"
+            summary = f"link #{data.get('link', '?')}" + (
+                f": {data['reason']}" if data.get("reason") else ""
+            )
         return FlowEvent(
             id=int(row["id"]),
             at=float(row["at"]),
             kind=kind,
             message_id=row["message_id"],
-            message_kind=row["message_kind"] or "",
+            message_kind=message_kind,
             sender=sender,
             recipient=recipient,
             status=row["status"] or "",
-            summary=_summary(row["body"]),
+            summary=summary,
         )

@@ -25,6 +25,10 @@ FLOW_KINDS = (
     "handover.approved",
     "handover.rejected",
     "handover.expired",
+    "link.opened",
+    "link.frozen",
+    "link.thawed",
+    "link.closed",
 )
 """Audit events that make up the message flow."""
 
@@ -37,7 +41,7 @@ def flow_events(store: StoreBase, limit: int) -> list[Row]:
     placeholders = ",".join("?" * len(FLOW_KINDS))
     found = rows(
         store.conn.execute(
-            "SELECT e.id, e.at, e.kind, e.actor, e.subject, e.message_id,"
+            "SELECT e.id, e.at, e.kind, e.actor, e.subject, e.message_id, e.data,"
             " m.kind AS message_kind, m.sender, m.recipient, m.status,"
             " substr(m.body, 1, 200) AS body"
             f" FROM events e LEFT JOIN messages m ON m.id = e.message_id"

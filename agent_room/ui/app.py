@@ -33,14 +33,31 @@ from agent_room.ui.widgets.sessions import SessionsTable
 from agent_room.ui.widgets.status import StatusBar
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Protocol
+
     from agent_room.core.ports import Clock, Multiplexer, ProcessProbe
     from agent_room.core.snapshot import RoomSnapshot
     from agent_room.room import Room
     from agent_room.room.enter import Where
 
+    class LeasedWorker(Protocol):
+        """The deliverer or the injector: run until stopped, reporting each pass."""
+
+        def run(
+            self,
+            stop: threading.Event,
+            *,
+            debounce: int = ...,
+            step: int = ...,
+            on_pass: Callable[[bool], None] | None = ...,
+        ) -> None:
+            """Work until ``stop`` is set."""
+
+
 AGE_REFRESH = 30.0
 """Seconds after which an unchanged room is posted again, so the ages move on."""
-WORKERS = ("reader", "watcher", "deliverer")
+WORKERS = ("reader", "watcher", "deliverer", "injector")
 
 
 def _room_files(_change: object, path: str) -> bool:
@@ -160,6 +177,7 @@ class RoomConsole(EnterMixin, App[int]):
             self._watch_room()
         if self.settings.deliver:
             self._deliver()
+            self._inject()
 
     def stop_workers(self) -> None:
         """Tell every worker to finish (they check between passes)."""
@@ -261,25 +279,37 @@ class RoomConsole(EnterMixin, App[int]):
         """The delivery worker: active while it holds the room's lease, else standing by."""
         from agent_room.workers.deliverer import Deliverer
 
+        self._run_leased("deliverer", lambda room: Deliverer(room, self.mux, self.probe))
+
+    @work(thread=True, exclusive=True, group="injector", exit_on_error=False, name="injector")
+    def _inject(self) -> None:
+        """The link injector (crossings, due timers): active while it holds its lease."""
+        from agent_room.workers.injector import Injector
+
+        self._run_leased("injector", lambda room: Injector(room, self.probe))
+
+    def _run_leased(self, name: str, make: Callable[[Room], LeasedWorker]) -> None:
+        """Run one of the room's leased workers on its own connection until stopped,
+        showing whether it is active or standing by."""
         stop = threading.Event()
         self._deliver_stops.append(stop)
         room = self.open_room()
-        deliverer = Deliverer(room, self.mux, self.probe)
+        worker = make(room)
         shown: list[bool | None] = [None]
 
         def on_pass(active: bool) -> None:
             if active != shown[0]:
                 shown[0] = active
-                self.post_message(WorkerStatus("deliverer", "active" if active else "standby"))
+                self.post_message(WorkerStatus(name, "active" if active else "standby"))
 
         try:
-            deliverer.run(
+            worker.run(
                 stop, debounce=self.settings.debounce, step=self.settings.step, on_pass=on_pass
             )
         finally:
             room.close()
             self._deliver_stops.remove(stop)
-        self.post_message(WorkerStatus("deliverer", "off"))
+        self.post_message(WorkerStatus(name, "off"))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """A worker that fails is reported and started again; the console stays up."""
@@ -293,6 +323,7 @@ class RoomConsole(EnterMixin, App[int]):
         if self.settings.restart_delay > 0 and not self._stop.is_set():
             restart = {"reader": self._read_room, "watcher": self._watch_room}
             restart["deliverer"] = self._deliver
+            restart["injector"] = self._inject
             self.set_timer(self.settings.restart_delay, restart[worker.name])
 
     # -- actions ----------------------------------------------------------------------

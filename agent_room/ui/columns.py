@@ -63,6 +63,13 @@ def _delivery(row: SessionRow, ctx: CellContext) -> Text:
     return Text(row.delivery, style="dim")
 
 
+def _links(row: SessionRow, ctx: CellContext) -> Text:
+    if not row.links:
+        return Text("·", style="dim")
+    style = ctx.colours.get("warning", "yellow") if row.unanchored or "frozen" in row.links else ""
+    return Text(row.links, style=style, overflow="ellipsis", no_wrap=True)
+
+
 @dataclass(frozen=True, slots=True)
 class Column:
     """One column of the sessions table."""
@@ -79,6 +86,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("name", "Name", _name, lambda r: r.name, 20),
     Column("agent", "Agent", lambda r, _c: r.agent, lambda r: (r.agent, r.name), 7),
     Column("state", "State", _state, lambda r: (STATE_ORDER.get(r.state, 9), r.name), 10),
+    Column("links", "Links", _links, lambda r: (not r.links, r.links, r.name), 20),
     Column("cwd", "Cwd", lambda r, _c: short_path(r.cwd), lambda r: (r.cwd or "", r.name), 28),
     Column("pane", "Pane", lambda r, _c: r.pane or "", lambda r: (r.pane or "", r.name), 5),
     Column(

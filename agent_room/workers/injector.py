@@ -31,6 +31,8 @@ from agent_room.room.registry import Registry
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from agent_room.core.ports import ProcessProbe
     from agent_room.room import Room
 
@@ -109,20 +111,31 @@ class Injector:
         """Seconds until the next pass is needed: the next timer, at most the safety net."""
         return wait_for(self.links.next_due(), self.room.clock(), SAFETY_INTERVAL)
 
-    def run(self, stop: threading.Event, *, debounce: int = 10, step: int = 5) -> None:
-        """Inject until ``stop`` is set: on every room change, and when a timer is due."""
+    def run(
+        self,
+        stop: threading.Event,
+        *,
+        debounce: int = 10,
+        step: int = 5,
+        on_pass: Callable[[bool], None] | None = None,
+    ) -> None:
+        """Inject until ``stop`` is set: on every room change, and when a timer is due.
+
+        ``on_pass(active)`` is called after each pass, as the deliverer does.
+        """
+        report = on_pass or (lambda _active: None)
         wake = threading.Event()
         watcher = threading.Thread(
             target=self._watch, args=(stop, wake, debounce, step), daemon=True
         )
         watcher.start()
         try:
-            self.run_once()
+            report(self.run_once())
             while not stop.is_set():
                 wake.wait(self.next_wait())
                 wake.clear()
                 if not stop.is_set():
-                    self.run_once()
+                    report(self.run_once())
         finally:
             self.release()
             watcher.join(timeout=5)

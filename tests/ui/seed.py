@@ -1,4 +1,5 @@
-"""A seeded room for the console's tests: every session state, handovers, a message flow.
+"""A seeded room for the console's tests: every session state, handovers, a message flow,
+a link (one side anchored, one not).
 
 Built through the room service and the registry on a real SQLite store with a frozen,
 hand-advanced clock, so the same room (and the same picture) comes out on every run and
@@ -12,6 +13,7 @@ from pathlib import Path
 from agent_room.core.enums import SessionState
 from agent_room.core.handover import HandoverFields
 from agent_room.room import Room
+from agent_room.room.links import Links
 from agent_room.room.registry import Registry, SessionFacts
 from agent_room.store.sqlite import SqliteStore
 
@@ -132,4 +134,8 @@ def seed_room(home: Path, clock: FrozenClock | None = None) -> tuple[Room, Froze
         ),
     )
     clock.advance(20)
+    links = Links(room)
+    links.open("backend", "frontend", "Which cursor format do you parse: opaque or offset?")
+    links.set_timer("backend", "anchor", "10m", "back to the cursor migration")
+    clock.advance(10)
     return room, clock

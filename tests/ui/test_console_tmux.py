@@ -54,6 +54,7 @@ def test_console_shows_a_session_registered_by_a_hook_within_a_second(
     wait_for(lambda: "Sessions 0/0" in _screen(pane), timeout=30)
     wait_for(lambda: "watcher on" in _screen(pane), timeout=10)
     wait_for(lambda: "deliverer active" in _screen(pane), timeout=10)  # it holds the lease
+    wait_for(lambda: "injector active" in _screen(pane), timeout=10)  # and the links
 
     hook = Hook(room_home, agent.pid)
     code, _out, err = hook(

@@ -40,7 +40,16 @@ def test_the_reader_builds_the_whole_picture(room_home: Path) -> None:
     assert "failed" in kinds
     assert "read" in kinds
     assert (snapshot.traffic[0].sender, snapshot.traffic[0].recipient) == ("backend", "frontend")
-    assert snapshot.traffic[0].count == 2  # a chat and a handover
+    assert snapshot.traffic[0].count == 3  # a chat, a handover, the link's opening words
+    backend, frontend = snapshot.session("backend"), snapshot.session("frontend")
+    assert backend is not None
+    assert frontend is not None
+    assert (backend.links, backend.unanchored) == ("#1 to @frontend", False)  # has an anchor
+    assert (frontend.links, frontend.unanchored) == ("#1 from @backend, no anchor!", True)
+    opened = [e for e in snapshot.flow if e.kind == "opened"]
+    assert [(e.message_kind, e.sender, e.recipient, e.summary) for e in opened] == [
+        ("link", "backend", "frontend", "link #1")
+    ]
     room.close()
 
 
