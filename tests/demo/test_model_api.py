@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agent_room.demo.conversation import PROMPTS
 from agent_room.demo.model_api import ModelApi, Reply, Rule, Script, latest_user
+from tests.tmux.conftest import wait_for
 
 BASH = [{"name": "Bash", "input_schema": {"type": "object"}}]
 
@@ -116,3 +121,24 @@ def test_the_hooks_context_after_the_prompt_is_part_of_what_the_model_is_shown()
     assert "GET /tasks is live" in text
     assert "earlier" not in text
     assert not tool
+
+
+def test_it_runs_as_a_process_of_its_own(tmp_path: Path) -> None:
+    url_file = tmp_path / "url"
+    log = tmp_path / "requests.jsonl"
+    command = [sys.executable, "-m", "agent_room.demo.model_api", "--url-file", str(url_file)]
+    proc = subprocess.Popen([*command, "--log", str(log)], stderr=subprocess.DEVNULL)
+    try:
+        wait_for(url_file.exists)
+        url = url_file.read_text().strip()
+        body = {"model": "m", "tools": BASH}
+        body["messages"] = [_user({"type": "text", "text": PROMPTS["infra"]})]
+        request = urllib.request.Request(url + "/v1/messages", data=json.dumps(body).encode())
+        with urllib.request.urlopen(request, timeout=10) as response:
+            message = json.loads(response.read())
+        assert message["content"][-1]["input"]["command"].startswith("agent-room send @backend")
+        (recorded,) = [json.loads(line) for line in log.read_text().splitlines()]
+        assert recorded["body"] == body
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
