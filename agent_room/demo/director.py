@@ -23,7 +23,7 @@ from typing import Any
 from agent_room.adapters.tmux import Tmux, TmuxError
 from agent_room.core.delivery import settle_for
 from agent_room.core.errors import RoomError
-from agent_room.demo.conversation import PING, PROMPTS, demo_script
+from agent_room.demo.conversation import AGENTS, PING, PROMPTS, demo_script
 from agent_room.demo.model_api import ModelApi
 from agent_room.room import Room
 
@@ -94,6 +94,9 @@ class Director:
 
     def run(self, stop: threading.Event) -> None:
         """First prompts one agent at a time, then pings until done or stopped."""
+        # everyone is in the room first: a message to a name nobody holds yet is refused
+        while not stop.is_set() and not all(self.room.store.holder(n) for n in AGENTS):
+            stop.wait(0.2)
         for name, prompt in PROMPTS.items():
             while not stop.is_set() and not self.type(name, prompt):
                 stop.wait(0.2)

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agent_room.demo.conversation import AGENTS
 from tests.conftest import Cli, require_tool
 from tests.tmux.conftest import wait_for
 
@@ -68,6 +69,16 @@ def _delivered(cli: Cli, env: dict[str, str]) -> list[dict[str, Any]]:
     return [m for m in _json(cli, env, "history", "50") if m["status"] == "delivered"]
 
 
+def _wait(check: Callable[[], object], cli: Cli, env: dict[str, str]) -> object:
+    """``wait_for`` with the room and the agents' panes in the error of a timeout."""
+    try:
+        return wait_for(check, timeout=SETTLE)
+    except AssertionError as exc:
+        panes = "\n".join(f"--- @{n}:\n{_screen(env, n)}" for n in AGENTS)
+        history = cli("history", "20", env=env).out
+        raise AssertionError(f"{exc}\n{cli('who', env=env).out}\n{history}\n{panes}") from None
+
+
 def test_the_demo_room_runs_and_a_handover_is_approved(
     cli: Cli, demo: dict[str, str], tmp_root: Path
 ) -> None:
@@ -79,7 +90,7 @@ def test_the_demo_room_runs_and_a_handover_is_approved(
         f"AGENT_ROOM_HOME={demo['AGENT_ROOM_HOME']}"
     ]
 
-    wait_for(lambda: len(_who(cli, demo)) == 4, timeout=SETTLE)
+    _wait(lambda: len(_who(cli, demo)) == 4, cli, demo)
     panes = {
         line.split()[0]: line.split()[1:]
         for line in _tmux(demo, "list-panes", "-a", "-F", "#{session_name} #{pane_id} #{pane_pid}")
@@ -89,9 +100,9 @@ def test_the_demo_room_runs_and_a_handover_is_approved(
         assert row["agent"] == "simulated"
 
     # the story: messages flow, a handover waits, @mobile sits in a permission dialog
-    wait_for(lambda: _json(cli, demo, "handovers"), timeout=SETTLE)
-    wait_for(lambda: _who(cli, demo)["mobile"]["state"] == "waiting", timeout=SETTLE)
-    wait_for(lambda: len(_delivered(cli, demo)) >= 3, timeout=SETTLE)
+    _wait(lambda: _json(cli, demo, "handovers"), cli, demo)
+    _wait(lambda: _who(cli, demo)["mobile"]["state"] == "waiting", cli, demo)
+    _wait(lambda: len(_delivered(cli, demo)) >= 3, cli, demo)
     (handover,) = _json(cli, demo, "handovers")
     assert (handover["sender"], handover["recipient"]) == ("backend", "frontend")
     assert "Thanks: wiring GET /tasks" in _screen(demo, "backend")  # a reply came back
@@ -99,8 +110,8 @@ def test_the_demo_room_runs_and_a_handover_is_approved(
 
     approved = cli("approve", str(handover["message_id"]), env=demo)
     assert approved.code == 0, approved.err
-    wait_for(lambda: "On it: building the task list view" in _screen(demo, "frontend"), SETTLE)
-    wait_for(lambda: "was approved by the operator" in _screen(demo, "backend"), SETTLE)
+    _wait(lambda: "On it: building the task list view" in _screen(demo, "frontend"), cli, demo)
+    _wait(lambda: "was approved by the operator" in _screen(demo, "backend"), cli, demo)
     assert _json(cli, demo, "handovers") == []
 
     # nothing was typed into the open dialog: the worker holds @mobile's messages

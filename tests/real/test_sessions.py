@@ -36,7 +36,7 @@ def test_sessions_are_listed_live_and_exit_ends_one(real: RealRoom) -> None:
     real.type("frontend", "/exit")
     real.wait(lambda: real.member("frontend")["state"] == "ended", TURN, "frontend")
     real.wait(lambda: "ac-frontend" not in real.sessions(), TURN)  # the client exited
-    assert not Path(f"/proc/{panes['ac-frontend'][1]}").exists()
+    real.wait(lambda: not Path(f"/proc/{panes['ac-frontend'][1]}").exists(), TURN)
     assert real.member("backend")["state"] == "idle"
     assert "ac-backend" in real.sessions()
 
