@@ -14,14 +14,13 @@ import contextlib
 import os
 import select
 import threading
-import uuid
 
-from agent_room.adapters.procfs import read_stat
 from agent_room.core.delivery import RECEIPT_TIMEOUT, Action, OpenNudge, decide, settle_for
 from agent_room.core.errors import PaneUnavailable
 from agent_room.core.prompts import nudge_text
 from agent_room.room import Room
 from agent_room.store.wake import WAKE_NAME
+from agent_room.workers.lease import Lease
 from agent_room.workers.wakeup import WakeListener
 
 TYPE_CHECKING = False
@@ -55,45 +54,26 @@ class Deliverer:
         self.mux = mux
         self.probe = probe
         self.receipt_timeout = receipt_timeout
-        self.lease_ttl = lease_ttl
-        self.holder = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
-        stat = read_stat(os.getpid())
-        self.pid_start = stat.start_ticks if stat else None
-        self.active = False
-        """Whether this deliverer held the lease at its last pass."""
+        self.lease = Lease(self.store, LEASE, probe, ttl=lease_ttl)
         self.passes = 0
         """Passes made, standing by or not."""
         self.wake = WakeListener(room.home)
         """Pokes from senders; listened to only while holding the lease."""
-        self._renewed_at = 0.0
 
-    def _hold_lease(self, now: float) -> bool:
-        if self.active and now - self._renewed_at < self.lease_ttl / 3:
-            return True  # renew only now and then: every write wakes every watcher
-        self.active = self.store.acquire_lease(
-            LEASE,
-            holder=self.holder,
-            pid=os.getpid(),
-            pid_start=self.pid_start,
-            ttl=self.lease_ttl,
-            at=now,
-            alive=self.probe.is_alive,
-        )
-        if self.active:
-            self._renewed_at = now
-        return self.active
+    @property
+    def active(self) -> bool:
+        """Whether this deliverer held the lease at its last pass."""
+        return self.lease.active
 
     def release(self) -> None:
         """Give the lease up so a stand-by takes over at once."""
-        if self.active:
-            self.store.release_lease(LEASE, self.holder)
-            self.active = False
+        self.lease.release()
 
     def run_once(self) -> bool:
         """One pass over every recipient; False when standing by."""
         now = self.room.clock()
         self.passes += 1
-        if not self._hold_lease(now):
+        if not self.lease.hold(now):
             return False
         for target in self.store.delivery_targets():
             try:

@@ -19,15 +19,13 @@ severs its links.
 
 from __future__ import annotations
 
-import os
 import threading
-import uuid
 
-from agent_room.adapters.procfs import read_stat
 from agent_room.core.timers import wait_for
 from agent_room.room.crossing import Crossings
 from agent_room.room.links import Links
 from agent_room.room.registry import Registry
+from agent_room.workers.lease import Lease
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -61,44 +59,24 @@ class Injector:
         self.crossings = Crossings(room)
         self.links = Links(room)
         self.registry = Registry(room, probe)
-        self.lease_ttl = lease_ttl
-        self.use_lease = use_lease
-        self.holder = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
-        stat = read_stat(os.getpid())
-        self.pid_start = stat.start_ticks if stat else None
-        self.active = False
-        """Whether this injector held the lease at its last pass."""
-        self._renewed_at = 0.0
+        self.lease = Lease(self.store, LEASE, probe, ttl=lease_ttl) if use_lease else None
+        """None: this injector acts without a lease (a test's single worker)."""
         self._checked_at = 0.0
 
-    def _hold_lease(self, now: float) -> bool:
-        if not self.use_lease:
-            return True
-        if self.active and now - self._renewed_at < self.lease_ttl / 3:
-            return True
-        self.active = self.store.acquire_lease(
-            LEASE,
-            holder=self.holder,
-            pid=os.getpid(),
-            pid_start=self.pid_start,
-            ttl=self.lease_ttl,
-            at=now,
-            alive=self.probe.is_alive,
-        )
-        if self.active:
-            self._renewed_at = now
-        return self.active
+    @property
+    def active(self) -> bool:
+        """Whether this injector held the lease at its last pass."""
+        return self.lease is None or self.lease.active
 
     def release(self) -> None:
         """Give the lease up so a stand-by takes over at once."""
-        if self.active and self.use_lease:
-            self.store.release_lease(LEASE, self.holder)
-        self.active = False
+        if self.lease is not None:
+            self.lease.release()
 
     def run_once(self) -> bool:
         """One pass: liveness now and then, crossings, due timers. False when standing by."""
         now = self.room.clock()
-        if not self._hold_lease(now):
+        if self.lease is not None and not self.lease.hold(now):
             return False
         if now - self._checked_at >= LIVENESS_INTERVAL:
             self._checked_at = now

@@ -1,0 +1,58 @@
+"""``Lease``: one worker's hold on a named lease in the room.
+
+Exactly one deliverer and one injector act per room; the others stand by. The holder
+renews now and then (every write wakes every watcher, so not on every pass) and gives
+the lease up when it stops; a stand-by takes over at once when the holder's process is
+gone (pid and start time), or when the holder stops renewing for ``ttl`` seconds.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+from agent_room.adapters.procfs import read_stat
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from agent_room.core.ports import ProcessProbe
+    from agent_room.store.delivery import DeliveryStore
+
+
+class Lease:
+    """A worker's side of one lease: hold it, renew it, release it."""
+
+    def __init__(self, store: DeliveryStore, name: str, probe: ProcessProbe, *, ttl: float):
+        self.store = store
+        self.name = name
+        self.probe = probe
+        self.ttl = ttl
+        self.holder = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        stat = read_stat(os.getpid())
+        self.pid_start = stat.start_ticks if stat else None
+        self.active = False
+        """Whether this worker held the lease at its last pass."""
+        self._renewed_at = 0.0
+
+    def hold(self, now: float) -> bool:
+        """Hold (or take, or renew) the lease; whether this worker may act now."""
+        if self.active and now - self._renewed_at < self.ttl / 3:
+            return True
+        self.active = self.store.acquire_lease(
+            self.name,
+            holder=self.holder,
+            pid=os.getpid(),
+            pid_start=self.pid_start,
+            ttl=self.ttl,
+            at=now,
+            alive=self.probe.is_alive,
+        )
+        if self.active:
+            self._renewed_at = now
+        return self.active
+
+    def release(self) -> None:
+        """Give the lease up so a stand-by takes over at once."""
+        if self.active:
+            self.store.release_lease(self.name, self.holder)
+        self.active = False
