@@ -96,3 +96,44 @@ class Cli:
 def cli(room_home: Path) -> Cli:
     """Run the command line against the test's room."""
     return Cli(room_home)
+
+
+def _builds_without_isolation() -> bool:
+    """Whether this interpreter's setuptools can build a wheel by itself."""
+    import importlib.metadata
+    import importlib.util
+
+    try:
+        version = importlib.metadata.version("setuptools")
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    major, minor = (int(part) for part in version.split(".")[:2])
+    # bdist_wheel moved into setuptools in 70.1; before that it needs the wheel package
+    return (major, minor) >= (70, 1) or importlib.util.find_spec("wheel") is not None
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The package built as a wheel, once per test process, from a copy of the checkout
+    (an in-tree build would leave build/ and stale files behind)."""
+    import shutil
+
+    tmp = tmp_path_factory.mktemp("wheel")
+    src = tmp / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(REPO / name, src / name)
+    for name in ("agent_room", "plugin", "themes"):
+        shutil.copytree(REPO / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
+    isolation = ["--no-build-isolation"] if _builds_without_isolation() else []
+    dist = str(tmp / "dist")
+    result = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", *isolation, "-w", dist, str(src)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    (built,) = (tmp / "dist").glob("agent_room-*.whl")
+    return built

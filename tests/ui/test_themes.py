@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 import zipfile
@@ -84,32 +83,7 @@ async def test_an_unknown_theme_setting_falls_back(console: Callable[..., RoomCo
 
 
 @pytest.mark.slow
-def test_the_wheel_ships_the_themes_and_styles(tmp_path: Path) -> None:
-    src = tmp_path / "src"
-    src.mkdir()
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy2(REPO / name, src / name)
-    for name in ("agent_room", "plugin", "themes"):
-        shutil.copytree(REPO / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "--no-build-isolation",
-            "-w",
-            str(tmp_path / "dist"),
-            str(src),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    (wheel,) = (tmp_path / "dist").glob("agent_room-*.whl")
+def test_the_wheel_ships_the_themes_and_styles(tmp_path: Path, wheel: Path) -> None:
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
         archive.extractall(tmp_path / "site")
