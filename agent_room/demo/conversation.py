@@ -5,7 +5,8 @@ model stand-in, so both demos tell the same story: @backend publishes an API to
 @frontend, and once @frontend answers hands it the next piece of work (the handover waits
 for the operator),
 @infra reports to @backend, @mobile asks to run a command outside its allowed tools
-and sits in a permission dialog until someone answers it, and the director keeps a
+and sits in a permission dialog until someone answers it (a message @infra sends it
+meanwhile waits in the room), and the director keeps a
 little traffic going with pings. Rules key off what the agent is shown (its prompt,
 the messages its hooks hand over, or a tool result), never off a turn count.
 """
@@ -24,6 +25,8 @@ PROMPTS = {
     "infra": "DEMO-INFRA: bring staging up and tell backend",
     "mobile": "DEMO-MOBILE: run the database migration",
 }
+LATER = ("infra", "DEMO-INFRA: tell mobile the migration can run on staging")
+"""Typed once @mobile sits in its dialog: a message the room must hold until it closes."""
 """What the operator types into each agent when the demo starts, in this order. No prompt
 ends in an ``@name``: Claude Code opens a completion menu there, and Enter would pick from
 it instead of submitting."""
@@ -32,6 +35,7 @@ PING = "DEMO-PING to"
 """A prompt ``DEMO-PING to NAME`` makes the agent send @NAME a status line."""
 
 API = "GET /tasks is live: [{ id, title, done }] (paged, 50 per page)"
+STAGING = "Staging is ready for the migration: run it against postgres://staging:5432/tasks"
 ACK = "Thanks: wiring GET /tasks into the list view"
 MIGRATION = "touch migration.done"
 """Outside ``Bash(agent-room:*)``: the client asks for permission first."""
@@ -59,6 +63,7 @@ def _rules() -> list[Rule]:
             ),
         ),
         Rule(PROMPTS["mobile"], Reply("The migration needs a shell command.", bash=MIGRATION)),
+        Rule(LATER[1], Reply(bash=f'agent-room send @mobile "{STAGING}"')),
         Rule(API, Reply("Wiring it in.", bash=f'agent-room send @backend "{ACK}"')),
         Rule(ACK, Reply("Handing the list view over.", bash=_handover())),
         Rule(

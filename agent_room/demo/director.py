@@ -23,7 +23,7 @@ from typing import Any
 from agent_room.adapters.tmux import Tmux, TmuxError
 from agent_room.core.delivery import settle_for
 from agent_room.core.errors import RoomError
-from agent_room.demo.conversation import AGENTS, PING, PROMPTS, demo_script
+from agent_room.demo.conversation import AGENTS, LATER, PING, PROMPTS, demo_script
 from agent_room.demo.model_api import ModelApi
 from agent_room.room import Room
 
@@ -97,7 +97,7 @@ class Director:
         # everyone is in the room first: a message to a name nobody holds yet is refused
         while not stop.is_set() and not all(self.room.store.holder(n) for n in AGENTS):
             stop.wait(0.2)
-        for name, prompt in PROMPTS.items():
+        for name, prompt in [*PROMPTS.items(), LATER]:
             while not stop.is_set() and not self.type(name, prompt):
                 stop.wait(0.2)
             # let the turn run before the next prompt: the story reads in order

@@ -33,6 +33,8 @@ MARK = "demo.json"
 SESSION = "demo"
 API_KEY = "sk-ant-api03-agent-room-demo-0123456789abcdefghij"
 """Any key does for the stand-in; the client is told it was approved."""
+DIALOG_SECONDS = 90.0
+"""How long a simulated agent's permission dialog stays open unless answered in its pane."""
 STOP_GRACE = 10.0
 """Seconds the agents get to exit when the demo stops."""
 CLIENT_TIMEOUT = 60.0
@@ -168,6 +170,7 @@ class _Setup:
         start = [*_agent_room(), "start", name, "--cwd", str(work), "--detach"]
         if not self.claude:
             simulator = [sys.executable, "-m", "agent_room.demo.simulator"]
+            simulator += ["--answer-after", f"{DIALOG_SECONDS:g}"]
             start += ["--agent", "command", "--agent-kind", "simulated", "--", *simulator]
         elif name == "mobile":  # manual mode: its command outside the allowed tools asks first
             start += ["--", "--permission-mode", "default"]

@@ -58,8 +58,11 @@ class Simulator:
         session_id: str | None = None,
         cwd: str | None = None,
         out: TextIO = sys.stdout,
+        answer_after: float | None = None,
     ) -> None:
         self.script = script
+        self.answer_after = answer_after
+        """Seconds after which the simulated user allows an open dialog (None: never)."""
         self.session_id = session_id or str(uuid.uuid4())
         self.cwd = cwd or str(Path.cwd())
         self.out = out
@@ -216,12 +219,18 @@ class Simulator:
         self.say("  " + "\u254c" * 60)
         self.say(f"  {command}")
         self.say(f"  {BOLD}Do you want to proceed?{RESET}  Enter: yes   n, Enter: no")
+        if self.answer_after is not None:
+            self.say(f"  {DIM}(the simulated user allows it in {self.answer_after:g} s){RESET}")
         self.fire(
             "Notification",
             message="Claude needs your permission to use Bash",
             notification_type="permission_prompt",
         )
-        answer = self.lines.get()
+        try:
+            answer = self.lines.get(timeout=self.answer_after)
+        except queue.Empty:
+            self.say("  \u23bf allowed by the simulated user")
+            return True
         if answer is None:
             self.lines.put(None)
             return False
@@ -240,8 +249,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m agent_room.demo.simulator")
     parser.add_argument("--session-id", help="default: a new uuid")
     parser.add_argument("--script", choices=sorted(SCRIPTS), default="demo")
+    parser.add_argument(
+        "--answer-after", type=float, metavar="S", help="allow an open dialog after S seconds"
+    )
     args = parser.parse_args(argv)
-    Simulator(SCRIPTS[args.script](), session_id=args.session_id).run()
+    script = SCRIPTS[args.script]()
+    Simulator(script, session_id=args.session_id, answer_after=args.answer_after).run()
     return 0
 
 

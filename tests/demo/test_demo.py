@@ -114,7 +114,10 @@ def test_the_demo_room_runs_and_a_handover_is_approved(
     _wait(lambda: "was approved by the operator" in _screen(demo, "backend"), cli, demo)
     assert _json(cli, demo, "handovers") == []
 
-    # nothing was typed into the open dialog: the worker holds @mobile's messages
+    # @infra's message to @mobile waits in the room while the dialog is open
+    _wait(lambda: _who(cli, demo)["mobile"]["delivery"] == "a permission dialog is open", cli, demo)
+    held = [m for m in _json(cli, demo, "history", "50") if m["recipient"] == "mobile"]
+    assert [(m["sender"], m["status"]) for m in held] == [("infra", "queued")]
     mobile = _screen(demo, "mobile")
     assert "Do you want to proceed?" in mobile
     assert "[agent-room] " not in mobile.partition("Do you want to proceed?")[2]

@@ -66,6 +66,9 @@ def test_the_claude_demo_tells_the_same_story(cli: Cli, tmp_path: Path) -> None:
         assert cli("approve", str(handover["message_id"]), env=demo).code == 0
         wait_for(lambda: "building the task list view" in _screen(demo, "frontend"), STARTUP)
         assert "Do you want to proceed?" in _screen(demo, "mobile")
+        held = "a permission dialog is open"
+        wait_for(lambda: who()["mobile"]["delivery"] == held, timeout=STARTUP)
+        assert who()["mobile"]["state"] == "waiting"
     finally:
         assert cli("demo", "--stop", env=env).code == 0
     assert list(tmp_root.iterdir()) == []
