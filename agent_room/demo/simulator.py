@@ -113,7 +113,11 @@ class Simulator:
         self.transcript.parent.mkdir(parents=True, exist_ok=True)
         line = {
             "type": role,
-            "message": {"role": role, "content": text},
+            # as the client writes them: a prompt as a string, an answer as text blocks
+            "message": {
+                "role": role,
+                "content": text if role == "user" else [{"type": "text", "text": text}],
+            },
             "sessionId": self.session_id,
             "cwd": self.cwd,
             "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
