@@ -24,12 +24,6 @@ from agent_room.core.handover import HandoverFields
 from agent_room.room import Room
 from agent_room.store.sqlite import SqliteStore
 
-
-def _say(text: str, pause: float) -> None:
-    print(f"\n\033[1m$ {text}\033[0m", flush=True)
-    time.sleep(pause)
-
-
 if TYPE_CHECKING:
     from agent_room.demo.room import Demo
 
@@ -74,7 +68,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def _look(demo: Demo, kind: str, seconds: float) -> int:
     """Without a terminal: let the room run until it shows everything, print it, stop."""
     from agent_room.demo import room as demo_room
-    from agent_room.room import Room
 
     print(f"A demo room with {kind} in {demo.root} (no terminal: a short look)", flush=True)
     room = Room.open({"AGENT_ROOM_HOME": str(demo.home)})
@@ -108,6 +101,11 @@ def _settled(room: Room) -> bool:
         and bool(room.pending_handovers())
         and len(delivered) >= 2
     )
+
+
+def _say(text: str, pause: float) -> None:
+    print(f"\n\033[1m$ {text}\033[0m", flush=True)
+    time.sleep(pause)
 
 
 def walk_through(args: argparse.Namespace) -> int:

@@ -171,6 +171,7 @@ class _Setup:
         if not self.claude:
             simulator = [sys.executable, "-m", "agent_room.demo.simulator"]
             simulator += ["--answer-after", f"{DIALOG_SECONDS:g}"]
+            simulator += ["--transcripts", str(self.demo.root / "transcripts")]
             start += ["--agent", "command", "--agent-kind", "simulated", "--", *simulator]
         elif name == "mobile":  # manual mode: its command outside the allowed tools asks first
             start += ["--", "--permission-mode", "default"]

@@ -59,6 +59,7 @@ class Simulator:
         cwd: str | None = None,
         out: TextIO = sys.stdout,
         answer_after: float | None = None,
+        transcripts: Path | None = None,
     ) -> None:
         self.script = script
         self.answer_after = answer_after
@@ -67,7 +68,10 @@ class Simulator:
         self.cwd = cwd or str(Path.cwd())
         self.out = out
         self.lines: queue.Queue[str | None] = queue.Queue()
-        self.transcript = Path(self.cwd) / ".transcripts" / f"{self.session_id}.jsonl"
+        self.transcripts = transcripts
+        """Where to keep a transcript (None: the hooks get a path, nothing is written)."""
+        folder = transcripts or Path(self.cwd) / ".claude-transcripts"
+        self.transcript = folder / f"{self.session_id}.jsonl"
         self.prompt_id = ""
 
     # -- the hooks ---------------------------------------------------------------------
@@ -104,10 +108,16 @@ class Simulator:
 
     def _log(self, role: str, text: str) -> None:
         """A transcript line in the client's shape, so transcript readers have one."""
+        if self.transcripts is None:
+            return
         self.transcript.parent.mkdir(parents=True, exist_ok=True)
         line = {
             "type": role,
-            "message": {"role": role, "content": text},
+            # as the client writes them: a prompt as a string, an answer as text blocks
+            "message": {
+                "role": role,
+                "content": text if role == "user" else [{"type": "text", "text": text}],
+            },
             "sessionId": self.session_id,
             "cwd": self.cwd,
             "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -252,9 +262,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--answer-after", type=float, metavar="S", help="allow an open dialog after S seconds"
     )
+    parser.add_argument("--transcripts", type=Path, metavar="DIR", help="keep transcripts here")
     args = parser.parse_args(argv)
-    script = SCRIPTS[args.script]()
-    Simulator(script, session_id=args.session_id, answer_after=args.answer_after).run()
+    Simulator(
+        SCRIPTS[args.script](),
+        session_id=args.session_id,
+        answer_after=args.answer_after,
+        transcripts=args.transcripts,
+    ).run()
     return 0
 
 

@@ -32,6 +32,8 @@ STARTUP = 60.0
 """Seconds a client may take to reach its prompt (several on this 2-core machine)."""
 TURN = 60.0
 """Seconds a scripted turn (hooks, tool calls, deliveries) may take."""
+ENTERS = 3
+"""Enters at most for one typed prompt."""
 PROMPT = "\u276f"
 """The input prompt of Claude Code 2.1.330 (a heavy right-pointing angle)."""
 
@@ -171,10 +173,30 @@ class RealRoom:
         return "\n".join(out.stdout)
 
     def type(self, name: str, line: str) -> None:
-        """Type a prompt as the user would, then Enter."""
+        """Type a prompt as the user would, then Enter; see its turn start (a prompt
+        reaches the UserPromptSubmit hook; a client busy starting up can drop an Enter)."""
         self.server.cmd("send-keys", "-t", f"=ac-{name}:", "-l", "--", line)
-        wait_for(lambda: line in self.screen(name), timeout=TURN)
-        self.server.cmd("send-keys", "-t", f"=ac-{name}:", "Enter")
+        self.wait(lambda: line in self.screen(name), TURN, name)
+        for _ in range(ENTERS):
+            self.server.cmd("send-keys", "-t", f"=ac-{name}:", "Enter")
+            if line.startswith("/"):  # a command of the client: no turn to see
+                return
+            try:
+                wait_for(lambda: self.prompted(name, line), timeout=5)
+            except AssertionError:
+                continue
+            return
+        raise AssertionError(f"@{name} did not take the prompt {line!r}:\n{self.screen(name)}")
+
+    def prompted(self, name: str, line: str) -> bool:
+        """Whether @name's hook has seen the prompt ``line``."""
+        room = self.open()
+        try:
+            row = room.store.holder(name)
+            turns = room.store.turns(str(row["session_id"]), limit=20) if row else []
+        finally:
+            room.close()
+        return any((t["prompt"] or "").strip() == line for t in turns)
 
     def keys(self, name: str, *keys: str) -> None:
         """Press keys (tmux key names) in the pane of @name."""
