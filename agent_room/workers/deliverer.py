@@ -75,11 +75,15 @@ class Deliverer:
         self.passes += 1
         if not self.lease.hold(now):
             return False
+        served = set()
         for target in self.store.delivery_targets():
+            served.add(str(target["name"]))
             try:
                 self._serve(target, now)
             except PaneUnavailable as exc:  # the pane went away under us: say so, go on
                 self.store.set_note(str(target["name"]), f"tmux: {exc}", at=now)
+        for name in set(self.store.notes()) - served:  # delivered meanwhile (at a Stop)
+            self.store.set_note(name, "", at=now)
         return True
 
     def _serve(self, target: Row, now: float) -> None:

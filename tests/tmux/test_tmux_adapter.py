@@ -43,8 +43,13 @@ def test_typed_text_arrives_literally(server: libtmux.Server, text: str, expecte
     Tmux().type_line(_socket(server), pane_id, text, settle=0.0)
     pane = server.panes.get(pane_id=pane_id)
     assert pane is not None
-    lines = wait_for(lambda: [ln for ln in pane.capture_pane() if ln.strip()][-2:] or None)
-    assert lines == [expected, expected]  # the terminal's echo, then cat's copy of the line
+
+    def last_two() -> list[str]:
+        return [ln for ln in pane.capture_pane() if ln.strip()][-2:]
+
+    # the terminal's echo, then cat's copy of the line (wait for both: cat may lag)
+    wait_for(lambda: len(last_two()) == 2 and last_two()[1] == last_two()[0])
+    assert last_two() == [expected, expected]
 
 
 def test_no_enter_once_the_pane_is_no_longer_safe(server: libtmux.Server) -> None:
