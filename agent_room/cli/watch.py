@@ -36,7 +36,9 @@ def cmd_watch(args: argparse.Namespace) -> int:
     worker = threading.Thread(
         target=injector.run,
         args=(stop,),
-        kwargs={"debounce": args.debounce, "step": args.step},
+        # a crossing waits for a turn to end anyway: a slower file watch costs nothing
+        # there, and halves what an idle room costs
+        kwargs={"debounce": max(args.debounce, 50), "step": max(args.step, 25)},
         name="agent-room-injector",
         daemon=True,
     )

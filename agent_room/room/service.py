@@ -9,13 +9,7 @@ from __future__ import annotations
 import time
 
 from agent_room.core.bodies import DEFAULT_BODY_LIMIT, check_body
-from agent_room.core.enums import HandoverState, MessageKind
 from agent_room.core.errors import BadInput, NotFound, Refused, UnknownName
-from agent_room.core.handover import (
-    DEFAULT_HANDOVER_TTL,
-    check_transition,
-    render_handover,
-)
 from agent_room.core.names import is_pane_id, parse_name
 from agent_room.store.home import room_home
 from agent_room.store.sqlite import SqliteStore
@@ -25,11 +19,16 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
+    from agent_room.core.enums import HandoverState
     from agent_room.core.handover import HandoverFields
     from agent_room.core.models import AuditEvent, LinkView, Message, Session, TimerView
     from agent_room.core.ports import Clock
     from agent_room.store.sqlite_base import Row
 
+CHAT = "chat"
+"""``MessageKind.CHAT``, spelled out: ``agent-room send`` starts every delivery and must
+not load ``enum`` for it (a test holds the two equal). The handover rules, which do,
+load when a handover is handled."""
 OPERATOR = "operator"
 ROOM = "room"
 
@@ -43,12 +42,21 @@ class Room:
         *,
         clock: Clock = time.time,
         body_limit: int = DEFAULT_BODY_LIMIT,
-        handover_ttl: float = DEFAULT_HANDOVER_TTL,
+        handover_ttl: float | None = None,
     ) -> None:
         self.store = store
         self.clock = clock
         self.body_limit = body_limit
-        self.handover_ttl = handover_ttl
+        self._handover_ttl = handover_ttl
+
+    @property
+    def handover_ttl(self) -> float:
+        """Seconds a handover waits for a decision (``core.handover.DEFAULT_HANDOVER_TTL``)."""
+        if self._handover_ttl is None:
+            from agent_room.core.handover import DEFAULT_HANDOVER_TTL
+
+            self._handover_ttl = DEFAULT_HANDOVER_TTL
+        return self._handover_ttl
 
     @classmethod
     def open(cls, environ: Mapping[str, str], *, timeout: float = 10.0) -> Room:
@@ -128,7 +136,7 @@ class Room:
         sender, recipient = self._check_pair(sender, recipient)
         body = check_body(body, limit=self.body_limit)
         return self.store.add_message(
-            kind=MessageKind.CHAT,
+            kind=CHAT,
             sender=sender,
             recipient=recipient,
             body=body,
@@ -148,6 +156,9 @@ class Room:
         With ``fields`` the body is seed 004's template; otherwise ``body`` is taken as the
         sender wrote it.
         """
+        from agent_room.core.enums import MessageKind
+        from agent_room.core.handover import render_handover
+
         sender, recipient = self._check_pair(sender, recipient)
         if fields is not None:
             text = render_handover(sender, fields.check())
@@ -215,6 +226,9 @@ class Room:
     # -- handovers --------------------------------------------------------------------
 
     def _decide(self, message_id: int, target: HandoverState, reason: str | None) -> int:
+        from agent_room.core.enums import HandoverState
+        from agent_room.core.handover import check_transition
+
         self.expire_handovers()
         row = self.store.handover(message_id)
         if row is None:
@@ -238,16 +252,22 @@ class Room:
 
     def approve(self, message_id: int) -> int:
         """Release a pending handover to its recipient; tell the sender. Return the notice id."""
+        from agent_room.core.enums import HandoverState
+
         return self._decide(message_id, HandoverState.APPROVED, None)
 
     def reject(self, message_id: int, reason: str) -> int:
         """Refuse a pending handover with a reason the sender receives."""
         if not reason.strip():
             raise BadInput("a rejection needs a reason: --reason TEXT")
+        from agent_room.core.enums import HandoverState
+
         return self._decide(message_id, HandoverState.REJECTED, reason.strip())
 
     def expire_handovers(self) -> list[int]:
         """Expire handovers pending longer than the time to live; return their ids."""
+        from agent_room.core.enums import HandoverState
+
         deadline = self.clock() - self.handover_ttl
         expired = []
         for row in self.store.pending_handovers():
@@ -311,6 +331,8 @@ class Room:
 def _decision_notice(
     message_id: int, recipient: str, state: HandoverState, reason: str | None
 ) -> str:
+    from agent_room.core.enums import HandoverState
+
     text = f"Handover #{message_id} to @{recipient} was {state.value} by the operator."
     if state is HandoverState.EXPIRED:
         text = f"Handover #{message_id} to @{recipient} expired without a decision."

@@ -235,15 +235,23 @@ def test_the_quick_send_path_means_what_the_parser_means(
 
 
 def test_the_quick_send_path_loads_no_argparse(joined: Cli) -> None:
+    """Every delivery starts with a send: it loads neither argparse nor enum, re or json."""
     probe = (
         "import sys; from agent_room.cli import main; "
         "code = main(['send', '@frontend', 'hi', '--as', 'backend']); "
-        "print(code, 'argparse' in sys.modules)"
+        "print(code, *(m in sys.modules for m in ('argparse', 'enum', 're', 'json')))"
     )
     result = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, env=joined.env(), check=True
     )
-    assert result.stdout.decode().splitlines()[-1] == "0 False"
+    assert result.stdout.decode().splitlines()[-1] == "0 False False False False"
+
+
+def test_the_send_paths_kind_is_the_enums() -> None:
+    from agent_room.core.enums import MessageKind
+    from agent_room.room.service import CHAT
+
+    assert CHAT == MessageKind.CHAT
 
 
 def test_send_says_nothing_of_the_deliverer_while_one_listens(joined: Cli) -> None:
