@@ -27,3 +27,10 @@ def plugin_dir() -> Path:
     raise RoomUnavailable(
         f"the agent-room plugin folder is missing (looked in {looked}); reinstall agent-room"
     )
+
+
+def claude_flags() -> tuple[str, ...]:
+    """The arguments every Claude Code the room starts gets (a launch and a resume alike):
+    the plugin, whose hooks register the session, and leave to run ``agent-room``."""
+    # `--allowedTools X` would swallow the arguments after it (it takes several)
+    return ("--plugin-dir", str(plugin_dir()), "--allowedTools=Bash(agent-room:*)")

@@ -27,12 +27,13 @@ def _say(text: str) -> None:
 def _navigator() -> tuple[Room, Navigator]:
     from agent_room.adapters.processes import SystemProbe
     from agent_room.adapters.tmux import Tmux
+    from agent_room.plugin import claude_flags
     from agent_room.room import Room
     from agent_room.room.enter import Navigator
 
     room = Room.open(os.environ)
     claude = os.environ.get("AGENT_ROOM_CLAUDE") or "claude"
-    return room, Navigator(room, Tmux(), SystemProbe(), claude=claude)
+    return room, Navigator(room, Tmux(), SystemProbe(), claude=claude, claude_args=claude_flags())
 
 
 def where_am_i(room: Room, environ: dict[str, str] | os._Environ[str]) -> Where:

@@ -117,13 +117,11 @@ def _binary(program: str, hint: str) -> str:
 def agent_argv(kind: str, agent_args: list[str], environ: dict[str, str]) -> list[str]:
     """The agent's command line: its binary (absolute) and arguments."""
     if kind == "claude":
-        from agent_room.plugin import plugin_dir
+        from agent_room.plugin import claude_flags
 
         claude = environ.get("AGENT_ROOM_CLAUDE") or "claude"
         binary = _binary(claude, "install Claude Code or set AGENT_ROOM_CLAUDE")
-        # `--allowedTools X` would swallow the arguments after it (it takes several)
-        fixed = ["--plugin-dir", str(plugin_dir()), "--allowedTools=Bash(agent-room:*)"]
-        return [binary, *fixed, *agent_args]
+        return [binary, *claude_flags(), *agent_args]
     if kind in {"codex", "gemini"}:
         return [_binary(kind, f"install it or use --agent command -- /path/to/{kind}"), *agent_args]
     if kind == "command":

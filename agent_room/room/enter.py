@@ -60,6 +60,7 @@ class Navigator:
         probe: ProcessProbe,
         *,
         claude: str = "claude",
+        claude_args: tuple[str, ...] = (),
         sleep: Callable[[float], None] = time.sleep,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -68,6 +69,9 @@ class Navigator:
         self.mux = mux
         self.probe = probe
         self.claude = claude
+        self.claude_args = claude_args
+        """Put before ``--resume``: the plugin, without which the resumed client's hooks
+        would not fire and it would never register again."""
         self.sleep = sleep
         self.monotonic = monotonic
 
@@ -136,9 +140,14 @@ class Navigator:
 
     def plan(self, row: Row, where: Where, *, force: bool = False) -> Plan:
         """How to enter the session of ``row`` from ``where``."""
-        return plan_enter(
-            self.target(row), inside_tmux=where.socket, force=force, claude=self.claude
+        return self._resumed_with_args(
+            plan_enter(self.target(row), inside_tmux=where.socket, force=force, claude=self.claude)
         )
+
+    def _resumed_with_args(self, plan: Plan) -> Plan:
+        if plan.move is not Move.RESUME or not self.claude_args:
+            return plan
+        return replace(plan, argv=(plan.argv[0], *self.claude_args, *plan.argv[1:]))
 
     # -- carrying out -----------------------------------------------------------------
 
@@ -253,6 +262,8 @@ class Navigator:
         return found
 
     def _back_to(self, row: Row, where: Where) -> Plan:
-        return plan_enter(
-            self.target(row), inside_tmux=where.socket, claude=self.claude, warn_parent=False
+        return self._resumed_with_args(
+            plan_enter(
+                self.target(row), inside_tmux=where.socket, claude=self.claude, warn_parent=False
+            )
         )

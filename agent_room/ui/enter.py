@@ -48,10 +48,11 @@ class EnterMixin(_Base):
     def _navigator(self, room: Room) -> Navigator:
         import os
 
+        from agent_room.plugin import claude_flags
         from agent_room.room.enter import Navigator
 
         claude = os.environ.get("AGENT_ROOM_CLAUDE") or "claude"
-        return Navigator(room, self.mux, self.probe, claude=claude)
+        return Navigator(room, self.mux, self.probe, claude=claude, claude_args=claude_flags())
 
     def start_enter(self, name: str) -> None:
         """Plan entering the session ``name`` (in a thread: SQLite and tmux block)."""
