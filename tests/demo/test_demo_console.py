@@ -48,10 +48,13 @@ def test_the_console_shows_the_room_and_approves_the_handover_with_a_key(
         demo = dict(line.removeprefix("export ").split("=", 1) for line in started.out.splitlines())
         demo["TMPDIR"] = str(tmp_root)
         (pane,) = _tmux(demo, "list-panes", "-t", "=demo:console", "-F", "#{pane_id}")
-        # a detached session has no client to size it: give the console room to draw
-        _tmux(demo, "resize-window", "-t", "=demo:console", "-x", "200", "-y", "50")
 
         def console() -> str:
+            # a detached session has no client to size it: give the console room to draw,
+            # again if anything sized the window back meanwhile
+            size = _tmux(demo, "display-message", "-p", "-t", pane, "#{pane_width}x#{pane_height}")
+            if size != ["200x50"]:
+                _tmux(demo, "resize-window", "-t", "=demo:console", "-x", "200", "-y", "50")
             return "\n".join(_tmux(demo, "capture-pane", "-p", "-t", pane))
 
         def wait(check: Callable[[], object]) -> object:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from textual.binding import Binding
 
+from agent_room.plugin import claude_flags
 from agent_room.room import Room
 from agent_room.store.sqlite import SqliteStore
 from agent_room.ui.app import RoomConsole
@@ -121,7 +122,7 @@ async def test_enter_on_an_ended_session_resumes_it_after_a_confirm(
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         assert not mux.calls  # nothing starts before the answer
         await pilot.press("y")
-        resume = ("/opt/claude/bin/claude", "--resume", "sess-docs")
+        resume = ("/opt/claude/bin/claude", *claude_flags(), "--resume", "sess-docs")
         await until(pilot, lambda: ("switch_client", SOCKET, "%77") in mux.calls)
         assert ("open_window", SOCKET, "/srv/shop/docs", resume, "docs-resumed", True) in mux.calls
 
