@@ -15,7 +15,8 @@ from agent_room.core.errors import BadInput, NotFound, Refused
 from agent_room.room import Room
 from agent_room.room.enter import Navigator, Where
 from agent_room.room.registry import Registry
-from tests.ui.conftest import SOCKET, FakeMux
+from tests.fakes import FakeMux
+from tests.ui.conftest import SOCKET
 from tests.ui.seed import AliveProbe, FrozenClock, _facts, seed_room
 
 CONSOLE = Where(socket=SOCKET, pane="%0", session_id=None, actor="operator")

@@ -7,7 +7,8 @@ from pathlib import Path
 from agent_room.core.enter import Move
 from agent_room.plugin import claude_flags, plugin_dir
 from agent_room.room.enter import Navigator, Where
-from tests.ui.conftest import SOCKET, FakeMux
+from tests.fakes import FakeMux
+from tests.ui.conftest import SOCKET
 from tests.ui.seed import AliveProbe, seed_room
 
 CONSOLE = Where(socket=SOCKET, pane="%0", session_id=None, actor="operator")

@@ -16,60 +16,13 @@ from agent_room.room.enter import Where
 from agent_room.room.snapshot import SnapshotReader
 from agent_room.ui.app import RoomConsole, make_app
 from agent_room.ui.settings import ConsoleSettings
+from tests.fakes import FakeMux
 from tests.ui.seed import AliveProbe, FrozenClock, seed_room
 
 SOCKET = "/tmp/tmux-1000/default"
 """The tmux server the seeded agents registered from."""
 SHOWN_HOME = "/home/operator/.agent-room"
 """The room path the snapshot pictures show (never the test's temporary directory)."""
-
-
-class FakeMux:
-    """The multiplexer port, recording what the console asks of it."""
-
-    def __init__(self) -> None:
-        self.calls: list[tuple[object, ...]] = []
-        self.panes_alive = True
-        self.next_pane = "%77"
-
-    def typing_refusal(
-        self, socket: str | None, pane: str, agent_pid: int | None, agent_start: int | None
-    ) -> str | None:
-        return "the fake multiplexer types nothing"
-
-    def type_line(
-        self,
-        socket: str | None,
-        pane: str,
-        text: str,
-        *,
-        settle: float,
-        still_safe: Callable[[], bool] | None = None,
-    ) -> bool:
-        self.calls.append(("type_line", socket, pane, text))
-        return False
-
-    def press_enter(self, socket: str | None, pane: str) -> None:
-        self.calls.append(("press_enter", socket, pane))
-
-    def capture(self, socket: str | None, pane: str) -> str:
-        return ""
-
-    def pane_exists(self, socket: str | None, pane: str) -> bool:
-        return self.panes_alive
-
-    def switch_client(self, socket: str | None, pane: str) -> None:
-        self.calls.append(("switch_client", socket, pane))
-
-    def attach(self, socket: str | None, pane: str) -> int:
-        self.calls.append(("attach", socket, pane))
-        return 0
-
-    def open_window(
-        self, socket: str | None, cwd: str | None, argv: tuple[str, ...], *, name: str, inside: bool
-    ) -> str:
-        self.calls.append(("open_window", socket, cwd, argv, name, inside))
-        return self.next_pane
 
 
 @pytest.fixture

@@ -21,7 +21,8 @@ from agent_room.ui.screens.modals import ConfirmScreen, RejectScreen
 from agent_room.ui.widgets.handovers import HandoverQueue
 from agent_room.ui.widgets.sessions import SessionsTable
 from agent_room.ui.widgets.tree import SessionTree
-from tests.ui.conftest import SOCKET, FakeMux, run_from_palette, until
+from tests.fakes import FakeMux
+from tests.ui.conftest import SOCKET, run_from_palette, until
 from tests.ui.seed import FrozenClock
 
 SIZE = (160, 48)

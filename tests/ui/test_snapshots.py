@@ -19,7 +19,8 @@ from agent_room.room import Room
 from agent_room.room.enter import Where
 from agent_room.ui.app import RoomConsole, make_app
 from agent_room.ui.widgets.handovers import HandoverQueue
-from tests.ui.conftest import FakeMux, still_snapshot
+from tests.fakes import FakeMux
+from tests.ui.conftest import still_snapshot
 from tests.ui.seed import AliveProbe, FrozenClock
 
 SnapCompare = Callable[..., bool]

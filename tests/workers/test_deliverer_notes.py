@@ -5,7 +5,7 @@ from __future__ import annotations
 from agent_room.adapters.processes import SystemProbe
 from agent_room.room import Room
 from agent_room.workers.deliverer import Deliverer
-from tests.workers.test_wakeup import IdleMux
+from tests.fakes import FakeMux
 
 
 def test_a_note_goes_once_nothing_waits(room: Room) -> None:
@@ -13,7 +13,9 @@ def test_a_note_goes_once_nothing_waits(room: Room) -> None:
     room.join("backend")
     room.join("frontend")
     room.store.set_note("frontend", "a permission dialog is open", at=room.clock())
-    deliverer = Deliverer(room, IdleMux(), SystemProbe())
+    mux = FakeMux()
+    deliverer = Deliverer(room, mux, SystemProbe())
     assert deliverer.run_once()
     assert room.store.notes() == {}
+    assert mux.calls == []
     deliverer.release()

@@ -15,6 +15,7 @@ from agent_room.room import Room
 from agent_room.store.wake import WAKE_NAME, poke
 from agent_room.workers.deliverer import Deliverer
 from agent_room.workers.wakeup import WakeListener
+from tests.fakes import FakeMux
 from tests.tmux.conftest import wait_for
 
 
@@ -67,37 +68,10 @@ def test_a_file_in_the_fifos_place_is_never_written(room: Room) -> None:
     listener.close()
 
 
-class IdleMux:
-    """A multiplexer with no panes: this test only watches the lease and the FIFO."""
-
-    def typing_refusal(self, *_args: object) -> str | None:
-        return "no pane"
-
-    def type_line(self, *_args: object, **_kwargs: object) -> bool:
-        raise AssertionError("nothing is typed")
-
-    def press_enter(self, *_args: object) -> None:
-        raise AssertionError("nothing is typed")
-
-    def capture(self, *_args: object) -> str:
-        return ""
-
-    def pane_exists(self, *_args: object) -> bool:
-        return False
-
-    def switch_client(self, *_args: object) -> None:
-        raise AssertionError("nobody enters")
-
-    def attach(self, *_args: object) -> int:
-        raise AssertionError("nobody enters")
-
-    def open_window(self, *_args: object, **_kwargs: object) -> str:
-        raise AssertionError("nobody enters")
-
-
 def _running(room_home: str) -> tuple[Deliverer, Callable[[], None]]:
     own = Room.open({"AGENT_ROOM_HOME": room_home})
-    worker = Deliverer(own, IdleMux(), SystemProbe())
+    mux = FakeMux()
+    worker = Deliverer(own, mux, SystemProbe())
     stop = threading.Event()
     thread = threading.Thread(target=worker.run, args=(stop,), daemon=True)
     thread.start()
@@ -106,6 +80,7 @@ def _running(room_home: str) -> tuple[Deliverer, Callable[[], None]]:
         stop.set()
         thread.join(timeout=10)
         assert not thread.is_alive()
+        assert mux.calls == []  # no pane, nothing queued: nothing typed
         own.close()
 
     return worker, finish
