@@ -25,6 +25,11 @@ def wake_path(home: str) -> str:
     return os.path.join(home, WAKE_NAME)
 
 
+def not_a_poke(_change: object, path: str) -> bool:
+    """A watchfiles filter: a poke's own file event says nothing the FIFO did not."""
+    return not path.endswith(WAKE_NAME)
+
+
 def poke(home: str) -> None:
     """Tell the active deliverer to look now; never fails, never blocks."""
     try:

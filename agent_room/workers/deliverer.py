@@ -19,7 +19,7 @@ from agent_room.core.delivery import RECEIPT_TIMEOUT, Action, OpenNudge, decide,
 from agent_room.core.errors import PaneUnavailable
 from agent_room.core.prompts import nudge_text
 from agent_room.room import Room
-from agent_room.store.wake import WAKE_NAME
+from agent_room.store.wake import not_a_poke
 from agent_room.workers.lease import Lease
 from agent_room.workers.wakeup import WakeListener
 
@@ -204,16 +204,11 @@ class Deliverer:
                 step=step,
                 stop_event=stop,
                 raise_interrupt=False,
-                watch_filter=_not_pokes,
+                watch_filter=not_a_poke,
             ):
                 _signal(out)
         finally:
             _signal(out)  # wake the loop: it sees ``stop`` (or runs on the timer alone)
-
-
-def _not_pokes(_change: object, path: str) -> bool:
-    """Pokes arrive through the FIFO itself; their file events would only repeat them."""
-    return not path.endswith(WAKE_NAME)
 
 
 def _signal(fd: int) -> None:

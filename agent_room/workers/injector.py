@@ -25,6 +25,7 @@ from agent_room.core.timers import wait_for
 from agent_room.room.crossing import Crossings
 from agent_room.room.links import Links
 from agent_room.room.registry import Registry
+from agent_room.store.wake import not_a_poke
 from agent_room.workers.lease import Lease
 
 TYPE_CHECKING = False
@@ -133,6 +134,7 @@ class Injector:
                 yield_on_timeout=False,
                 stop_event=stop,
                 raise_interrupt=False,
+                watch_filter=not_a_poke,
             ):
                 wake.set()
         finally:
