@@ -91,28 +91,25 @@ def cmd_send(args: argparse.Namespace) -> int:
         from agent_room.cli.links import send_linked
 
         return send_linked(room, sender, args, body)
-    if args.handover:
-        from agent_room.core.handover import HandoverFields
-
-        fields = None
-        if structured:
-            fields = HandoverFields(
-                what_changed=args.changed,
-                what_to_do=args.todo,
-                files=args.files,
-                contract=args.contract,
-                breaking=args.breaking,
-                notes=body or "",
-            )
-        message_id = room.send_handover(sender, args.recipient, fields=fields, body=body)
-        print(
-            f"handover #{message_id} to {args.recipient} is waiting for approval", file=sys.stderr
-        )
-    else:
+    if not args.handover:
         if body is None:
             raise BadInput("no message body: give TEXT, --file FILE, or pipe it on stdin")
         send_chat(room, sender, args.recipient, body)
         return 0
+    from agent_room.core.handover import HandoverFields
+
+    fields = None
+    if structured:
+        fields = HandoverFields(
+            what_changed=args.changed,
+            what_to_do=args.todo,
+            files=args.files,
+            contract=args.contract,
+            breaking=args.breaking,
+            notes=body or "",
+        )
+    message_id = room.send_handover(sender, args.recipient, fields=fields, body=body)
+    print(f"handover #{message_id} to {args.recipient} is waiting for approval", file=sys.stderr)
     print(message_id)
     return 0
 

@@ -310,6 +310,10 @@ def rules_text(link_id: int, me: str, peer: str, role: Role, budget: int) -> str
     )
 
 
+LOW_BUDGET = 2
+"""Crossings left at which a link's summary says how many remain."""
+
+
 def links_summary(links: Sequence[Mapping[str, Any]], *, unanchored: bool) -> str:
     """A session's live links in a few words, for ``who`` and the console.
 
@@ -328,7 +332,3 @@ def links_summary(links: Sequence[Mapping[str, Any]], *, unanchored: bool) -> st
     if unanchored:
         cells.append("no anchor!")
     return ", ".join(cells)
-
-
-LOW_BUDGET = 2
-"""Crossings left at which a link's summary says how many remain."""
