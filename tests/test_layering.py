@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -13,12 +14,16 @@ from tests.conftest import REPO
 HEAVY = ("textual", "libtmux", "watchfiles", "psutil", "sqlite3", "subprocess")
 
 
-def _loaded_after(statement: str) -> set[str]:
+def _modules_after(statement: str) -> set[str]:
     code = f"import sys, json\n{statement}\nprint(json.dumps(sorted(sys.modules)))"
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
     ).stdout
-    return {name.split(".")[0] for name in json.loads(out)}
+    return set(json.loads(out))
+
+
+def _loaded_after(statement: str) -> set[str]:
+    return {name.split(".")[0] for name in _modules_after(statement)}
 
 
 def test_core_imports_no_io_libraries() -> None:
@@ -43,3 +48,17 @@ def test_import_linter_contracts_hold() -> None:
     result = subprocess.run([exe], capture_output=True, text=True, cwd=REPO, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "2 kept, 0 broken" in result.stdout
+
+
+def test_the_console_paints_before_loading_validation_tmux_or_markdown(tmp_path: Path) -> None:
+    """What ``agent-room`` does up to ``app.run()`` with no config file: pydantic, libtmux
+    and the Markdown renderer load later, when something needs them."""
+    environ = {"AGENT_ROOM_HOME": str(tmp_path / "room"), "XDG_CONFIG_HOME": str(tmp_path)}
+    loaded = _modules_after(
+        "from agent_room.ui.app import make_app\n"
+        "from agent_room.ui.settings import ConsoleSettings\n"
+        f"app = make_app(ConsoleSettings.load({environ!r}))\n"
+        "assert app.theme == 'agent-room-dark', app.theme"
+    )
+    assert "textual.app" in loaded  # the check itself works
+    assert not {"pydantic", "libtmux", "rich.markdown"} & loaded

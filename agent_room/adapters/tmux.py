@@ -10,23 +10,40 @@ any of this is called (see ``Tmux.typing_refusal``).
 
 from __future__ import annotations
 
+import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable
+from contextlib import redirect_stdout
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
-
-import libtmux
 
 from agent_room.adapters import procfs
 from agent_room.core.errors import PaneUnavailable
 from agent_room.core.keys import safe_line, safe_paste
 from agent_room.core.names import is_pane_id
 
+_IMPORT_LOCK = threading.Lock()
+
+
+def _libtmux() -> Any:
+    """libtmux, imported on first use rather than with this module (the console paints
+    first). libtmux reads ``sys.stdout.encoding`` when imported, and inside a running
+    Textual app ``sys.stdout`` is a capture object without one: the process's real
+    stdout stands in for the length of the import."""
+    with _IMPORT_LOCK:
+        if "libtmux" not in sys.modules and not hasattr(sys.stdout, "encoding"):
+            with redirect_stdout(sys.__stdout__):
+                import libtmux
+        import libtmux
+    return libtmux
+
 
 @lru_cache(maxsize=32)
 def _server(socket_path: str | None) -> Any:
+    libtmux = _libtmux()
     if socket_path:
         return libtmux.Server(socket_path=socket_path)
     return libtmux.Server()

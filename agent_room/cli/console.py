@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+from dataclasses import replace
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -39,7 +40,6 @@ class _FirstRead(threading.Thread):
             pass
         finally:
             room.close()
-        import agent_room.adapters.tmux  # noqa: F401  (loaded here, off the main thread)
 
 
 def cmd_console(args: argparse.Namespace) -> int:
@@ -48,20 +48,14 @@ def cmd_console(args: argparse.Namespace) -> int:
 
     first = _FirstRead(str(room_home(os.environ)))
     first.start()
-    # pydantic looks for plugins in every installed distribution's entry points when the
-    # first model is built; the console uses none, and the scan delays its first paint
-    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     from agent_room.ui.app import make_app
     from agent_room.ui.settings import ConsoleSettings
 
     settings = ConsoleSettings.load(os.environ)
-    overrides: dict[str, object] = {}
     if getattr(args, "theme", None):
-        overrides["theme"] = args.theme
+        settings = replace(settings, theme=args.theme)
     if getattr(args, "no_deliver", False):
-        overrides["deliver"] = False
-    if overrides:
-        settings = settings.model_copy(update=overrides)
+        settings = replace(settings, deliver=False)
     first.join(timeout=5.0)
     app = make_app(settings, snapshot=first.snapshot)
     app.run()

@@ -129,7 +129,7 @@ class RoomConsole(EnterMixin, App[int]):
     def _register_themes(self) -> list[str]:
         """Register the shipped and user themes and pick one, before the first styling
         (a theme set after mount restyles every widget again); return the problems."""
-        shipped, errors = load_themes((shipped_dir(),))
+        shipped, errors = load_themes((shipped_dir(),), trusted=True)
         for theme in shipped:
             self.register_theme(theme)
         users, user_errors = load_themes(tuple(Path(d) for d in self.settings.theme_dirs))

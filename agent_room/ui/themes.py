@@ -2,19 +2,19 @@
 
 A theme file is TOML (or JSON) with Textual's colour fields plus ``[variables]``; the
 console's own variables (the colour of each session state, the cycle badge) have
-defaults so that Textual's built-in themes work too. A bad user file is reported, never
-fatal: the loader returns the themes it could read and one line per file it could not.
+defaults so that Textual's built-in themes work too. A user's file is checked against
+``ui.theme_file.ThemeFile``; a bad one is reported, never fatal: the loader returns the
+themes it could read and one line per file it could not. The shipped files are read as
+they are (the test suite holds them to the same schema), so that opening the console
+loads no validation library before its first paint.
 """
 
 from __future__ import annotations
 
-import json
 import tomllib
 from pathlib import Path
-from typing import Annotated
+from typing import Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
-from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
 VARIABLE_DEFAULTS: dict[str, str] = {
@@ -28,43 +28,6 @@ VARIABLE_DEFAULTS: dict[str, str] = {
 """The console's own theme variables, with the values used when a theme leaves them out."""
 
 
-def _colour(value: str) -> str:
-    try:
-        Color.parse(value)
-    except ColorParseError:
-        raise ValueError(f"not a colour: {value!r}") from None
-    return value
-
-
-ColourText = Annotated[str, AfterValidator(_colour)]
-
-
-class ThemeFile(BaseModel):
-    """One theme file, validated."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{0,39}$")
-    dark: bool = True
-    primary: ColourText
-    secondary: ColourText | None = None
-    accent: ColourText | None = None
-    warning: ColourText | None = None
-    error: ColourText | None = None
-    success: ColourText | None = None
-    foreground: ColourText | None = None
-    background: ColourText | None = None
-    surface: ColourText | None = None
-    panel: ColourText | None = None
-    boost: ColourText | None = None
-    variables: dict[str, str] = Field(default_factory=dict)
-
-    def to_theme(self) -> Theme:
-        """The Textual theme."""
-        fields = self.model_dump(exclude={"variables"})
-        return Theme(**fields, variables={**VARIABLE_DEFAULTS, **self.variables})
-
-
 def shipped_dir() -> Path:
     """The shipped themes: ``agent_room/_themes`` in a wheel, ``themes/`` in a checkout."""
     package = Path(__file__).resolve().parent.parent
@@ -74,21 +37,51 @@ def shipped_dir() -> Path:
     return package / "_themes"
 
 
-def read_theme(path: Path) -> Theme:
-    """Parse one theme file; ``ValueError`` with a one-line reason if it is bad."""
+def parse_theme_text(path: Path) -> dict[str, Any]:
+    """A theme file's contents, not yet checked; ``ValueError`` if it cannot be parsed."""
     try:
         text = path.read_text(encoding="utf-8")
-        data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
-        return ThemeFile.model_validate(data).to_theme()
+        if path.suffix == ".json":
+            import json
+
+            data = json.loads(text)
+        else:
+            data = tomllib.loads(text)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:  # TOMLDecodeError, JSON too
+        raise ValueError(f"{path.name}: {exc}") from None
+    return data  # type: ignore[no-any-return]  # JSON's other shapes fail the schema
+
+
+def theme_from(fields: dict[str, Any]) -> Theme:
+    """The Textual theme of a theme file's fields, with the console's variable defaults."""
+    variables = {**VARIABLE_DEFAULTS, **fields.get("variables", {})}
+    return Theme(**{k: v for k, v in fields.items() if k != "variables"}, variables=variables)
+
+
+def read_theme(path: Path, *, trusted: bool = False) -> Theme:
+    """One theme file; ``ValueError`` with a one-line reason if it is bad.
+
+    ``trusted`` (the shipped files) skips the schema check.
+    """
+    data = parse_theme_text(path)
+    if trusted:
+        return theme_from(data)
+    from pydantic import ValidationError
+
+    from agent_room.ui.theme_file import ThemeFile
+
+    try:
+        checked = ThemeFile.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "file"
         raise ValueError(f"{path.name}: {where}: {first['msg']}") from None
-    except (OSError, UnicodeDecodeError, ValueError, tomllib.TOMLDecodeError) as exc:
-        raise ValueError(f"{path.name}: {exc}") from None
+    return theme_from(checked.model_dump(exclude_none=True))
 
 
-def load_themes(folders: tuple[Path, ...]) -> tuple[list[Theme], list[str]]:
+def load_themes(
+    folders: tuple[Path, ...], *, trusted: bool = False
+) -> tuple[list[Theme], list[str]]:
     """Every theme in ``folders`` (later folders override earlier names) and the errors."""
     themes: dict[str, Theme] = {}
     errors: list[str] = []
@@ -97,7 +90,7 @@ def load_themes(folders: tuple[Path, ...]) -> tuple[list[Theme], list[str]]:
             continue
         for path in sorted([*folder.glob("*.toml"), *folder.glob("*.json")]):
             try:
-                theme = read_theme(path)
+                theme = read_theme(path, trusted=trusted)
             except ValueError as exc:
                 errors.append(f"theme {folder / path.name}: {str(exc).split(': ', 1)[-1]}")
                 continue

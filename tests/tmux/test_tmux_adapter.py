@@ -133,3 +133,27 @@ def test_safe_line_is_one_inert_line(text: str) -> None:
     assert not line.endswith(";")
     assert "[201~" not in line
     assert "[200~" not in line
+
+
+def test_libtmux_loads_on_first_use_even_under_a_captured_stdout() -> None:
+    """Inside a running console ``sys.stdout`` has no encoding, which libtmux reads when
+    imported: the adapter lends it the real one for the import, then puts the capture back."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "import agent_room.adapters.tmux as tmux\n"
+        "assert 'libtmux' not in sys.modules\n"
+        "class Capture:\n"
+        "    def write(self, text): pass\n"
+        "    def flush(self): pass\n"
+        "capture = sys.stdout = Capture()\n"
+        "module = tmux._libtmux()\n"
+        "assert sys.stdout is capture\n"
+        "sys.stdout = sys.__stdout__\n"
+        "print(module.__name__, type(tmux._server(None)).__name__)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["libtmux", "Server"]

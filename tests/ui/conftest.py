@@ -58,7 +58,7 @@ def live_settings(home: Path, **changes: object) -> ConsoleSettings:
         "theme_dirs": (),
     }
     values.update(changes)
-    return ConsoleSettings.model_validate(values)
+    return ConsoleSettings.validate(values)
 
 
 @pytest.fixture

@@ -28,6 +28,13 @@ def test_the_shipped_themes_are_dark_light_and_high_contrast() -> None:
         assert set(VARIABLE_DEFAULTS) <= set(theme.variables), theme.name
 
 
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
+def test_the_console_reads_a_shipped_theme_as_the_schema_does(path: Path) -> None:
+    """The console reads its own theme files without the schema check (no pydantic before
+    the first paint); each must give the same theme as the checked read."""
+    assert read_theme(path, trusted=True) == read_theme(path)
+
+
 @pytest.mark.parametrize(
     ("text", "reason"),
     [

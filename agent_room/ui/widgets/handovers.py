@@ -7,7 +7,8 @@ is the app's job (``a`` / ``r``); these widgets only show and select.
 
 from __future__ import annotations
 
-from rich.markdown import Markdown
+import sys
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
@@ -81,7 +82,11 @@ class HandoverQueue(OptionList):
 
 class HandoverPreview(VerticalScroll):
     """The highlighted handover: a cycle warning, then its body as Markdown (rendered by
-    Rich into one widget: the preview changes often and a widget per block costs)."""
+    Rich into one widget: the preview changes often and a widget per block costs).
+
+    The first body is drawn just after the frame that shows the route, so the console's
+    first paint never waits for the Markdown renderer to load.
+    """
 
     handover: reactive[HandoverRow | None] = reactive(None)
     """The handover shown."""
@@ -95,14 +100,25 @@ class HandoverPreview(VerticalScroll):
         """Show another handover."""
         warning = self.query_one("#cycle-warning", Static)
         body = self.query_one("#handover-body", Static)
+        if "rich.markdown" in sys.modules:
+            self._show_body()
+        else:  # the first time: after this frame, which shows everything else
+            body.update("")
+            self.call_after_refresh(self._show_body)
         if handover is None:
             warning.update("")
             warning.display = False
-            body.update(Markdown("*No handover is waiting.*"))
             self.border_title = "Preview"
             return
         warning.display = handover.cycle is not None
         if handover.cycle:
             warning.update(f"⚠ closes a cycle: {render_cycle(handover.cycle)}")
         self.border_title = f"#{handover.id} @{handover.sender} → @{handover.recipient}"
-        body.update(Markdown(handover.body))
+
+    def _show_body(self) -> None:
+        """The body of the handover shown now, as Markdown."""
+        from rich.markdown import Markdown
+
+        handover = self.handover
+        text = handover.body if handover is not None else "*No handover is waiting.*"
+        self.query_one("#handover-body", Static).update(Markdown(text))
