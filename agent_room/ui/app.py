@@ -158,21 +158,24 @@ class RoomConsole(EnterMixin, App[int]):
         return MainScreen(utc=self.settings.utc)
 
     def start_workers(self) -> None:
-        """Start the reader now; the watcher and the deliverer once the first picture is
-        on screen (they would only compete with the first paint), or after a second."""
+        """Start the workers once the first picture is on screen (they would only compete
+        with the first paint); with no picture yet, the reader now and the others once it
+        has posted one, or after a second."""
         self._stop.clear()
         self._background_started = False
-        if self.settings.live:
-            self._read_room()
         if self.snapshot is not None or not self.settings.live:
             self.call_after_refresh(self._start_background)
-        else:
-            self.set_timer(1.0, self._start_background)
+            return
+        self._read_room()
+        self.set_timer(1.0, self._start_background)
 
     def _start_background(self) -> None:
         if self._background_started or self._stop.is_set():
             return
         self._background_started = True
+        reading = any(w.name == "reader" and not w.is_finished for w in self.workers)
+        if self.settings.live and not reading:
+            self._read_room()
         if self.settings.live and self.settings.watch:
             self._watch_room()
         if self.settings.deliver:

@@ -76,7 +76,9 @@ class Column:
 
     key: str
     label: str
-    cell: Callable[[SessionRow, CellContext], str | Text]
+    cell: Callable[[SessionRow, CellContext], Text]
+    """The cell: always ``Text``, never a string, which the table would parse as markup
+    (a ``[`` in a path would be taken for a style, and parsing costs on a big room)."""
     sort: Callable[[SessionRow], Any]
     width: int | None = None
     """Fixed width in cells: measuring every cell of a big room is what costs."""
@@ -84,13 +86,19 @@ class Column:
 
 COLUMNS: tuple[Column, ...] = (
     Column("name", "Name", _name, lambda r: r.name, 20),
-    Column("agent", "Agent", lambda r, _c: r.agent, lambda r: (r.agent, r.name), 7),
+    Column("agent", "Agent", lambda r, _c: Text(r.agent), lambda r: (r.agent, r.name), 7),
     Column("state", "State", _state, lambda r: (STATE_ORDER.get(r.state, 9), r.name), 10),
     Column("links", "Links", _links, lambda r: (not r.links, r.links, r.name), 20),
-    Column("cwd", "Cwd", lambda r, _c: short_path(r.cwd), lambda r: (r.cwd or "", r.name), 28),
-    Column("pane", "Pane", lambda r, _c: r.pane or "", lambda r: (r.pane or "", r.name), 5),
     Column(
-        "age", "Age", lambda r, c: age(c.now - r.started_at), lambda r: (-r.started_at, r.name), 4
+        "cwd", "Cwd", lambda r, _c: Text(short_path(r.cwd)), lambda r: (r.cwd or "", r.name), 28
+    ),
+    Column("pane", "Pane", lambda r, _c: Text(r.pane or ""), lambda r: (r.pane or "", r.name), 5),
+    Column(
+        "age",
+        "Age",
+        lambda r, c: Text(age(c.now - r.started_at)),
+        lambda r: (-r.started_at, r.name),
+        4,
     ),
     Column("unread", "Unread", _unread, lambda r: (-r.unread, r.name), 6),
     Column("delivery", "Delivery", _delivery, lambda r: (-r.failed, r.note, r.name), 24),

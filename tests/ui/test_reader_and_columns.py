@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
+
+from rich.text import Text
 
 from agent_room.core.snapshot import SessionRow
 from agent_room.room import Room
 from agent_room.room.registry import Registry
 from agent_room.room.snapshot import SnapshotReader
-from agent_room.ui.columns import COLUMNS, age, matches, short_path, visible
+from agent_room.ui.columns import COLUMNS, CellContext, age, matches, short_path, visible
 from tests.ui.seed import AliveProbe, FrozenClock, seed_room
 
 
@@ -112,6 +115,15 @@ def test_sort_by_each_column() -> None:
     assert [r.name for r in visible(ROWS, sort="unread")] == ["api", "db", "web"]
     assert [r.name for r in visible(ROWS, sort="age", reverse=True)] == ["web", "api", "db"]
     assert [c.key for c in COLUMNS][:3] == ["name", "agent", "state"]
+
+
+def test_every_cell_is_text_shown_as_written() -> None:
+    """A ``[`` in a path or name is text, never a style the table would parse."""
+    row = replace(_row("web", "idle", 1), cwd="/srv/[bold]x[/]", pane="%[1]")
+    ctx = CellContext(now=10.0, colours={})
+    cells = {c.key: c.cell(row, ctx) for c in COLUMNS}
+    assert all(isinstance(cell, Text) for cell in cells.values())
+    assert (cells["cwd"].plain, cells["pane"].plain) == ("/srv/[bold]x[/]", "%[1]")
 
 
 def test_small_formats() -> None:
