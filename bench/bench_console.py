@@ -4,6 +4,7 @@ Run it from the project root::
 
     .venv/bin/python bench/bench_console.py            # the full run (about a minute)
     .venv/bin/python bench/bench_console.py --quick    # a smoke run with small counts
+    .venv/bin/python bench/bench_console.py --baseline REV  # side by side with a revision
 
 Every part runs in a throw-away room (a temporary ``$AGENT_ROOM_HOME``) and a private
 tmux server (its own socket), never the caller's. The console runs as ``agent-room``
@@ -200,8 +201,10 @@ class Pane:
 
     _count = 0
 
-    def __init__(self, home: Path, config: Path) -> None:
+    def __init__(self, home: Path, config: Path, root: Path = ROOT) -> None:
         Pane._count += 1
+        self.root = root
+        """The checkout whose ``agent_room`` runs (``-m`` puts it first on the path)."""
         self.socket = f"bench-console-{os.getpid()}-{Pane._count}"
         self.env = bench_env(home, XDG_CONFIG_HOME=str(config), TERM="xterm-256color")
         self.tmux = shutil.which("tmux") or "tmux"
@@ -237,7 +240,7 @@ class Pane:
             ],
             check=True,
             env=self.env,
-            cwd=ROOT,
+            cwd=self.root,
         )
         return started
 
@@ -291,26 +294,40 @@ def cpu_seconds(pid: int) -> float:
 # -- parts ---------------------------------------------------------------------------
 
 
-def measure_paint(sizes: Sizes, quiet: bool, tmp: Path) -> dict[str, Any]:
-    """Parts 1, 2 and 4 on the big room."""
+def paint_runs(
+    home: Path, sizes: Sizes, quiet: bool, tmp: Path, roots: dict[str, Path]
+) -> dict[str, dict[str, list[float]]]:
+    """Fresh consoles on the big room, one of each checkout in turn: wall seconds to the
+    first full paint, resident MB and CPU seconds after it."""
+    marks = (f"Sessions {sizes.sessions}/{sizes.sessions}", f"{sizes.messages:,} messages")
+    found: dict[str, dict[str, list[float]]] = {
+        label: {"paint": [], "rss": [], "cpu": []} for label in roots
+    }
+    for run in range(sizes.paint_runs + 1):  # the first round warms the page cache
+        for label, root in roots.items():
+            pane = Pane(home, tmp / "config", root)
+            try:
+                seconds = first_paint(pane, marks)
+                if run > 0:
+                    found[label]["paint"].append(seconds)
+                    found[label]["rss"].append(rss_mb(pane.pid()))
+                    found[label]["cpu"].append(cpu_seconds(pane.pid()))
+                warm = " (warm-up)" if run == 0 else ""
+                say(quiet, f"{label}: first paint {seconds * 1e3:.0f} ms{warm}")
+            finally:
+                pane.stop()
+    return found
+
+
+def measure_paint(
+    sizes: Sizes, quiet: bool, tmp: Path, baseline: Path | None = None
+) -> dict[str, Any]:
+    """Parts 1, 2 and 4 on the big room (and the baseline checkout's, run by turns)."""
     home = tmp / "big"
     say(quiet, f"seeding {sizes.sessions} sessions and {sizes.messages:,} messages")
     seeded = seed_big_room(home, sizes.sessions, sizes.messages)
-    marks = (f"Sessions {sizes.sessions}/{sizes.sessions}", f"{sizes.messages:,} messages")
-    timings: list[float] = []
-    memory: list[float] = []
-    cpu: list[float] = []
-    for run in range(sizes.paint_runs + 1):  # the first run warms the page cache
-        pane = Pane(home, tmp / "config")
-        try:
-            seconds = first_paint(pane, marks)
-            if run > 0:
-                timings.append(seconds)
-                memory.append(rss_mb(pane.pid()))
-                cpu.append(cpu_seconds(pane.pid()))
-            say(quiet, f"first paint {seconds * 1e3:.0f} ms{' (warm-up)' if run == 0 else ''}")
-        finally:
-            pane.stop()
+    roots = {"current": ROOT, **({"baseline": baseline} if baseline else {})}
+    found = paint_runs(home, sizes, quiet, tmp, roots)
     room = Room.open({"AGENT_ROOM_HOME": str(home)})
     reader = SnapshotReader(room)
     start = time.perf_counter()
@@ -320,15 +337,37 @@ def measure_paint(sizes: Sizes, quiet: bool, tmp: Path) -> dict[str, Any]:
     reader.read()
     read_again = time.perf_counter() - start
     room.close()
-    return {
-        "room": seeded,
-        "first_paint": Stats.of(timings).as_ms(),
-        "rss_mb": {"median": round(sorted(memory)[len(memory) // 2], 1), "max": max(memory)},
-        "cpu_to_first_paint": Stats.of(cpu).as_ms(),
-        "load_average": os.getloadavg(),
-        "reader_first_read_ms": round(read_first * 1e3, 1),
-        "reader_reread_ms": round(read_again * 1e3, 1),
-    }
+
+    def summary(runs: dict[str, list[float]]) -> dict[str, Any]:
+        memory = runs["rss"]
+        return {
+            "first_paint": Stats.of(runs["paint"]).as_ms(),
+            "rss_mb": {"median": round(sorted(memory)[len(memory) // 2], 1), "max": max(memory)},
+            "cpu_to_first_paint": Stats.of(runs["cpu"]).as_ms(),
+        }
+
+    result: dict[str, Any] = {"room": seeded, **summary(found["current"])}
+    if baseline is not None:
+        result["baseline"] = summary(found["baseline"])
+    result.update(
+        load_average=os.getloadavg(),
+        reader_first_read_ms=round(read_first * 1e3, 1),
+        reader_reread_ms=round(read_again * 1e3, 1),
+    )
+    return result
+
+
+def baseline_checkout(rev: str, tmp: Path) -> Path:
+    """A detached worktree of ``rev`` with its bytecode compiled (removed by the caller)."""
+    path = tmp / "baseline"
+    subprocess.run(
+        ["git", "worktree", "add", "--detach", "--quiet", str(path), rev],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    )
+    compileall.compile_dir(path / "agent_room", quiet=1)
+    return path
 
 
 def measure_rest(sizes: Sizes, quiet: bool, tmp: Path) -> dict[str, Any]:
@@ -366,6 +405,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="small counts: a smoke run")
     parser.add_argument("--runs", type=int, help="fresh consoles timed on the big room")
+    parser.add_argument(
+        "--baseline",
+        metavar="REV",
+        help="also time the console of this git revision, run by turns on the same room",
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     args = parser.parse_args(argv)
     if shutil.which("tmux") is None:
@@ -378,7 +422,14 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="agent-room-bench-") as raw:
         tmp = Path(raw)
         (tmp / "config").mkdir()
-        paint = measure_paint(sizes, args.quiet, tmp)
+        baseline = baseline_checkout(args.baseline, tmp) if args.baseline else None
+        try:
+            paint = measure_paint(sizes, args.quiet, tmp, baseline)
+        finally:
+            if baseline is not None:
+                subprocess.run(
+                    ["git", "worktree", "remove", "--force", str(baseline)], cwd=ROOT, check=False
+                )
         rest = measure_rest(sizes, args.quiet, tmp)
     paint_ms = paint["first_paint"]["median_ms"]
     checks = [
@@ -401,6 +452,25 @@ def main(argv: list[str] | None = None) -> int:
         f" {paint['cpu_to_first_paint']['median_ms']:.0f} ms (load average"
         f" {paint['load_average'][0]:.1f} on {os.cpu_count()} cores: wall time includes waiting)"
     )
+    if "baseline" in paint:
+        before = paint["baseline"]
+        print_table(
+            ["measure (median)", "current", f"baseline {args.baseline}", "ratio"],
+            [
+                [
+                    name,
+                    f"{paint[key][stat]:.0f} {unit}",
+                    f"{before[key][stat]:.0f} {unit}",
+                    f"{before[key][stat] / paint[key][stat]:.2f}x",
+                ]
+                for name, key, stat, unit in (
+                    ("first full paint", "first_paint", "median_ms", "ms"),
+                    ("CPU to first paint", "cpu_to_first_paint", "median_ms", "ms"),
+                    ("resident memory", "rss_mb", "median", "MB"),
+                )
+            ],
+            title="\nSide by side (runs alternate on the same room)",
+        )
     print(
         f"snapshot reader on the big room: first read {paint['reader_first_read_ms']} ms,"
         f" re-read {paint['reader_reread_ms']} ms"
@@ -411,6 +481,7 @@ def main(argv: list[str] | None = None) -> int:
         {
             "quick": args.quick,
             "sizes": asdict(sizes),
+            "baseline_rev": args.baseline,
             "git": git_state(),
             "paint": paint,
             "rest": rest,
