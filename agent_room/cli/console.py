@@ -44,8 +44,14 @@ class _FirstRead(threading.Thread):
 
 def cmd_console(args: argparse.Namespace) -> int:
     """Open the console on the room of ``$AGENT_ROOM_HOME``; return when it quits."""
+    import gc
+
     from agent_room.store.home import room_home
 
+    # no garbage worth a collection is made before the first paint, and the collector's
+    # passes over the freshly imported modules and new widgets cost a tenth of it; the
+    # app turns collection back on once its first frame is out
+    gc.disable()
     first = _FirstRead(str(room_home(os.environ)))
     first.start()
     from agent_room.ui.app import make_app

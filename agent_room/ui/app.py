@@ -10,6 +10,7 @@ worker that fails is reported and restarted, never fatal.
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import threading
 import time
@@ -152,6 +153,15 @@ class RoomConsole(EnterMixin, App[int]):
         if self._first is not None:
             self.snapshot = self._first
         self.start_workers()
+        self.call_after_refresh(self._collect_garbage_again)
+
+    def _collect_garbage_again(self) -> None:
+        """Garbage collection back on after the first frame, if the command line held it
+        off for the start; what the start built stays for good, so it is frozen out of
+        the collector's passes."""
+        if not gc.isenabled():
+            gc.freeze()
+            gc.enable()
 
     def get_default_screen(self) -> MainScreen:
         """The room view is the console's base screen."""

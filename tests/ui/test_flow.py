@@ -242,3 +242,19 @@ async def test_a_failing_worker_is_reported_and_the_console_stays(
         assert app.is_running
         await pilot.press("question_mark")
         await until(pilot, lambda: isinstance(app.screen, HelpScreen))
+
+
+async def test_garbage_collection_held_off_for_the_start_resumes_after_the_first_frame(
+    console: Callable[..., RoomConsole],
+) -> None:
+    import gc
+
+    app = console()
+    gc.disable()  # as ``agent-room`` does before it builds the console
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, gc.isenabled)
+            assert app.is_running
+    finally:
+        gc.enable()
+        gc.unfreeze()
