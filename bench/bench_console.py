@@ -41,6 +41,7 @@ import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -424,6 +425,10 @@ def hook_to_screen(
     from_start: list[float] = []
     from_exit: list[float] = []
     count = sizes.live_sessions
+
+    def shown(mark: str) -> bool:
+        return mark in pane.screen()
+
     for i in range(sizes.hook_runs):
         agent = subprocess.Popen(["sleep", "3600"])
         procs.append(agent)
@@ -441,7 +446,7 @@ def hook_to_screen(
         )
         exited = time.perf_counter()
         mark = f"Sessions {count}/{count}"
-        wait_until(lambda m=mark: m in pane.screen(), timeout=10, step=0.005, what=mark)
+        wait_until(partial(shown, mark), timeout=10, step=0.005, what=mark)
         seen = time.perf_counter()
         from_start.append(seen - started)
         from_exit.append(seen - exited)
