@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, ClassVar, cast
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input
@@ -61,8 +61,7 @@ class MainScreen(Screen[None]):
             yield TrafficMatrix(id="traffic").data_bind(MainScreen.snapshot)
         with Horizontal(id="bottom"):
             yield HandoverQueue(id="queue").data_bind(MainScreen.snapshot)
-            with Vertical(id="preview-box"):
-                yield HandoverPreview(id="preview")
+            yield HandoverPreview(id="preview")
         yield StatusBar(id="status")
         yield Footer()
 
