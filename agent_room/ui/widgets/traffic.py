@@ -7,6 +7,8 @@ draw grids far better than node-link diagrams, so the picture is a matrix.
 
 from __future__ import annotations
 
+import os
+
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -30,6 +32,18 @@ def busiest_names(edges: tuple[Edge, ...], limit: int = MAX_NAMES) -> list[str]:
         totals[edge.recipient] = totals.get(edge.recipient, 0) + edge.count
     ordered = sorted(totals, key=lambda n: (-totals[n], n))
     return ordered[:limit]
+
+
+def short_labels(names: list[str]) -> dict[str, str]:
+    """Each name without the prefix all of them share up to a separator (``agent-003``
+    -> ``003``), so that labels cut to a column's width still tell the names apart."""
+    if len(names) < 2:
+        return {n: n for n in names}
+    common = os.path.commonprefix(names)  # noqa: RUF071  (names, not paths)
+    cut = max(common.rfind(sep) for sep in "-_.") + 1
+    if any(len(n) <= cut for n in names):
+        cut = 0
+    return {n: n[cut:] for n in names}
 
 
 def shade(count: int, most: int) -> str:
@@ -68,18 +82,19 @@ class TrafficMatrix(Widget):
             return Text("No messages yet.", style="dim")
         colour = self.app.theme_variables.get("traffic-edge", "")
         names = busiest_names(edges)
+        labels = short_labels(names)
         counts = {(e.sender, e.recipient): e.count for e in edges}
         most = max(e.count for e in edges)
         table = Table(box=None, padding=(0, 1), show_edge=False, pad_edge=False)
         table.add_column("from \\ to", style="bold", no_wrap=True)
         for name in names:
-            table.add_column(name[:6], justify="center", no_wrap=True)
+            table.add_column(labels[name][:6], justify="center", no_wrap=True)
         for sender in names:
             cells: list[RenderableType] = []
             for recipient in names:
                 count = counts.get((sender, recipient), 0)
                 cells.append(Text(shade(count, most), style=colour if count else "dim"))
-            table.add_row(f"@{sender}"[:10], *cells)
+            table.add_row(f"@{labels[sender]}"[:10], *cells)
         lines: list[RenderableType] = [table, Text("")]
         for edge in edges[:TOP_EDGES]:
             length = max(1, round(edge.count / most * BAR))
