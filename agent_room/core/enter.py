@@ -49,6 +49,9 @@ class Target:
     """The agent's process runs (pid and start time match)."""
     pane_alive: bool
     """The pane still exists and runs the agent."""
+    transcript_missing: bool = False
+    """The session's transcript file is known and absent: Claude Code writes it with the
+    first turn, so a session that ended before one has nothing to resume."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +116,13 @@ def plan_enter(
             Move.REFUSE,
             target,
             reason=f"@{target.name} is a {target.agent} session: only claude sessions resume",
+        )
+    if target.transcript_missing:
+        return Plan(
+            Move.REFUSE,
+            target,
+            reason=f"@{target.name} has no conversation to resume: its transcript is missing"
+            " (the session ended before its first turn, or the file was removed)",
         )
     if live:
         where = f"pane {target.pane} is gone" if target.pane else "it runs outside tmux"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from pathlib import Path
 
 from agent_room.core.enter import (
     FRESH_SESSION_WAIT,
@@ -125,6 +126,7 @@ class Navigator:
         )
         pane = row["pane"]
         pane_alive = bool(pane) and process_alive and self.mux.pane_exists(row["tmux_socket"], pane)
+        transcript = row["transcript_path"]
         return Target(
             name=str(row["name"]),
             session_id=row["session_id"],
@@ -136,6 +138,7 @@ class Navigator:
             parent=row["parent"],
             process_alive=process_alive,
             pane_alive=pane_alive,
+            transcript_missing=bool(transcript) and not Path(transcript).exists(),
         )
 
     def plan(self, row: Row, where: Where, *, force: bool = False) -> Plan:

@@ -95,3 +95,16 @@ def test_exit_chain_one_step_or_to_the_root() -> None:
 def test_exit_chain_stops_on_a_loop() -> None:
     entries = [Entry("a", "b", None, None), Entry("b", "a", None, None)]
     assert len(exit_chain(entries, "a", root=True)) == 2
+
+
+def test_a_session_without_its_transcript_is_not_resumed() -> None:
+    """Claude Code writes the transcript with the first turn: ``claude --resume`` of a
+    session that ended before one finds no conversation, so enter says so instead."""
+    never_turned = replace(
+        LIVE, state="ended", process_alive=False, pane_alive=False, transcript_missing=True
+    )
+    plan = plan_enter(never_turned, inside_tmux=SOCKET)
+    assert plan.move is Move.REFUSE
+    assert "no conversation to resume" in plan.reason
+    live = replace(LIVE, transcript_missing=True)  # a live pane is entered all the same
+    assert plan_enter(live, inside_tmux=SOCKET).move is Move.SWITCH

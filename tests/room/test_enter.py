@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from agent_room.core.enter import Move
+from agent_room.core.enums import SessionState
 from agent_room.core.errors import BadInput, NotFound, Refused
 from agent_room.room import Room
 from agent_room.room.enter import Navigator, Where
@@ -139,3 +140,20 @@ def test_exit_outside_any_agent_is_bad_input(room: Room) -> None:
     navigator = Navigator(room, FakeMux(), AliveProbe())
     with pytest.raises(BadInput, match="which agent session"):
         navigator.current_session(CONSOLE, None)
+
+
+def test_an_ended_session_resumes_only_with_its_transcript(
+    nav: tuple[Navigator, FakeMux, FrozenClock], tmp_path: Path
+) -> None:
+    navigator, mux, _clock = nav
+    registry = Registry(navigator.room, AliveProbe())
+    transcript = tmp_path / "sess-brief.jsonl"
+    registry.register(_facts("brief", None, transcript=str(transcript)))
+    registry.set_state("sess-brief", SessionState.ENDED)
+    plan = navigator.plan(navigator.find("brief", wait=0), CONSOLE)
+    assert plan.move is Move.REFUSE
+    with pytest.raises(Refused, match="no conversation to resume"):
+        navigator.carry_out(plan, CONSOLE)
+    assert mux.calls == []
+    transcript.write_text('{"type": "user"}\n')  # after a first turn
+    assert navigator.plan(navigator.find("brief", wait=0), CONSOLE).move is Move.RESUME

@@ -45,11 +45,13 @@ class AliveProbe:
         return pid == LIVE_PID
 
 
-def _facts(name: str, pane: str | None, parent: str | None = None) -> SessionFacts:
+def _facts(
+    name: str, pane: str | None, parent: str | None = None, transcript: str | None = None
+) -> SessionFacts:
     return SessionFacts(
         session_id=f"sess-{name}",
         cwd=f"/srv/shop/{name}",
-        transcript_path=None,
+        transcript_path=transcript,
         pid=LIVE_PID,
         pid_start=100,
         pane=pane,
