@@ -18,13 +18,15 @@ settings (file watcher, delivery worker and liveness checks on). The parts:
 3. CPU at rest: a room of 50 live sessions (each a real process the liveness check
    finds alive); after the first paint and a short settle, the console's CPU time over a
    quiet window, as a percentage of one core;
-4. in-process: the snapshot reader's first read and a re-read of the big room;
-5. hook to screen: on the live room, a real SessionStart hook registers one more
-   session; the time from starting the hook process (and from its exit) until the
-   console's sessions title counts it.
+4. in-process: the snapshot reader's first read and a re-read of the big room, and the
+   deliverer's question of every pass (who has queued messages) on it;
+5. hook to screen: on the live room, real hook processes with the recorded payloads: a
+   SessionStart registering one more session (until the sessions title counts it), and
+   UserPromptSubmit / Stop turning a session busy and idle (until its row shows it); the
+   time from starting the hook (and from its exit).
 
 The budget: first paint at most 1.0 s (median), memory at most 200 MB, CPU at rest under
-3 %, a hook's session on screen within 250 ms (median, from the hook's start). The exit
+3 %, a hook's change on screen within 250 ms (median, from the hook's start). The exit
 code is 1 when the budget fails. Results go to ``bench/results/console.json``.
 """
 
@@ -40,6 +42,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
@@ -343,6 +346,9 @@ def measure_paint(
     start = time.perf_counter()
     reader.read()
     read_again = time.perf_counter() - start
+    start = time.perf_counter()
+    targets = room.store.delivery_targets()  # the deliverer's question on every pass
+    targets_s = time.perf_counter() - start
     room.close()
 
     def summary(runs: dict[str, list[float]]) -> dict[str, Any]:
@@ -360,6 +366,8 @@ def measure_paint(
         load_average=os.getloadavg(),
         reader_first_read_ms=round(read_first * 1e3, 1),
         reader_reread_ms=round(read_again * 1e3, 1),
+        delivery_targets_ms=round(targets_s * 1e3, 2),
+        delivery_targets=len(targets),
     )
     return result
 
@@ -395,7 +403,9 @@ def measure_rest(sizes: Sizes, quiet: bool, tmp: Path) -> dict[str, Any]:
         live = pane.screen().count("● idle")
         say(quiet, f"at rest: {used / elapsed * 100:.2f} % of a core")
         shown = hook_to_screen(pane, home, sizes, procs)
-        say(quiet, f"hook to screen: median {Stats.of(shown['from_start']).median * 1e3:.0f} ms")
+        for kind, times in shown.items():
+            median = Stats.of(times["from_start"]).median * 1e3
+            say(quiet, f"hook to screen ({kind}): median {median:.0f} ms")
     finally:
         pane.stop()
         for proc in procs:
@@ -407,51 +417,80 @@ def measure_rest(sizes: Sizes, quiet: bool, tmp: Path) -> dict[str, Any]:
         "cpu_s": round(used, 3),
         "cpu_pct": round(used / elapsed * 100, 2),
         "idle_rows_on_screen": live,
-        "hook_to_screen": {k: Stats.of(v).as_ms() for k, v in shown.items()},
+        "hook_to_screen": {
+            kind: {k: Stats.of(v).as_ms() for k, v in times.items()}
+            for kind, times in shown.items()
+        },
     }
+
+
+def _payload(event: str) -> dict[str, Any]:
+    """A recorded payload of the real client."""
+    name = {"SessionStart": "hook-SessionStart-startup.json"}.get(event, f"hook-{event}.json")
+    path = ROOT / "tests" / "fixtures" / "claude-code-2.1.330" / name
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
+
+
+def _time_hook(
+    home: Path, event: str, payload: dict[str, Any], shown: Callable[[], bool], **env: str
+) -> tuple[float, float]:
+    """Run one hook as Claude Code does; seconds from its start and from its exit until
+    ``shown()`` (the console's screen, polled every 5 ms)."""
+    started = time.perf_counter()
+    subprocess.run(
+        [str(venv_python()), "-m", "agent_room", "hook", event],
+        input=json.dumps(payload).encode(),
+        env=bench_env(home, **env),
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    )
+    exited = time.perf_counter()
+    wait_until(shown, timeout=10, step=0.005, what=f"the console to show the {event}")
+    seen = time.perf_counter()
+    return seen - started, seen - exited
 
 
 def hook_to_screen(
     pane: Pane, home: Path, sizes: Sizes, procs: list[subprocess.Popen[bytes]]
-) -> dict[str, list[float]]:
-    """Part 5: a real SessionStart hook (the recorded payload, a live agent process)
-    registers a new session; seconds from starting the hook process, and from its exit,
-    until the console's sessions title counts it (``capture-pane`` every 5 ms)."""
-    payload = json.loads(
-        (
-            ROOT / "tests" / "fixtures" / "claude-code-2.1.330" / "hook-SessionStart-startup.json"
-        ).read_text(encoding="utf-8")
-    )
-    from_start: list[float] = []
-    from_exit: list[float] = []
-    count = sizes.live_sessions
+) -> dict[str, dict[str, list[float]]]:
+    """Part 5, with real hook processes and the recorded payloads: a SessionStart
+    registering a new session (until the sessions title counts it), and a session turning
+    busy and idle again (UserPromptSubmit, Stop; until its row shows the state)."""
+    found: dict[str, dict[str, list[float]]] = {
+        "register": {"from_start": [], "from_exit": []},
+        "state": {"from_start": [], "from_exit": []},
+    }
 
-    def shown(mark: str) -> bool:
-        return mark in pane.screen()
+    def record(kind: str, times: tuple[float, float]) -> None:
+        found[kind]["from_start"].append(times[0])
+        found[kind]["from_exit"].append(times[1])
+        time.sleep(0.3)  # apart, as hooks are
 
+    def title_counts(count: int) -> bool:
+        return f"Sessions {count}/{count}" in pane.screen()
+
+    def row_shows(name: str, state: str) -> bool:
+        return any(
+            f"@{name} " in line and f"● {state}" in line for line in pane.screen().splitlines()
+        )
+
+    start = _payload("SessionStart")
     for i in range(sizes.hook_runs):
         agent = subprocess.Popen(["sleep", "3600"])
         procs.append(agent)
-        payload["session_id"] = f"bench-hook-{i}-{agent.pid}"
-        env = bench_env(home, CLAUDE_PID=str(agent.pid), AGENT_ROOM_NAME=f"hooked-{i:02d}")
-        count += 1
-        started = time.perf_counter()
-        subprocess.run(
-            [str(venv_python()), "-m", "agent_room", "hook", "SessionStart"],
-            input=json.dumps(payload).encode(),
-            env=env,
-            cwd=ROOT,
-            check=True,
-            capture_output=True,
-        )
-        exited = time.perf_counter()
-        mark = f"Sessions {count}/{count}"
-        wait_until(partial(shown, mark), timeout=10, step=0.005, what=mark)
-        seen = time.perf_counter()
-        from_start.append(seen - started)
-        from_exit.append(seen - exited)
-        time.sleep(0.3)  # apart, as hooks are
-    return {"from_start": from_start, "from_exit": from_exit}
+        start["session_id"] = f"bench-hook-{i}-{agent.pid}"
+        shown = partial(title_counts, sizes.live_sessions + i + 1)
+        env = {"CLAUDE_PID": str(agent.pid), "AGENT_ROOM_NAME": f"hooked-{i:02d}"}
+        record("register", _time_hook(home, "SessionStart", start, shown, **env))
+    agent_pid = str(procs[0].pid)  # live-00, the first row
+    for i in range(sizes.hook_runs):
+        event, state = ("UserPromptSubmit", "busy") if i % 2 == 0 else ("Stop", "idle")
+        payload = {**_payload(event), "session_id": "live-0"}
+        shown = partial(row_shows, "live-00", state)
+        record("state", _time_hook(home, event, payload, shown, CLAUDE_PID=agent_pid))
+    return found
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -485,12 +524,13 @@ def main(argv: list[str] | None = None) -> int:
                 )
         rest = measure_rest(sizes, args.quiet, tmp)
     paint_ms = paint["first_paint"]["median_ms"]
-    hook_ms = rest["hook_to_screen"]["from_start"]["median_ms"]
+    hook = rest["hook_to_screen"]
+    hook_ms = max(hook[kind]["from_start"]["median_ms"] for kind in hook)
     checks = [
         ("first full paint, median", f"{paint_ms:.0f} ms", paint_ms <= PAINT_BUDGET_S * 1e3),
         ("resident memory", f"{paint['rss_mb']['max']:.0f} MB", paint["rss_mb"]["max"] <= 200),
         ("CPU at rest", f"{rest['cpu_pct']:.2f} %", rest["cpu_pct"] < CPU_BUDGET_PCT),
-        ("hook start to screen, median", f"{hook_ms:.0f} ms", hook_ms <= HOOK_BUDGET_S * 1e3),
+        ("hook start to screen, worse median", f"{hook_ms:.0f} ms", hook_ms <= HOOK_BUDGET_S * 1e3),
     ]
     budgets = (
         "<= 1000 ms",
@@ -531,15 +571,17 @@ def main(argv: list[str] | None = None) -> int:
             ],
             title="\nSide by side (runs alternate on the same room)",
         )
-    shown = rest["hook_to_screen"]
-    print(
-        f"hook to screen: from the hook's start median {shown['from_start']['median_ms']:.0f} ms"
-        f" (p95 {shown['from_start']['p95_ms']:.0f}); from its exit median"
-        f" {shown['from_exit']['median_ms']:.0f} ms (p95 {shown['from_exit']['p95_ms']:.0f})"
-    )
+    for kind, what in (("register", "a new session"), ("state", "a state change")):
+        start, end = hook[kind]["from_start"], hook[kind]["from_exit"]
+        print(
+            f"hook to screen, {what}: from the hook's start median {start['median_ms']:.0f} ms"
+            f" (p95 {start['p95_ms']:.0f}); from its exit median {end['median_ms']:.0f} ms"
+            f" (p95 {end['p95_ms']:.0f})"
+        )
     print(
         f"snapshot reader on the big room: first read {paint['reader_first_read_ms']} ms,"
-        f" re-read {paint['reader_reread_ms']} ms"
+        f" re-read {paint['reader_reread_ms']} ms; the deliverer's targets"
+        f" ({paint['delivery_targets']} sessions) {paint['delivery_targets_ms']} ms"
     )
     ok = all(passed for _n, _v, passed in checks) and not args.quick
     path = write_result(

@@ -187,6 +187,16 @@ MIGRATIONS: tuple[str, ...] = (
         value TEXT NOT NULL
     );
     """,
+    # 5: indexes for the questions asked on every pass, each of which scanned the whole
+    # message history (once per session, or per link) without them: what is queued for a
+    # recipient (the deliverer), what a link holds (the reader, thaw, close) and what was
+    # delivered to a name during a turn (the injector).
+    """
+    CREATE INDEX messages_queued ON messages(recipient, id) WHERE status = 'queued';
+    CREATE INDEX messages_link ON messages(link_id, id) WHERE link_id IS NOT NULL;
+    CREATE INDEX messages_delivered ON messages(recipient, delivered_at)
+        WHERE delivered_at IS NOT NULL;
+    """,
 )
 """Each entry moves the schema from version ``index`` to ``index + 1``."""
 
