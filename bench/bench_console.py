@@ -16,8 +16,9 @@ settings (file watcher, delivery worker and liveness checks on). The parts:
    (read with ``capture-pane`` every 10 ms), over several fresh processes;
 2. resident memory of the console right after that paint (``VmRSS``);
 3. CPU at rest: a room of 50 live sessions (each a real process the liveness check
-   finds alive); after the first paint and a short settle, the console's CPU time over a
-   quiet window, as a percentage of one core;
+   finds alive) with a settled history of as many messages as the big room; after the
+   first paint and a short settle, the console's CPU time over a quiet window, as a
+   percentage of one core;
 4. in-process: the snapshot reader's first read and a re-read of the big room, and the
    deliverer's question of every pass (who has queued messages) on it;
 5. hook to screen: on the live room, real hook processes with the recorded payloads: a
@@ -95,6 +96,56 @@ def say(quiet: bool, text: str) -> None:
 # -- rooms ---------------------------------------------------------------------------
 
 
+def add_history(
+    room: Room,
+    names: list[str],
+    messages: int,
+    now: float,
+    rng: random.Random,
+    *,
+    unsettled: int = 0,
+) -> int:
+    """``messages`` messages among ``names`` up to ``now``, with their audit events, in one
+    transaction the way the room writes them: all read but the last ``unsettled`` (queued
+    or delivered), a handover every 501 (the recent ones pending). Returns the events."""
+    message_rows = []
+    event_rows = []
+    handover_rows = []
+    first = now - messages * 0.5
+    for i in range(messages):
+        mid = i + 1
+        at = first + i * 0.5
+        sender, recipient = rng.sample(names, 2)
+        kind = "handover" if i % 501 == 0 else "chat"
+        status = "read" if i < messages - unsettled else rng.choice(("queued", "delivered"))
+        body = f"message {mid}: " + " ".join(rng.choice(("api", "schema", "ui", "fix")) * 3)
+        read_at = at + 5 if status == "read" else None
+        message_rows.append((mid, kind, sender, recipient, body, at, status, read_at))
+        event_rows.append((at, "message.sent", sender, recipient, mid, "{}"))
+        if kind == "handover":
+            state = "pending" if i > messages - 3000 and unsettled else "approved"
+            handover_rows.append((mid, state, at))
+            event_rows.append((at, "handover.requested", sender, recipient, mid, "{}"))
+        if status == "read":
+            event_rows.append((at + 5, "message.read", recipient, recipient, mid, "{}"))
+    event_rows.sort(key=lambda e: e[0])
+    with write_transaction(room.store.conn) as conn:
+        conn.executemany(
+            "INSERT INTO messages (id, kind, sender, recipient, body, created_at, status,"
+            " read_at) VALUES (?,?,?,?,?,?,?,?)",
+            message_rows,
+        )
+        conn.executemany(
+            "INSERT INTO handovers (message_id, state, requested_at) VALUES (?,?,?)",
+            handover_rows,
+        )
+        conn.executemany(
+            "INSERT INTO events (at, kind, actor, subject, message_id, data) VALUES (?,?,?,?,?,?)",
+            event_rows,
+        )
+    return len(event_rows)
+
+
 def seed_big_room(home: Path, sessions: int, messages: int) -> dict[str, Any]:
     """A room of ``sessions`` sessions (every state, a tree three deep) and ``messages``
     messages between them, written in one transaction the way the room writes them."""
@@ -122,59 +173,27 @@ def seed_big_room(home: Path, sessions: int, messages: int) -> dict[str, Any]:
                 now - 60,
             )
         )
-    message_rows = []
-    event_rows = []
-    handover_rows = []
-    first = now - messages * 0.5
-    for i in range(messages):
-        mid = i + 1
-        at = first + i * 0.5
-        sender, recipient = rng.sample(names[:40], 2)  # most traffic among a few
-        kind = "handover" if i % 501 == 0 else "chat"
-        status = "read" if i < messages - 300 else rng.choice(("queued", "delivered"))
-        body = f"message {mid}: " + " ".join(rng.choice(("api", "schema", "ui", "fix")) * 3)
-        read_at = at + 5 if status == "read" else None
-        message_rows.append((mid, kind, sender, recipient, body, at, status, read_at))
-        event_rows.append((at, "message.sent", sender, recipient, mid, "{}"))
-        if kind == "handover":
-            state = "pending" if i > messages - 3000 else "approved"
-            handover_rows.append((mid, state, at))
-            event_rows.append((at, "handover.requested", sender, recipient, mid, "{}"))
-        if status == "read":
-            event_rows.append((at + 5, "message.read", recipient, recipient, mid, "{}"))
-    event_rows.sort(key=lambda e: e[0])
     with write_transaction(room.store.conn) as conn:
         conn.executemany(
             "INSERT INTO sessions (name, session_id, agent, state, pane, pid, cwd, parent,"
             " depth, started_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             session_rows,
         )
-        conn.executemany(
-            "INSERT INTO messages (id, kind, sender, recipient, body, created_at, status,"
-            " read_at) VALUES (?,?,?,?,?,?,?,?)",
-            message_rows,
-        )
-        conn.executemany(
-            "INSERT INTO handovers (message_id, state, requested_at) VALUES (?,?,?)",
-            handover_rows,
-        )
-        conn.executemany(
-            "INSERT INTO events (at, kind, actor, subject, message_id, data) VALUES (?,?,?,?,?,?)",
-            event_rows,
-        )
+    events = add_history(room, names[:40], messages, now, rng, unsettled=300)
     room.store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     room.close()
     return {
         "sessions": sessions,
         "messages": messages,
-        "events": len(event_rows),
+        "events": events,
         "seed_s": round(time.perf_counter() - start, 2),
         "db_bytes": (home / "room.db").stat().st_size,
     }
 
 
-def seed_live_room(home: Path, count: int) -> list[subprocess.Popen[bytes]]:
-    """A room of ``count`` live sessions, each a real (sleeping) process."""
+def seed_live_room(home: Path, count: int, messages: int) -> list[subprocess.Popen[bytes]]:
+    """A room of ``count`` live sessions, each a real (sleeping) process, with a settled
+    history of ``messages`` messages among them (a room at rest has a past)."""
     from agent_room.adapters.procfs import read_stat
     from agent_room.room.registry import Registry, SessionFacts
 
@@ -199,6 +218,9 @@ def seed_live_room(home: Path, count: int) -> list[subprocess.Popen[bytes]]:
                 name=f"live-{i:02d}",
             )
         )
+    names = [f"live-{i:02d}" for i in range(count)]
+    add_history(room, names, messages, time.time(), random.Random(11))
+    room.store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     room.close()
     return procs
 
@@ -388,8 +410,8 @@ def baseline_checkout(rev: str, tmp: Path) -> Path:
 def measure_rest(sizes: Sizes, quiet: bool, tmp: Path) -> dict[str, Any]:
     """Part 3: CPU at rest with live sessions."""
     home = tmp / "live"
-    say(quiet, f"starting {sizes.live_sessions} live sessions")
-    procs = seed_live_room(home, sizes.live_sessions)
+    say(quiet, f"starting {sizes.live_sessions} live sessions ({sizes.messages:,} messages)")
+    procs = seed_live_room(home, sizes.live_sessions, sizes.messages)
     pane = Pane(home, tmp / "config")
     try:
         marks = (f"Sessions {sizes.live_sessions}/{sizes.live_sessions}", "deliverer active")

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from textual import work
 from textual.app import App
 from textual.binding import Binding, BindingType
-from textual.reactive import reactive
+from textual.reactive import var
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from agent_room.core.errors import RoomError
@@ -80,9 +80,9 @@ class RoomConsole(EnterMixin, App[int]):
         Binding("q", "quit", "Quit"),
     ]
 
-    snapshot: reactive[RoomSnapshot | None] = reactive(None, init=False)
+    snapshot: var[RoomSnapshot | None] = var(None, init=False)
     """The room as last read; replaced whole, never changed in place."""
-    statuses: reactive[dict[str, str]] = reactive(dict, init=False)
+    statuses: var[dict[str, str]] = var(dict, init=False)
     """Each background worker's state, for the status bar."""
 
     def __init__(

@@ -11,9 +11,13 @@ from pathlib import Path
 
 import pytest
 from textual.binding import Binding
+from textual.widgets.data_table import RowKey
+from textual.widgets.tree import TreeNode
 
+from agent_room.core.enums import SessionState
 from agent_room.plugin import claude_flags
 from agent_room.room import Room
+from agent_room.room.registry import Registry
 from agent_room.store.sqlite import SqliteStore
 from agent_room.ui.app import RoomConsole
 from agent_room.ui.screens.help import HelpScreen
@@ -23,7 +27,7 @@ from agent_room.ui.widgets.sessions import SessionsTable
 from agent_room.ui.widgets.tree import SessionTree
 from tests.fakes import FakeMux
 from tests.ui.conftest import SOCKET, run_from_palette, until
-from tests.ui.seed import FrozenClock
+from tests.ui.seed import AliveProbe, FrozenClock
 
 SIZE = (160, 48)
 pytestmark = pytest.mark.anyio
@@ -258,3 +262,36 @@ async def test_garbage_collection_held_off_for_the_start_resumes_after_the_first
     finally:
         gc.enable()
         gc.unfreeze()
+
+
+async def test_a_state_change_is_drawn_in_place_and_a_new_session_rebuilds(
+    console: Callable[..., RoomConsole], seeded: tuple[Room, FrozenClock]
+) -> None:
+    room, _clock = seeded
+    registry = Registry(room, AliveProbe())
+    app = console()
+    async with app.run_test(size=SIZE) as pilot:
+        tree = app.main.query_one("#tree", SessionTree)
+        await until(pilot, lambda: tree.last_line >= 5)
+
+        def node(name: str) -> TreeNode[str]:
+            return next(
+                n
+                for i in range(tree.last_line + 1)
+                if (n := tree.get_node_at_line(i)) is not None and n.data == name
+            )
+
+        table = app.main.query_one("#sessions", SessionsTable)
+        frontend = node("frontend")
+        row = table.rows[RowKey("frontend")]
+        assert "idle" in str(frontend.label)
+        registry.set_state("sess-frontend", SessionState.BUSY)
+        app.action_reread()
+        await until(pilot, lambda: "busy" in str(node("frontend").label))
+        assert node("frontend") is frontend  # the same node, relabelled
+        await until(pilot, lambda: "busy" in str(table.get_cell("frontend", "state")))
+        assert table.rows[RowKey("frontend")] is row  # the same row, its cells replaced
+        room.join("newcomer", pane="%9")
+        app.action_reread()
+        await until(pilot, lambda: any(n.data == "newcomer" for n in tree.root.children))
+        assert node("frontend") is not frontend  # a new shape: the nodes were rebuilt

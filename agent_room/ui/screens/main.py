@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, ClassVar, cast
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
-from textual.reactive import reactive
+from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input
 
@@ -41,7 +41,7 @@ class MainScreen(Screen[None]):
         Binding("e", "enter_session", "Enter"),
     ]
 
-    snapshot: reactive[RoomSnapshot | None] = reactive(None)
+    snapshot: var[RoomSnapshot | None] = var(None)
     """The room, as last read; the app replaces it whole."""
 
     def __init__(self, *, utc: bool = False) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from rich.text import Text
-from textual.reactive import reactive
+from textual.reactive import var
 from textual.widgets import DataTable
 
 from agent_room.core.snapshot import FlowEvent, RoomSnapshot
@@ -39,7 +39,7 @@ EVENT_MARKS = {
 class FlowTimeline(DataTable[object]):
     """The message flow of the room."""
 
-    snapshot: reactive[RoomSnapshot | None] = reactive(None)
+    snapshot: var[RoomSnapshot | None] = var(None)
     """The room, as last read."""
 
     def __init__(self, *, utc: bool = False, id: str | None = None) -> None:
@@ -83,8 +83,8 @@ class FlowTimeline(DataTable[object]):
             kind = f"{event.message_kind} {event.kind}" if event.message_kind else event.kind
             self.add_row(
                 Text(self._time(event.at), style="dim"),
-                EVENT_MARKS.get(event.kind, "·"),
-                kind,
+                Text(EVENT_MARKS.get(event.kind, "·")),
+                Text(kind),
                 Text.assemble(f"@{event.sender}", (" → ", "dim"), f"@{event.recipient}"),
                 Text(event.status, style=colour),
                 Text(event.summary, overflow="ellipsis", no_wrap=True),

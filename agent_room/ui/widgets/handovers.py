@@ -13,7 +13,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.reactive import reactive
+from textual.reactive import reactive, var
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -24,7 +24,7 @@ from agent_room.core.snapshot import HandoverRow, RoomSnapshot
 class HandoverQueue(OptionList):
     """Pending handovers; the highlighted one is the one ``a`` and ``r`` decide."""
 
-    snapshot: reactive[RoomSnapshot | None] = reactive(None)
+    snapshot: var[RoomSnapshot | None] = var(None)
     """The room, as last read."""
 
     class Highlighted(Message):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from textual.binding import Binding, BindingType
-from textual.reactive import reactive
+from textual.reactive import reactive, var
 from textual.widgets import DataTable
 
 from agent_room.core.snapshot import RoomSnapshot, SessionRow
@@ -25,7 +25,7 @@ class SessionsTable(DataTable[object]):
         Binding("S", "reverse_sort", "Reverse", show=False),
     ]
 
-    snapshot: reactive[RoomSnapshot | None] = reactive(None)
+    snapshot: var[RoomSnapshot | None] = var(None)
     """The room, as last read."""
     filter_text: reactive[str] = reactive("")
     """The filter typed after ``/``."""
@@ -39,6 +39,7 @@ class SessionsTable(DataTable[object]):
         self.shown: list[SessionRow] = []
         """The rows on screen, in order."""
         self._drawn: tuple[object, ...] | None = None
+        self._ages: tuple[str, ...] = ()
 
     def on_mount(self) -> None:
         """Columns come from ``ui.columns``."""
@@ -88,10 +89,11 @@ class SessionsTable(DataTable[object]):
         return False
 
     def redraw(self, *, force: bool = False) -> None:
-        """Rebuild the rows from the snapshot, keeping the cursor on its session.
+        """Draw the snapshot's rows, keeping the cursor on its session.
 
         Skipped when nothing shown would change (the same rows, ages, filter and order):
-        a new snapshot arrives on every room change, most of which are elsewhere.
+        a new snapshot arrives on every room change, most of which are elsewhere. When the
+        same sessions stay in the same order, only the changed rows' cells are replaced.
         """
         if not self.is_mounted:
             return
@@ -100,6 +102,7 @@ class SessionsTable(DataTable[object]):
             self.clear()
             self.shown = []
             self._drawn = None
+            self._ages = ()
             return
         shown = visible(
             snapshot.sessions, query=self.filter_text, sort=self.sort_key, reverse=self.reverse
@@ -109,14 +112,25 @@ class SessionsTable(DataTable[object]):
         drawn = (tuple(shown), ages)
         if drawn == self._drawn and not force:
             return
+        before = self.shown
         self._drawn = drawn
-        current = self.selected.name if self.selected else None
-        self.clear()
-        self.shown = shown
-        for row in shown:
-            self.add_row(*(col.cell(row, ctx) for col in COLUMNS), key=row.name)
-        if current is not None:
-            self.select_name(current)
+        if not force and [r.name for r in before] == [r.name for r in shown]:
+            # the same sessions in the same order (a state, a count or an age moved on):
+            # change the cells that differ; the table keeps its size, so only it redraws
+            self.shown = shown
+            for old, new, old_age, new_age in zip(before, shown, self._ages, ages, strict=True):
+                if old != new or old_age != new_age:
+                    for col in COLUMNS:
+                        self.update_cell(new.name, col.key, col.cell(new, ctx))
+        else:
+            current = self.selected.name if self.selected else None
+            self.clear()
+            self.shown = shown
+            for row in shown:
+                self.add_row(*(col.cell(row, ctx) for col in COLUMNS), key=row.name)
+            if current is not None:
+                self.select_name(current)
+        self._ages = ages
         sort = f" · by {self.sort_key}{' ↓' if self.reverse else ''}" if self.sort_key else ""
         query = f" · filter “{self.filter_text}”" if self.filter_text else ""
         total = len(snapshot.sessions)

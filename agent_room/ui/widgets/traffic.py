@@ -12,7 +12,7 @@ import os
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
-from textual.reactive import reactive
+from textual.reactive import var
 from textual.widget import Widget
 
 from agent_room.core.snapshot import Edge, RoomSnapshot
@@ -60,7 +60,7 @@ class TrafficMatrix(Widget):
     TrafficMatrix { height: auto; }
     """
 
-    snapshot: reactive[RoomSnapshot | None] = reactive(None)
+    snapshot: var[RoomSnapshot | None] = var(None)
     """The room, as last read."""
 
     def on_mount(self) -> None:

@@ -1,13 +1,15 @@
 """``SessionTree``: who descends from whom; subagents are leaves.
 
-Rebuilt only when the snapshot's tree differs. Selecting a session node tells the app
-through ``SessionChosen`` so the table follows.
+Rebuilt only when the snapshot's tree changes shape; when only states change (the most
+common news, a turn starting or ending) the labels are changed in place, which redraws
+their lines instead of laying the whole screen out again. Selecting a session node tells
+the app through ``SessionChosen`` so the table follows.
 """
 
 from __future__ import annotations
 
 from rich.text import Text
-from textual.reactive import reactive
+from textual.reactive import var
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
@@ -18,7 +20,7 @@ from agent_room.ui.messages import SessionChosen
 class SessionTree(Tree[str]):
     """The session tree; a node's data is the session's name (``""`` for a subagent)."""
 
-    snapshot: reactive[RoomSnapshot | None] = reactive(None)
+    snapshot: var[RoomSnapshot | None] = var(None)
     """The room, as last read."""
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -57,6 +59,10 @@ class SessionTree(Tree[str]):
         rows = snapshot.tree if snapshot else ()
         if rows == self._drawn and not force:
             return
+        if not force and self._drawn is not None and _shape(rows) == _shape(self._drawn):
+            self._relabel(list(self.root.children), self._drawn, rows)
+            self._drawn = rows
+            return
         self._drawn = rows
         line = self.cursor_line
         self.clear()
@@ -67,11 +73,26 @@ class SessionTree(Tree[str]):
         count = sum(1 for _ in _walk(rows))
         self.border_title = f"Tree {count}"
 
+    def _relabel(
+        self, nodes: list[TreeNode[str]], old: tuple[TreeRow, ...], new: tuple[TreeRow, ...]
+    ) -> None:
+        for node, before, after in zip(nodes, old, new, strict=True):
+            if before == after:
+                continue
+            if before.state != after.state:
+                node.set_label(self._label(after))
+            self._relabel(list(node.children), before.children, after.children)
+
     def on_tree_node_selected(self, event: Tree.NodeSelected[str]) -> None:
         """Selecting a session node selects the session."""
         event.stop()
         if event.node.data:
             self.post_message(SessionChosen(event.node.data))
+
+
+def _shape(rows: tuple[TreeRow, ...]) -> tuple[object, ...]:
+    """The tree without its states: what decides whether nodes must be rebuilt."""
+    return tuple((r.kind, r.label, r.session_id, _shape(r.children)) for r in rows)
 
 
 def _walk(rows: tuple[TreeRow, ...]) -> list[TreeRow]:
