@@ -327,7 +327,7 @@ def cpu_seconds(pid: int) -> float:
 
 
 def paint_runs(
-    home: Path, sizes: Sizes, quiet: bool, tmp: Path, roots: dict[str, Path]
+    sizes: Sizes, quiet: bool, tmp: Path, roots: dict[str, tuple[Path, Path]]
 ) -> dict[str, dict[str, list[float]]]:
     """Fresh consoles on the big room, one of each checkout in turn: wall seconds to the
     first full paint, resident MB and CPU seconds after it."""
@@ -336,7 +336,7 @@ def paint_runs(
         label: {"paint": [], "rss": [], "cpu": []} for label in roots
     }
     for run in range(sizes.paint_runs + 1):  # the first round warms the page cache
-        for label, root in roots.items():
+        for label, (root, home) in roots.items():
             pane = Pane(home, tmp / "config", root)
             try:
                 seconds = first_paint(pane, marks)
@@ -358,8 +358,17 @@ def measure_paint(
     home = tmp / "big"
     say(quiet, f"seeding {sizes.sessions} sessions and {sizes.messages:,} messages")
     seeded = seed_big_room(home, sizes.sessions, sizes.messages)
-    roots = {"current": ROOT, **({"baseline": baseline} if baseline else {})}
-    found = paint_runs(home, sizes, quiet, tmp, roots)
+    roots = {"current": (ROOT, home)}
+    if baseline is not None:  # its own copy, made by its own code (an older schema)
+        roots["baseline"] = (baseline, tmp / "big-baseline")
+        seed = ["--seed-big", str(tmp / "big-baseline"), str(sizes.sessions), str(sizes.messages)]
+        subprocess.run(
+            [str(venv_python()), __file__, *seed],
+            env={**os.environ, "PYTHONPATH": str(baseline)},
+            check=True,
+            capture_output=True,
+        )
+    found = paint_runs(sizes, quiet, tmp, roots)
     room = Room.open({"AGENT_ROOM_HOME": str(home)})
     reader = SnapshotReader(room)
     start = time.perf_counter()
@@ -525,7 +534,13 @@ def main(argv: list[str] | None = None) -> int:
         help="also time the console of this git revision, run by turns on the same room",
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    parser.add_argument(
+        "--seed-big", nargs=3, metavar=("HOME", "SESSIONS", "MESSAGES"), help=argparse.SUPPRESS
+    )  # the baseline's room, seeded by its own code
     args = parser.parse_args(argv)
+    if args.seed_big:
+        seed_big_room(Path(args.seed_big[0]), int(args.seed_big[1]), int(args.seed_big[2]))
+        return 0
     if shutil.which("tmux") is None:
         raise SystemExit("tmux is required: the console is measured in a real tmux pane")
     # the console is timed as installed: with its bytecode compiled (as .ci/setup does)
@@ -591,7 +606,7 @@ def main(argv: list[str] | None = None) -> int:
                     ("resident memory", "rss_mb", "median", "MB"),
                 )
             ],
-            title="\nSide by side (runs alternate on the same room)",
+            title="\nSide by side (runs alternate; each on its own copy of the big room)",
         )
     for kind, what in (("register", "a new session"), ("state", "a state change")):
         start, end = hook[kind]["from_start"], hook[kind]["from_exit"]
