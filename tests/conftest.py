@@ -37,6 +37,15 @@ class Result:
 
 
 @pytest.fixture
+def agent_proc() -> Iterator[subprocess.Popen[bytes]]:
+    """A live process standing in for an agent (the one hooks fire for, or registered)."""
+    proc = subprocess.Popen(["sleep", "600"])
+    yield proc
+    proc.kill()
+    proc.wait()
+
+
+@pytest.fixture
 def room_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh, private room for this test, named by ``$AGENT_ROOM_HOME``."""
     home = tmp_path / "room"

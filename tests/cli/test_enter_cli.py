@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,15 +12,6 @@ from agent_room.room import Room
 from agent_room.room.registry import Registry, SessionFacts
 from agent_room.store.sqlite import SqliteStore
 from tests.conftest import Cli, Result
-
-
-@pytest.fixture
-def agent() -> Iterator[subprocess.Popen[bytes]]:
-    """A live process standing in for a registered agent."""
-    proc = subprocess.Popen(["sleep", "600"])
-    yield proc
-    proc.kill()
-    proc.wait()
 
 
 def _register(home: Path, name: str, pid: int, *, pane: str | None, ended: bool = False) -> None:
@@ -64,18 +54,18 @@ def test_enter_an_unknown_name_waits_then_says_so(cli: Cli) -> None:
 
 
 def test_enter_refuses_a_session_live_elsewhere(
-    cli: Cli, room_home: Path, agent: subprocess.Popen[bytes]
+    cli: Cli, room_home: Path, agent_proc: subprocess.Popen[bytes]
 ) -> None:
-    _register(room_home, "backend", agent.pid, pane=None)
+    _register(room_home, "backend", agent_proc.pid, pane=None)
     result = cli("enter", "backend", "--wait", "0")
     _one_line(result, 1, "live elsewhere")
     assert "--force" in result.err
 
 
 def test_enter_an_ended_session_warns_and_needs_a_terminal(
-    cli: Cli, room_home: Path, agent: subprocess.Popen[bytes]
+    cli: Cli, room_home: Path, agent_proc: subprocess.Popen[bytes]
 ) -> None:
-    _register(room_home, "docs", agent.pid, pane="%5", ended=True)
+    _register(room_home, "docs", agent_proc.pid, pane="%5", ended=True)
     result = cli("enter", "sess-docs", "--wait", "0")
     _one_line(result, 1, "not a terminal")
     assert "warning: @docs has finished" in result.err
@@ -87,9 +77,9 @@ def test_exit_agent_outside_an_agent_is_bad_input(cli: Cli) -> None:
 
 
 def test_exit_agent_with_nowhere_to_go(
-    cli: Cli, room_home: Path, agent: subprocess.Popen[bytes]
+    cli: Cli, room_home: Path, agent_proc: subprocess.Popen[bytes]
 ) -> None:
-    _register(room_home, "solo", agent.pid, pane=None)
+    _register(room_home, "solo", agent_proc.pid, pane=None)
     result = cli("exit-agent", "--root", env={"CLAUDE_CODE_SESSION_ID": "sess-solo"})
     _one_line(result, 1, "@solo was not entered from anywhere and has no parent session")
 

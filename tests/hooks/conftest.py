@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -54,15 +54,6 @@ class Hook:
         )
         out = proc.stdout.decode()
         return proc.returncode, (json.loads(out) if out.strip() else None), proc.stderr.decode()
-
-
-@pytest.fixture
-def agent_proc() -> Iterator[subprocess.Popen[bytes]]:
-    """A live process standing in for the agent the hooks belong to."""
-    proc = subprocess.Popen(["sleep", "600"])
-    yield proc
-    proc.kill()
-    proc.wait()
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import libtmux
@@ -20,21 +19,12 @@ from tests.tmux.conftest import wait_for
 pytestmark = pytest.mark.tmux
 
 
-@pytest.fixture
-def agent() -> Iterator[subprocess.Popen[bytes]]:
-    """A live process standing in for the agent that fires the hook."""
-    proc = subprocess.Popen(["sleep", "600"])
-    yield proc
-    proc.kill()
-    proc.wait()
-
-
 def _screen(pane: libtmux.Pane) -> str:
     return "\n".join(pane.capture_pane())
 
 
 def test_console_shows_a_session_registered_by_a_hook_within_a_second(
-    server: libtmux.Server, room_home: Path, tmp_path: Path, agent: subprocess.Popen[bytes]
+    server: libtmux.Server, room_home: Path, tmp_path: Path, agent_proc: subprocess.Popen[bytes]
 ) -> None:
     require_tool(shutil.which("tmux") is not None, "tmux")
     env = {
@@ -56,7 +46,7 @@ def test_console_shows_a_session_registered_by_a_hook_within_a_second(
     wait_for(lambda: "deliverer active" in _screen(pane), timeout=10)  # it holds the lease
     wait_for(lambda: "injector active" in _screen(pane), timeout=10)  # and the links
 
-    hook = Hook(room_home, agent.pid)
+    hook = Hook(room_home, agent_proc.pid)
     code, _out, err = hook(
         "SessionStart", new_session("SessionStart"), env={"AGENT_ROOM_NAME": "hooked"}
     )

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from textual.binding import Binding
+from textual.pilot import Pilot
 from textual.widgets.data_table import RowKey
 from textual.widgets.tree import TreeNode
 
@@ -43,6 +44,14 @@ def _state(home: Path, handover_id: int) -> tuple[str, str | None]:
         store.close()
 
 
+async def _highlighted(app: RoomConsole, pilot: Pilot[int]) -> int:
+    """The id of the handover the queue highlights, once the queue has one."""
+    queue = app.main.query_one("#queue", HandoverQueue)
+    await until(pilot, lambda: queue.selected is not None)
+    assert queue.selected is not None
+    return queue.selected.id
+
+
 def _names(app: RoomConsole) -> list[str]:
     return [row.name for row in app.main.query_one("#sessions", SessionsTable).shown]
 
@@ -53,10 +62,7 @@ async def test_a_approves_the_highlighted_handover(
     app = console()
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.snapshot is not None and app.snapshot.pending == 2)
-        queue = app.main.query_one("#queue", HandoverQueue)
-        await until(pilot, lambda: queue.selected is not None)
-        assert queue.selected is not None
-        first = queue.selected.id
+        first = await _highlighted(app, pilot)
         await pilot.press("a")
         await until(pilot, lambda: _state(room_home, first)[0] == "approved")
         await until(pilot, lambda: app.snapshot is not None and app.snapshot.pending == 1)
@@ -68,10 +74,7 @@ async def test_r_asks_a_reason_and_rejects(
 ) -> None:
     app = console()
     async with app.run_test(size=SIZE) as pilot:
-        queue = app.main.query_one("#queue", HandoverQueue)
-        await until(pilot, lambda: queue.selected is not None)
-        assert queue.selected is not None
-        target = queue.selected.id
+        target = await _highlighted(app, pilot)
         await pilot.press("r")
         await until(pilot, lambda: isinstance(app.screen, RejectScreen))
         await pilot.press("enter")  # no reason: the dialog stays
@@ -89,14 +92,12 @@ async def test_escape_cancels_a_rejection(
 ) -> None:
     app = console()
     async with app.run_test(size=SIZE) as pilot:
-        queue = app.main.query_one("#queue", HandoverQueue)
-        await until(pilot, lambda: queue.selected is not None)
+        await _highlighted(app, pilot)
         await pilot.press("r")
         await until(pilot, lambda: isinstance(app.screen, RejectScreen))
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, RejectScreen))
-        assert queue.selected is not None
-        assert _state(room_home, queue.selected.id)[0] == "pending"
+        assert _state(room_home, await _highlighted(app, pilot))[0] == "pending"
 
 
 async def test_enter_switches_to_the_selected_live_session(
@@ -209,10 +210,7 @@ async def test_the_palette_runs_an_action(
 ) -> None:
     app = console()
     async with app.run_test(size=SIZE) as pilot:
-        queue = app.main.query_one("#queue", HandoverQueue)
-        await until(pilot, lambda: queue.selected is not None)
-        assert queue.selected is not None
-        first = queue.selected.id
+        first = await _highlighted(app, pilot)
         await run_from_palette(pilot, "approve the highlighted")
         await until(pilot, lambda: _state(room_home, first)[0] == "approved")
 
