@@ -6,6 +6,10 @@ anything else is a bug and is allowed to show one.
 
 from __future__ import annotations
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
 
 class RoomError(Exception):
     """An error caused by input or by the state of the room, reported in one line."""
@@ -41,3 +45,11 @@ class RoomUnavailable(RoomError):
 
 class PaneUnavailable(RoomError):
     """The multiplexer could not reach a pane: it is gone, or its server is."""
+
+
+def first_problem(exc: ValidationError) -> str:
+    """The first of pydantic's complaints as ``field: message`` (``file`` when it is
+    about the whole input), for a one-line error."""
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"]) or "file"
+    return f"{where}: {first['msg']}"

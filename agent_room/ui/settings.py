@@ -21,7 +21,7 @@ from typing import Annotated, ClassVar
 
 from annotated_types import Ge, Gt, Le
 
-from agent_room.core.errors import BadInput
+from agent_room.core.errors import BadInput, first_problem
 
 DEFAULT_THEME = "agent-room-dark"
 
@@ -97,9 +97,7 @@ class ConsoleSettings:
         try:
             return cls.validate(values)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise BadInput(f"{path}: {where}: {first['msg']}") from None
+            raise BadInput(f"{path}: {first_problem(exc)}") from None
 
 
 def default_environ() -> Mapping[str, str]:

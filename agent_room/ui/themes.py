@@ -68,14 +68,13 @@ def read_theme(path: Path, *, trusted: bool = False) -> Theme:
         return theme_from(data)
     from pydantic import ValidationError
 
+    from agent_room.core.errors import first_problem
     from agent_room.ui.theme_file import ThemeFile
 
     try:
         checked = ThemeFile.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "file"
-        raise ValueError(f"{path.name}: {where}: {first['msg']}") from None
+        raise ValueError(f"{path.name}: {first_problem(exc)}") from None
     return theme_from(checked.model_dump(exclude_none=True))
 
 

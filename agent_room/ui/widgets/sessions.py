@@ -38,8 +38,8 @@ class SessionsTable(DataTable[object]):
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
         self.shown: list[SessionRow] = []
         """The rows on screen, in order."""
-        self._drawn: tuple[object, ...] | None = None
-        self._ages: tuple[str, ...] = ()
+        self._drawn: tuple[tuple[SessionRow, ...], tuple[str, ...]] | None = None
+        """The rows and their ages as last drawn."""
 
     def on_mount(self) -> None:
         """Columns come from ``ui.columns``."""
@@ -102,7 +102,6 @@ class SessionsTable(DataTable[object]):
             self.clear()
             self.shown = []
             self._drawn = None
-            self._ages = ()
             return
         shown = visible(
             snapshot.sessions, query=self.filter_text, sort=self.sort_key, reverse=self.reverse
@@ -112,14 +111,15 @@ class SessionsTable(DataTable[object]):
         drawn = (tuple(shown), ages)
         if drawn == self._drawn and not force:
             return
-        before = self.shown
+        previous = self._drawn
         self._drawn = drawn
-        if not force and [r.name for r in before] == [r.name for r in shown]:
+        if not force and previous and [r.name for r in previous[0]] == [r.name for r in shown]:
             # the same sessions in the same order (a state, a count or an age moved on):
             # change the cells that differ; the table keeps its size, so only it redraws
             self.shown = shown
-            for old, new, old_age, new_age in zip(before, shown, self._ages, ages, strict=True):
-                if old != new or old_age != new_age:
+            old_rows, old_ages = previous
+            for old, old_age, new, new_age in zip(old_rows, old_ages, shown, ages, strict=True):
+                if (old, old_age) != (new, new_age):
                     for col in COLUMNS:
                         self.update_cell(new.name, col.key, col.cell(new, ctx))
         else:
@@ -130,7 +130,6 @@ class SessionsTable(DataTable[object]):
                 self.add_row(*(col.cell(row, ctx) for col in COLUMNS), key=row.name)
             if current is not None:
                 self.select_name(current)
-        self._ages = ages
         sort = f" · by {self.sort_key}{' ↓' if self.reverse else ''}" if self.sort_key else ""
         query = f" · filter “{self.filter_text}”" if self.filter_text else ""
         total = len(snapshot.sessions)
