@@ -19,10 +19,10 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
@@ -108,6 +108,24 @@ def ms(seconds: float) -> str:
 
 
 # -- commands and environments -------------------------------------------------------
+
+
+_Sizes = TypeVar("_Sizes")
+
+
+def with_given(sizes: _Sizes, **given: Any) -> _Sizes:
+    """``sizes`` (a dataclass) with the options the user gave: those not ``None`` or 0."""
+    return replace(sizes, **{k: v for k, v in given.items() if v})  # type: ignore[type-var]
+
+
+def progress(quiet: bool, prefix: str = "...") -> Callable[[str], None]:
+    """A progress line printer on stderr; silent when ``quiet``."""
+
+    def step(text: str) -> None:
+        if not quiet:
+            print(f"{prefix} {text}", file=sys.stderr, flush=True)
+
+    return step
 
 
 def venv_python() -> Path:

@@ -29,7 +29,6 @@ import json
 import random
 import sqlite3
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -47,10 +46,12 @@ from _common import (
     median,
     ms,
     print_table,
+    progress,
     run_once,
     time_round_robin,
     venv_python,
     venv_script,
+    with_given,
     write_result,
 )
 
@@ -733,18 +734,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     args = parser.parse_args(argv)
     sizes = Sizes.quick() if args.quick else Sizes.full()
-    if args.runs or args.messages:
-        sizes = Sizes(
-            **{
-                **asdict(sizes),
-                **({"runs": args.runs} if args.runs else {}),
-                **({"room_messages": args.messages} if args.messages else {}),
-            }
-        )
+    sizes = with_given(sizes, runs=args.runs, room_messages=args.messages)
 
-    def step(text: str) -> None:
-        if not args.quiet:
-            print(f"... {text}", file=sys.stderr, flush=True)
+    step = progress(args.quiet)
 
     print(
         f"agent-room bus benchmark{' (quick)' if args.quick else ''}: sqlite "

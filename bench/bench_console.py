@@ -55,8 +55,10 @@ from _common import (
     bench_env,
     git_state,
     print_table,
+    progress,
     venv_python,
     wait_until,
+    with_given,
     write_result,
 )
 
@@ -89,8 +91,7 @@ QUICK = Sizes(messages=10_000, paint_runs=2, rest_seconds=3.0, settle_seconds=1.
 
 def say(quiet: bool, text: str) -> None:
     """Progress on stderr."""
-    if not quiet:
-        print(f"[bench_console] {text}", file=sys.stderr, flush=True)
+    progress(quiet, "[bench_console]")(text)
 
 
 # -- rooms ---------------------------------------------------------------------------
@@ -546,8 +547,7 @@ def main(argv: list[str] | None = None) -> int:
     # the console is timed as installed: with its bytecode compiled (as .ci/setup does)
     compileall.compile_dir(ROOT / "agent_room", quiet=1)
     sizes = QUICK if args.quick else Sizes()
-    if args.runs:
-        sizes = Sizes(**{**asdict(sizes), "paint_runs": args.runs})
+    sizes = with_given(sizes, paint_runs=args.runs)
     with tempfile.TemporaryDirectory(prefix="agent-room-bench-") as raw:
         tmp = Path(raw)
         (tmp / "config").mkdir()

@@ -49,7 +49,6 @@ import re
 import shlex
 import shutil
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -71,6 +70,7 @@ from _common import (
     ms,
     parse_importtime,
     print_table,
+    progress,
     run_once,
     stale_bytecode,
     stop_process,
@@ -78,6 +78,7 @@ from _common import (
     venv_python,
     venv_script,
     wait_until,
+    with_given,
     write_result,
 )
 from _seed_design import RECIPIENT, SENDER, Seed, SeedSample, seed_message, setup_seed
@@ -814,19 +815,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     args = parser.parse_args(argv)
     sizes = Sizes.quick() if args.quick else Sizes.full()
-    overrides: dict[str, Any] = {}
-    if args.messages:
-        overrides["messages"] = args.messages
-    if args.cpu_seconds:
-        overrides["cpu_seconds"] = args.cpu_seconds
-    sizes = Sizes(**{**asdict(sizes), **overrides})
+    sizes = with_given(sizes, messages=args.messages, cpu_seconds=args.cpu_seconds)
     for tool in ("tmux", "inotifywait"):
         if shutil.which(tool) is None:
             raise SystemExit(f"{tool} not found: this benchmark needs tmux and inotify-tools")
 
-    def step(text: str) -> None:
-        if not args.quiet:
-            print(f"... {text}", file=sys.stderr, flush=True)
+    step = progress(args.quiet)
 
     tmux_version = subprocess.run(
         ["tmux", "-V"], capture_output=True, text=True, check=False

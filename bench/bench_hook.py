@@ -57,7 +57,6 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -76,11 +75,13 @@ from _common import (
     ms,
     parse_importtime,
     print_table,
+    progress,
     run_once,
     stale_bytecode,
     time_round_robin,
     venv_python,
     venv_script,
+    with_given,
     write_result,
 )
 
@@ -633,18 +634,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     args = parser.parse_args(argv)
     sizes = Sizes.quick() if args.quick else Sizes.full()
-    if args.runs or args.calls:
-        sizes = Sizes(
-            **{
-                **asdict(sizes),
-                **({"runs": args.runs} if args.runs else {}),
-                **({"calls": args.calls} if args.calls else {}),
-            }
-        )
+    sizes = with_given(sizes, runs=args.runs, calls=args.calls)
 
-    def step(text: str) -> None:
-        if not args.quiet:
-            print(f"... {text}", file=sys.stderr, flush=True)
+    step = progress(args.quiet)
 
     session_id, payloads = load_payloads(args.fixtures)
     print(
