@@ -106,6 +106,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     _room_commands(sub)
     _console_commands(sub)
     _link_commands(sub)
+    _memory_commands(sub)
     if not known or command in ("start", "stop"):
         _launcher_commands(sub)
     return parser
@@ -316,6 +317,18 @@ def _link_commands(sub: _Only) -> None:
     p.add_argument("--all", action="store_true", help="include fired and cancelled timers")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=_lazy(handlers, "cmd_timers"))
+
+
+def _memory_commands(sub: _Only) -> None:
+    handlers = "agent_room.cli.memory"
+    p = sub.add_parser("ledger", help="the collaboration ledger: every handover and its outcome")
+    p.add_argument("--agent", metavar="NAME", help="only handovers NAME sent or received")
+    p.add_argument("--since", metavar="DURATION", help="only the last DURATION, e.g. 2h or 7d")
+    p.add_argument(
+        "--stats", action="store_true", help="per pair and agent: outcomes, rates, median times"
+    )
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=_lazy(handlers, "cmd_ledger"))
 
 
 def _launcher_commands(sub: _Only) -> None:

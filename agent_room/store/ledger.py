@@ -1,0 +1,45 @@
+"""The ledger's question to the room: every handover with the times of its life.
+
+*Applied* is read from what the room already records rather than written by anyone:
+the first turn of the recipient's sessions that ended after the handover reached it
+(delivered by a hook, or read from the inbox). Nothing on the hook path changes for it.
+"""
+
+from __future__ import annotations
+
+from agent_room.store.sqlite_base import rows
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from agent_room.store.sqlite_base import Row, StoreBase
+
+_RECEIVED = "coalesce(m.delivered_at, m.read_at)"
+
+_SELECT = f"""
+SELECT h.message_id AS id, m.sender, m.recipient, h.state, h.requested_at, h.decided_at,
+       h.decided_by, h.reason, {_RECEIVED} AS received_at,
+       CASE WHEN h.state = 'approved' AND {_RECEIVED} IS NOT NULL THEN (
+           SELECT min(t.stopped_at) FROM turns t
+           WHERE t.session_id IN (
+               SELECT s.session_id FROM sessions s
+               WHERE s.name = m.recipient AND s.session_id IS NOT NULL)
+             AND t.stopped_at >= {_RECEIVED})
+       END AS applied_at
+FROM handovers h JOIN messages m ON m.id = h.message_id
+"""
+
+
+def collaborations(
+    store: StoreBase, *, agent: str | None = None, since: float | None = None
+) -> list[Row]:
+    """Handovers oldest first, those ``agent`` sent or received, requested since ``since``."""
+    where: list[str] = []
+    params: list[object] = []
+    if agent is not None:
+        where.append("(m.sender = ? OR m.recipient = ?)")
+        params += [agent, agent]
+    if since is not None:
+        where.append("h.requested_at >= ?")
+        params.append(since)
+    clause = f" WHERE {' AND '.join(where)}" if where else ""
+    return rows(store.conn.execute(f"{_SELECT}{clause} ORDER BY h.message_id", params))
