@@ -1,0 +1,64 @@
+"""Reading Claude Code transcript files: the tail of a big file, from its end backwards.
+
+Transcripts grow to tens of megabytes over a long session, and ``peek`` wants its last
+few turns: blocks are read backwards from the end until enough turns begin in what was
+read (or a byte cap is hit), and each line is parsed once. The parsing itself is
+``core.transcript``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agent_room.core.transcript import EntryKind, Turn, group_turns, parse_line
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from agent_room.core.transcript import Entry
+
+BLOCK = 64 * 1024
+"""The first block read from the end; each further block is twice as large."""
+READ_CAP = 32 * 1024 * 1024
+"""Bytes read at most: a single turn longer than this is shown from where reading stopped."""
+
+
+@dataclass(frozen=True, slots=True)
+class Tail:
+    """The last turns of a transcript, and how much of the file it took to find them."""
+
+    turns: list[Turn]
+    size: int
+    """The file's size when read."""
+    read: int
+    """Bytes read (from the end)."""
+
+    @property
+    def whole_file(self) -> bool:
+        """Everything was read: the first turn is the transcript's first."""
+        return self.read >= self.size
+
+
+def read_tail(path: str, count: int, *, block: int = BLOCK, cap: int = READ_CAP) -> Tail:
+    """The last ``count`` turns of the transcript at ``path``, oldest first.
+
+    Raises ``OSError`` when the file cannot be read (the caller words it).
+    """
+    entries: list[Entry] = []
+    prompts = 0
+    head = b""
+    with open(path, "rb") as handle:  # noqa: PTH123 - a plain read; no pathlib needed
+        size = handle.seek(0, 2)
+        pos = size
+        while pos > 0 and prompts < count and size - pos < cap:
+            start = max(0, pos - block, size - cap)
+            handle.seek(start)
+            data = handle.read(pos - start) + head
+            pos = start
+            lines = data.split(b"\n")
+            head = lines.pop(0) if pos > 0 else b""  # maybe cut: completed by the next block
+            found = [entry for line in lines if line for entry in parse_line(line)]
+            prompts += sum(1 for e in found if e.kind is EntryKind.PROMPT)
+            entries[:0] = found
+            block *= 2
+    turns = group_turns(entries)
+    return Tail(turns[-count:] if count > 0 else [], size, size - pos)
