@@ -42,6 +42,9 @@ def cmd_join(args: argparse.Namespace) -> int:
     socket = tmux_socket_of(os.environ.get("TMUX"))
     row = room.join(args.name, pane=args.pane, agent=args.agent, tmux_socket=socket)
     pane = f" in pane {row['pane']}" if row["pane"] else ""
+    if row.get("renamed_from"):
+        print(f"@{row['renamed_from']}{pane} is now @{row['name']}", file=sys.stderr)
+        return 0
     print(f"@{row['name']} joined the room{pane}", file=sys.stderr)
     return 0
 

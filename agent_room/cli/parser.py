@@ -169,6 +169,18 @@ def _room_commands(sub: _Only) -> None:
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_tree"))
 
+    p = sub.add_parser("peek", help="read an agent's last turns from its transcript")
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("--turns", type=_count, default=3, metavar="N", help="how many (default 3)")
+    p.add_argument("--tools", action="store_true", help="show the tool calls and their inputs")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=_lazy("agent_room.cli.sessions", "cmd_peek"))
+
+    p = sub.add_parser("rename", help="rename a session in the room; its unread messages follow")
+    p.add_argument("old", metavar="OLD")
+    p.add_argument("new", metavar="NEW")
+    p.set_defaults(handler=_lazy("agent_room.cli.sessions", "cmd_rename"))
+
     p = sub.add_parser("approve", help="approve a pending handover")
     p.add_argument("id", metavar="ID", type=_message_id)
     p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_approve"))

@@ -307,3 +307,37 @@ def last_turns(lines: Iterable[str | bytes], count: int) -> list[Turn]:
 def whole_turns(turns: list[Turn]) -> int:
     """How many of ``turns`` begin with their prompt (a tail's first may not)."""
     return sum(1 for turn in turns if turn.prompt is not None)
+
+
+def _clock(at: str | None) -> str:
+    """``2026-02-10T21:11:56.846Z`` as ``2026-02-10 21:11:56``."""
+    return at[:19].replace("T", " ") if at else "time unknown"
+
+
+def render_turns(turns: list[Turn], *, tools: bool) -> str:
+    """Turns as ``peek`` prints them: the prompt quoted with ``>``, the agent's text, and
+    (with ``tools``) one line per tool call; without, how many calls were left out."""
+    out: list[str] = []
+    for index, turn in enumerate(turns, 1):
+        out.append(f"--- turn {index}/{len(turns)} · {_clock(turn.at)} ---")
+        if turn.compacted:
+            out.append("(the conversation was compacted before this turn)")
+        if turn.prompt is None:
+            out.append("> (the turn's prompt lies before the part read)")
+        else:
+            out.extend(f"> {line}" for line in turn.prompt.splitlines() or [""])
+        hidden = 0
+        for step in turn.steps:
+            if step.tool is None:
+                out.append(step.text)
+            elif tools:
+                failed = "  (failed)" if step.tool.failed else ""
+                out.append(f"  [{step.tool.name}] {step.tool.summary}{failed}".rstrip())
+            else:
+                hidden += 1
+        if hidden:
+            out.append(f"  ({hidden} tool call{'s' if hidden > 1 else ''}; --tools shows them)")
+        if turn.interrupted:
+            out.append("(interrupted)")
+        out.append("")
+    return "\n".join(out)

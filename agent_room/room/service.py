@@ -75,9 +75,15 @@ class Room:
     # -- identity ---------------------------------------------------------------------
 
     def identify(self, *, env_name: str | None, pane: str | None, as_name: str | None) -> str:
-        """Who is speaking: ``AGENT_ROOM_NAME``, else the pane's session, else ``--as``."""
+        """Who is speaking: ``AGENT_ROOM_NAME``, else the pane's session, else ``--as``.
+
+        An agent launched as a name keeps it in its environment after a rename: a name
+        nobody holds any more stands for the one it was renamed to."""
         if env_name:
-            return parse_name(env_name)
+            name = parse_name(env_name)
+            if self.store.holder(name) is None:
+                return self.store.renamed_to(name) or name
+            return name
         if pane:
             row = self.store.holder_of_pane(pane)
             if row:
@@ -95,6 +101,9 @@ class Room:
         if row is None:
             present = self.store.member_names()
             listing = ", ".join(f"@{n}" for n in present) if present else "nobody"
+            renamed = self.store.renamed_to(name)
+            if renamed:
+                raise UnknownName(f"@{name} was renamed: it is @{renamed} now")
             raise UnknownName(f"nobody named @{name} is in the room (in the room: {listing})")
         return row
 
@@ -108,13 +117,30 @@ class Room:
         agent: str = "claude",
         tmux_socket: str | None = None,
     ) -> Row:
-        """Register a name by hand, as seed 004's ``join.sh``."""
+        """Register a name by hand, as seed 004's ``join.sh``.
+
+        A pane holds one session: naming a pane whose session is running under another
+        name renames that session (the row then carries ``renamed_from``)."""
         canonical = parse_name(name)
         if pane is not None and not is_pane_id(pane):
             raise BadInput(f"invalid pane {pane!r}: use a tmux pane id such as %3")
+        held = self.store.holder_of_pane(pane) if pane is not None else None
+        if held is not None and held["state"] != "ended" and held["name"] != canonical:
+            row = self.rename(str(held["name"]), canonical)
+            return {**row, "renamed_from": held["name"]}
         return self.store.join(
             canonical, pane=pane, agent=agent, tmux_socket=tmux_socket, at=self.clock()
         )
+
+    def rename(self, old: str, new: str, *, by: str = OPERATOR) -> Row:
+        """Rename a session; what waits for it follows (``store.rename``). The row has
+        ``moved``: how many waiting messages went along."""
+        old, new = parse_name(old), parse_name(new)
+        if old == new:
+            raise BadInput(f"@{old} is already named {new}")
+        self.require_member(old)
+        row, moved = self.store.rename(old, new, by=by, at=self.clock())
+        return {**row, "moved": moved}
 
     def leave(self, name: str) -> None:
         """Remove a name from the room; its messages stay in the history."""

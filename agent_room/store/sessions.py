@@ -281,3 +281,86 @@ class SessionStore(StoreBase):
     def subagents(self) -> list[Row]:
         """Every recorded subagent."""
         return rows(self.conn.execute("SELECT * FROM subagents ORDER BY stopped_at"))
+
+    # -- names ------------------------------------------------------------------------
+
+    def rename(self, old: str, new: str, *, by: str, at: float) -> tuple[Row, int]:
+        """Give the session holding ``old`` the name ``new``; return its row and how many
+        waiting messages followed it.
+
+        What waits for the session follows it: unread messages (held, queued, delivered,
+        failed), open nudges, pending timers, the delivery note and the names on its live
+        links. What was said stays as it was said: sent and read messages keep ``old``.
+        """
+        from agent_room.core.errors import NotFound, Refused
+
+        with write_transaction(self.conn) as conn:
+            row = conn.execute(
+                "SELECT rowid, session_id FROM sessions WHERE name = ? AND left_at IS NULL",
+                (old,),
+            ).fetchone()
+            if row is None:
+                raise NotFound(f"@{old} is not in the room")
+            taken = conn.execute(
+                "SELECT state FROM sessions WHERE name = ? AND left_at IS NULL", (new,)
+            ).fetchone()
+            if taken is not None:
+                raise Refused(
+                    f"@{new} is taken by another session ({taken[0]}): choose another name"
+                    f" (or free it first with: agent-room leave {new})"
+                )
+            conn.execute(
+                "UPDATE sessions SET name = ?, updated_at = ? WHERE rowid = ?", (new, at, row[0])
+            )
+            moved = conn.execute(
+                "UPDATE messages SET recipient = ? WHERE recipient = ? AND read_at IS NULL"
+                " AND status IN ('held', 'queued', 'delivered', 'failed')",
+                (new, old),
+            ).rowcount
+            conn.execute(
+                "UPDATE nudges SET recipient = ? WHERE recipient = ? AND state = 'open'", (new, old)
+            )
+            conn.execute(
+                "UPDATE timers SET name = ? WHERE name = ? AND state = 'pending'", (new, old)
+            )
+            conn.execute("DELETE FROM delivery_notes WHERE name = ?", (new,))
+            conn.execute("UPDATE delivery_notes SET name = ? WHERE name = ?", (new, old))
+            if row["session_id"]:
+                for side in ("initiator", "responder"):
+                    conn.execute(
+                        f"UPDATE links SET {side} = ? WHERE {side}_session = ?"
+                        " AND state != 'closed'",
+                        (new, row["session_id"]),
+                    )
+            event(
+                conn,
+                at,
+                "session.renamed",
+                by,
+                new,
+                data={"from": old, "to": new, "session_id": row["session_id"], "moved": moved},
+            )
+            renamed = conn.execute("SELECT * FROM sessions WHERE rowid = ?", (row[0],)).fetchone()
+            return dict(renamed), moved
+
+    def renamed_to(self, name: str) -> str | None:
+        """The name now held by the session last renamed away from ``name`` (renames
+        followed), or ``None``: an agent launched as ``name`` keeps that name in its
+        environment after a rename, and is still itself."""
+        seen = {name}
+        current = name
+        while True:
+            found = self.conn.execute(
+                "SELECT json_extract(data, '$.to') FROM events WHERE kind = 'session.renamed'"
+                " AND json_extract(data, '$.from') = ? ORDER BY id DESC LIMIT 1",
+                (current,),
+            ).fetchone()
+            if found is None or found[0] in seen:
+                break
+            current = str(found[0])
+            seen.add(current)
+            if self.conn.execute(
+                "SELECT 1 FROM sessions WHERE name = ? AND left_at IS NULL", (current,)
+            ).fetchone():
+                return current
+        return None

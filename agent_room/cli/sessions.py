@@ -1,0 +1,89 @@
+"""Session commands: ``peek NAME [--turns N] [--tools] [--json]`` and ``rename OLD NEW``.
+
+Who asks for a peek: an agent (``AGENT_ROOM_NAME``, its registered live pane, or its
+``CLAUDE_CODE_SESSION_ID``), else the operator. A client running inside an agent that
+the room does not know is not the operator: it is refused rather than given everything.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from agent_room.core.errors import Refused
+from agent_room.core.names import parse_name
+from agent_room.room import Room
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Mapping
+
+
+def viewer_of(room: Room, environ: Mapping[str, str]) -> str | None:
+    """The agent running the command, or ``None`` for the operator."""
+    if environ.get("AGENT_ROOM_NAME"):
+        return parse_name(environ["AGENT_ROOM_NAME"])
+    pane = environ.get("TMUX_PANE")
+    row = room.store.holder_of_pane(pane) if pane else None
+    if row is None and environ.get("CLAUDE_CODE_SESSION_ID"):
+        row = room.store.session(environ["CLAUDE_CODE_SESSION_ID"])
+    if row is not None and row["state"] != "ended" and row["left_at"] is None:
+        return str(row["name"])
+    if environ.get("CLAUDECODE") or environ.get("CLAUDE_CODE_SESSION_ID"):
+        raise Refused(
+            "peek from inside an agent that is not in the room: only the operator, or an"
+            " agent linked to the peer, may read a transcript"
+        )
+    return None
+
+
+def cmd_peek(args: argparse.Namespace) -> int:
+    """Print the last turns of the agent NAME."""
+    from agent_room.core.transcript import render_turns
+    from agent_room.room.peek import peek
+
+    room = Room.open(os.environ)
+    try:
+        seen = peek(room, args.name, viewer=viewer_of(room, os.environ), turns=args.turns)
+    finally:
+        room.close()
+    tail = seen.tail
+    if args.json:
+        import json
+
+        data = {
+            "name": seen.name,
+            "session_id": seen.session_id,
+            "state": seen.state,
+            "transcript_path": seen.transcript_path,
+            "whole_file": tail.whole_file,
+            "turns": [turn.to_json(tools=args.tools) for turn in tail.turns],
+        }
+        sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+        return 0
+    count = len(tail.turns)
+    print(
+        f"@{seen.name} ({seen.state}) · session {seen.session_id} · last {count} turn"
+        f"{'s' if count != 1 else ''} of {seen.transcript_path}",
+        file=sys.stderr,
+    )
+    if not tail.turns:
+        print(f"@{seen.name} has no turns in its transcript yet", file=sys.stderr)
+        return 0
+    sys.stdout.write(render_turns(tail.turns, tools=args.tools))
+    return 0
+
+
+def cmd_rename(args: argparse.Namespace) -> int:
+    """Rename the session OLD to NEW."""
+    room = Room.open(os.environ)
+    try:
+        row = room.rename(args.old, args.new)
+    finally:
+        room.close()
+    moved = int(row["moved"])
+    plural = "messages follow" if moved != 1 else "message follows"
+    waiting = f"; {moved} waiting {plural} it" if moved else ""
+    print(f"@{parse_name(args.old)} is now @{row['name']}{waiting}", file=sys.stderr)
+    return 0
