@@ -13,6 +13,7 @@ import sys
 import time
 
 from agent_room.core.errors import RoomError
+from agent_room.core.printable import printable
 from agent_room.hooks.payload import MAX_PAYLOAD, HookPayload, HookProblem
 from agent_room.store.home import ERROR_LOG, ensure_room_dir, open_private, room_home
 
@@ -29,17 +30,27 @@ ERROR_LOG_LIMIT = 1 << 20
 
 
 def log_error(home: str, event: str, problem: str) -> None:
-    """Append one line to the room's error log; silently give up if even that fails."""
-    line = " ".join(problem.split())[:500]
+    """Append one record to the room's error log; silently give up if even that fails.
+
+    Everything logged is escaped to one printable line (an event name with a newline or
+    ESC would otherwise fake a record or steer the terminal of whoever reads the log),
+    and a log file with a second hard link is never written: it would write through to
+    (and truncate) whatever file it was linked to.
+    """
+    line = printable(problem)[:500]
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
+    record = f"{stamp} hook {printable(event)[:100] or '-'}: {line}\n".encode()
     try:
         room = ensure_room_dir(home)
         path = os.path.join(room, ERROR_LOG)
         fd = open_private(path, os.O_WRONLY | os.O_APPEND)
         try:
-            if os.fstat(fd).st_size > ERROR_LOG_LIMIT:
+            st = os.fstat(fd)
+            if st.st_nlink != 1:
+                return
+            if st.st_size > ERROR_LOG_LIMIT:
                 os.ftruncate(fd, 0)
-            os.write(fd, f"{stamp} hook {event or '-'}: {line}\n".encode())
+            os.write(fd, record)
         finally:
             os.close(fd)
     except (OSError, RoomError):
