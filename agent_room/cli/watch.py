@@ -20,9 +20,12 @@ def cmd_watch(args: argparse.Namespace) -> int:
     from agent_room.room import Room
     from agent_room.workers.deliverer import Deliverer
     from agent_room.workers.injector import Injector
+    from agent_room.workers.memory import MemoryWorker
 
     delivery_room = Room.open(os.environ)
     injector_room = Room.open(os.environ)
+    memory_room = Room.open(os.environ)
+    memory = MemoryWorker(memory_room, SystemProbe())
     deliverer = Deliverer(delivery_room, Tmux(), SystemProbe())
     injector = Injector(injector_room, SystemProbe())
     stop = threading.Event()
@@ -43,11 +46,17 @@ def cmd_watch(args: argparse.Namespace) -> int:
         daemon=True,
     )
     worker.start()
+    remembering = threading.Thread(
+        target=memory.run, args=(stop,), name="agent-room-memory", daemon=True
+    )
+    remembering.start()
     try:
         deliverer.run(stop, debounce=args.debounce, step=args.step)
     finally:
         stop.set()
         worker.join(timeout=10)
+        remembering.join(timeout=10)
         delivery_room.close()
         injector_room.close()
+        memory_room.close()
     return 0

@@ -76,6 +76,9 @@ class HandoverRow:
     requested_at: float
     cycle: tuple[str, ...] | None = None
     """The loop this handover would close (seed 002), for the warning badge."""
+    context: str | None = None
+    """The context prepared from the sender's transcript, which travels with it once
+    approved; None until the memory worker has prepared it."""
 
 
 @dataclass(frozen=True, slots=True)

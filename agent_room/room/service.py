@@ -277,9 +277,14 @@ class Room:
         return notice_id
 
     def approve(self, message_id: int) -> int:
-        """Release a pending handover to its recipient; tell the sender. Return the notice id."""
-        from agent_room.core.enums import HandoverState
+        """Release a pending handover to its recipient; tell the sender. Return the notice id.
 
+        The context prepared from the sender's transcript travels in the released body.
+        """
+        from agent_room.core.enums import HandoverState
+        from agent_room.room.memory import Memory
+
+        Memory(self).attach_quietly(message_id)
         return self._decide(message_id, HandoverState.APPROVED, None)
 
     def reject(self, message_id: int, reason: str) -> int:

@@ -22,7 +22,7 @@ from agent_room.core.snapshot import (
 )
 from agent_room.core.tree import TreeNode, build_tree
 from agent_room.room.links import Links
-from agent_room.store import views
+from agent_room.store import memory, views
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -117,6 +117,7 @@ class SnapshotReader:
             [(int(r["message_id"]), r["sender"], r["recipient"]) for r in pending],
             [(int(r["message_id"]), r["sender"], r["recipient"]) for r in recent],
         )
+        contexts = memory.contexts(store, [int(r["message_id"]) for r in pending])
         handovers = tuple(
             HandoverRow(
                 id=int(r["message_id"]),
@@ -125,6 +126,7 @@ class SnapshotReader:
                 body=r["body"],
                 requested_at=float(r["requested_at"]),
                 cycle=cycles.get(int(r["message_id"])),
+                context=contexts.get(int(r["message_id"])),
             )
             for r in pending
         )

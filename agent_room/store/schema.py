@@ -197,6 +197,53 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX messages_delivered ON messages(recipient, delivered_at)
         WHERE delivered_at IS NOT NULL;
     """,
+    # 6: the room's memory: what the memory worker drew from each session's transcript
+    # (read by byte offset: the cursor), searchable with FTS5 (bm25), and the context
+    # prepared for each handover; the ledger finds a recipient's sessions by name.
+    """
+    CREATE TABLE memory_cursors (
+        session_id TEXT PRIMARY KEY,
+        path TEXT NOT NULL,
+        inode INTEGER,
+        offset INTEGER NOT NULL DEFAULT 0,
+        seq INTEGER NOT NULL DEFAULT 0,
+        problem TEXT,
+        updated_at REAL NOT NULL
+    );
+
+    CREATE TABLE memory_items (
+        id INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        text TEXT NOT NULL,
+        path TEXT,
+        at TEXT
+    );
+    CREATE INDEX memory_items_session ON memory_items(session_id, seq);
+    CREATE VIRTUAL TABLE memory_fts USING fts5(
+        text, content='memory_items', content_rowid='id'
+    );
+    CREATE TRIGGER memory_items_indexed AFTER INSERT ON memory_items BEGIN
+        INSERT INTO memory_fts(rowid, text) VALUES (new.id, new.text);
+    END;
+    CREATE TRIGGER memory_items_unindexed AFTER DELETE ON memory_items BEGIN
+        INSERT INTO memory_fts(memory_fts, rowid, text) VALUES ('delete', old.id, old.text);
+    END;
+
+    CREATE TABLE handover_contexts (
+        message_id INTEGER PRIMARY KEY REFERENCES messages(id),
+        session_id TEXT,
+        text TEXT NOT NULL,
+        tokens INTEGER NOT NULL,
+        items INTEGER NOT NULL,
+        problem TEXT,
+        built_at REAL NOT NULL,
+        attached_at REAL
+    );
+
+    CREATE INDEX sessions_name ON sessions(name);
+    """,
 )
 """Each entry moves the schema from version ``index`` to ``index + 1``."""
 

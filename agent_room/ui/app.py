@@ -58,7 +58,7 @@ if TYPE_CHECKING:
 
 AGE_REFRESH = 30.0
 """Seconds after which an unchanged room is posted again, so the ages move on."""
-WORKERS = ("reader", "watcher", "deliverer", "injector")
+WORKERS = ("reader", "watcher", "deliverer", "injector", "memory")
 
 
 def _room_files(_change: object, path: str) -> bool:
@@ -191,6 +191,7 @@ class RoomConsole(EnterMixin, App[int]):
         if self.settings.deliver:
             self._deliver()
             self._inject()
+            self._remember()
 
     def stop_workers(self) -> None:
         """Tell every worker to finish (they check between passes)."""
@@ -301,6 +302,13 @@ class RoomConsole(EnterMixin, App[int]):
 
         self._run_leased("injector", lambda room: Injector(room, self.probe))
 
+    @work(thread=True, exclusive=True, group="memory", exit_on_error=False, name="memory")
+    def _remember(self) -> None:
+        """The memory worker (transcripts, handover contexts): active while it holds its lease."""
+        from agent_room.workers.memory import MemoryWorker
+
+        self._run_leased("memory", lambda room: MemoryWorker(room, self.probe))
+
     def _run_leased(self, name: str, make: Callable[[Room], LeasedWorker]) -> None:
         """Run one of the room's leased workers on its own connection until stopped,
         showing whether it is active or standing by."""
@@ -337,6 +345,7 @@ class RoomConsole(EnterMixin, App[int]):
             restart = {"reader": self._read_room, "watcher": self._watch_room}
             restart["deliverer"] = self._deliver
             restart["injector"] = self._inject
+            restart["memory"] = self._remember
             self.set_timer(self.settings.restart_delay, restart[worker.name])
 
     # -- actions ----------------------------------------------------------------------

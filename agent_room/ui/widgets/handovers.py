@@ -121,4 +121,7 @@ class HandoverPreview(VerticalScroll):
 
         handover = self.handover
         text = handover.body if handover is not None else "*No handover is waiting.*"
+        if handover is not None:
+            context = handover.context or "*Context from the sender's transcript: preparing.*"
+            text += f"\n\n---\n\n{context}"
         self.query_one("#handover-body", Static).update(Markdown(text))

@@ -1,0 +1,164 @@
+"""The room's memory of sessions: following transcripts, and handover contexts.
+
+Runs in the memory worker (and, for a handover approved before the worker got to it,
+in the approving process), never in a hook: reading and indexing a transcript costs
+what no turn of an agent should wait for.
+"""
+
+from __future__ import annotations
+
+import json
+
+from agent_room.adapters.follow import read_from
+from agent_room.core.memory import (
+    DEFAULT_BUDGET,
+    Context,
+    build_context,
+    items_of_lines,
+    match_query,
+)
+from agent_room.store import memory as store_memory
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from agent_room.room.service import Room
+
+PROBLEM = "memory.problem"
+"""The audit event of a transcript the worker could not read (fully)."""
+
+
+class Memory:
+    """Follows transcripts into the memory tables; prepares and attaches contexts."""
+
+    def __init__(self, room: Room, *, budget: int = DEFAULT_BUDGET) -> None:
+        self.room = room
+        self.store = room.store
+        self.budget = budget
+
+    # -- transcripts ------------------------------------------------------------------
+
+    def follow(self, session_id: str, path: str) -> int:
+        """Read what was appended to a session's transcript; return the items added.
+
+        A problem (missing, unreadable, replaced, foreign, too big) is kept on the
+        session's cursor and logged once in the room; what was read stays usable.
+        """
+        added = 0
+        while True:
+            known = store_memory.cursor(self.store, session_id)
+            same = known is not None and known["path"] == path
+            offset = int(known["offset"]) if known and same else 0
+            inode = known["inode"] if known and same else None
+            try:
+                chunk = read_from(path, offset, inode)
+            except OSError as exc:
+                self._problem(session_id, known, f"cannot read {path}: {exc.strerror}", path)
+                return added
+            items = items_of_lines(chunk.lines)
+            problem = None
+            if chunk.foreign:
+                problem = f"{path} is not a Claude Code transcript"
+            elif chunk.skipped:
+                problem = f"{chunk.skipped} bytes of {path} were too many to read and skipped"
+            elif chunk.restarted:
+                problem = f"{path} shrank or was replaced: read again from its start"
+            if problem is not None:
+                self._problem(session_id, known, problem, path)
+            store_memory.remember(
+                self.store,
+                session_id,
+                path=path,
+                inode=chunk.inode,
+                offset=chunk.end,
+                items=items,
+                problem=problem if problem is not None else (known or {}).get("problem"),
+                at=self.room.clock(),
+            )
+            added += len(items)
+            if chunk.end <= offset or chunk.end >= chunk.size:
+                return added
+
+    def follow_live(self) -> int:
+        """Follow every live session's transcript; return the items added."""
+        return sum(
+            self.follow(str(r["session_id"]), str(r["transcript_path"]))
+            for r in store_memory.followed(self.store)
+        )
+
+    def _problem(
+        self, session_id: str, known: dict[str, object] | None, problem: str, path: str
+    ) -> None:
+        if known is not None and known.get("problem") == problem:
+            return  # told once
+        self.store.logevent(
+            PROBLEM, "room", at=self.room.clock(), subject=session_id, data={"problem": problem}
+        )
+        store_memory.note_problem(self.store, session_id, path, problem, at=self.room.clock())
+
+    # -- handover contexts ------------------------------------------------------------
+
+    def prepare(self, message_id: int) -> Context:
+        """Prepare (again) the context of a handover from its sender's transcript."""
+        handover = self.store.handover(message_id)
+        if handover is None:
+            from agent_room.core.errors import NotFound
+
+            raise NotFound(f"no handover #{message_id}")
+        sender = str(handover["sender"])
+        fields = json.loads(handover["fields"] or "{}")
+        task = (fields.get("what_to_do", ""), fields.get("contract", ""))
+        if not any(task):
+            message = self.store.message(message_id)
+            task = (str(message["body"]) if message else "", "")
+        session = self.store.holder(sender)
+        session_id = session["session_id"] if session else None
+        problem = None
+        if session_id and session and session["transcript_path"]:
+            self.follow(str(session_id), str(session["transcript_path"]))
+            known = store_memory.cursor(self.store, str(session_id))
+            problem = known["problem"] if known else None
+        else:
+            problem = f"@{sender} has no transcript the room knows of"
+        query = match_query(*task)
+        found = store_memory.candidates(self.store, str(session_id), query) if session_id else []
+        context = build_context(sender, found, self.budget)
+        store_memory.save_context(
+            self.store,
+            message_id,
+            session_id=session_id,
+            context=context,
+            problem=problem,
+            at=self.room.clock(),
+        )
+        return context
+
+    def prepare_pending(self) -> list[int]:
+        """Prepare the context of every pending handover that has none yet."""
+        done = []
+        for row in store_memory.unprepared(self.store):
+            self.prepare(int(row["message_id"]))
+            done.append(int(row["message_id"]))
+        return done
+
+    def attach(self, message_id: int) -> bool:
+        """Put the handover's context into its body before it is released (preparing it
+        first if the worker has not)."""
+        if store_memory.context(self.store, message_id) is None:
+            self.prepare(message_id)
+        return store_memory.attach(self.store, message_id, at=self.room.clock())
+
+    def attach_quietly(self, message_id: int) -> None:
+        """``attach``, but a fault only costs the context (logged), never the approval."""
+        handover = self.store.handover(message_id)
+        if handover is None or handover["state"] != "pending":
+            return  # the decision says why, in its own words
+        try:
+            self.attach(message_id)
+        except Exception as exc:  # noqa: BLE001 - the approval matters more than the context
+            self.store.logevent(
+                PROBLEM,
+                "room",
+                at=self.room.clock(),
+                subject=str(message_id),
+                data={"problem": f"no context for handover #{message_id}: {exc}"},
+            )

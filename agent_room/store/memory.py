@@ -1,0 +1,193 @@
+"""The memory tables: items drawn from transcripts, read cursors, handover contexts.
+
+Items are searched with FTS5 (``memory_fts``, kept in step by triggers) so that the
+relevance of an item to a handover's task is SQLite's bm25, not a hand-written scorer.
+"""
+
+from __future__ import annotations
+
+from agent_room.core.memory import Candidate
+from agent_room.store.db import write_transaction
+from agent_room.store.sqlite_base import rows
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from agent_room.core.memory import Context, Item
+    from agent_room.store.sqlite_base import Row, StoreBase
+
+RECENT = 300
+"""The newest items of a session always offered to a context, matching or not."""
+MATCHES = 300
+"""The best bm25 matches offered on top of them."""
+
+
+def cursor(store: StoreBase, session_id: str) -> Row | None:
+    """Where reading the session's transcript stopped."""
+    row = store.conn.execute(
+        "SELECT * FROM memory_cursors WHERE session_id = ?", (session_id,)
+    ).fetchone()
+    return dict(row) if row else None
+
+
+def remember(
+    store: StoreBase,
+    session_id: str,
+    *,
+    path: str,
+    inode: int | None,
+    offset: int,
+    items: Sequence[Item],
+    problem: str | None,
+    at: float,
+) -> int:
+    """Store the items read up to ``offset`` and move the cursor there, in one
+    transaction (an item is never stored twice, nor a stretch skipped); return the
+    session's item count."""
+    with write_transaction(store.conn) as conn:
+        found = conn.execute(
+            "SELECT seq FROM memory_cursors WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        seq = int(found[0]) if found else 0
+        conn.executemany(
+            "INSERT INTO memory_items (session_id, seq, kind, text, path, at) VALUES (?,?,?,?,?,?)",
+            [
+                (session_id, seq + i + 1, item.kind, item.text, item.path, item.at)
+                for i, item in enumerate(items)
+            ],
+        )
+        seq += len(items)
+        conn.execute(
+            "INSERT INTO memory_cursors (session_id, path, inode, offset, seq, problem, updated_at)"
+            " VALUES (?,?,?,?,?,?,?) ON CONFLICT(session_id) DO UPDATE SET path = excluded.path,"
+            " inode = excluded.inode, offset = excluded.offset, seq = excluded.seq,"
+            " problem = excluded.problem, updated_at = excluded.updated_at",
+            (session_id, path, inode, offset, seq, problem, at),
+        )
+    return seq
+
+
+def items(store: StoreBase, session_id: str, *, limit: int | None = None) -> list[Row]:
+    """The session's items oldest first (the last ``limit`` of them)."""
+    found = rows(
+        store.conn.execute(
+            "SELECT seq, kind, text, path, at FROM memory_items WHERE session_id = ?"
+            " ORDER BY seq DESC LIMIT ?",
+            (session_id, -1 if limit is None else limit),
+        )
+    )
+    found.reverse()
+    return found
+
+
+def candidates(store: StoreBase, session_id: str, query: str | None) -> list[Candidate]:
+    """The session's newest items and its best matches for ``query`` (an FTS5 query)."""
+    offered = [
+        Candidate(int(r["seq"]), r["kind"], r["text"])
+        for r in items(store, session_id, limit=RECENT)
+    ]
+    if query:
+        found = store.conn.execute(
+            "SELECT i.seq, i.kind, i.text, bm25(memory_fts) AS rank FROM memory_fts"
+            " JOIN memory_items i ON i.id = memory_fts.rowid"
+            " WHERE memory_fts MATCH ? AND i.session_id = ? ORDER BY rank LIMIT ?",
+            (query, session_id, MATCHES),
+        )
+        offered += [Candidate(int(r[0]), r[1], r[2], float(r[3])) for r in found]
+    return offered
+
+
+def save_context(
+    store: StoreBase,
+    message_id: int,
+    *,
+    session_id: str | None,
+    context: Context,
+    problem: str | None,
+    at: float,
+) -> None:
+    """Keep the context prepared for a handover (the newest preparation wins)."""
+    with write_transaction(store.conn) as conn:
+        conn.execute(
+            "INSERT OR REPLACE INTO handover_contexts"
+            " (message_id, session_id, text, tokens, items, problem, built_at)"
+            " VALUES (?,?,?,?,?,?,?)",
+            (message_id, session_id, context.text, context.tokens, context.items, problem, at),
+        )
+
+
+def context(store: StoreBase, message_id: int) -> Row | None:
+    """The context prepared for a handover, if any."""
+    row = store.conn.execute(
+        "SELECT * FROM handover_contexts WHERE message_id = ?", (message_id,)
+    ).fetchone()
+    return dict(row) if row else None
+
+
+def contexts(store: StoreBase, message_ids: Sequence[int]) -> dict[int, str]:
+    """The prepared contexts' texts of some handovers, by id."""
+    if not message_ids:
+        return {}
+    marks = ",".join("?" * len(message_ids))
+    found = store.conn.execute(
+        f"SELECT message_id, text FROM handover_contexts WHERE message_id IN ({marks})",
+        tuple(message_ids),
+    )
+    return {int(r[0]): str(r[1]) for r in found}
+
+
+def unprepared(store: StoreBase) -> list[Row]:
+    """Pending handovers with no context yet, oldest first."""
+    return rows(
+        store.conn.execute(
+            "SELECT h.message_id, h.fields, m.sender, m.body FROM handovers h"
+            " JOIN messages m ON m.id = h.message_id"
+            " LEFT JOIN handover_contexts c ON c.message_id = h.message_id"
+            " WHERE h.state = 'pending' AND c.message_id IS NULL ORDER BY h.message_id"
+        )
+    )
+
+
+def attach(store: StoreBase, message_id: int, *, at: float) -> bool:
+    """Append the prepared context to a handover's body while it is still held (once;
+    an empty one is not worth the recipient's attention)."""
+    with write_transaction(store.conn) as conn:
+        found = conn.execute(
+            "SELECT text FROM handover_contexts WHERE message_id = ? AND attached_at IS NULL"
+            " AND items > 0",
+            (message_id,),
+        ).fetchone()
+        if found is None:
+            return False
+        updated = conn.execute(
+            "UPDATE messages SET body = body || ? WHERE id = ? AND status = 'held'",
+            ("\n\n" + str(found[0]), message_id),
+        )
+        if updated.rowcount == 0:
+            return False
+        conn.execute(
+            "UPDATE handover_contexts SET attached_at = ? WHERE message_id = ?", (at, message_id)
+        )
+        return True
+
+
+def followed(store: StoreBase) -> list[Row]:
+    """The live sessions whose transcripts the memory worker follows."""
+    return rows(
+        store.conn.execute(
+            "SELECT name, session_id, transcript_path FROM sessions WHERE left_at IS NULL"
+            " AND state != 'ended' AND session_id IS NOT NULL AND transcript_path IS NOT NULL"
+        )
+    )
+
+
+def note_problem(store: StoreBase, session_id: str, path: str, problem: str, *, at: float) -> None:
+    """Keep the latest problem with a session's transcript on its cursor."""
+    with write_transaction(store.conn) as conn:
+        conn.execute(
+            "INSERT INTO memory_cursors (session_id, path, problem, updated_at) VALUES (?,?,?,?)"
+            " ON CONFLICT(session_id) DO UPDATE SET problem = excluded.problem,"
+            " updated_at = excluded.updated_at",
+            (session_id, path, problem, at),
+        )

@@ -1,0 +1,98 @@
+"""The memory worker: follows live sessions' transcripts and prepares handover contexts.
+
+Embedded in ``agent-room watch`` and the console next to the deliverer and the
+injector, under its own lease (one acts per room, the others stand by). It polls: a
+context must be ready before the operator decides, which takes seconds, and a handover
+approved before the worker got to it is prepared by the approving process instead. A
+fault in a pass (an unreadable transcript is not one: it is logged and skipped) is
+reported and retried after a pause that grows, up to ``MAX_BACKOFF``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+
+from agent_room.room.memory import Memory
+from agent_room.workers.lease import Lease
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from agent_room.core.ports import ProcessProbe
+    from agent_room.room import Room
+
+LEASE = "memory"
+LEASE_TTL = 5.0
+INTERVAL = 1.0
+"""Seconds between passes."""
+MAX_BACKOFF = 30.0
+
+
+class MemoryWorker:
+    """One memory worker for one room."""
+
+    def __init__(
+        self,
+        room: Room,
+        probe: ProcessProbe,
+        *,
+        lease_ttl: float = LEASE_TTL,
+        use_lease: bool = True,
+    ) -> None:
+        self.room = room
+        self.memory = Memory(room)
+        self.lease = Lease(room.store, LEASE, probe, ttl=lease_ttl) if use_lease else None
+        """None: this worker acts without a lease (a test's single worker)."""
+
+    def release(self) -> None:
+        """Give the lease up so a stand-by takes over at once."""
+        if self.lease is not None:
+            self.lease.release()
+
+    def _log(self, exc: Exception) -> None:
+        """The room's audit log hears of a failed pass (if the room can be written)."""
+        from agent_room.room.memory import PROBLEM
+
+        with contextlib.suppress(Exception):  # the room itself is out of reach: retry later
+            self.room.store.logevent(
+                PROBLEM, "room", at=self.room.clock(), data={"problem": f"a pass failed: {exc}"}
+            )
+
+    def run_once(self) -> bool:
+        """One pass: pending handovers' contexts first, then the live transcripts.
+        False when standing by."""
+        if self.lease is not None and not self.lease.hold(self.room.clock()):
+            return False
+        self.memory.prepare_pending()
+        self.memory.follow_live()
+        return True
+
+    def run(
+        self,
+        stop: threading.Event,
+        *,
+        debounce: int = 10,
+        step: int = 5,
+        on_pass: Callable[[bool], None] | None = None,
+        on_error: Callable[[Exception], None] | None = None,
+    ) -> None:
+        """Work until ``stop`` is set; ``debounce`` and ``step`` are accepted for the
+        shape the console's leased workers share (this worker polls)."""
+        del debounce, step
+        pause = INTERVAL
+        try:
+            while not stop.is_set():
+                try:
+                    active = self.run_once()
+                except Exception as exc:  # noqa: BLE001 - a passing fault must not end the worker
+                    (on_error or self._log)(exc)
+                    pause = min(pause * 2, MAX_BACKOFF)
+                else:
+                    pause = INTERVAL
+                    if on_pass is not None:
+                        on_pass(active)
+                stop.wait(pause)
+        finally:
+            self.release()

@@ -1,0 +1,141 @@
+"""Following transcripts by byte offset, and the context a handover carries."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from agent_room.adapters import follow
+from agent_room.core.handover import HandoverFields
+from agent_room.room import Room
+from agent_room.room.memory import PROBLEM, Memory
+from agent_room.store import memory as store_memory
+from agent_room.workers.memory import MemoryWorker
+from tests.room.conftest import register
+from tests.ui.seed import AliveProbe
+
+TRANSCRIPTS = Path(__file__).parent.parent / "fixtures" / "transcripts"
+EXCERPT = "spotter_excerpt_turn_end_compact.jsonl"
+
+
+def _problems(room: Room) -> list[str]:
+    return [e.data["problem"] for e in room.audit() if e.kind == PROBLEM]
+
+
+@pytest.fixture
+def transcript(tmp_path: Path) -> Path:
+    path = tmp_path / "session.jsonl"
+    shutil.copy(TRANSCRIPTS / EXCERPT, path)
+    return path
+
+
+def _room_with_sender(room_home: Path, transcript: Path) -> Room:
+    room = Room.open({"AGENT_ROOM_HOME": str(room_home)})
+    register(room, "api", transcript_path=str(transcript))
+    register(room, "web")
+    return room
+
+
+def test_follows_by_byte_offset(room_home: Path, transcript: Path) -> None:
+    room = _room_with_sender(room_home, transcript)
+    memory = Memory(room)
+    lines = transcript.read_bytes().splitlines(keepends=True)
+    transcript.write_bytes(b"".join(lines[:20]) + lines[20][:30])  # the client mid-write
+    first = memory.follow("s-api", str(transcript))
+    cursor = store_memory.cursor(room.store, "s-api")
+    assert cursor is not None
+    assert cursor["offset"] == sum(len(line) for line in lines[:20])
+    assert memory.follow("s-api", str(transcript)) == 0  # nothing whole was added
+    transcript.write_bytes(b"".join(lines))
+    rest = memory.follow("s-api", str(transcript))
+    assert first > 0
+    assert rest > 0
+    again = Memory(room).follow("s-api", str(transcript))
+    assert again == 0
+    texts = [r["text"] for r in store_memory.items(room.store, "s-api")]
+    assert texts.count("git status --short") == 1
+    assert _problems(room) == []
+
+
+def test_bad_transcripts_are_logged_once_and_nothing_else_moves(
+    room_home: Path, transcript: Path, tmp_path: Path
+) -> None:
+    room = _room_with_sender(room_home, transcript)
+    memory = Memory(room)
+    missing = str(tmp_path / "gone.jsonl")
+    assert memory.follow("s-x", missing) == 0
+    assert memory.follow("s-x", missing) == 0
+    foreign = tmp_path / "foreign.jsonl"
+    foreign.write_bytes(b"\x00\x01binary\nnot json at all\n")
+    assert memory.follow("s-y", str(foreign)) == 0
+    assert memory.follow("s-api", str(transcript)) > 0
+    transcript.write_bytes(b"")  # truncated: read again from the start when it grows
+    memory.follow("s-api", str(transcript))
+    problems = _problems(room)
+    assert len(problems) == 3, problems
+    assert "cannot read" in problems[0]
+    assert "not a Claude Code transcript" in problems[1]
+    assert "shrank or was replaced" in problems[2]
+
+
+def test_a_huge_backlog_is_read_from_its_newest_part(
+    room_home: Path, transcript: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    room = _room_with_sender(room_home, transcript)
+    monkeypatch.setattr(follow, "BACKLOG", 20_000)
+    size = transcript.stat().st_size
+    added = Memory(room).follow("s-api", str(transcript))
+    cursor = store_memory.cursor(room.store, "s-api")
+    assert cursor is not None
+    assert cursor["offset"] == size
+    assert added > 0
+    assert "too many to read" in _problems(room)[0]
+
+
+def test_the_handover_carries_its_context(room_home: Path, transcript: Path) -> None:
+    room = _room_with_sender(room_home, transcript)
+    fields = HandoverFields(
+        what_changed="hook controllers traced",
+        what_to_do="check the hooks_controller trace headers",
+        contract="traceparent header",
+    )
+    handover = room.send_handover("api", "web", fields=fields)
+    worker = MemoryWorker(room, AliveProbe())
+    assert worker.run_once()
+    prepared = store_memory.context(room.store, handover)
+    assert prepared is not None
+    assert prepared["tokens"] <= 5000
+    assert "lib/spotter_web/controllers/hooks_controller.ex" in prepared["text"]
+    assert "git status --short" in prepared["text"]
+    room.approve(handover)
+    body = room.store.message(handover)
+    assert body is not None
+    assert body["body"].startswith("## Handover from api")
+    assert "## Context from @api's session" in body["body"]
+    assert "hooks_controller.ex" in body["body"]
+    worker.release()
+
+
+def test_approving_before_the_worker_prepares_it_there(room_home: Path, transcript: Path) -> None:
+    room = _room_with_sender(room_home, transcript)
+    handover = room.send_handover("api", "web", body="please check the trace headers")
+    room.approve(handover)
+    body = room.store.message(handover)
+    assert body is not None
+    assert "## Context from @api's session" in body["body"]
+
+
+def test_no_transcript_no_context_and_the_approval_stands(room_home: Path, tmp_path: Path) -> None:
+    room = _room_with_sender(room_home, tmp_path / "never-written.jsonl")
+    handover = room.send_handover("api", "web", body="please take the billing work")
+    room.approve(handover)
+    body = room.store.message(handover)
+    assert body is not None
+    assert body["body"] == "please take the billing work"
+    assert body["status"] == "queued"
+    prepared = store_memory.context(room.store, handover)
+    assert prepared is not None
+    assert "cannot read" in prepared["problem"]
+    assert any("cannot read" in p for p in _problems(room))
