@@ -113,6 +113,16 @@ def cmd_send(args: argparse.Namespace) -> int:
         )
     message_id = room.send_handover(sender, args.recipient, fields=fields, body=body)
     print(f"handover #{message_id} to {args.recipient} is waiting for approval", file=sys.stderr)
+    row = room.store.handover(message_id)
+    cycle = room.handover_cycles([row]).get(message_id) if row else None
+    if cycle:
+        from agent_room.core.cycles import render_cycle
+
+        print(
+            f"warning: handover #{message_id} closes a cycle: {render_cycle(cycle)}"
+            " (the operator sees it before deciding)",
+            file=sys.stderr,
+        )
     print(message_id)
     return 0
 
@@ -219,12 +229,21 @@ def cmd_reject(args: argparse.Namespace) -> int:
 
 
 def cmd_handovers(args: argparse.Namespace) -> int:
-    rows = _open().pending_handovers()
+    from agent_room.core.cycles import render_cycle
+
+    room = _open()
+    rows = room.pending_handovers()
+    cycles = room.handover_cycles(rows)
+    for row in rows:
+        cycle = cycles.get(int(row["message_id"]))
+        row["cycle"] = list(cycle) if cycle else None
+        row["cycle_text"] = render_cycle(cycle) if cycle else None
     if args.json:
         _print_json(rows)
         return 0
     for row in rows:
-        print(f"#{row['message_id']}  @{row['sender']} -> @{row['recipient']}")
+        badge = f"  ⚠ closes a cycle: {row['cycle_text']}" if row["cycle"] else ""
+        print(f"#{row['message_id']}  @{row['sender']} -> @{row['recipient']}{badge}")
     if not rows:
         print("no handovers waiting", file=sys.stderr)
     return 0

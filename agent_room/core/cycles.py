@@ -72,5 +72,5 @@ def cycle_warnings(
 
 
 def render_cycle(cycle: Sequence[str]) -> str:
-    """``@a -> @b -> @a``: how a cycle reads in a badge or a notice."""
-    return " -> ".join(f"@{name}" for name in cycle)
+    """``@a → @b → @a``: how a cycle reads in a badge, a notice or a warning."""
+    return " → ".join(f"@{name}" for name in cycle)

@@ -16,7 +16,7 @@ from agent_room.store.sqlite import SqliteStore
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
     from typing import Any
 
     from agent_room.core.enums import HandoverState
@@ -323,6 +323,21 @@ class Room:
         """Handovers waiting for the operator."""
         self.expire_handovers()
         return self.store.pending_handovers()
+
+    def handover_cycles(self, handovers: Sequence[Row]) -> dict[int, tuple[str, ...]]:
+        """The cycle (A -> B -> ... -> A) each handover closes over the handovers still
+        pending or approved within the time to live (``core.cycles``), by message id.
+
+        One answer for the sender (``send --handover``), ``handovers`` and the console.
+        """
+        from agent_room.core.cycles import cycle_warnings
+        from agent_room.store.views import recent_handovers
+
+        recent = recent_handovers(self.store, self.clock() - self.handover_ttl)
+        return cycle_warnings(
+            [(int(r["message_id"]), r["sender"], r["recipient"]) for r in handovers],
+            [(int(r["message_id"]), r["sender"], r["recipient"]) for r in recent],
+        )
 
     # -- typed views ------------------------------------------------------------------
 

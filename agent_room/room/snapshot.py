@@ -9,8 +9,6 @@ process died without a hook shows as ended.
 
 from __future__ import annotations
 
-from agent_room.core.cycles import cycle_warnings
-from agent_room.core.handover import DEFAULT_HANDOVER_TTL
 from agent_room.core.links import links_summary
 from agent_room.core.snapshot import (
     Edge,
@@ -112,11 +110,7 @@ class SnapshotReader:
         sessions = tuple(self._session(r, notes, linked[r["name"]]) for r in members)
         tree = tuple(_frozen(n) for n in build_tree(members, store.subagents()))
         pending = self.room.pending_handovers()
-        recent = views.recent_handovers(store, now - DEFAULT_HANDOVER_TTL)
-        cycles = cycle_warnings(
-            [(int(r["message_id"]), r["sender"], r["recipient"]) for r in pending],
-            [(int(r["message_id"]), r["sender"], r["recipient"]) for r in recent],
-        )
+        cycles = self.room.handover_cycles(pending)
         contexts = memory.contexts(store, [int(r["message_id"]) for r in pending])
         handovers = tuple(
             HandoverRow(

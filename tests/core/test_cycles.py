@@ -49,4 +49,4 @@ def test_a_handover_never_closes_a_loop_with_itself() -> None:
 
 
 def test_render() -> None:
-    assert render_cycle(("a", "b", "a")) == "@a -> @b -> @a"
+    assert render_cycle(("a", "b", "a")) == "@a → @b → @a"
