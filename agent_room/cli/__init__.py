@@ -32,7 +32,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return quick
         return _parse_and_run(args_list)
     except RoomError as exc:
-        print(f"agent-room: {exc}", file=sys.stderr)
+        from agent_room.core.printable import printable
+
+        # errors quote what was typed or stored: shown, never acted on by the terminal
+        print(f"agent-room: {printable(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
@@ -50,7 +53,9 @@ def _parse_and_run(args_list: list[str]) -> int:
     if extra:
         # `send @x --handover some words`: words after an option still belong to TEXT
         if getattr(args, "text", None) is None or any(e.startswith("-") for e in extra):
-            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+            from agent_room.core.printable import printable
+
+            parser.error(f"unrecognized arguments: {printable(' '.join(extra))}")
         args.text = [*args.text, *extra]
     code: int = args.handler(args)
     return code

@@ -5,10 +5,12 @@ from __future__ import annotations
 import os
 import sys
 
+from agent_room.cli.output import print_json
 from agent_room.cli.quick import send_chat
 from agent_room.core.errors import BadInput
 from agent_room.core.format import format_messages, json_row
 from agent_room.core.names import tmux_socket_of
+from agent_room.core.printable import printable
 from agent_room.room import Room
 
 TYPE_CHECKING = False
@@ -31,17 +33,11 @@ def _me(room: Room, args: argparse.Namespace) -> str:
     )
 
 
-def _print_json(data: Any) -> None:
-    import json
-
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
-
-
 def cmd_join(args: argparse.Namespace) -> int:
     room = _open()
     socket = tmux_socket_of(os.environ.get("TMUX"))
     row = room.join(args.name, pane=args.pane, agent=args.agent, tmux_socket=socket)
-    pane = f" in pane {row['pane']}" if row["pane"] else ""
+    pane = f" in pane {printable(row['pane'])}" if row["pane"] else ""
     if row.get("renamed_from"):
         print(f"@{row['renamed_from']}{pane} is now @{row['name']}", file=sys.stderr)
         return 0
@@ -131,9 +127,9 @@ def cmd_inbox(args: argparse.Namespace) -> int:
     room = _open()
     rows = room.inbox(_me(room, args), peek=args.peek)
     if args.json:
-        _print_json([json_row(r) for r in rows])
+        print_json([json_row(r) for r in rows])
     elif rows:
-        sys.stdout.write(format_messages(rows))
+        sys.stdout.write(printable(format_messages(rows), multiline=True))
     else:
         print("no new messages", file=sys.stderr)
     return 0
@@ -142,9 +138,9 @@ def cmd_inbox(args: argparse.Namespace) -> int:
 def cmd_history(args: argparse.Namespace) -> int:
     rows = _open().history(args.count)
     if args.json:
-        _print_json([json_row(r) for r in rows])
+        print_json([json_row(r) for r in rows])
     else:
-        sys.stdout.write(format_messages(rows))
+        sys.stdout.write(printable(format_messages(rows), multiline=True))
     return 0
 
 
@@ -169,23 +165,26 @@ def cmd_who(args: argparse.Namespace) -> int:
     _registry(room)
     sessions = room.who()
     if args.json:
-        _print_json(sessions)
+        print_json(sessions)
         return 0
     if not sessions:
         print("nobody is in the room", file=sys.stderr)
         return 0
     header = ("NAME", "STATE", "AGENT", "PANE", "PID", "AGE", "UNREAD", "LINKS", "CWD")
     table = [header] + [
-        (
-            s["name"],
-            s["state"],
-            s["agent"],
-            s["pane"] or "-",
-            str(s["pid"] or "-"),
-            _age(s["age_seconds"]),
-            f"{s['unread']}" + (f" ({s['failed']} failed)" if s["failed"] else ""),
-            _links_cell(s),
-            s["cwd"] or "-",
+        tuple(
+            printable(cell)
+            for cell in (
+                s["name"],
+                s["state"],
+                s["agent"],
+                s["pane"] or "-",
+                str(s["pid"] or "-"),
+                _age(s["age_seconds"]),
+                f"{s['unread']}" + (f" ({s['failed']} failed)" if s["failed"] else ""),
+                _links_cell(s),
+                s["cwd"] or "-",
+            )
         )
         for s in sessions
     ]
@@ -208,9 +207,9 @@ def cmd_tree(args: argparse.Namespace) -> int:
 
     roots = _registry(_open()).tree()
     if args.json:
-        _print_json([root.as_dict() for root in roots])
+        print_json([root.as_dict() for root in roots])
     elif roots:
-        sys.stdout.write(render_tree(roots))
+        sys.stdout.write(printable(render_tree(roots), multiline=True))
     else:
         print("nobody is in the room", file=sys.stderr)
     return 0
@@ -239,7 +238,7 @@ def cmd_handovers(args: argparse.Namespace) -> int:
         row["cycle"] = list(cycle) if cycle else None
         row["cycle_text"] = render_cycle(cycle) if cycle else None
     if args.json:
-        _print_json(rows)
+        print_json(rows)
         return 0
     for row in rows:
         badge = f"  ⚠ closes a cycle: {row['cycle_text']}" if row["cycle"] else ""

@@ -21,7 +21,10 @@ if TYPE_CHECKING:
 
 
 def _say(text: str) -> None:
-    print(f"agent-room: {text}", file=sys.stderr, flush=True)
+    from agent_room.core.printable import printable
+
+    # names are checked, but a cwd, a pane or a stored command line may hold anything
+    print(f"agent-room: {printable(text, multiline=True)}", file=sys.stderr, flush=True)
 
 
 def _navigator() -> tuple[Room, Navigator]:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_room.core.errors import BadInput, NotFound, Refused, RoomError
 from agent_room.core.names import is_valid_name, parse_name
+from agent_room.core.printable import printable
 
 if TYPE_CHECKING:
     from agent_room.room import Room
@@ -209,7 +210,8 @@ def cmd_start(args: argparse.Namespace) -> int:
         out = tmux("new-window", *target, "-n", name, *options, "--", *command)
         pane_id, _, window = out[0].partition(" ")
         tmux("set-option", "-w", "-t", window, TAG, name)
-        print(f"@{name} started in tmux window {name} ({pane_id}, {cwd})", file=sys.stderr)
+        shown = printable(f"{name} ({pane_id}, {cwd})")
+        print(f"@{name} started in tmux window {shown}", file=sys.stderr)
         return 0
     try:
         out = tmux("new-session", "-d", "-s", session, *options, "--", *command)
@@ -220,7 +222,8 @@ def cmd_start(args: argparse.Namespace) -> int:
     pane_id = out[0].partition(" ")[0]
     attach = not args.detach and sys.stdin.isatty() and sys.stdout.isatty()
     hint = "" if attach else f"; attach: {tmux.attach_hint(session)}"
-    print(f"@{name} started in tmux session {session} ({pane_id}, {cwd}){hint}", file=sys.stderr)
+    shown = printable(f"{session} ({pane_id}, {cwd}){hint}")
+    print(f"@{name} started in tmux session {shown}", file=sys.stderr)
     if attach:
         sys.stderr.flush()
         os.execv(tmux.argv[0], [*tmux.argv, "attach-session", "-t", f"={session}"])  # noqa: S606

@@ -11,6 +11,7 @@ import os
 import sys
 import time
 
+from agent_room.cli.output import print_json
 from agent_room.core.errors import BadInput
 from agent_room.room import Room
 from agent_room.room.links import Links
@@ -18,7 +19,6 @@ from agent_room.room.links import Links
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
-    from typing import Any
 
 
 def _open() -> Room:
@@ -35,12 +35,6 @@ def _caller(room: Room, args: argparse.Namespace) -> str | None:
     if pane and room.store.holder_of_pane(pane):
         return room.identify(env_name=None, pane=pane, as_name=None)
     return None
-
-
-def _print_json(data: Any) -> None:
-    import json
-
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
 
 
 def send_linked(room: Room, sender: str, args: argparse.Namespace, body: str | None) -> int:
@@ -81,7 +75,7 @@ def cmd_links(args: argparse.Namespace) -> int:
     room = _open()
     rows = Links(room).links(live_only=args.live)
     if args.json:
-        _print_json(rows)
+        print_json(rows)
         return 0
     if not rows:
         print("no links", file=sys.stderr)
@@ -103,6 +97,9 @@ def cmd_links(args: argparse.Namespace) -> int:
                 note,
             )
         )
+    from agent_room.core.printable import printable
+
+    table = [tuple(printable(cell) for cell in row) for row in table]  # a reason is free text
     widths = [max(len(row[i]) for row in table) for i in range(len(header) - 1)]
     for row in table:
         print("  ".join([*(c.ljust(widths[i]) for i, c in enumerate(row[:-1])), row[-1]]))
@@ -134,7 +131,7 @@ def cmd_link_settings(args: argparse.Namespace) -> int:
         sever_grace=args.sever_grace,
     )
     if args.json:
-        _print_json(settings._asdict())
+        print_json(settings._asdict())
         return 0
     loop = f"{settings.loop_max}/{settings.loop_window:g}s" if settings.loop_max else "off"
     print(f"budget: {settings.budget} crossings per link (set when a link opens)")
@@ -172,11 +169,12 @@ def cmd_timer_cancel(args: argparse.Namespace) -> int:
 
 def cmd_timers(args: argparse.Namespace) -> int:
     """List pending timers (``--all``: fired and cancelled ones too)."""
+    from agent_room.core.printable import printable
     from agent_room.core.timers import format_duration
 
     rows = Links(_open()).timers(pending_only=not args.all)
     if args.json:
-        _print_json(rows)
+        print_json(rows)
         return 0
     if not rows:
         print("no timers", file=sys.stderr)
@@ -188,5 +186,6 @@ def cmd_timers(args: argparse.Namespace) -> int:
             if r["state"] == "pending"
             else f"{r['state']} {format_duration(now - (r['fired_at'] or now))} ago"
         )
-        print(f"#{r['id']}  @{r['name']}  {r['intent'].upper()}  {when}  {r['text']}")
+        # a timer's text may hold lines and bidi marks: one timer stays one line
+        print(f"#{r['id']}  @{r['name']}  {r['intent'].upper()}  {when}  {printable(r['text'])}")
     return 0

@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
 
+from agent_room.cli.output import print_json
 from agent_room.room import Room
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
     from typing import Any
-
-
-def _print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
 
 
 def _when(at: float | None) -> str:
@@ -45,13 +41,13 @@ def cmd_ledger(args: argparse.Namespace) -> int:
     if args.stats:
         summary = ledger.stats(agent=args.agent, within=within)
         if args.json:
-            _print_json(summary)
+            print_json(summary)
         else:
             _print_stats(summary)
         return 0
     items = ledger.history(agent=args.agent, within=within)
     if args.json:
-        _print_json([item.as_dict() for item in items])
+        print_json([item.as_dict() for item in items])
         return 0
     if not items:
         print("no handovers yet", file=sys.stderr)

@@ -1,0 +1,16 @@
+"""What the commands print as data: JSON that is exact and safe on a terminal."""
+
+from __future__ import annotations
+
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+def print_json(data: Any) -> None:
+    """Print ``data`` as indented JSON (``core.printable.printable_json``) to stdout."""
+    from agent_room.core.printable import printable_json
+
+    sys.stdout.write(printable_json(data) + "\n")
