@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 
 class FakeMux:
@@ -26,6 +26,7 @@ class FakeMux:
         *,
         settle: float,
         still_safe: Callable[[], bool] | None = None,
+        clear: Sequence[str] = (),
     ) -> bool:
         self.calls.append(("type_line", socket, pane, text))
         return False

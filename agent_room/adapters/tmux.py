@@ -10,11 +10,12 @@ any of this is called (see ``Tmux.typing_refusal``).
 
 from __future__ import annotations
 
+import re
 import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import redirect_stdout
 from functools import lru_cache
 from pathlib import Path
@@ -26,6 +27,8 @@ from agent_room.core.keys import safe_line, safe_paste
 from agent_room.core.names import is_pane_id
 
 _IMPORT_LOCK = threading.Lock()
+_CLEAR_KEY = re.compile(r"C-[a-z]")
+"""The keys ``type_line`` may press to empty an input line: ctrl and a letter."""
 
 
 def _libtmux() -> Any:
@@ -165,16 +168,22 @@ class Tmux:
         *,
         settle: float,
         still_safe: Callable[[], bool] | None = None,
+        clear: Sequence[str] = (),
     ) -> bool:
         """Type one safe line, then Enter as a separate command after ``settle`` seconds.
 
-        ``still_safe`` is asked again just before Enter: if the agent left the foreground
-        meanwhile (it exited to its shell), the line stays unsubmitted. Returns whether
-        Enter was sent.
+        ``clear`` are the keys that empty the agent's input line first (plain control
+        keys only, never text). ``still_safe`` is asked again just before Enter: if the
+        agent left the foreground meanwhile (it exited to its shell), the line stays
+        unsubmitted. Returns whether Enter was sent.
         """
         line = safe_line(text)
         if not line:
             return False
+        if any(_CLEAR_KEY.fullmatch(key) is None for key in clear):
+            raise ValueError(f"not a line-editing key: {clear!r}")
+        if clear:
+            self._cmd(socket, "send-keys", "-t", pane, *clear)
         self._cmd(socket, "send-keys", "-t", pane, "-l", "--", line)
         if settle > 0:
             time.sleep(settle)

@@ -15,11 +15,23 @@ RECEIPT_TIMEOUT = 3.0
 """Seconds to wait for the recipient's hook to receipt a nudge before pressing Enter again."""
 MAX_EXTRA_ENTERS = 2
 """Enter is sent again at most twice; then the delivery is marked failed."""
+MAX_NUDGES = 3
+"""Nudges per message at most: a failed delivery is nudged again once the recipient is
+healthy, until a message has had this many; then its failure is final."""
+RETRY_AFTER = 10.0
+"""Seconds after a failure before its messages are nudged again (a passing fault clears)."""
 
 SETTLE_BY_AGENT = {"claude": 0.01, "codex": 0.03, "gemini": 0.06}
 """Pause between the typed text and Enter, by agent kind (measured: Codex turns an
 immediate Enter into a newline, Gemini CLI has a 30 ms fast-Enter rule)."""
 DEFAULT_SETTLE = 0.05
+
+CLEAR_LINE_BY_AGENT: dict[str, tuple[str, ...]] = {"claude": ("C-e", "C-u")}
+"""Keys that empty the input line before a nudge is typed, by agent kind, so that a nudge
+left unsubmitted is not prefixed to the next one. Checked with Claude Code 2.1.330: end of
+line, then kill to its start (the text can be pasted back with ctrl+y); harmless on an
+empty line. Kinds whose keys are not verified get none: Escape or ctrl+c could open a
+menu, answer a dialog or end the program."""
 
 
 class Action(StrEnum):
@@ -45,6 +57,15 @@ class OpenNudge(NamedTuple):
     enters: int
 
 
+class Failed(NamedTuple):
+    """A message whose nudge got no receipt."""
+
+    id: int
+    attempts: int
+    """Nudges that named it so far."""
+    failed_at: float
+
+
 class Decision(NamedTuple):
     """The deliverer's next step for one recipient."""
 
@@ -58,6 +79,17 @@ def settle_for(agent: str) -> float:
     return SETTLE_BY_AGENT.get(agent, DEFAULT_SETTLE)
 
 
+def clear_keys_for(agent: str) -> tuple[str, ...]:
+    """The keys that empty an agent kind's input line (none where not verified)."""
+    return CLEAR_LINE_BY_AGENT.get(agent, ())
+
+
+def retryable(failed: Sequence[Failed], now: float, retry_after: float = RETRY_AFTER) -> set[int]:
+    """The failed messages due for another nudge: a while after the failure, and within
+    the bound of nudges per message."""
+    return {f.id for f in failed if f.attempts < MAX_NUDGES and now - f.failed_at >= retry_after}
+
+
 def decide(
     *,
     state: str,
@@ -67,8 +99,11 @@ def decide(
     has_pane: bool,
     now: float,
     receipt_timeout: float = RECEIPT_TIMEOUT,
+    failed: Sequence[Failed] = (),
+    retry_after: float = RETRY_AFTER,
 ) -> Decision:
-    """Decide for one recipient. ``refusal`` says why typing into its pane is unsafe."""
+    """Decide for one recipient. ``refusal`` says why typing into its pane is unsafe;
+    ``failed`` are its messages whose nudges got no receipt (retried when healthy)."""
     pending = set(queued)
     if open_nudge is not None and pending & set(open_nudge.message_ids):
         if now - open_nudge.last_try < receipt_timeout:
@@ -79,11 +114,12 @@ def decide(
                 open_nudge.message_ids,
                 note=f"no receipt after {open_nudge.enters + 1} tries",
             )
-        if state == "idle" and refusal is None:
+        if state == "idle" and has_pane and refusal is None:
             return Decision(Action.ENTER, open_nudge.message_ids)
         if state == "busy":
             return Decision(Action.WAIT, note="busy: delivered at the turn boundary")
-    if not queued:
+    retry = retryable(failed, now, retry_after) - pending
+    if not queued and not retry:
         return Decision(Action.WAIT)
     if state == "ended":
         return Decision(Action.HOLD, note="the recipient's session has ended")
@@ -95,5 +131,4 @@ def decide(
         return Decision(Action.HOLD, note="not in tmux: read with agent-room inbox")
     if refusal is not None:
         return Decision(Action.HOLD, note=refusal)
-    fresh = tuple(i for i in queued if open_nudge is None or i not in open_nudge.message_ids)
-    return Decision(Action.NUDGE, fresh or tuple(queued))
+    return Decision(Action.NUDGE, tuple(sorted(pending | retry)))

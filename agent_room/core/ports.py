@@ -6,7 +6,7 @@ pass fakes. Standard library only.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 
@@ -43,8 +43,10 @@ class Multiplexer(Protocol):
         *,
         settle: float,
         still_safe: Callable[[], bool] | None = None,
+        clear: Sequence[str] = (),
     ) -> bool:
-        """Type one safe line and submit it while ``still_safe()``; True if submitted."""
+        """Press ``clear`` (keys emptying the input line), type one safe line and submit it
+        while ``still_safe()``; True if submitted."""
         ...
 
     def press_enter(self, socket: str | None, pane: str) -> None:

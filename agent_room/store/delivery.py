@@ -6,6 +6,7 @@ recorded before it is typed, so a stand-by that takes over knows what is in flig
 
 from __future__ import annotations
 
+from agent_room.core.delivery import MAX_NUDGES
 from agent_room.store.db import write_transaction
 from agent_room.store.sqlite_base import StoreBase, event, rows
 
@@ -62,15 +63,30 @@ class DeliveryStore(StoreBase):
         with write_transaction(self.conn) as conn:
             conn.execute("DELETE FROM leases WHERE name = ? AND holder = ?", (name, holder))
 
-    def delivery_targets(self) -> list[Row]:
-        """Sessions holding a name with queued messages or an open nudge."""
+    def delivery_targets(self, max_nudges: int = MAX_NUDGES) -> list[Row]:
+        """Sessions holding a name with queued messages, an open nudge, or failed
+        messages that may still be nudged again."""
         return rows(
             self.conn.execute(
                 "SELECT s.* FROM sessions s WHERE s.left_at IS NULL AND ("
                 " EXISTS (SELECT 1 FROM messages m WHERE m.recipient = s.name"
                 "  AND m.status = 'queued')"
                 " OR EXISTS (SELECT 1 FROM nudges n WHERE n.recipient = s.name"
-                "  AND n.state = 'open'))"
+                "  AND n.state = 'open')"
+                " OR EXISTS (SELECT 1 FROM messages m WHERE m.recipient = s.name"
+                "  AND m.read_at IS NULL AND m.status = 'failed' AND m.attempts < ?))",
+                (max_nudges,),
+            )
+        )
+
+    def retryable_failures(self, recipient: str, max_nudges: int = MAX_NUDGES) -> list[Row]:
+        """``recipient``'s failed messages not yet nudged ``max_nudges`` times, oldest first."""
+        return rows(
+            self.conn.execute(
+                "SELECT id, sender, attempts, coalesce(failed_at, 0) AS failed_at"
+                " FROM messages WHERE recipient = ? AND read_at IS NULL AND status = 'failed'"
+                " AND attempts < ? ORDER BY id",
+                (recipient, max_nudges),
             )
         )
 
@@ -91,7 +107,9 @@ class DeliveryStore(StoreBase):
     def record_nudge(
         self, recipient: str, session_id: str | None, ids: Sequence[int], text: str, *, at: float
     ) -> int:
-        """Record a nudge about to be typed (before typing: a stand-by sees it in flight)."""
+        """Record a nudge about to be typed (before typing: a stand-by sees it in flight).
+
+        Failed messages it names are queued again: their retry is this nudge."""
         import json
 
         with write_transaction(self.conn) as conn:
@@ -105,15 +123,23 @@ class DeliveryStore(StoreBase):
                 (recipient, session_id, json.dumps(list(ids)), text, at, at),
             )
             for message_id in ids:
+                retried = conn.execute(
+                    "UPDATE messages SET status = 'queued', failure = NULL, failed_at = NULL"
+                    " WHERE id = ? AND status = 'failed' RETURNING attempts + 1",
+                    (message_id,),
+                ).fetchone()
                 conn.execute(
                     "UPDATE messages SET attempts = attempts + 1 WHERE id = ?", (message_id,)
                 )
+                if retried is not None:
+                    data = {"attempt": retried[0]}
+                    event(conn, at, "message.retried", "room", recipient, message_id, data)
             event(conn, at, "delivery.nudged", "room", recipient, data={"ids": list(ids)})
             assert cursor.lastrowid is not None
             return cursor.lastrowid
 
     def nudge_retried(self, nudge_id: int, *, at: float) -> None:
-        """Count one more Enter (or retype) for a nudge."""
+        """Count one more Enter (or retype) for a nudge, once it was made."""
         with write_transaction(self.conn) as conn:
             conn.execute(
                 "UPDATE nudges SET enters = enters + 1, last_try = ? WHERE id = ?", (at, nudge_id)
@@ -124,18 +150,39 @@ class DeliveryStore(StoreBase):
         with write_transaction(self.conn) as conn:
             conn.execute("UPDATE nudges SET state = ? WHERE id = ?", (state, nudge_id))
 
-    def fail_nudge(self, nudge_id: int, ids: Sequence[int], reason: str, *, at: float) -> None:
-        """Give up: the nudge's still-queued messages are marked failed, with the reason."""
+    def fail_nudge(
+        self,
+        nudge_id: int,
+        ids: Sequence[int],
+        reason: str,
+        *,
+        at: float,
+        max_nudges: int = MAX_NUDGES,
+    ) -> None:
+        """Give up on a nudge: its still-queued messages are marked failed, with the reason;
+        those nudged ``max_nudges`` times are failed for good, the others retried later."""
         with write_transaction(self.conn) as conn:
             conn.execute("UPDATE nudges SET state = 'failed' WHERE id = ?", (nudge_id,))
             for message_id in ids:
-                cursor = conn.execute(
-                    "UPDATE messages SET status = 'failed', failure = ? WHERE id = ?"
-                    " AND status = 'queued'",
-                    (reason, message_id),
+                row = conn.execute(
+                    "SELECT attempts FROM messages WHERE id = ? AND status = 'queued'",
+                    (message_id,),
+                ).fetchone()
+                if row is None:
+                    continue
+                final = row[0] >= max_nudges
+                failure = reason + (
+                    f"; gave up after {row[0]} nudges"
+                    if final
+                    else "; nudged again once the agent is ready"
                 )
-                if cursor.rowcount:
-                    event(conn, at, "message.failed", "room", None, message_id, {"reason": reason})
+                conn.execute(
+                    "UPDATE messages SET status = 'failed', failure = ?, failed_at = ?"
+                    " WHERE id = ?",
+                    (failure, at, message_id),
+                )
+                data = {"reason": reason, "attempts": row[0], "final": final}
+                event(conn, at, "message.failed", "room", None, message_id, data)
 
     def set_note(self, name: str, note: str, *, at: float) -> None:
         """Say why ``name``'s messages wait (empty: they do not); written only on change."""

@@ -244,6 +244,14 @@ MIGRATIONS: tuple[str, ...] = (
 
     CREATE INDEX sessions_name ON sessions(name);
     """,
+    # delivery retries and read state: when a message's nudge failed (it is nudged again
+    # a while later); a body handed to the model through a hook is read, also in rooms
+    # that delivered before this rule.
+    """
+    ALTER TABLE messages ADD COLUMN failed_at REAL;
+    UPDATE messages SET read_at = delivered_at
+        WHERE status = 'delivered' AND read_at IS NULL AND delivered_at IS NOT NULL;
+    """,
 )
 """Each entry moves the schema from version ``index`` to ``index + 1``."""
 

@@ -212,16 +212,19 @@ class SqliteStore(SessionStore, DeliveryStore):
     def mark_delivered(self, name: str, ids: Sequence[int], *, at: float, via: str) -> list[Row]:
         """Receipt messages handed to ``name``'s agent; return those newly delivered.
 
-        Messages already delivered or read are left alone, so a repeated receipt (a
-        nudge retyped, a hook retried) delivers nothing twice.
+        Their bodies reach the model with the receipt, so they are read as well: out of
+        the inbox and the unread count. Messages already delivered or read are left
+        alone, so a repeated receipt (a nudge retyped, a hook retried) delivers nothing
+        twice.
         """
         delivered: list[int] = []
         with write_transaction(self.conn) as conn:
             for message_id in ids:
                 cursor = conn.execute(
-                    "UPDATE messages SET status = 'delivered', delivered_at = ?, failure = NULL"
+                    "UPDATE messages SET status = 'delivered', delivered_at = ?, read_at = ?,"
+                    " failure = NULL, failed_at = NULL"
                     " WHERE id = ? AND recipient = ? AND status IN ('queued', 'failed')",
-                    (at, message_id, name),
+                    (at, at, message_id, name),
                 )
                 if cursor.rowcount:
                     delivered.append(message_id)

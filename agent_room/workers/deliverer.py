@@ -15,7 +15,17 @@ import os
 import select
 import threading
 
-from agent_room.core.delivery import RECEIPT_TIMEOUT, Action, OpenNudge, decide, settle_for
+from agent_room.core.delivery import (
+    RECEIPT_TIMEOUT,
+    RETRY_AFTER,
+    Action,
+    Failed,
+    OpenNudge,
+    clear_keys_for,
+    decide,
+    retryable,
+    settle_for,
+)
 from agent_room.core.errors import PaneUnavailable
 from agent_room.core.prompts import nudge_text
 from agent_room.room import Room
@@ -47,6 +57,7 @@ class Deliverer:
         probe: ProcessProbe,
         *,
         receipt_timeout: float = RECEIPT_TIMEOUT,
+        retry_after: float = RETRY_AFTER,
         lease_ttl: float = LEASE_TTL,
     ) -> None:
         self.room = room
@@ -54,6 +65,7 @@ class Deliverer:
         self.mux = mux
         self.probe = probe
         self.receipt_timeout = receipt_timeout
+        self.retry_after = retry_after
         self.lease = Lease(self.store, LEASE, probe, ttl=lease_ttl)
         self.passes = 0
         """Passes made, standing by or not."""
@@ -90,6 +102,8 @@ class Deliverer:
         name = str(target["name"])
         queued = self.store.queued(name)
         ids = [int(m["id"]) for m in queued]
+        failures = self.store.retryable_failures(name)
+        failed = [Failed(int(f["id"]), int(f["attempts"]), float(f["failed_at"])) for f in failures]
         nudge = self.store.open_nudge(name)
         if nudge is not None and not set(nudge["message_ids"]) & set(ids):
             self.store.close_nudge(int(nudge["id"]), "done")  # receipted meanwhile
@@ -97,7 +111,7 @@ class Deliverer:
         pane = target["pane"]
         socket = target["tmux_socket"]
         refusal = None
-        if pane and target["state"] == "idle" and queued:
+        if pane and target["state"] == "idle" and (ids or retryable(failed, now, self.retry_after)):
             refusal = self.mux.typing_refusal(socket, pane, target["pid"], target["pid_start"])
         decision = decide(
             state=str(target["state"]),
@@ -113,29 +127,37 @@ class Deliverer:
             has_pane=bool(pane),
             now=now,
             receipt_timeout=self.receipt_timeout,
+            failed=failed,
+            retry_after=self.retry_after,
         )
         if decision.action is Action.NUDGE:
-            senders = [str(m["sender"]) for m in queued if m["id"] in decision.message_ids]
+            sender_of = {int(m["id"]): str(m["sender"]) for m in [*queued, *failures]}
+            senders = [sender_of[i] for i in decision.message_ids]
             text = nudge_text(senders, decision.message_ids)
             self.store.record_nudge(name, target["session_id"], decision.message_ids, text, at=now)
-            self.mux.type_line(
-                socket,
-                pane,
-                text,
-                settle=settle_for(str(target["agent"])),
-                still_safe=self._still_safe(target),
-            )
+            self._type(target, text)
         elif decision.action is Action.ENTER and nudge is not None:
-            self.store.nudge_retried(int(nudge["id"]), at=now)
             if nudge["text"] in self.mux.capture(socket, pane):
                 self.mux.press_enter(socket, pane)  # typed, perhaps not submitted
             else:  # never typed (the last deliverer died first): type it again
-                self.mux.type_line(
-                    socket, pane, nudge["text"], settle=settle_for(str(target["agent"]))
-                )
+                self._type(target, str(nudge["text"]))
+            self.store.nudge_retried(int(nudge["id"]), at=now)  # counted once made
         elif decision.action is Action.FAIL and nudge is not None:
             self.store.fail_nudge(int(nudge["id"]), decision.message_ids, decision.note, at=now)
         self.store.set_note(name, decision.note if decision.action is Action.HOLD else "", at=now)
+
+    def _type(self, target: Row, text: str) -> None:
+        """Type a nudge into the recipient's pane: its input line emptied first (a nudge
+        left unsubmitted would prefix this one), the pane checked again before Enter."""
+        agent = str(target["agent"])
+        self.mux.type_line(
+            target["tmux_socket"],
+            target["pane"],
+            text,
+            settle=settle_for(agent),
+            still_safe=self._still_safe(target),
+            clear=clear_keys_for(agent),
+        )
 
     def _still_safe(self, target: Row) -> Callable[[], bool]:
         def check() -> bool:

@@ -103,3 +103,65 @@ def test_session_start_tells_the_unread_count(hook: Hook, room_home: Path) -> No
     text = out["hookSpecificOutput"]["additionalContext"]
     assert "1 unread message" in text
     assert "agent-room inbox" in text
+
+
+def _unread(room: Room, name: str) -> int:
+    return int(next(s for s in room.who() if s["name"] == name)["unread"])
+
+
+def test_bodies_handed_to_the_model_are_read(hook: Hook, room_home: Path) -> None:
+    """A nudge's context and a Stop block's reason are read: a resumed session is not
+    told to read them again, and the unread count shows only what waits."""
+    room, front = _pair(hook, room_home)
+    nudged = room.send("backend", "frontend", "by nudge")
+    prompt = {**front, "hook_event_name": "UserPromptSubmit"}
+    _code, out, _ = hook(
+        "UserPromptSubmit", {**prompt, "prompt": nudge_text(["backend"], [nudged])}
+    )
+    assert out is not None
+    at_stop = room.send("backend", "frontend", "at the turn boundary")
+    stop = {**front, "hook_event_name": "Stop", "last_assistant_message": "ok"}
+    _code, out, _ = hook("Stop", stop)
+    assert out is not None
+    assert "at the turn boundary" in out["reason"]
+    for mid in (nudged, at_stop):
+        row = room.store.message(mid)
+        assert row is not None
+        assert row["status"] == "delivered"
+        assert row["read_at"] is not None
+    assert room.store.unread("frontend") == []
+    assert _unread(room, "frontend") == 0
+    assert room.inbox("frontend") == []  # `agent-room inbox` has nothing to show again
+    waiting = room.send("backend", "frontend", "not handed over yet")
+    assert _unread(room, "frontend") == 1
+    _code, out, _ = hook(
+        "SessionStart", {**front, "hook_event_name": "SessionStart", "source": "resume"}
+    )
+    assert out is not None
+    assert "You have 1 unread message" in out["hookSpecificOutput"]["additionalContext"]
+    assert [int(r["id"]) for r in room.store.unread("frontend")] == [waiting]
+    room.close()
+
+
+def test_a_room_that_delivered_before_counts_those_bodies_read() -> None:
+    """Rooms that delivered through hooks before the rule: the migration reads them."""
+    import sqlite3
+
+    from agent_room.store.db import _statements
+    from agent_room.store.schema import MIGRATIONS
+
+    index = next(i for i, m in enumerate(MIGRATIONS) if "ADD COLUMN failed_at" in m)
+    conn = sqlite3.connect(":memory:")
+    for script in MIGRATIONS[:index]:
+        for statement in _statements(script):
+            conn.execute(statement)
+    insert = (
+        "INSERT INTO messages (kind, sender, recipient, body, created_at, status, delivered_at)"
+        " VALUES ('message', 'a', 'b', ?, 1.0, ?, ?)"
+    )
+    conn.execute(insert, ("handed over", "delivered", 2.0))
+    conn.execute(insert, ("waiting", "queued", None))
+    for statement in _statements(MIGRATIONS[index]):
+        conn.execute(statement)
+    read = conn.execute("SELECT body, read_at FROM messages ORDER BY id").fetchall()
+    assert read == [("handed over", 2.0), ("waiting", None)]
