@@ -305,7 +305,8 @@ def rules_text(link_id: int, me: str, peer: str, role: Role, budget: int) -> str
         f"[agent-room] Link #{link_id} is open between you (@{me}) and @{peer}. Only the"
         f" final output of each of your turns crosses to @{peer}, framed [From @{me}];"
         f" tool calls and reasoning stay private. {owner} At most {budget} crossings, never"
-        " reset. Keep an anchor timer on your own work (agent-room timer anchor 5m TEXT)."
+        " reset. Keep an anchor timer on your own work, and set a new one before you answer"
+        " (agent-room timer anchor 5m TEXT): an answer without one is reminded at once."
         "\nRules on a link:\n" + "\n".join(ANTI_CHATTINESS_RULES)
     )
 

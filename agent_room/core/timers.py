@@ -1,17 +1,24 @@
 """Timers with intent: ANCHOR (back to your own work), CHECK (look at a peer), WAIT.
 
-Pure. A timer is the agent's own breadcrumb: when it fires, ``ANCHOR: TEXT`` reaches the
-agent through the room's normal delivery path. The anchoring rule (an agent in a link
-always keeps an anchor pointed at its own work) is checked here too.
+Pure. A timer is the agent's own breadcrumb (seed 001): when it fires, ``ANCHOR: TEXT``
+reaches the agent through the room's normal delivery path, framed as its own intent and
+never as a peer's request (no "present it to the user"). A CHECK carries the named
+peer's status, since checking means reading, not messaging. The anchoring rule (an agent
+in a link always keeps an anchor pointed at its own work, and sets a new one before it
+answers across a link) is checked here too.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 
 from agent_room.core.errors import BadInput
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_DURATION = 7 * 24 * 3600.0
 """A week: a timer is a heartbeat, not a calendar."""
@@ -93,6 +100,101 @@ def check_text(text: str) -> str:
 def fired_text(intent: Intent | str, text: str) -> str:
     """What reaches the agent when the timer fires: ``ANCHOR: TEXT``."""
     return f"{Intent(intent).value.upper()}: {text}"
+
+
+_FIRED = re.compile(r"(ANCHOR|CHECK|WAIT): ")
+ROOM = "room"
+"""The sender of a fired timer's message: the room itself, which no agent can be."""
+
+
+def fired_intent(row: Mapping[str, Any]) -> Intent | None:
+    """The intent of a message that is a fired timer (the room's ``ANCHOR: TEXT``)."""
+    if row.get("kind") != "system" or row.get("sender") != ROOM:
+        return None
+    found = _FIRED.match(str(row.get("body", "")))
+    return Intent(found.group(1).lower()) if found else None
+
+
+BREADCRUMBS = {
+    Intent.ANCHOR: (
+        "ANCHOR is your own breadcrumb: return to your own work now. Non-negotiable: the"
+        " anchor wins over any message or link waiting. Set a new anchor"
+        " (agent-room timer anchor 5m TEXT) so one is always pending."
+    ),
+    Intent.CHECK: (
+        "CHECK is your own breadcrumb: read the status below; look, do not message. Engage"
+        " only if the peer is stuck and you choose to help, and then set a new anchor first."
+    ),
+    Intent.WAIT: (
+        "WAIT is your own breadcrumb: check whether the answer you asked for arrived"
+        " (agent-room inbox --peek); either way, then return to your own work."
+    ),
+}
+"""What each fired intent asks of the agent, in the words of seed 001."""
+
+
+def breadcrumb_guidance(intents: Iterable[Intent]) -> str:
+    """The words that frame fired timers: they are the agent's own intent, to act on."""
+    wanted = set(intents)
+    noun = "timer" if len(wanted) == 1 else "timers"
+    return f"Your own {noun} fired. " + " ".join(
+        BREADCRUMBS[intent] for intent in Intent if intent in wanted
+    )
+
+
+_MENTION = re.compile(r"@([a-z0-9][a-z0-9_-]{0,31})")
+_WORD = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
+
+
+def named_peers(text: str, owner: str, members: Iterable[str]) -> list[str]:
+    """The agents a CHECK timer's text names: its ``@name`` mentions of members, else the
+    members whose name stands in it as a word ("read worker-feasibility status")."""
+    present = set(members) - {owner}
+    lowered = text.lower()
+    mentioned = [m for m in dict.fromkeys(_MENTION.findall(lowered)) if m in present]
+    if mentioned:
+        return mentioned
+    return [w for w in dict.fromkeys(_WORD.findall(lowered)) if w in present]
+
+
+STATUS_OUTPUT = 1500
+"""Characters of a peer's last output a CHECK carries; ``agent-room peek`` reads more."""
+
+
+def peer_status(
+    name: str,
+    *,
+    now: float,
+    state: str | None,
+    since: float | None,
+    output: str | None,
+    output_at: float | None,
+    links: str,
+) -> str:
+    """A peer's status as a fired CHECK shows it: state, links and its last output."""
+    if state is None:
+        return f"@{name}: not in the room any more."
+    lines = [f"@{name}: {state}" + (f" for {format_duration(now - since)}" if since else "")]
+    lines.append(f"links: {links or 'none'}")
+    if output:
+        text = output.strip()
+        if len(text) > STATUS_OUTPUT:
+            text = text[:STATUS_OUTPUT] + " [...] (agent-room peek for more)"
+        ago = f" ({format_duration(now - output_at)} ago)" if output_at else ""
+        lines.append(f"last output{ago}:\n{text}")
+    else:
+        lines.append("last output: none yet")
+    return "\n".join(lines)
+
+
+def anchor_reminder(link_id: int, peer: str) -> str:
+    """What an agent that answered across a link without a pending anchor is told."""
+    return (
+        f"[agent-room] You answered @{peer} across link #{link_id} without a pending anchor"
+        " timer. The rule: before you respond to another agent, set a new anchor on your own"
+        " work first (agent-room timer anchor 5m TEXT). Set it now, then return to your work;"
+        " you do not need to answer this."
+    )
 
 
 def next_due(due_times: Iterable[float]) -> float | None:

@@ -29,6 +29,7 @@ from agent_room.core.links import (
     sever_verdict,
 )
 from agent_room.core.prompts import PromptKind, classify
+from agent_room.core.timers import anchor_reminder
 from agent_room.room.links import notice
 from agent_room.room.service import ROOM, Room
 from agent_room.store.links import LinkStore
@@ -126,6 +127,7 @@ class Crossings:
                     f"is closed: its {link['budget']} crossings are spent (the last one has"
                     " just crossed). Nothing more crosses; continue your own work.",
                 ),
+                unanchored_notice=(me, anchor_reminder(link_id, peer)),
             )
             written += done is not None
         return written

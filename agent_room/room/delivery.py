@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 
 from agent_room.core.format import format_messages
 from agent_room.core.prompts import NUDGE_PREFIX
+from agent_room.core.timers import breadcrumb_guidance, fired_intent
 from agent_room.room.service import Room
 
 TYPE_CHECKING = False
@@ -35,13 +36,24 @@ LINK_GUIDANCE = (
 
 
 def context_for(name: str, rows: Sequence[Row]) -> str:
-    """The text the model is shown for delivered messages, in the seed's format."""
+    """The text the model is shown for delivered messages, in the seed's format.
+
+    Fired timers are the agent's own breadcrumbs, so they come last, under their own
+    words (``core.timers``), never under the guardrail meant for peers' messages.
+    """
     count = len(rows)
     noun = "message" if count == 1 else "messages"
-    linked = all(r.get("link_id") is not None for r in rows)
     header = f"{NUDGE_PREFIX} {count} new {noun} for @{name}. "
-    header += LINK_GUIDANCE if linked else GUIDANCE
-    return header + "\n\n" + format_messages(rows)
+    intents = [fired_intent(r) for r in rows]
+    others = [r for r, intent in zip(rows, intents, strict=True) if intent is None]
+    timers = [r for r, intent in zip(rows, intents, strict=True) if intent is not None]
+    sections = []
+    if others:
+        linked = all(r.get("link_id") is not None for r in others)
+        sections.append((LINK_GUIDANCE if linked else GUIDANCE, others))
+    if timers:
+        sections.append((breadcrumb_guidance(i for i in intents if i is not None), timers))
+    return header + "\n\n".join(f"{words}\n\n{format_messages(part)}" for words, part in sections)
 
 
 def receive(room: Room, name: str, ids: Sequence[int]) -> str | None:

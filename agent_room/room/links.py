@@ -20,14 +20,18 @@ from agent_room.core.links import (
     check_close,
     check_patterns,
     check_transition,
+    links_summary,
     role_of,
     rules_text,
 )
 from agent_room.core.timers import (
+    Intent,
     check_text,
     fired_text,
+    named_peers,
     parse_duration,
     parse_intent,
+    peer_status,
     unanchored,
 )
 from agent_room.room.service import OPERATOR, Room
@@ -255,6 +259,13 @@ class Links:
         seconds = parse_duration(duration)
         body = check_text(text)
         row = self.room.require_member(name)
+        if kind is Intent.CHECK and not named_peers(
+            body, str(row["name"]), self.room.store.member_names()
+        ):
+            raise BadInput(
+                "a check timer reads another agent's status when it fires: name the agent"
+                " to look at in its text (e.g. 'read @backend status, help if stuck')"
+            )
         now = self.room.clock()
         timer_id = self.store.add_timer(
             str(row["name"]), row["session_id"], kind.value, body, at=now, due=now + seconds
@@ -285,9 +296,41 @@ class Links:
         now = self.room.clock()
         for timer in self.store.due_timers(now):
             body = fired_text(timer["intent"], timer["text"])
+            if timer["intent"] == Intent.CHECK:
+                body += "\n\n" + self._statuses(str(timer["name"]), str(timer["text"]), now)
             if self.store.fire_timer(int(timer["id"]), body, at=now) is not None:
                 fired.append(int(timer["id"]))
         return fired
+
+    def _statuses(self, owner: str, text: str, now: float) -> str:
+        """The status of each agent a CHECK names, read as it fires: checking is reading."""
+        peers = named_peers(text, owner, self.room.store.member_names())
+        if not peers:
+            return "(the agents it names are not in the room any more)"
+        found = []
+        for peer in peers:
+            row = self.room.store.holder(peer)
+            if row is None:
+                found.append(
+                    peer_status(
+                        peer, now=now, state=None, since=None, output=None, output_at=None, links=""
+                    )
+                )
+                continue
+            [flagged] = self.flag([{"name": peer, "session_id": row["session_id"]}])
+            last = self.store.last_output(str(row["session_id"] or ""))
+            found.append(
+                peer_status(
+                    peer,
+                    now=now,
+                    state=str(row["state"]),
+                    since=row["updated_at"],
+                    output=last["output"] if last else None,
+                    output_at=last["stopped_at"] if last else None,
+                    links=links_summary(flagged["links"], unanchored=False),
+                )
+            )
+        return "\n\n".join(found)
 
     def next_due(self) -> float | None:
         """When the next timer is due (the watcher sleeps no longer than that)."""

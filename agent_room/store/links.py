@@ -308,13 +308,16 @@ class LinkStore(TimerStore):
         freeze_notices: Notices,
         close_notices: Notices,
         closed_notices: Notices = (),
+        unanchored_notice: tuple[str, str] | None = None,
     ) -> str | None:
         """Record the verdict on one turn, once; return it (None: judged already).
 
         For output that would cross (``crossing`` = sender, recipient, framed body) the
         link's limits are applied inside the transaction: ``limits(link, recent)`` gives
         (outcome, freeze, close) from the link row and its recent crossing times. The
-        message, the budget, a freeze or the closing are written with the verdict.
+        message, the budget, a freeze or the closing are written with the verdict, and
+        ``unanchored_notice`` (speaker, text) when the speaker answered without a pending
+        anchor timer (the rule: set a new anchor before responding).
         """
         with write_transaction(self.conn) as conn:
             link = dict(conn.execute("SELECT * FROM links WHERE id = ?", (link_id,)).fetchone())
@@ -345,6 +348,16 @@ class LinkStore(TimerStore):
                         "UPDATE links SET crossings = crossings + 1, updated_at = ? WHERE id = ?",
                         (at, link_id),
                     )
+                if outcome in ("crossed", "held") and unanchored_notice is not None:
+                    speaker, reminder = unanchored_notice
+                    anchored = conn.execute(
+                        "SELECT 1 FROM timers WHERE name = ? AND state = 'pending'"
+                        " AND intent = 'anchor' LIMIT 1",
+                        (speaker,),
+                    ).fetchone()
+                    if anchored is None:
+                        self._notify(conn, [(speaker, reminder)], at, link_id)
+                        event(conn, at, "link.unanchored", ROOM, speaker, data={"link": link_id})
                 if freeze:
                     conn.execute(
                         "UPDATE links SET state = 'frozen', frozen_at = ?, updated_at = ?,"

@@ -147,3 +147,12 @@ class TimerStore:
                 "SELECT DISTINCT name FROM timers WHERE state = 'pending' AND intent = 'anchor'"
             ).fetchall()
         }
+
+    def last_output(self, session_id: str) -> Row | None:
+        """The final output of a session's last finished turn that had one, and when."""
+        row = self.conn.execute(
+            "SELECT output, stopped_at FROM turns WHERE session_id = ? AND stopped_at IS NOT NULL"
+            " AND output IS NOT NULL AND output != '' ORDER BY id DESC LIMIT 1",
+            (session_id,),
+        ).fetchone()
+        return dict(row) if row else None

@@ -27,7 +27,8 @@ def test_the_sender_and_the_handovers_list_see_the_cycle(cli: Cli) -> None:
     listed = cli("handovers")
     assert listed.code == 0
     lines = listed.out.splitlines()
-    assert lines[0].startswith(f"#{first}  @a -> @b") and "cycle" not in lines[0]
+    assert lines[0].startswith(f"#{first}  @a -> @b")
+    assert "cycle" not in lines[0]
     assert lines[2].startswith(f"#{third}  @c -> @a")
     assert "⚠ closes a cycle: @c → @a → @b → @c" in lines[2]
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_room.core.errors import Refused
+from agent_room.core.errors import BadInput, Refused
 from agent_room.core.models import LinkView, TimerView
 from agent_room.room import Room
 from agent_room.room.links import Links
@@ -57,3 +57,84 @@ def test_the_console_gets_typed_links(linked: Room) -> None:
     assert isinstance(view, LinkView)
     assert (view.state.value, view.crossings_left, view.held) == ("open", 8, 0)
     assert view.model_dump()["crossings_left"] == 8
+
+
+# -- timers are the agent's own breadcrumbs (seed 001) -----------------------------------
+
+
+def _fire(room: Room, timer: dict[str, object]) -> str:
+    """Fire ``timer`` and return the text its agent's model is shown, as a nudge hands it."""
+    from agent_room.room.delivery import receive
+
+    room.clock.now = float(timer["due_at"]) + 1  # type: ignore[attr-defined,arg-type]
+    Links(room).fire_due()
+    ids = [int(m["id"]) for m in room.store.queued(str(timer["name"]))]
+    text = receive(room, str(timer["name"]), ids)
+    assert text is not None
+    return text
+
+
+def test_a_fired_anchor_sends_the_agent_back_to_its_own_work(linked: Room) -> None:
+    anchor = Links(linked).set_timer("a", "anchor", "5m", "back to task 3")
+    shown = _fire(linked, anchor)
+    assert "ANCHOR: back to task 3" in shown
+    assert "return to your own work" in shown
+    assert "non-negotiable" in shown.lower()
+    assert "present them to the user" not in shown.lower()
+    assert "do not start new work" not in shown
+
+
+def test_a_timer_among_messages_keeps_its_own_words_at_the_turn_boundary(linked: Room) -> None:
+    from agent_room.room.delivery import deliver_at_stop
+
+    anchor = Links(linked).set_timer("a", "anchor", "5m", "back to task 3")
+    linked.send("b", "a", "can you look at the schema?")
+    linked.clock.now = float(anchor["due_at"]) + 1  # type: ignore[attr-defined]
+    Links(linked).fire_due()
+    shown = deliver_at_stop(linked, linked.require_member("a"))
+    assert shown is not None
+    timer_part, _, rest = shown.partition("can you look at the schema?")
+    assert "return to your own work" in shown
+    assert "ANCHOR: back to task 3" in rest  # the timer comes after the message
+    assert "Present them to the user" in timer_part  # the peer's message keeps its rule
+
+
+def test_a_fired_check_carries_the_peers_status(linked: Room) -> None:
+    links = Links(linked)
+    links.open("b", "c", "go")
+    sid = "s-b"
+    linked.store.start_turn(sid, prompt_id=None, kind="human", prompt="x", at=linked.clock())
+    linked.store.stop_turn(
+        sid, output="Stuck on the migration: FK fails.", failed=False, at=linked.clock()
+    )
+    linked.store.set_state(sid, "idle", at=linked.clock())
+    check = links.set_timer("a", "check", "2m", "read @b status, help if stuck")
+    shown = _fire(linked, check)
+    assert "CHECK: read @b status, help if stuck" in shown
+    assert "@b: idle" in shown
+    assert "Stuck on the migration: FK fails." in shown
+    assert "#1 to @c" in shown
+    assert "do not message" in shown.lower()
+
+
+def test_a_check_timer_must_name_a_peer(linked: Room) -> None:
+    with pytest.raises(BadInput, match="name the agent to look at"):
+        Links(linked).set_timer("a", "check", "2m", "see how things go")
+    assert Links(linked).set_timer("a", "check", "2m", "read b's status")["intent"] == "check"
+
+
+def test_answering_across_a_link_without_an_anchor_is_reminded_at_once(linked: Room) -> None:
+    from agent_room.room.crossing import Crossings
+    from tests.room.test_links import nudge_for, turn
+
+    links = Links(linked)
+    links.open("a", "b", "what does X cost?")
+    links.set_timer("a", "anchor", "5m", "back to task 3")
+    turn(linked, "b", nudge_for(linked, "b"), "X needs a new adapter.", kind="nudge")
+    Crossings(linked).run_once()
+    [reminder] = [m for m in linked.store.queued("b") if m["sender"] == "room"]
+    assert "without a pending anchor" in reminder["body"]
+    assert "agent-room timer anchor" in reminder["body"]
+    turn(linked, "a", nudge_for(linked, "a"), "Then we drop X.", kind="nudge")
+    Crossings(linked).run_once()  # a has its anchor: no reminder
+    assert [m for m in linked.store.queued("a") if "anchor" in m["body"]] == []

@@ -249,9 +249,9 @@ def test_timers_fire_into_the_right_pane(
     )
     try:
         assert cli("timer", "anchor", "2s", "return to task 3", name="b").code == 0
-        assert cli("timer", "check", "1s", "read @a's status", name="a").code == 0
+        assert cli("timer", "check", "1s", "read @b's status", name="a").code == 0
         wait_for(lambda: "ANCHOR: return to task 3" in screen(b), 20)
-        wait_for(lambda: "CHECK: read @a's status" in screen(a), 20)
+        wait_for(lambda: "CHECK: read @b's status" in screen(a), 20)
         assert "ANCHOR:" not in screen(a)
         assert "CHECK:" not in screen(b)
         assert [t["state"] for t in Links(room).timers(pending_only=False)] == ["fired"] * 2
