@@ -48,15 +48,19 @@ def where_am_i(room: Room, environ: dict[str, str] | os._Environ[str]) -> Where:
     socket = tmux_socket_of(environ.get("TMUX"))
     session_id = environ.get("CLAUDE_CODE_SESSION_ID") or None
     actor = environ.get("AGENT_ROOM_NAME") or ""
-    if not actor and pane:
-        row = room.store.holder_of_pane(pane)
-        actor = str(row["name"]) if row else ""
+    row = room.store.holder_of_pane(pane) if pane else None
+    if not actor and row:
+        actor = str(row["name"])
+    if session_id is None and row and row["state"] != "ended":
+        # a client that does not say its session (or a shell in the agent's pane): the
+        # pane's session is where this jump comes from, so exit-agent can walk back to it
+        session_id = row["session_id"]
     return Where(socket=socket, pane=pane, session_id=session_id, actor=actor or "operator")
 
 
 def _go(nav: Navigator, plan: Plan, where: Where, *, remember: bool) -> None:
     from agent_room.adapters.tmux import TmuxError
-    from agent_room.core.enter import Move
+    from agent_room.core.enter import Move, parent_note
     from agent_room.core.errors import Refused
 
     for warning in plan.warnings:
@@ -66,19 +70,30 @@ def _go(nav: Navigator, plan: Plan, where: Where, *, remember: bool) -> None:
     target = plan.target
     attaches = plan.move is Move.ATTACH or (plan.move is Move.RESUME and where.socket is None)
     if attaches and not (sys.stdin.isatty() and sys.stdout.isatty()):
+        where_it_runs = (
+            f"resuming {target.label} starts it in a new tmux session to attach to"
+            if plan.move is Move.RESUME
+            else f"{target.label} runs in tmux pane {target.pane}"
+        )
         raise Refused(
-            f"@{target.name} runs in tmux pane {target.pane}, but this is not a terminal"
-            " to attach: run it from a terminal or inside tmux"
+            f"{where_it_runs}, but this is not a terminal to attach: run it from a"
+            " terminal or inside tmux"
         )
     if plan.move is Move.RESUME:
-        _say(f"resuming @{target.name} ({' '.join(plan.argv)}) in {target.cwd or 'its cwd'}")
+        _say(f"resuming {target.label} ({' '.join(plan.argv)}) in {target.cwd or 'its cwd'}")
+    note = parent_note(target) if remember else None
+    if note:
+        _say(note)  # before going: an attach takes the screen over
     if remember:
         nav.remember(plan, where)
     try:
         pane = nav.carry_out(plan, where)
     except TmuxError as exc:
         raise Refused(f"tmux: {exc}") from None
-    _say(f"entered @{target.name} in pane {pane}; back with: agent-room exit-agent")
+    if not remember:  # exit-agent: gone back
+        _say(f"back in {target.label}" + (f" (pane {pane})" if target.name else ""))
+        return
+    _say(f"entered {target.label} in pane {pane}; back with: agent-room exit-agent")
 
 
 def cmd_enter(args: argparse.Namespace) -> int:

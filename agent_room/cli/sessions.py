@@ -50,7 +50,7 @@ def cmd_peek(args: argparse.Namespace) -> int:
         room.close()
     tail = seen.tail
     if args.json:
-        import json
+        from agent_room.core.printable import printable_json
 
         data = {
             "name": seen.name,
@@ -60,18 +60,21 @@ def cmd_peek(args: argparse.Namespace) -> int:
             "whole_file": tail.whole_file,
             "turns": [turn.to_json(tools=args.tools) for turn in tail.turns],
         }
-        sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+        sys.stdout.write(printable_json(data) + "\n")
         return 0
+    from agent_room.core.printable import printable
+
     count = len(tail.turns)
-    print(
+    header = (
         f"@{seen.name} ({seen.state}) · session {seen.session_id} · last {count} turn"
-        f"{'s' if count != 1 else ''} of {seen.transcript_path}",
-        file=sys.stderr,
+        f"{'s' if count != 1 else ''} of {seen.transcript_path}"
     )
+    print(printable(header), file=sys.stderr)
     if not tail.turns:
         print(f"@{seen.name} has no turns in its transcript yet", file=sys.stderr)
         return 0
-    sys.stdout.write(render_turns(tail.turns, tools=args.tools))
+    # what agents wrote can hold escape sequences: shown, never acted on by the terminal
+    sys.stdout.write(printable(render_turns(tail.turns, tools=args.tools), multiline=True))
     return 0
 
 

@@ -8,8 +8,12 @@ carry the plan out with the multiplexer port. Pure; standard library only.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 RESUMABLE_AGENTS = frozenset({"claude"})
 """Agents whose sessions ``--resume`` can reopen."""
@@ -52,6 +56,15 @@ class Target:
     transcript_missing: bool = False
     """The session's transcript file is known and absent: Claude Code writes it with the
     first turn, so a session that ended before one has nothing to resume."""
+    parent_name: str | None = None
+    parent_pid: int | None = None
+    parent_alive: bool = True
+    """The parent session's process runs (or nothing is known of it)."""
+
+    @property
+    def label(self) -> str:
+        """``@name`` for an agent; ``pane %N`` for a plain terminal pane gone back to."""
+        return f"@{self.name}" if self.name else f"pane {self.pane}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +111,12 @@ def plan_enter(
             f"@{target.name} has no known parent session: exit-agent can only return to"
             " where you enter from"
         )
+    elif warn_parent and target.parent_pid is not None and not target.parent_alive:
+        who = f"@{target.parent_name}, " if target.parent_name else ""
+        warnings.append(
+            f"parent process {target.parent_pid} is no longer running"
+            f" ({who}session {target.parent})"
+        )
     live = target.state != "ended" and target.process_alive
     if live and target.pane and target.pane_alive:
         same_server = inside_tmux is not None and (
@@ -135,12 +154,26 @@ def plan_enter(
             )
         warnings.append(f"@{target.name} is still live elsewhere ({where}): resuming anyway")
     else:
-        warnings.append(f"@{target.name} has finished: resuming its session {target.session_id}")
+        # seed 003's words: the agent's work is done; its session is opened to be read
+        warnings.append(
+            f"@{target.name} already ended - entering read-only session {target.session_id}"
+        )
     return Plan(
         Move.RESUME,
         target,
         warnings=tuple(warnings),
         argv=resume_argv(target.session_id, claude),
+    )
+
+
+def parent_note(target: Target) -> str | None:
+    """Seed 003: on entering, the parent session's id and the command that returns to it
+    (``enter`` switches to its pane, or resumes it if it ended: never a second writer)."""
+    if target.parent is None:
+        return None
+    who = f" (@{target.parent_name})" if target.parent_name else ""
+    return (
+        f"parent session: {target.parent}{who}; return to it with: agent-room enter {target.parent}"
     )
 
 
@@ -154,21 +187,35 @@ class Entry:
     from_socket: str | None
 
 
-def exit_chain(entries: list[Entry], current: str, *, root: bool) -> list[Entry]:
+def exit_chain(
+    entries: list[Entry],
+    current: str,
+    *,
+    root: bool,
+    pane_sessions: Mapping[str, str] | None = None,
+) -> list[Entry]:
     """The jumps to undo from ``current``: one step back, or all the way with ``root``.
 
-    ``entries`` are the recorded jumps, newest first; a loop in them ends the walk.
+    ``entries`` are the recorded jumps, newest first. Each step back takes a jump older
+    than the one before, so the walk follows the trail back in time (a session entered
+    twice is walked through twice) and always ends. A jump made from a terminal that did
+    not know its session has only its pane: ``pane_sessions`` (pane to the session it
+    holds) carries the walk on through it.
     """
+    panes = pane_sessions or {}
     chain: list[Entry] = []
-    seen = {current}
-    here = current
+    here, start = current, 0
     while True:
-        step = next((e for e in entries if e.to_session == here), None)
-        if step is None:
+        found = next(
+            ((i, e) for i, e in enumerate(entries[start:], start) if e.to_session == here), None
+        )
+        if found is None:
             break
+        index, step = found
+        if step.from_session is None and step.from_pane in panes:
+            step = replace(step, from_session=panes[step.from_pane])
         chain.append(step)
-        if not root or step.from_session is None or step.from_session in seen:
+        if not root or step.from_session is None:
             break
-        seen.add(step.from_session)
-        here = step.from_session
+        here, start = step.from_session, index + 1
     return chain

@@ -127,6 +127,8 @@ class Navigator:
         pane = row["pane"]
         pane_alive = bool(pane) and process_alive and self.mux.pane_exists(row["tmux_socket"], pane)
         transcript = row["transcript_path"]
+        parent = self.store.session(row["parent"]) if row["parent"] else None
+        parent_pid = parent["pid"] if parent is not None else None
         return Target(
             name=str(row["name"]),
             session_id=row["session_id"],
@@ -139,6 +141,10 @@ class Navigator:
             process_alive=process_alive,
             pane_alive=pane_alive,
             transcript_missing=bool(transcript) and not Path(transcript).exists(),
+            parent_name=str(parent["name"]) if parent is not None else None,
+            parent_pid=int(parent_pid) if parent_pid is not None else None,
+            parent_alive=parent_pid is None
+            or self.probe.is_alive(int(parent_pid), parent["pid_start"] if parent else None),
         )
 
     def plan(self, row: Row, where: Where, *, force: bool = False) -> Plan:
@@ -213,7 +219,11 @@ class Navigator:
         return row
 
     def exit_plan(self, current: Row, where: Where, *, root: bool) -> Plan:
-        """Where ``exit-agent`` goes: back along recorded jumps, else up the session tree."""
+        """Where ``exit-agent`` goes: back along recorded jumps, else up the session tree.
+
+        With ``root``, the oldest hop that is still there: a session in the room, or the
+        pane a jump was made from (a plain terminal, the console) if it still exists.
+        """
         recorded = [
             Entry(
                 to_session=str(r["subject"]),
@@ -224,15 +234,20 @@ class Navigator:
             for r in views.entries(self.store)
         ]
         session_id = current["session_id"]
-        chain = exit_chain(recorded, session_id, root=root) if session_id else []
-        if chain:
-            step = chain[-1]
+        chain = (
+            exit_chain(recorded, session_id, root=root, pane_sessions=self._pane_sessions(recorded))
+            if session_id
+            else []
+        )
+        for step in reversed(chain):
+            if step.from_session == session_id:
+                continue  # a jump from this very session: not a way out of it
             row = self.store.session(step.from_session) if step.from_session else None
             if row is not None:
                 return self._back_to(row, where)
             if step.from_pane and self.mux.pane_exists(step.from_socket, step.from_pane):
                 target = Target(
-                    name=f"pane {step.from_pane}",
+                    name="",
                     session_id=None,
                     agent="",
                     state="idle",
@@ -250,6 +265,15 @@ class Navigator:
                 f"@{current['name']} was not entered from anywhere and has no parent session"
             )
         return self._back_to(parent, where)
+
+    def _pane_sessions(self, entries: list[Entry]) -> dict[str, str]:
+        """The session each pane that a jump without a session came from holds."""
+        found: dict[str, str] = {}
+        for pane in {e.from_pane for e in entries if e.from_session is None and e.from_pane}:
+            row = self.store.holder_of_pane(pane)
+            if row is not None and row["session_id"]:
+                found[pane] = str(row["session_id"])
+        return found
 
     def _parent_of(self, row: Row, *, root: bool) -> Row | None:
         found = None

@@ -20,6 +20,7 @@ ACTIONS: tuple[tuple[str, str, str], ...] = (
     ("Approve the highlighted handover", "app.approve", "a"),
     ("Reject the highlighted handover…", "app.reject", "r"),
     ("Enter the selected session", "screen.enter_session", "e / Enter"),
+    ("Rename the selected session…", "screen.rename_session", "n"),
     ("Filter sessions", "screen.filter", "/"),
     ("Clear the session filter", "screen.clear_filter", "Esc"),
     ("Reverse the session order", "app.reverse_sort", "S"),

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from textual import work
 from textual.app import SuspendNotSupported
 
-from agent_room.core.enter import Move, Plan
+from agent_room.core.enter import Move, Plan, parent_note
 from agent_room.core.errors import RoomError
 from agent_room.ui.messages import EnterPlanned, RefreshWanted
 
@@ -121,10 +121,11 @@ class EnterMixin(_Base):
         except RuntimeError as exc:
             self.call_from_thread(self.notify, f"tmux: {exc}", severity="error")
             return
+        note = parent_note(target)
         self.call_from_thread(
             self.notify,
             f"Switched to @{target.name} ({target.pane}). Back: prefix L,"
-            " or agent-room exit-agent there.",
+            " or agent-room exit-agent there." + (f"\n{note}" if note else ""),
         )
 
     def _enter_attach(self, plan: Plan) -> None:

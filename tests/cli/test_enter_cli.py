@@ -14,7 +14,16 @@ from agent_room.store.sqlite import SqliteStore
 from tests.conftest import Cli, Result
 
 
-def _register(home: Path, name: str, pid: int, *, pane: str | None, ended: bool = False) -> None:
+def _register(
+    home: Path,
+    name: str,
+    pid: int,
+    *,
+    pane: str | None,
+    ended: bool = False,
+    socket: str | None = None,
+    parent: str | None = None,
+) -> None:
     from agent_room.adapters.processes import SystemProbe
     from agent_room.adapters.procfs import read_stat
 
@@ -30,8 +39,9 @@ def _register(home: Path, name: str, pid: int, *, pane: str | None, ended: bool 
                 pid=pid,
                 pid_start=stat.start_ticks if stat else None,
                 pane=pane,
-                tmux_socket=None,
+                tmux_socket=socket,
                 name=name,
+                parent_hint=parent,
             )
         )
         if ended:
@@ -65,11 +75,17 @@ def test_enter_refuses_a_session_live_elsewhere(
 def test_enter_an_ended_session_warns_and_needs_a_terminal(
     cli: Cli, room_home: Path, agent_proc: subprocess.Popen[bytes]
 ) -> None:
-    _register(room_home, "docs", agent_proc.pid, pane="%5", ended=True)
+    _register(room_home, "docs", agent_proc.pid, pane=None, ended=True)
     result = cli("enter", "sess-docs", "--wait", "0")
     _one_line(result, 1, "not a terminal")
-    assert "warning: @docs has finished" in result.err
+    assert "warning: @docs already ended - entering read-only session sess-docs" in result.err
     assert "warning: @docs has no known parent" in result.err
+    # a resume starts a new tmux session: there is no pane to name yet
+    assert (
+        "agent-room: resuming @docs starts it in a new tmux session to attach to, but this is"
+        " not a terminal to attach: run it from a terminal or inside tmux"
+    ) in result.err
+    assert "None" not in result.err
 
 
 def test_exit_agent_outside_an_agent_is_bad_input(cli: Cli) -> None:

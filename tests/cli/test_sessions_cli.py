@@ -111,3 +111,19 @@ def test_rename_and_join_on_a_held_pane(agents: Room, cli: Cli) -> None:
     gone = cli("send", "@b", "hello", name="a")
     assert gone.code == 2
     assert gone.err == "agent-room: @b was renamed: it is @bee now\n"
+
+
+def test_control_characters_in_a_transcript_are_shown_not_acted_on(
+    agents: Room, cli: Cli, tmp_path: Path
+) -> None:
+    hostile = "\x1b]2;owned\x07\x1b[2Jdone\rX\u202e"
+    line = {"type": "assistant", "message": {"content": [{"type": "text", "text": hostile}]}}
+    path = tmp_path / "a.jsonl"
+    with path.open("a") as out:
+        out.write(json.dumps(line) + "\n")
+    result = cli("peek", "a", env=OPERATOR)
+    assert "\\x1b]2;owned\\x07\\x1b[2Jdone\\rX\\u202e" in result.out
+    assert "\x1b" not in result.out
+    assert "\r" not in result.out
+    exact = json.loads(cli("peek", "a", "--json", env=OPERATOR).out)
+    assert exact["turns"][0]["text"].endswith(hostile)

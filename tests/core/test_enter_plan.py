@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from agent_room.core.enter import Entry, Move, Target, exit_chain, plan_enter
+from agent_room.core.enter import Entry, Move, Target, exit_chain, parent_note, plan_enter
 
 SOCKET = "/tmp/tmux-1000/default"
 LIVE = Target(
@@ -45,7 +45,8 @@ def test_an_ended_session_is_resumed_with_a_warning() -> None:
     assert plan.move is Move.RESUME
     assert plan.needs_confirm
     assert plan.argv == ("/opt/claude", "--resume", "s-backend")
-    assert any("has finished" in w for w in plan.warnings)
+    # seed 003's wording for an agent that already finished
+    assert "@backend already ended - entering read-only session s-backend" in plan.warnings
 
 
 def test_a_session_live_elsewhere_is_refused_unless_forced() -> None:
@@ -108,3 +109,49 @@ def test_a_session_without_its_transcript_is_not_resumed() -> None:
     assert "no conversation to resume" in plan.reason
     live = replace(LIVE, transcript_missing=True)  # a live pane is entered all the same
     assert plan_enter(live, inside_tmux=SOCKET).move is Move.SWITCH
+
+
+def test_a_parent_whose_process_is_gone_is_warned_of() -> None:
+    """Seed 003: a parent that no longer runs cannot be returned to as it was."""
+    stale = replace(LIVE, parent_name="root", parent_pid=4242, parent_alive=False)
+    plan = plan_enter(stale, inside_tmux=SOCKET)
+    assert plan.move is Move.SWITCH
+    assert plan.warnings == ("parent process 4242 is no longer running (@root, session s-root)",)
+    running = replace(stale, parent_alive=True)
+    assert plan_enter(running, inside_tmux=SOCKET).warnings == ()
+
+
+def test_the_parent_session_and_the_way_back_are_told() -> None:
+    assert parent_note(replace(LIVE, parent_name="root")) == (
+        "parent session: s-root (@root); return to it with: agent-room enter s-root"
+    )
+    assert parent_note(replace(LIVE, parent=None)) is None
+
+
+def test_a_target_is_an_agent_or_a_plain_pane() -> None:
+    assert LIVE.label == "@backend"
+    assert replace(LIVE, name="", session_id=None, pane="%0").label == "pane %0"
+
+
+def test_exit_chain_finds_the_session_of_a_pane_jumped_from() -> None:
+    """Jumps made from a terminal that did not know its session (no
+    CLAUDE_CODE_SESSION_ID) are walked through by the pane's session."""
+    entries = [Entry("c", None, "%2", SOCKET), Entry("b", None, "%1", SOCKET)]
+    entries.append(Entry("a", None, "%0", SOCKET))  # the console: no session holds %0
+    panes = {"%2": "b", "%1": "a"}
+    chain = exit_chain(entries, "c", root=True, pane_sessions=panes)
+    assert [e.from_session for e in chain] == ["b", "a", None]
+    assert chain[-1].from_pane == "%0"
+    assert [e.from_session for e in exit_chain(entries, "c", root=True)] == [None]
+
+
+def test_exit_chain_walks_back_in_time_over_every_hop() -> None:
+    """a entered twice: the root is where the first jump came from, not a loop."""
+    entries = [  # newest first: %0 -> a -> b -> a -> c
+        Entry("c", "a", None, None),
+        Entry("a", "b", None, None),
+        Entry("b", "a", None, None),
+        Entry("a", None, "%0", SOCKET),
+    ]
+    chain = exit_chain(entries, "c", root=True)
+    assert [e.from_session for e in chain] == ["a", "b", "a", None]

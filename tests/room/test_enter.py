@@ -15,7 +15,7 @@ from agent_room.core.enums import SessionState
 from agent_room.core.errors import BadInput, NotFound, Refused
 from agent_room.room import Room
 from agent_room.room.enter import Navigator, Where
-from agent_room.room.registry import Registry
+from agent_room.room.registry import Registry, SessionFacts
 from tests.fakes import FakeMux
 from tests.ui.conftest import SOCKET
 from tests.ui.seed import AliveProbe, FrozenClock, _facts, seed_room
@@ -157,3 +157,60 @@ def test_an_ended_session_resumes_only_with_its_transcript(
     assert mux.calls == []
     transcript.write_text('{"type": "user"}\n')  # after a first turn
     assert navigator.plan(navigator.find("brief", wait=0), CONSOLE).move is Move.RESUME
+
+
+def test_exit_root_walks_back_through_jumps_made_from_plain_terminals(
+    nav: tuple[Navigator, FakeMux, FrozenClock],
+) -> None:
+    """The jumps were made inside agents' panes by a client that did not say its session
+    (no CLAUDE_CODE_SESSION_ID): each hop is found by the pane's session."""
+    navigator, _mux, clock = nav
+    hops = [
+        (CONSOLE, "backend"),
+        (Where(socket=SOCKET, pane="%1", session_id=None, actor="backend"), "frontend"),
+        (Where(socket=SOCKET, pane="%2", session_id=None, actor="frontend"), "reviewer"),
+    ]
+    for where, name in hops:
+        clock.advance(1)
+        navigator.remember(navigator.plan(navigator.find(name, wait=0), where), where)
+    inside = Where(socket=SOCKET, pane="%4", session_id=None, actor="reviewer")
+    current = navigator.current_session(inside, None)
+    back = navigator.exit_plan(current, inside, root=False)
+    assert (back.target.label, back.target.pane) == ("@frontend", "%2")
+    root = navigator.exit_plan(current, inside, root=True)
+    assert (root.move, root.target.label) == (Move.SWITCH, "pane %0")
+
+
+def test_exit_root_ends_at_the_oldest_hop_still_there(
+    nav: tuple[Navigator, FakeMux, FrozenClock],
+) -> None:
+    """The console the first jump came from is closed: root is the first session."""
+    navigator, mux, clock = nav
+    for where, name in (
+        (CONSOLE, "backend"),
+        (Where(socket=SOCKET, pane="%1", session_id="sess-backend", actor="backend"), "api"),
+    ):
+        clock.advance(1)
+        navigator.remember(navigator.plan(navigator.find(name, wait=0), where), where)
+    inside = Where(socket=SOCKET, pane="%3", session_id="sess-api", actor="api")
+    alive = mux.pane_exists
+    mux.pane_exists = lambda socket, pane: pane != "%0" and alive(socket, pane)  # type: ignore[method-assign]
+    root = navigator.exit_plan(navigator.current_session(inside, None), inside, root=True)
+    assert root.target.label == "@backend"
+
+
+def test_entering_tells_the_parent_and_warns_when_its_process_is_gone(
+    nav: tuple[Navigator, FakeMux, FrozenClock],
+) -> None:
+    navigator, _mux, _clock = nav
+    registry = Registry(navigator.room, AliveProbe())
+    plan = navigator.plan(navigator.find("api", wait=0), CONSOLE)
+    assert plan.warnings == ()
+    assert plan.target.parent_name == "backend"
+    lead = _facts("lead", "%9")
+    registry.register(  # a parent whose process died without a SessionEnd
+        SessionFacts(**{k: getattr(lead, k) for k in SessionFacts.__slots__} | {"pid": 999})
+    )
+    registry.register(_facts("worker", "%10", parent="lead"))
+    plan = navigator.plan(navigator.find("worker", wait=0), CONSOLE)
+    assert plan.warnings == ("parent process 999 is no longer running (@lead, session sess-lead)",)

@@ -16,6 +16,7 @@ HELP = """\
 | key | what it does |
 |---|---|
 | `Enter` / `e` | enter the selected session: its tmux pane (an ended one resumes) |
+| `n` | rename the selected session (its unread messages, timers and links follow) |
 | `/` | filter the sessions (words match name, agent, state, cwd, pane) · `Esc` clears |
 | `s` / `S` | sort the sessions by the next column / reverse the order |
 | `a` | approve the highlighted handover |

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar, cast
 
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
@@ -39,6 +40,7 @@ class MainScreen(Screen[None]):
         Binding("slash", "filter", "Filter"),
         Binding("escape", "clear_filter", "Clear filter", show=False),
         Binding("e", "enter_session", "Enter"),
+        Binding("n", "rename_session", "Rename", show=False),
     ]
 
     snapshot: var[RoomSnapshot | None] = var(None)
@@ -147,6 +149,41 @@ class MainScreen(Screen[None]):
             self.notify("No session selected.", severity="warning")
             return
         cast("RoomConsole", self.app).start_enter(row.name)
+
+    def action_rename_session(self) -> None:
+        """Ask for a new name for the selected session, then rename it."""
+        row = self.sessions.selected
+        if row is None:
+            self.notify("No session selected.", severity="warning")
+            return
+        old = row.name
+
+        def chosen(new: str | None) -> None:
+            if new:
+                self._rename(old, new)
+
+        from agent_room.ui.screens.modals import RenameScreen
+
+        self.app.push_screen(RenameScreen(old), chosen)
+
+    @work(thread=True, group="rename", exit_on_error=False)
+    def _rename(self, old: str, new: str) -> None:
+        """Rename through the room service (a thread: SQLite blocks)."""
+        from agent_room.core.errors import RoomError
+        from agent_room.ui.messages import RefreshWanted
+
+        app = cast("RoomConsole", self.app)
+        room = app.open_room()
+        try:
+            renamed = room.rename(old, new)
+            moved = int(renamed["moved"])
+            follow = f" ({moved} waiting message{'s' if moved != 1 else ''} followed)"
+            app.call_from_thread(app.notify, f"@{old} is now @{new}." + (follow if moved else ""))
+        except RoomError as exc:
+            app.call_from_thread(app.notify, str(exc), severity="error")
+        finally:
+            room.close()
+            app.post_message(RefreshWanted())
 
     def on_handover_queue_highlighted(self, event: HandoverQueue.Highlighted) -> None:
         """Preview the highlighted handover."""

@@ -1,4 +1,4 @@
-"""Small modal screens: the reason for a rejection, and a yes/no confirmation."""
+"""Small modal screens: the reason for a rejection, a yes/no confirmation, a new name."""
 
 from __future__ import annotations
 
@@ -91,3 +91,53 @@ class ConfirmScreen(ModalScreen[bool]):
     def action_answer(self, yes: bool) -> None:
         """Answer by key."""
         self.dismiss(yes)
+
+
+class RenameScreen(ModalScreen[str | None]):
+    """Asks for a session's new name; what waits for the session follows it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.old = name
+        """The session's name now."""
+
+    def compose(self) -> ComposeResult:
+        """Title, new name, buttons."""
+        with Vertical(id="dialog"):
+            yield Label(f"Rename @{self.old}", id="dialog-title")
+            yield Static("Its unread messages, timers and links follow it.", classes="hint")
+            yield Input(value=self.old, placeholder="the new name", id="new-name")
+            yield Static("", id="dialog-error")
+            with Horizontal(id="dialog-buttons"):
+                yield Button("Rename", variant="primary", id="confirm")
+                yield Button("Cancel", id="cancel")
+
+    def _submit(self) -> None:
+        from agent_room.core.names import is_valid_name
+
+        new = self.query_one("#new-name", Input).value.strip().removeprefix("@")
+        if not is_valid_name(new):
+            self.query_one("#dialog-error", Static).update(
+                "A name is a-z, 0-9, _ and -, up to 32, starting with a letter or digit."
+            )
+            return
+        self.dismiss(None if new == self.old else new)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        """Enter in the name field renames."""
+        event.stop()
+        self._submit()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        """Rename or cancel."""
+        event.stop()
+        if event.button.id == "confirm":
+            self._submit()
+        else:
+            self.dismiss(None)
+
+    def action_cancel(self) -> None:
+        """Leave the name as it is."""
+        self.dismiss(None)

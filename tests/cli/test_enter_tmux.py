@@ -1,0 +1,93 @@
+"""``agent-room enter`` and ``exit-agent --root`` as processes on a real tmux server with
+a real attached client: every hop walked back, the parent told, the messages right."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+from pathlib import Path
+
+import libtmux
+import pytest
+
+from tests.cli.test_enter_cli import _register
+from tests.conftest import Cli, Result, require_tool
+from tests.tmux.conftest import wait_for
+
+pytestmark = pytest.mark.tmux
+
+NO_SESSION = {"CLAUDECODE": "", "CLAUDE_CODE_SESSION_ID": ""}
+"""A plain terminal, or a client that does not say its session."""
+
+
+@pytest.fixture(autouse=True)
+def _need_tmux() -> None:
+    require_tool(shutil.which("tmux") is not None, "tmux")
+
+
+def _pane(session: libtmux.Session) -> tuple[str, int]:
+    pane = session.windows[0].active_pane
+    assert pane is not None
+    assert pane.pane_id is not None
+    assert pane.pane_pid is not None
+    return pane.pane_id, int(pane.pane_pid)
+
+
+def _client_on(server: libtmux.Server) -> list[str]:
+    return list(server.cmd("list-clients", "-F", "#{client_session}").stdout)
+
+
+def _run(cli: Cli, socket: str, pane: str, *args: str) -> Result:
+    env = {**NO_SESSION, "TMUX": f"{socket},1,0", "TMUX_PANE": pane}
+    result = cli(*args, "--wait", "0", env=env) if args[0] == "enter" else cli(*args, env=env)
+    assert result.code == 0, result
+    assert "Traceback" not in result.err
+    return result
+
+
+def test_enter_twice_from_plain_terminals_then_exit_to_the_root(
+    server: libtmux.Server, cli: Cli, room_home: Path
+) -> None:
+    socket = f"/tmp/tmux-{os.geteuid()}/{server.socket_name}"
+    desk, _ = _pane(server.new_session(session_name="desk", window_command="cat"))
+    pane_a, pid_a = _pane(server.new_session(session_name="agent-a", window_command="sleep 600"))
+    pane_b, pid_b = _pane(server.new_session(session_name="agent-b", window_command="sleep 600"))
+    _register(room_home, "a", pid_a, pane=pane_a, socket=socket)
+    _register(room_home, "b", pid_b, pane=pane_b, socket=socket, parent="a")
+    server.new_session(  # a real client, looking at the operator's desk
+        session_name="terminal",
+        window_command=f"env -u TMUX {shutil.which('tmux')} -S {socket} attach -t desk",
+    )
+    wait_for(lambda: _client_on(server) == ["desk"])
+
+    entered = _run(cli, socket, desk, "enter", "a")
+    wait_for(lambda: _client_on(server) == ["agent-a"])
+    assert entered.err.endswith(
+        f"agent-room: entered @a in pane {pane_a}; back with: agent-room exit-agent\n"
+    )
+    # from a's pane, by a client that does not say its session: b's parent is told
+    entered = _run(cli, socket, pane_a, "enter", "b")
+    wait_for(lambda: _client_on(server) == ["agent-b"])
+    assert (
+        "agent-room: parent session: sess-a (@a); return to it with: agent-room enter sess-a\n"
+        in entered.err
+    )
+
+    os.kill(pid_a, signal.SIGKILL)  # the parent dies without a word
+    wait_for(lambda: not Path(f"/proc/{pid_a}").exists() or _zombie(pid_a))
+    again = _run(cli, socket, pane_a, "enter", "b")
+    assert f"warning: parent process {pid_a} is no longer running (@a, session sess-a)" in (
+        again.err
+    )
+
+    back = _run(cli, socket, pane_b, "exit-agent", "--root")
+    wait_for(lambda: _client_on(server) == ["desk"])
+    assert back.err == f"agent-room: back in pane {desk}\n"
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z"
+    except OSError:
+        return True
