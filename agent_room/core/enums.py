@@ -19,6 +19,10 @@ class MessageKind(StrEnum):
     """A turn's output crossing a bidirectional link."""
     SYSTEM = "system"
     """Written by the room itself: decisions, notices, timers."""
+    ASK = "ask"
+    """A question put to a headless agent in another repository (``agent-room ask``)."""
+    ANSWER = "answer"
+    """That agent's answer, back to whoever asked."""
 
 
 class DeliveryStatus(StrEnum):

@@ -76,3 +76,32 @@ class Multiplexer(Protocol):
     ) -> str:
         """Start ``argv`` in a new window (``inside`` tmux) or session; its pane id."""
         ...
+
+
+class HeadlessRun(Protocol):
+    """What a headless client run left behind."""
+
+    @property
+    def returncode(self) -> int | None:
+        """The exit status; None when the run was ended for taking too long."""
+        ...
+
+    @property
+    def stdout(self) -> str:
+        """What the client printed (its JSON)."""
+        ...
+
+    @property
+    def stderr(self) -> str:
+        """What the client said on stderr."""
+        ...
+
+
+class HeadlessClient(Protocol):
+    """An agent CLI run headless in a repository (``claude -p --output-format json``)."""
+
+    def run(
+        self, cwd: str, prompt: str, *, resume: str | None, max_turns: int, timeout: float
+    ) -> HeadlessRun:
+        """Ask once, with stdin closed; on ``timeout`` end the client's process group."""
+        ...
