@@ -208,10 +208,9 @@ class Room:
         """The unread messages of ``name``, oldest first; marked read unless ``peek``."""
         name = parse_name(name)
         self.require_member(name)
-        rows = self.store.unread(name)
-        if not peek and rows:
-            self.store.mark_read(name, [int(r["id"]) for r in rows], at=self.clock())
-        return rows
+        if peek:
+            return self.store.unread(name)
+        return self.store.take_unread(name, at=self.clock())
 
     def history(self, limit: int = 20) -> list[Row]:
         """The last ``limit`` messages of the room, oldest first."""

@@ -31,6 +31,18 @@ INBOX_STATUSES = ("queued", "delivered", "failed")
 """Messages in these states sit in the recipient's inbox until read."""
 
 
+def _unread(conn: sqlite3.Connection, name: str) -> list[Row]:
+    placeholders = ",".join("?" * len(INBOX_STATUSES))
+    return rows(
+        conn.execute(
+            f"SELECT {_MESSAGE_COLUMNS} FROM {_MESSAGE_FROM}"
+            f" WHERE m.recipient = ? AND m.read_at IS NULL"
+            f" AND m.status IN ({placeholders}) ORDER BY m.id",
+            (name, *INBOX_STATUSES),
+        )
+    )
+
+
 class SqliteStore(SessionStore, DeliveryStore):
     """The room's state in ``<home>/room.db``."""
 
@@ -185,29 +197,33 @@ class SqliteStore(SessionStore, DeliveryStore):
 
     def unread(self, name: str) -> list[Row]:
         """The messages waiting in ``name``'s inbox, oldest first."""
-        placeholders = ",".join("?" * len(INBOX_STATUSES))
-        return rows(
-            self.conn.execute(
-                f"SELECT {_MESSAGE_COLUMNS} FROM {_MESSAGE_FROM}"
-                f" WHERE m.recipient = ? AND m.read_at IS NULL"
-                f" AND m.status IN ({placeholders}) ORDER BY m.id",
-                (name, *INBOX_STATUSES),
-            )
-        )
+        return _unread(self.conn, name)
+
+    def take_unread(self, name: str, *, at: float) -> list[Row]:
+        """The messages waiting in ``name``'s inbox, marked read in the same transaction,
+        so two readers of one inbox never both get a message."""
+        with write_transaction(self.conn) as conn:
+            found = _unread(conn, name)
+            self._mark_read(conn, name, [int(row["id"]) for row in found], at)
+        return found
 
     def mark_read(self, name: str, ids: Sequence[int], *, at: float) -> None:
         """Mark messages read by their recipient ``name``."""
         if not ids:
             return
         with write_transaction(self.conn) as conn:
-            for message_id in ids:
-                cursor = conn.execute(
-                    "UPDATE messages SET status = 'read', read_at = ? WHERE id = ?"
-                    " AND recipient = ? AND read_at IS NULL",
-                    (at, message_id, name),
-                )
-                if cursor.rowcount:
-                    event(conn, at, "message.read", name, name, message_id)
+            self._mark_read(conn, name, ids, at)
+
+    @staticmethod
+    def _mark_read(conn: sqlite3.Connection, name: str, ids: Sequence[int], at: float) -> None:
+        for message_id in ids:
+            cursor = conn.execute(
+                "UPDATE messages SET status = 'read', read_at = ? WHERE id = ?"
+                " AND recipient = ? AND read_at IS NULL",
+                (at, message_id, name),
+            )
+            if cursor.rowcount:
+                event(conn, at, "message.read", name, name, message_id)
 
     def mark_delivered(self, name: str, ids: Sequence[int], *, at: float, via: str) -> list[Row]:
         """Receipt messages handed to ``name``'s agent; return those newly delivered.
