@@ -118,12 +118,34 @@ def cmd_link(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_link_grant(args: argparse.Namespace) -> int:
+    """``link grant ID COUNT``: more crossings for a link (the operator only)."""
+    room = _open()
+    link = Links(room).grant(args.id, args.count, caller=_caller(room, args))
+    left = max(0, int(link["budget"]) - int(link["crossings"]))
+    pair = f"@{link['initiator']} and @{link['responder']}"
+    if link["state"] == "closed":
+        print(
+            f"link #{args.id} is closed: the next link between {pair} within the budget"
+            f" window starts with {left} crossings",
+            file=sys.stderr,
+        )
+    else:
+        print(f"link #{args.id}: {args.count} more crossings ({left} left)", file=sys.stderr)
+    return 0
+
+
 def cmd_link_settings(args: argparse.Namespace) -> int:
     """Show or change the room's link settings."""
     from agent_room.core.links import parse_loop
+    from agent_room.core.timers import format_duration, parse_duration
 
     links = Links(_open())
+    window = args.budget_window
+    if window is not None:
+        window = 0.0 if window.strip() == "0" else parse_duration(window)
     settings = links.configure(
+        budget_window=window,
         budget=args.budget,
         loop=parse_loop(args.loop) if args.loop is not None else None,
         patterns=args.checkpoint_pattern,
@@ -135,6 +157,8 @@ def cmd_link_settings(args: argparse.Namespace) -> int:
         return 0
     loop = f"{settings.loop_max}/{settings.loop_window:g}s" if settings.loop_max else "off"
     print(f"budget: {settings.budget} crossings per link (set when a link opens)")
+    carry = format_duration(settings.budget_window) if settings.budget_window else "off"
+    print(f"budget window: {carry} (a pair's next link inherits what its last one left)")
     print(f"loop breaker: {loop}")
     print(f"sever grace: {settings.sever_grace:g}s (an ended session may resume meanwhile)")
     for pattern in settings.checkpoint_patterns:

@@ -285,8 +285,18 @@ def _link_commands(sub: _Only) -> None:
         lp.add_argument("id", metavar="ID", type=_message_id)
         _add_identity(lp)
         lp.set_defaults(handler=_lazy(handlers, "cmd_link"), action=action)
+    lp = lsub.add_parser("grant", help="give a link COUNT more crossings (operator)")
+    lp.add_argument("id", metavar="ID", type=_message_id)
+    lp.add_argument("count", metavar="COUNT", type=_count)
+    _add_identity(lp)
+    lp.set_defaults(handler=_lazy(handlers, "cmd_link_grant"))
     lp = lsub.add_parser("settings", help="show or change budget, loop breaker, checkpoints")
     lp.add_argument("--budget", type=_count, help="crossings per new link (default 8)")
+    lp.add_argument(
+        "--budget-window",
+        metavar="DURATION",
+        help="how long a closed link's spent crossings carry to the pair's next link (1h)",
+    )
     lp.add_argument("--loop", metavar="N/SECONDS", help="loop breaker, e.g. 6/60, or off")
     lp.add_argument(
         "--checkpoint-pattern",
@@ -341,6 +351,28 @@ def _memory_commands(sub: _Only) -> None:
     )
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=_lazy(handlers, "cmd_ledger"))
+
+    p = sub.add_parser("checkpoint", help="take a resume checkpoint of the agent NAME")
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("--note", metavar="TEXT", help="why: shown when resuming")
+    p.set_defaults(handler=_lazy(handlers, "cmd_checkpoint"))
+
+    p = sub.add_parser("checkpoints", help="the resume checkpoints (of NAME); their retention")
+    p.add_argument("name", metavar="NAME", nargs="?")
+    p.add_argument("--keep", type=_count, metavar="N", help="keep N per session (default 10)")
+    p.add_argument("--days", type=_count, metavar="D", help="keep them D days (default 30)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=_lazy(handlers, "cmd_checkpoints"))
+
+    p = sub.add_parser("resume", help="start an agent from a checkpoint, or print its context")
+    p.add_argument("checkpoint", metavar="NAME|CHECKPOINT", help="an agent's newest, or #ID")
+    p.add_argument("--mode", default="full", help="full (default), partial (last 50) or agent")
+    p.add_argument("--agent", metavar="NAME", help="--mode agent: only what involved NAME")
+    p.add_argument("--print", action="store_true", help="print the context, start nothing")
+    p.add_argument("--name", metavar="NEW", help="the new agent's name (default: the same)")
+    p.add_argument("--cwd", metavar="DIR", help="where it works (default: where it did)")
+    p.add_argument("--detach", action="store_true", help="do not attach to the new agent")
+    p.set_defaults(handler=_lazy(handlers, "cmd_resume"))
 
 
 def _launcher_commands(sub: _Only) -> None:

@@ -22,9 +22,13 @@ from typing import Any, NamedTuple
 
 from agent_room.core.errors import BadInput, Refused
 from agent_room.core.prompts import DEFAULT_CHECKPOINT_PATTERNS
+from agent_room.core.timers import format_duration
 
 DEFAULT_BUDGET = 8
 """Crossings a link allows in all; set when it opens and never reset."""
+DEFAULT_BUDGET_WINDOW = 3600.0
+"""Seconds after a link closes during which the next link between the same two agents
+inherits what was left of its budget: reopening never resets the budget."""
 DEFAULT_LOOP_MAX = 6
 """The loop breaker: more crossings than this within ``DEFAULT_LOOP_WINDOW`` freeze a link."""
 DEFAULT_LOOP_WINDOW = 60.0
@@ -68,6 +72,8 @@ class LinkSettings(NamedTuple):
     loop_window: float = DEFAULT_LOOP_WINDOW
     checkpoint_patterns: tuple[str, ...] = DEFAULT_CHECKPOINT_PATTERNS
     sever_grace: float = DEFAULT_SEVER_GRACE
+    budget_window: float = DEFAULT_BUDGET_WINDOW
+    """0: every new link starts with the full budget."""
 
     @classmethod
     def from_mapping(cls, raw: dict[str, Any]) -> LinkSettings:
@@ -82,6 +88,7 @@ class LinkSettings(NamedTuple):
             if isinstance(patterns, list) and patterns
             else default.checkpoint_patterns,
             sever_grace=_seconds(raw.get("sever_grace"), default.sever_grace),
+            budget_window=_seconds(raw.get("budget_window"), default.budget_window),
         )
 
 
@@ -112,6 +119,34 @@ def check_budget(value: int) -> int:
     if not 1 <= value <= MAX_BUDGET:
         raise BadInput(f"a link budget is 1 to {MAX_BUDGET} crossings, not {value}")
     return value
+
+
+class Previous(NamedTuple):
+    """The latest link between two agents, closed within the budget window."""
+
+    id: int
+    budget: int
+    crossings: int
+
+
+def carried_budget(default: int, previous: Previous | None) -> int:
+    """The budget of a new link between two agents: what their latest link left, when it
+    closed within the window (its own budget was carried the same way, and grants raised
+    it), else the room's budget. Reopening therefore never resets it."""
+    if previous is None:
+        return default
+    return max(0, previous.budget - previous.crossings)
+
+
+def spent_refusal(a: str, b: str, previous: Previous, window: float) -> str:
+    """Why a new link between ``a`` and ``b`` is refused, and who can change that."""
+    return (
+        f"the turn budget between @{a} and @{b} is spent: link #{previous.id} crossed"
+        f" {previous.crossings} of {previous.budget} and closed less than"
+        f" {format_duration(window)} ago;"
+        " reopening does not reset it. Only the operator can grant more:"
+        f" agent-room link grant {previous.id} COUNT"
+    )
 
 
 def parse_loop(text: str) -> tuple[int, float]:
@@ -305,8 +340,9 @@ def rules_text(link_id: int, me: str, peer: str, role: Role, budget: int) -> str
         f"[agent-room] Link #{link_id} is open between you (@{me}) and @{peer}. Only the"
         f" final output of each of your turns crosses to @{peer}, framed [From @{me}];"
         f" tool calls and reasoning stay private. {owner} At most {budget} crossings, never"
-        " reset. Keep an anchor timer on your own work, and set a new one before you answer"
-        " (agent-room timer anchor 5m TEXT): an answer without one is reminded at once."
+        " reset (reopening the link does not renew them). Keep an anchor timer on your own"
+        " work, and set a new one before you answer (agent-room timer anchor 5m TEXT): an"
+        " answer without one is reminded at once."
         "\nRules on a link:\n" + "\n".join(ANTI_CHATTINESS_RULES)
     )
 

@@ -15,7 +15,9 @@ from agent_room.core.errors import BadInput, NotFound, Refused
 from agent_room.core.links import (
     LinkSettings,
     LinkState,
+    Previous,
     Role,
+    carried_budget,
     check_budget,
     check_close,
     check_patterns,
@@ -23,6 +25,7 @@ from agent_room.core.links import (
     links_summary,
     role_of,
     rules_text,
+    spent_refusal,
 )
 from agent_room.core.timers import (
     Intent,
@@ -68,9 +71,14 @@ class Links:
         patterns: list[str] | None = None,
         default_patterns: bool = False,
         sever_grace: float | None = None,
+        budget_window: float | None = None,
     ) -> LinkSettings:
         """Change settings; a budget applies to links opened afterwards (never reset)."""
         values: dict[str, Any] = {}
+        if budget_window is not None:
+            if not 0 <= budget_window <= 7 * 86400:
+                raise BadInput("the budget window is 0 to 7 days")
+            values["budget_window"] = budget_window
         if budget is not None:
             values["budget"] = check_budget(budget)
         if loop is not None:
@@ -109,7 +117,7 @@ class Links:
         sender, recipient = self.room._check_pair(sender, recipient)
         body = check_body(text, limit=self.room.body_limit)
         mine, theirs = self._session_of(sender), self._session_of(recipient)
-        budget = self.settings().budget
+        budget = self._budget(sender, recipient, mine, theirs)
 
         def rules(link_id: int) -> list[tuple[str, str]]:
             return [
@@ -127,6 +135,48 @@ class Links:
             rules=rules,
             body=body,
         )
+
+    def _budget(self, sender: str, recipient: str, mine: str, theirs: str) -> int:
+        """The budget a new link between the two gets: what their last one left, if it
+        closed within the window; refused when nothing is left (seed 001: no reset)."""
+        settings = self.settings()
+        if self.store.live_link(mine, theirs) is not None:
+            return settings.budget  # the live link is reused: its own budget holds
+        latest = self.store.latest_pair_link(sender, recipient)
+        previous = None
+        since = self.room.clock() - settings.budget_window
+        if latest is not None and latest["state"] == "closed" and latest["closed_at"] >= since:
+            previous = Previous(int(latest["id"]), int(latest["budget"]), int(latest["crossings"]))
+        budget = carried_budget(settings.budget, previous)
+        if budget <= 0 and previous is not None:
+            assert latest is not None
+            first, second = str(latest["initiator"]), str(latest["responder"])
+            raise Refused(spent_refusal(first, second, previous, settings.budget_window))
+        return budget
+
+    def grant(self, link_id: int, count: int, *, caller: str | None) -> Row:
+        """Give a link ``count`` more crossings: the operator only. On a closed link (the
+        latest of its pair) it raises what the next link between the two inherits."""
+        if caller is not None:
+            raise Refused(f"only the operator can grant link #{link_id} more crossings")
+        check_budget(count)
+        link = self._link(link_id)
+        a, b = str(link["initiator"]), str(link["responder"])
+        notices: list[tuple[str, str]] = []
+        if link["state"] == LinkState.CLOSED:
+            latest = self.store.latest_pair_link(a, b)
+            if latest is not None and int(latest["id"]) != link_id:
+                raise Refused(
+                    f"link #{link_id} is not the latest link between @{a} and @{b}:"
+                    f" grant #{latest['id']}"
+                )
+        else:
+            left = int(link["budget"]) + count - int(link["crossings"])
+            notices = self._both(
+                link, f"has more room: the operator granted {count} more crossings ({left} left)."
+            )
+        self.store.grant(link_id, count, at=self.room.clock(), by=OPERATOR, notices=notices)
+        return self._link(link_id)
 
     def close_with(self, sender: str, recipient: str, text: str) -> tuple[int, int]:
         """Deliver ``text`` and sever the link (initiator only); return (link, message)."""

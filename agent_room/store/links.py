@@ -81,6 +81,25 @@ class LinkStore(TimerStore):
             )
         )
 
+    def latest_pair_link(self, a: str, b: str) -> Row | None:
+        """The newest link between the agents named ``a`` and ``b``, whoever opened it."""
+        row = self.conn.execute(
+            "SELECT * FROM links WHERE (initiator = ? AND responder = ?)"
+            " OR (initiator = ? AND responder = ?) ORDER BY id DESC LIMIT 1",
+            (a, b, b, a),
+        ).fetchone()
+        return dict(row) if row else None
+
+    def grant(self, link_id: int, count: int, *, at: float, by: str, notices: Notices) -> None:
+        """Raise a link's budget by ``count`` crossings (the operator's decision)."""
+        with write_transaction(self.conn) as conn:
+            conn.execute(
+                "UPDATE links SET budget = budget + ?, updated_at = ? WHERE id = ?",
+                (count, at, link_id),
+            )
+            event(conn, at, "link.granted", by, None, data={"link": link_id, "count": count})
+            self._notify(conn, notices, at, link_id)
+
     def live_links_with_sessions(self) -> list[Row]:
         """Open and frozen links, with the state of both sessions (for severing)."""
         return rows(

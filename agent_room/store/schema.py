@@ -252,6 +252,23 @@ MIGRATIONS: tuple[str, ...] = (
     UPDATE messages SET read_at = delivered_at
         WHERE status = 'delivered' AND read_at IS NULL AND delivered_at IS NOT NULL;
     """,
+    # resume checkpoints: how far a session's memory (its items, the room's messages)
+    # went when one was taken; the context is built when a session resumes from it.
+    """
+    CREATE TABLE checkpoints (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        name TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        note TEXT,
+        cwd TEXT,
+        upto_seq INTEGER NOT NULL,
+        upto_message INTEGER NOT NULL,
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX checkpoints_session ON checkpoints(session_id, id);
+    CREATE INDEX checkpoints_name ON checkpoints(name, id);
+    """,
 )
 """Each entry moves the schema from version ``index`` to ``index + 1``."""
 

@@ -149,6 +149,7 @@ def test_settings(cli: Cli, pair: Room) -> None:
     assert shown.code == 0, shown.err
     assert shown.out.splitlines() == [
         "budget: 3 crossings per link (set when a link opens)",
+        "budget window: 1h (a pair's next link inherits what its last one left)",
         "loop breaker: 4/30s",
         "sever grace: 30s (an ended session may resume meanwhile)",
         "checkpoint pattern: ^HB",
@@ -159,3 +160,27 @@ def test_settings(cli: Cli, pair: Room) -> None:
     back = json.loads(cli("link", "settings", "--default-patterns", "--json").out)
     assert back["checkpoint_patterns"][0] == r"^\[agent-room checkpoint\]"
     assert "loop breaker: off" in cli("link", "settings", "--loop", "off").out
+
+
+def test_a_spent_pair_budget_and_the_operators_grant(cli: Cli, pair: Room) -> None:
+    from tests.room.test_links import ping_pong
+
+    assert cli("link", "settings", "--budget", "2", "--budget-window", "30m").code == 0
+    assert cli("send", "@b", "go", "--link", name="a").code == 0
+    ping_pong(pair, 2)
+    again = cli("send", "@b", "more?", "--link", name="a")
+    assert again.code == 1
+    one_line_error(again.err)
+    assert "the turn budget between @a and @b is spent" in again.err
+    assert "closed less than 30m ago" in again.err
+    refused = cli("link", "grant", "1", "3", name="a")
+    assert (refused.code, refused.err.strip()) == (
+        1,
+        "agent-room: only the operator can grant link #1 more crossings",
+    )
+    granted = cli("link", "grant", "#1", "3")
+    assert granted.code == 0, granted.err
+    assert "the next link between @a and @b within the budget window starts with 3" in granted.err
+    reopened = cli("send", "@b", "more?", "--link", name="a")
+    assert "on link #2 (opened; 3 crossings left)" in reopened.err
+    assert "budget window: off" in cli("link", "settings", "--budget-window", "0").out
