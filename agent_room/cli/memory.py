@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 import sys
 import time
+from pathlib import Path
 
 from agent_room.cli.output import print_json
+from agent_room.core.printable import printable
 from agent_room.room import Room
 
 TYPE_CHECKING = False
@@ -94,3 +96,82 @@ def _print_stats(summary: dict[str, dict[str, dict[str, Any]]]) -> None:
     _table(("PAIR", *header), [cells(k, v) for k, v in summary["pairs"].items()])
     print()
     _table(("AGENT", *header), [cells(f"@{k}", v) for k, v in summary["agents"].items()])
+
+
+def cmd_checkpoint(args: argparse.Namespace) -> int:
+    from agent_room.room.checkpoints import Checkpoints
+
+    checkpoint_id = Checkpoints(Room.open(os.environ)).take_named(args.name, note=args.note)
+    print(f"checkpoint #{checkpoint_id} of @{args.name} taken", file=sys.stderr)
+    print(checkpoint_id)
+    return 0
+
+
+def cmd_checkpoints(args: argparse.Namespace) -> int:
+    from agent_room.room.checkpoints import Checkpoints
+
+    checkpoints = Checkpoints(Room.open(os.environ))
+    if args.keep is not None or args.days is not None:
+        checkpoints.set_retention(keep=args.keep, days=args.days)
+        keep, days = checkpoints.retention()
+        print(f"checkpoints kept: {keep} per session, {days:g} days", file=sys.stderr)
+        return 0
+    listed = checkpoints.listed(args.name)
+    if args.json:
+        print_json(listed)
+        return 0
+    if not listed:
+        print("no checkpoints", file=sys.stderr)
+        return 0
+    _table(
+        ("ID", "NAME", "KIND", "TAKEN", "NOTE"),
+        [
+            (
+                f"#{c['id']}",
+                f"@{c['name']}",
+                c["kind"],
+                _when(c["created_at"]),
+                printable(c["note"] or ""),
+            )
+            for c in listed
+        ],
+    )
+    return 0
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    from agent_room.core.checkpoints import check_mode
+    from agent_room.room.checkpoints import Checkpoints
+
+    check_mode(args.mode, args.agent)
+    room = Room.open(os.environ)
+    checkpoints = Checkpoints(room)
+    checkpoint = checkpoints.find(args.checkpoint)
+    text = checkpoints.context(f"#{checkpoint['id']}", mode=args.mode, agent=args.agent)
+    if args.print:
+        sys.stdout.write(printable(text, multiline=True))
+        return 0
+    name = args.name or str(checkpoint["name"])
+    kept = checkpoint["cwd"]
+    cwd = kept if kept and Path(kept).is_dir() else None
+    return start_resumed(room, name, text, cwd=args.cwd or cwd, detach=args.detach)
+
+
+def start_resumed(room: Room, name: str, text: str, *, cwd: str | None, detach: bool) -> int:
+    """Start agent ``name`` through ``start``, the checkpoint's context waiting for it in the
+    room: its SessionStart hook hands it over."""
+    import argparse
+
+    from agent_room.cli import launcher
+    from agent_room.core.names import parse_name
+    from agent_room.room.checkpoints import cancel_resume, queue_resume
+
+    message_id = queue_resume(room, parse_name(name), text)
+    start = argparse.Namespace(
+        name=name, cwd=cwd, agent="claude", agent_kind=None, detach=detach, agent_args=[]
+    )
+    try:
+        return launcher.cmd_start(start)
+    except BaseException:
+        cancel_resume(room, message_id)
+        raise

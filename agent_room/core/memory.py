@@ -63,6 +63,8 @@ class Kind:
     COMMAND = "command"
     DECISION = "decision"
     OPEN = "open"
+    COMPACTED = "compacted"
+    """The conversation was compacted here: what came before is the summary's."""
 
 
 SECTIONS = (
@@ -137,7 +139,9 @@ def items_from(entries: Iterable[Entry]) -> list[Item]:
     """The items of a stretch of a transcript, in order."""
     found: list[Item] = []
     for entry in entries:
-        if entry.kind is EntryKind.PROMPT:
+        if entry.kind is EntryKind.COMPACTED:
+            found.append(Item(Kind.COMPACTED, "(the conversation was compacted)", entry.at))
+        elif entry.kind is EntryKind.PROMPT:
             found.append(Item(Kind.PROMPT, one_line(entry.text, ITEM_WIDTH), entry.at))
         elif entry.kind is EntryKind.TEXT:
             found.append(Item(Kind.SAID, one_line(entry.text, ITEM_WIDTH), entry.at))
@@ -239,8 +243,11 @@ def build_context(
     never crowds out the short lines about files and commands. A file or command is
     shown once, however often it recurs.
     """
+    shown = {kind for kind, _title in SECTIONS} | {Kind.PROMPT, Kind.SAID}
     unique: dict[tuple[str, str], Candidate] = {}
     for candidate in candidates:
+        if candidate.kind not in shown:
+            continue
         key = (candidate.kind, candidate.text)
         kept = unique.get(key)
         if kept is not None:

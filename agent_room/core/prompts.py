@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     from typing import Any, ClassVar
 
 NUDGE_PREFIX = "[agent-room]"
+RESUME_MARK = "[agent-room resume]"
+"""The first line of a resume checkpoint's context left for a starting agent: its
+SessionStart hook hands such a message over."""
 LINK_PREFIX = re.compile(r"^\[From @([a-z0-9][a-z0-9_-]{0,31})\]")
 NUDGE_IDS = re.compile(r"\(((?:#\d+\s*)+)\)\s*$")
 

@@ -14,7 +14,7 @@ import time
 
 from agent_room.core.errors import RoomError
 from agent_room.core.printable import printable
-from agent_room.hooks.payload import MAX_PAYLOAD, HookPayload, HookProblem
+from agent_room.hooks.payload import HookPayload, HookProblem, read_stdin
 from agent_room.store.home import ERROR_LOG, ensure_room_dir, open_private, room_home
 
 TYPE_CHECKING = False
@@ -62,8 +62,8 @@ def run_hook(argv: Sequence[str], environ: Mapping[str, str], stdin: IO[bytes]) 
     event = argv[0] if argv else ""
     home = room_home(environ)
     try:
-        raw = stdin.read(MAX_PAYLOAD + 1)
-        payload = HookPayload.parse(raw, event)
+        raw, cut = read_stdin(stdin)
+        payload = HookPayload.parse(raw, event, cut=cut)
         from agent_room.hooks.handlers import handle
 
         timeout = SESSION_END_TIMEOUT if event == "SessionEnd" else HOOK_TIMEOUT

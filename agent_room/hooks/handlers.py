@@ -16,7 +16,7 @@ from agent_room.core.enums import SessionState
 from agent_room.core.names import is_pane_id, tmux_socket_of
 from agent_room.core.prompts import PromptKind, classify
 from agent_room.hooks import additional_context
-from agent_room.hooks.payload import HookPayload
+from agent_room.hooks.payload import TEXT_KEEP, HookPayload
 from agent_room.room import Room
 from agent_room.room.delivery import deliver_at_stop, receive
 from agent_room.room.registry import Registry, SessionFacts
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 PROMPT_KEEP = 4096
 """Characters of each prompt kept in the turn log."""
-OUTPUT_KEEP = 256 * 1024
+OUTPUT_KEEP = TEXT_KEEP
 """Characters of each turn's final output kept (the body limit: it may cross a link)."""
 
 

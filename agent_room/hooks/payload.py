@@ -1,12 +1,16 @@
 """The hook's input: typed, checked, tolerant of fields it does not know.
 
 Claude Code adds fields between versions (``effort``, ``background_tasks`` ...); they are
-kept out of the way, never a reason to fail. Standard library only.
+kept out of the way, never a reason to fail. A payload of any size is accepted: stdin is
+read up to a limit (the rest drained unread), a payload cut there keeps the members that
+came whole, and the free text (a prompt, a final answer) is kept to what the room stores,
+so that a huge final answer still ends the turn. Standard library only.
 """
 
 from __future__ import annotations
 
 import json
+import re  # loaded by json already
 
 from agent_room.core.records import Record
 
@@ -21,16 +25,102 @@ KNOWN_EVENTS = frozenset(
         "SubagentStop",
     }
 )
-MAX_PAYLOAD = 1 << 20
-"""A payload over 1 MiB is refused whole: nothing the room needs is that large."""
+READ_LIMIT = 8 << 20
+"""Bytes of stdin read at most; the rest is drained unread (the writer must not block)."""
+TEXT_KEEP = 256 * 1024
+"""Characters kept of a prompt or a final answer (the body limit: it may cross a link)."""
+_SPACE = re.compile(r"[ \t\n\r]*")
+_TEXT_FIELDS = frozenset({"prompt", "last_assistant_message"})
+"""The members a payload may be cut in, and still be kept (as far as they go)."""
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, ClassVar
+    from typing import IO, Any, ClassVar
 
 
 class HookProblem(Exception):
     """A payload the hook cannot use; logged, never raised to the agent."""
+
+
+def read_stdin(stdin: IO[bytes], limit: int = READ_LIMIT) -> tuple[bytes, bool]:
+    """The first ``limit`` bytes of stdin, and whether there was more (drained unread)."""
+    raw = stdin.read(limit)
+    cut = False
+    while stdin.read(1 << 16):
+        cut = True
+    return raw, cut
+
+
+def _cut_text(rest: str) -> str:
+    """The text of a JSON string whose end was cut off (a cut escape is dropped)."""
+    rest = rest[: TEXT_KEEP * 6]  # no more than the kept text can take, even escaped
+    for trim in range(12):  # the longest escape is a surrogate pair, 12 characters
+        try:
+            text = json.loads('"' + rest[: len(rest) - trim] + '"')
+        except ValueError:
+            continue
+        assert isinstance(text, str)
+        if text and "\ud800" <= text[-1] <= "\udbff":
+            text = text[:-1]  # half of a pair, which no database takes
+        return text
+    return ""
+
+
+def _skip(text: str, at: int) -> int:
+    """The index of the first character from ``at`` on that is not JSON whitespace."""
+    space = _SPACE.match(text, at)
+    return space.end() if space else at
+
+
+def _prefix_members(text: str) -> dict[str, Any]:
+    """The members of a JSON object cut off somewhere: those that came whole, and a text
+    member cut in its value as far as it goes."""
+    at = _skip(text, 0)
+    if text[at : at + 1] != "{":
+        raise HookProblem("payload is not a JSON object")
+    decoder = json.JSONDecoder()
+    found: dict[str, Any] = {}
+    at += 1
+    while True:
+        at = _skip(text, at)
+        if text[at : at + 1] != '"':
+            return found
+        try:
+            key, at = decoder.raw_decode(text, at)
+        except ValueError:
+            return found
+        at = _skip(text, at)
+        if text[at : at + 1] != ":":
+            return found
+        at = _skip(text, at + 1)
+        try:
+            found[key], at = decoder.raw_decode(text, at)
+        except ValueError:
+            if key in _TEXT_FIELDS and text[at : at + 1] == '"':
+                found[key] = _cut_text(text[at + 1 :])
+            return found
+        at = _skip(text, at)
+        if text[at : at + 1] != ",":
+            return found
+        at += 1
+
+
+def _decode(raw: bytes, cut: bool) -> dict[str, Any]:
+    if not cut:
+        try:
+            data = json.loads(raw)
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise HookProblem(f"invalid JSON on stdin: {exc}") from None
+        if not isinstance(data, dict):
+            raise HookProblem("payload is not a JSON object")
+        return data
+    import codecs
+
+    try:  # the last character may be cut in half: it is left out
+        text = codecs.getincrementaldecoder("utf-8")().decode(raw, final=False)
+    except UnicodeDecodeError as exc:
+        raise HookProblem(f"invalid JSON on stdin: {exc}") from None
+    return _prefix_members(text)
 
 
 def _text(data: dict[str, Any], key: str, *, required: bool = False) -> str | None:
@@ -84,24 +174,20 @@ class HookPayload(Record):
     DEFAULTS: ClassVar[dict[str, Any]] = dict.fromkeys(__slots__) | {"stop_hook_active": False}
 
     @classmethod
-    def parse(cls, raw: bytes, event: str) -> HookPayload:
-        """Parse stdin for ``event``; raise ``HookProblem`` naming what is wrong."""
+    def parse(cls, raw: bytes, event: str, *, cut: bool = False) -> HookPayload:
+        """Parse stdin for ``event`` (``cut``: stdin went on past what was read); raise
+        ``HookProblem`` naming what is wrong."""
         if event not in KNOWN_EVENTS:
             raise HookProblem(f"unknown event {event!r}")
-        if len(raw) > MAX_PAYLOAD:
-            raise HookProblem(f"payload over {MAX_PAYLOAD} bytes refused")
         if not raw.strip():
             raise HookProblem("empty stdin")
-        try:
-            data = json.loads(raw)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise HookProblem(f"invalid JSON on stdin: {exc}") from None
-        if not isinstance(data, dict):
-            raise HookProblem("payload is not a JSON object")
+        data = _decode(raw, cut)
         named = _text(data, "hook_event_name")
         if named is not None and named != event:
             raise HookProblem(f"payload is for {named}, not {event}")
         active = data.get("stop_hook_active", False)
+        prompt = _text(data, "prompt")
+        answer = _text(data, "last_assistant_message")
         return cls(
             event=event,
             session_id=_text(data, "session_id", required=True) or "",
@@ -109,9 +195,9 @@ class HookPayload(Record):
             transcript_path=_text(data, "transcript_path"),
             source=_text(data, "source"),
             reason=_text(data, "reason"),
-            prompt=_text(data, "prompt"),
+            prompt=prompt[:TEXT_KEEP] if prompt is not None else None,
             prompt_id=_text(data, "prompt_id"),
-            last_assistant_message=_text(data, "last_assistant_message"),
+            last_assistant_message=answer[:TEXT_KEEP] if answer is not None else None,
             stop_hook_active=active is True,
             notification_type=_text(data, "notification_type"),
             agent_id=_text(data, "agent_id"),

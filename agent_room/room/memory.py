@@ -13,6 +13,8 @@ from agent_room.adapters.follow import read_from
 from agent_room.core.memory import (
     DEFAULT_BUDGET,
     Context,
+    Item,
+    Kind,
     build_context,
     items_of_lines,
     match_query,
@@ -64,7 +66,7 @@ class Memory:
                 problem = f"{path} shrank or was replaced: read again from its start"
             if problem is not None:
                 self._problem(session_id, known, problem, path)
-            store_memory.remember(
+            seq = store_memory.remember(
                 self.store,
                 session_id,
                 path=path,
@@ -75,8 +77,24 @@ class Memory:
                 at=self.room.clock(),
             )
             added += len(items)
+            self._before_compaction(session_id, items, seq - len(items))
             if chunk.end <= offset or chunk.end >= chunk.size:
                 return added
+
+    def _before_compaction(self, session_id: str, items: list[Item], first: int) -> None:
+        """A checkpoint of what came before each compaction in ``items`` (numbered from
+        ``first + 1``): the summary that replaces it keeps far less."""
+        for index, item in enumerate(items):
+            if item.kind != Kind.COMPACTED:
+                continue
+            session = self.store.session(session_id)
+            if session is not None and session["name"]:
+                from agent_room.core.checkpoints import PRE_COMPACT
+                from agent_room.room.checkpoints import Checkpoints
+
+                Checkpoints(self.room).take(
+                    session, kind=PRE_COMPACT, upto_seq=first + index, follow=False
+                )
 
     def follow_live(self) -> int:
         """Follow every live session's transcript; return the items added."""

@@ -68,13 +68,15 @@ def remember(
     return seq
 
 
-def items(store: StoreBase, session_id: str, *, limit: int | None = None) -> list[Row]:
-    """The session's items oldest first (the last ``limit`` of them)."""
+def items(
+    store: StoreBase, session_id: str, *, limit: int | None = None, upto: int | None = None
+) -> list[Row]:
+    """The session's items oldest first (the last ``limit`` of them, up to item ``upto``)."""
     found = rows(
         store.conn.execute(
             "SELECT seq, kind, text, path, at FROM memory_items WHERE session_id = ?"
-            " ORDER BY seq DESC LIMIT ?",
-            (session_id, -1 if limit is None else limit),
+            " AND seq <= ? ORDER BY seq DESC LIMIT ?",
+            (session_id, 2**62 if upto is None else upto, -1 if limit is None else limit),
         )
     )
     found.reverse()

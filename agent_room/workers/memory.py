@@ -1,4 +1,5 @@
-"""The memory worker: follows live sessions' transcripts and prepares handover contexts.
+"""The memory worker: follows live sessions' transcripts, prepares handover contexts and
+checkpoints sessions that ended.
 
 Embedded in ``agent-room watch`` and the console next to the deliverer and the
 injector, under its own lease (one acts per room, the others stand by). It polls: a
@@ -13,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import threading
 
+from agent_room.room.checkpoints import Checkpoints
 from agent_room.room.memory import Memory
 from agent_room.workers.lease import Lease
 
@@ -43,6 +45,7 @@ class MemoryWorker:
     ) -> None:
         self.room = room
         self.memory = Memory(room)
+        self.checkpoints = Checkpoints(room)
         self.lease = Lease(room.store, LEASE, probe, ttl=lease_ttl) if use_lease else None
         """None: this worker acts without a lease (a test's single worker)."""
 
@@ -67,6 +70,7 @@ class MemoryWorker:
             return False
         self.memory.prepare_pending()
         self.memory.follow_live()
+        self.checkpoints.at_session_ends()
         return True
 
     def run(

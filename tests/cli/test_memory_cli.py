@@ -46,3 +46,43 @@ def test_ledger_bad_input(cli: Cli) -> None:
         assert "Traceback" not in result.err
         assert len(result.err.strip().splitlines()) == 1, result.err
         assert fragment in result.err, result.err
+
+
+def test_checkpoint_and_resume_print(cli: Cli) -> None:
+    from agent_room.room import Room
+    from tests.room.conftest import register
+
+    room = Room.open({"AGENT_ROOM_HOME": str(cli.home)})
+    register(room, "api")
+    register(room, "web")
+    room.send("web", "api", "ship the \x1b[31mcontract")
+    room.close()
+    taken = cli("checkpoint", "api", "--note", "end of day")
+    assert taken.code == 0, taken
+    checkpoint = int(taken.out)
+    listed = json.loads(cli("checkpoints", "api", "--json").out)
+    assert [c["id"] for c in listed] == [checkpoint]
+    assert "end of day" in cli("checkpoints").out
+    printed = cli("resume", "api", "--print")
+    assert printed.code == 0, printed
+    assert printed.out.startswith(f"## Resuming @api from checkpoint #{checkpoint} (manual, ")
+    assert "- message from @web: ship the \\x1b[31mcontract" in printed.out  # no live escape
+    web = cli("resume", f"#{checkpoint}", "--mode", "agent", "--agent", "web", "--print")
+    assert "ship the" in web.out
+
+
+def test_checkpoint_bad_input(cli: Cli) -> None:
+    assert cli("join", "api").code == 0
+    for args, fragment in (
+        (("checkpoint", "nobody"), "nobody named @nobody"),
+        (("checkpoint", "api"), "no session the room knows of"),
+        (("resume", "#42", "--print"), "no checkpoint #42"),
+        (("resume", "api", "--print"), "no checkpoint of @api"),
+        (("resume", "api", "--mode", "most", "--print"), "invalid mode"),
+        (("resume", "api", "--mode", "agent", "--print"), "needs --agent"),
+    ):
+        result = cli(*args)
+        assert result.code != 0, (args, result)
+        assert "Traceback" not in result.err
+        assert len(result.err.strip().splitlines()) == 1, result.err
+        assert fragment in result.err, (fragment, result.err)

@@ -165,3 +165,26 @@ def test_a_room_that_delivered_before_counts_those_bodies_read() -> None:
         conn.execute(statement)
     read = conn.execute("SELECT body, read_at FROM messages ORDER BY id").fetchall()
     assert read == [("handed over", 2.0), ("waiting", None)]
+
+
+def test_session_start_hands_over_a_resume_checkpoint(hook: Hook, room_home: Path) -> None:
+    from agent_room.room.checkpoints import queue_resume
+
+    room = Room.open({"AGENT_ROOM_HOME": str(room_home)})
+    room.join("backend")
+    room.store.add_message(
+        kind="chat", sender="backend", recipient="worker", body="also waiting", at=room.clock()
+    )
+    resume = queue_resume(room, "worker", "## Resuming @worker from checkpoint #1\n- ran: make")
+    room.close()
+    _code, out, _ = hook(
+        "SessionStart", new_session("SessionStart"), env={"AGENT_ROOM_NAME": "worker"}
+    )
+    assert out is not None
+    text = out["hookSpecificOutput"]["additionalContext"]
+    assert "## Resuming @worker from checkpoint #1\n- ran: make" in text
+    assert "[agent-room resume]" not in text
+    assert "You have 1 unread message" in text
+    room = Room.open({"AGENT_ROOM_HOME": str(room_home)})
+    assert resume not in [int(r["id"]) for r in room.store.unread("worker")]
+    room.close()

@@ -1,0 +1,158 @@
+"""Resume checkpoints: taking them (by hand, at a session's end, before a compaction),
+keeping them to the room's retention, and the context a resume from one gets."""
+
+from __future__ import annotations
+
+from agent_room.core import checkpoints as rules
+from agent_room.core.errors import BadInput, NotFound
+from agent_room.core.memory import Kind
+from agent_room.core.names import parse_name
+from agent_room.core.prompts import RESUME_MARK
+from agent_room.store import checkpoints as store_checkpoints
+from agent_room.store import memory as store_memory
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from agent_room.room.service import Room
+    from agent_room.store.sqlite_base import Row
+
+KEEP_KEY = "checkpoint_keep"
+DAYS_KEY = "checkpoint_days"
+"""The room's settings holding the retention (defaults: ``core.checkpoints``)."""
+
+
+class Checkpoints:
+    """The room's checkpoints."""
+
+    def __init__(self, room: Room) -> None:
+        self.room = room
+        self.store = room.store
+
+    def retention(self) -> tuple[int, float]:
+        """Checkpoints kept per session, and for how many days."""
+        from agent_room.store.links import LinkStore
+
+        settings = LinkStore(self.store).settings()
+        return (
+            int(settings.get(KEEP_KEY, rules.KEEP_PER_SESSION)),
+            float(settings.get(DAYS_KEY, rules.KEEP_DAYS)),
+        )
+
+    def set_retention(self, *, keep: int | None, days: float | None) -> None:
+        """Change the retention (``None`` leaves a value as it is)."""
+        from agent_room.store.links import LinkStore
+
+        values: dict[str, object] = {}
+        if keep is not None:
+            values[KEEP_KEY] = keep
+        if days is not None:
+            values[DAYS_KEY] = days
+        if values:
+            LinkStore(self.store).save_settings(values, at=self.room.clock(), by="operator")
+
+    def take(
+        self,
+        session: Row,
+        *,
+        kind: str = rules.MANUAL,
+        note: str | None = None,
+        upto_seq: int | None = None,
+        follow: bool = True,
+    ) -> int:
+        """Checkpoint a session (its transcript read up to now first); return the id."""
+        session_id = session["session_id"]
+        if not session_id:
+            raise BadInput(f"@{session['name']} has no session the room knows of to checkpoint")
+        if follow and session["transcript_path"]:
+            from agent_room.room.memory import Memory
+
+            Memory(self.room).follow(str(session_id), str(session["transcript_path"]))
+        checkpoint_id = store_checkpoints.add(
+            self.store,
+            name=str(session["name"]),
+            session_id=str(session_id),
+            kind=kind,
+            note=note,
+            cwd=session["cwd"],
+            upto_seq=upto_seq,
+            at=self.room.clock(),
+        )
+        self.prune(str(session_id))
+        return checkpoint_id
+
+    def take_named(self, name: str, note: str | None = None) -> int:
+        """``agent-room checkpoint NAME``: checkpoint the session holding ``name``."""
+        return self.take(self.room.require_member(parse_name(name)), note=note)
+
+    def prune(self, session_id: str) -> list[int]:
+        """Forget a session's checkpoints beyond the retention; return their ids."""
+        keep, days = self.retention()
+        listed = store_checkpoints.listed(self.store, session_id=session_id)
+        gone = rules.expired(listed, self.room.clock(), keep=keep, days=days)
+        store_checkpoints.delete(self.store, gone)
+        return gone
+
+    def at_session_ends(self) -> list[int]:
+        """Checkpoint every followed session that ended since its last end checkpoint."""
+        taken = []
+        for session in store_checkpoints.ended_unsaved(self.store):
+            taken.append(self.take(session, kind=rules.SESSION_END))
+        return taken
+
+    def listed(self, name: str | None = None) -> list[Row]:
+        """Checkpoints newest first (of one name)."""
+        return store_checkpoints.listed(
+            self.store, name=parse_name(name) if name is not None else None
+        )
+
+    def find(self, ref: str) -> Row:
+        """A checkpoint by id (``12`` or ``#12``), or the newest of a name."""
+        number = ref.removeprefix("#")
+        if number.isdigit():
+            found = store_checkpoints.get(self.store, int(number))
+            if found is None:
+                raise NotFound(f"no checkpoint #{number}")
+            return found
+        name = parse_name(ref)
+        listed = store_checkpoints.listed(self.store, name=name)
+        if not listed:
+            raise NotFound(f"no checkpoint of @{name}: take one with agent-room checkpoint {name}")
+        return listed[0]
+
+    def context(self, ref: str, *, mode: str = "full", agent: str | None = None) -> str:
+        """What a session resumed from the checkpoint ``ref`` is told."""
+        rules.check_mode(mode, agent)
+        other = parse_name(agent) if agent else None
+        checkpoint = self.find(ref)
+        upto = int(checkpoint["upto_seq"])
+        items = [
+            r
+            for r in store_memory.items(self.store, str(checkpoint["session_id"]), upto=upto)
+            if r["kind"] != Kind.COMPACTED
+        ]
+        messages = store_checkpoints.messages_upto(
+            self.store, str(checkpoint["name"]), int(checkpoint["upto_message"])
+        )
+        timeline = rules.entries(str(checkpoint["name"]), items, messages)
+        chosen = rules.select(timeline, mode, other)
+        return rules.render(checkpoint, chosen, len(timeline), mode)
+
+
+def queue_resume(room: Room, name: str, text: str) -> int:
+    """Leave the resume context for the agent about to start as ``name``; return its id.
+
+    Refused while a live session holds the name: that agent would get it instead.
+    """
+    from agent_room.core.errors import Refused
+
+    holder = room.store.holder(name)
+    if holder is not None and holder["state"] != "ended":
+        raise Refused(f"@{name} is running: resume under another name with --name NEW")
+    return room.store.add_message(
+        kind="system", sender="room", recipient=name, body=f"{RESUME_MARK}\n{text}", at=room.clock()
+    )
+
+
+def cancel_resume(room: Room, message_id: int) -> None:
+    """Withdraw a resume context whose agent did not start."""
+    store_checkpoints.cancel(room.store, message_id)
