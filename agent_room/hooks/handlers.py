@@ -14,7 +14,7 @@ from agent_room.adapters.processes import SystemProbe
 from agent_room.adapters.procfs import agent_process, ancestors, read_stat
 from agent_room.core.enums import SessionState
 from agent_room.core.names import is_pane_id, tmux_socket_of
-from agent_room.core.prompts import PromptKind, classify
+from agent_room.core.prompts import RESUME_MARK, PromptKind, classify
 from agent_room.hooks import additional_context
 from agent_room.hooks.payload import TEXT_KEEP, HookPayload
 from agent_room.room import Room
@@ -92,11 +92,18 @@ def handle(
 
 def _session_start(room: Room, session: Mapping[str, Any]) -> dict[str, Any]:
     name = session["name"]
-    unread = len(room.store.unread(name))
+    waiting = room.store.unread(name)
+    resumed = [m for m in waiting if m["sender"] == "room" and m["body"].startswith(RESUME_MARK)]
+    if resumed:  # a checkpoint this agent was started from: handed over now, a receipt
+        room.store.mark_delivered(name, [m["id"] for m in resumed], at=room.clock(), via="hook")
+        room.store.mark_read(name, [m["id"] for m in resumed], at=room.clock())
+    unread = len(waiting) - len(resumed)
     text = f"[agent-room] You are @{name} in the agent room."
     if unread:
         noun = "message" if unread == 1 else "messages"
         text += f" You have {unread} unread {noun}: run `agent-room inbox` to read them."
+    for message in resumed:
+        text += "\n\n" + message["body"].removeprefix(RESUME_MARK).strip()
     return additional_context("SessionStart", text)
 
 
