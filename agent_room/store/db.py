@@ -67,17 +67,43 @@ def connect(home: StrPath, *, timeout: float = 10.0) -> sqlite3.Connection:
     except sqlite3.Error as exc:
         raise RoomUnavailable(f"cannot open the room database {path}: {exc}") from None
     conn.row_factory = sqlite3.Row
-    try:
-        mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
-        if mode != "wal":
-            conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        conn.execute("PRAGMA foreign_keys=ON")
-        _migrate(conn, path)
-    except sqlite3.DatabaseError as exc:
-        conn.close()
-        raise RoomUnavailable(f"the room database {path} cannot be used: {exc}") from None
-    return conn
+    deadline = 0.0
+    while True:
+        try:
+            _prepare(conn, path)
+            return conn
+        except sqlite3.DatabaseError as exc:
+            # Switching a new room to WAL answers "locked" at once while another process
+            # does the same, without waiting for the busy timeout: wait here instead.
+            if busy(exc):
+                import time
+
+                deadline = deadline or time.monotonic() + timeout
+                if time.monotonic() < deadline:
+                    time.sleep(0.005)
+                    continue
+            conn.close()
+            raise RoomUnavailable(f"the room database {path} cannot be used: {exc}") from None
+        except BaseException:
+            conn.close()
+            raise
+
+
+def _prepare(conn: sqlite3.Connection, path: str) -> None:
+    mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+    if mode != "wal":
+        conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA foreign_keys=ON")
+    _migrate(conn, path)
+
+
+def busy(exc: sqlite3.Error) -> bool:
+    """Whether ``exc`` says another connection holds a lock (it passes by itself)."""
+    return getattr(exc, "sqlite_errorcode", 0) & 0xFF in (
+        sqlite3.SQLITE_BUSY,
+        sqlite3.SQLITE_LOCKED,
+    )
 
 
 class write_transaction:
