@@ -212,8 +212,9 @@ def exit_chain(
         if found is None:
             break
         index, step = found
-        if step.from_session is None and step.from_pane in panes:
-            step = replace(step, from_session=panes[step.from_pane])
+        pane = step.from_pane
+        if step.from_session is None and pane is not None and pane in panes:
+            step = replace(step, from_session=panes[pane])
         chain.append(step)
         if not root or step.from_session is None:
             break
