@@ -71,7 +71,6 @@ def connect(home: StrPath, *, timeout: float = 10.0) -> sqlite3.Connection:
     while True:
         try:
             _prepare(conn, path)
-            return conn
         except sqlite3.DatabaseError as exc:
             # Switching a new room to WAL answers "locked" at once while another process
             # does the same, without waiting for the busy timeout: wait here instead.
@@ -87,6 +86,8 @@ def connect(home: StrPath, *, timeout: float = 10.0) -> sqlite3.Connection:
         except BaseException:
             conn.close()
             raise
+        else:
+            return conn
 
 
 def _prepare(conn: sqlite3.Connection, path: str) -> None:
