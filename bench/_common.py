@@ -13,6 +13,7 @@ import math
 import os
 import platform
 import random
+import shlex
 import sqlite3
 import statistics
 import subprocess
@@ -27,6 +28,8 @@ from typing import Any, TypeVar
 BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
 RESULTS_DIR = BENCH_DIR / "results"
+STANDIN = ROOT / "tests" / "standin_agent.py"
+"""The stand-in agent: a pane's program that fires the real hooks."""
 
 _STRIPPED_ENV = (
     "AGENT_ROOM_HOME",
@@ -140,6 +143,19 @@ def venv_script(name: str) -> Path:
     if not candidate.exists():
         raise SystemExit(f"{candidate} not found: install the project into .venv first")
     return candidate
+
+
+def standin_command(home: Path, name: str, *args: str) -> str:
+    """A pane's initial command: the stand-in agent for ``name`` (as tests/tmux/conftest.py)."""
+    env = {
+        "AGENT_ROOM_HOME": str(home),
+        "AGENT_ROOM_NAME": name,
+        "PYTHONPATH": str(ROOT),
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+    }
+    assignments = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+    argv = [str(venv_python()), str(STANDIN), *args]
+    return f"env {assignments} {' '.join(shlex.quote(a) for a in argv)}"
 
 
 def bench_env(home: Path, **extra: str) -> dict[str, str]:

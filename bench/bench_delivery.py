@@ -46,7 +46,6 @@ import argparse
 import json
 import os
 import re
-import shlex
 import shutil
 import subprocess
 import tempfile
@@ -61,7 +60,6 @@ from typing import Any
 
 import psutil
 from _common import (
-    ROOT,
     Command,
     Stats,
     bench_env,
@@ -73,6 +71,7 @@ from _common import (
     progress,
     run_once,
     stale_bytecode,
+    standin_command,
     stop_process,
     time_round_robin,
     venv_python,
@@ -99,7 +98,6 @@ SPEEDUP_BUDGET = 5.0
 CPU_BUDGET_PCT = 2.0
 """``agent-room watch`` at rest with 50 idle agents: CPU time over wall time, percent."""
 
-STANDIN = ROOT / "tests" / "standin_agent.py"
 OURS_NUDGE = re.compile(rb"\[agent-room\] 1 new message from @backend \(#(\d+)\)")
 
 
@@ -285,18 +283,6 @@ def start_watch(home: Path, pycache: Path | None, stack: ExitStack) -> subproces
     finally:
         room.close()
     return watch
-
-
-def standin_command(home: Path, name: str) -> str:
-    """The pane's initial command: the stand-in agent (as tests/tmux/conftest.py)."""
-    env = {
-        "AGENT_ROOM_HOME": str(home),
-        "AGENT_ROOM_NAME": name,
-        "PYTHONPATH": str(ROOT),
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-    }
-    assignments = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-    return f"env {assignments} {shlex.quote(str(venv_python()))} {shlex.quote(str(STANDIN))}"
 
 
 def setup_ours(
