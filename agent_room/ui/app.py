@@ -24,6 +24,7 @@ from textual.reactive import var
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from agent_room.core.errors import RoomError
+from agent_room.core.printable import printable
 from agent_room.ui.commands import RoomCommands
 from agent_room.ui.enter import EnterMixin
 from agent_room.ui.messages import RefreshWanted, SnapshotReady, WorkerStatus
@@ -36,6 +37,8 @@ from agent_room.ui.widgets.status import StatusBar
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Protocol
+
+    from textual.notifications import SeverityLevel
 
     from agent_room.core.ports import Clock, Multiplexer, ProcessProbe
     from agent_room.core.snapshot import RoomSnapshot
@@ -347,6 +350,26 @@ class RoomConsole(EnterMixin, App[int]):
             restart["injector"] = self._inject
             restart["memory"] = self._remember
             self.set_timer(self.settings.restart_delay, restart[worker.name])
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Every toast, from any widget, shows its text escaped and never parsed as markup:
+        errors and reasons quote what agents and panes wrote (``core.printable``)."""
+        del markup
+        super().notify(
+            printable(message, multiline=True),
+            title=printable(title),
+            severity=severity,
+            timeout=timeout,
+            markup=False,
+        )
 
     # -- actions ----------------------------------------------------------------------
 

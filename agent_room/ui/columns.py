@@ -13,6 +13,7 @@ from typing import Any
 
 from rich.text import Text
 
+from agent_room.core.printable import printable
 from agent_room.core.snapshot import SessionRow
 
 STATE_ORDER = {"waiting": 0, "busy": 1, "idle": 2, "ended": 3}
@@ -59,15 +60,15 @@ def _unread(row: SessionRow, _ctx: CellContext) -> Text:
 
 def _delivery(row: SessionRow, ctx: CellContext) -> Text:
     if row.failed:
-        return Text(row.delivery, style=ctx.colours.get("error", "red"))
-    return Text(row.delivery, style="dim")
+        return Text(printable(row.delivery), style=ctx.colours.get("error", "red"))
+    return Text(printable(row.delivery), style="dim")
 
 
 def _links(row: SessionRow, ctx: CellContext) -> Text:
     if not row.links:
         return Text("·", style="dim")
     style = ctx.colours.get("warning", "yellow") if row.unanchored or "frozen" in row.links else ""
-    return Text(row.links, style=style, overflow="ellipsis", no_wrap=True)
+    return Text(printable(row.links), style=style, overflow="ellipsis", no_wrap=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +79,8 @@ class Column:
     label: str
     cell: Callable[[SessionRow, CellContext], Text]
     """The cell: always ``Text``, never a string, which the table would parse as markup
-    (a ``[`` in a path would be taken for a style, and parsing costs on a big room)."""
+    (a ``[`` in a path would be taken for a style, and parsing costs on a big room); any
+    text that an agent or a hook supplied goes through ``core.printable`` first."""
     sort: Callable[[SessionRow], Any]
     width: int | None = None
     """Fixed width in cells: measuring every cell of a big room is what costs."""
@@ -86,13 +88,25 @@ class Column:
 
 COLUMNS: tuple[Column, ...] = (
     Column("name", "Name", _name, lambda r: r.name, 20),
-    Column("agent", "Agent", lambda r, _c: Text(r.agent), lambda r: (r.agent, r.name), 7),
+    Column(
+        "agent", "Agent", lambda r, _c: Text(printable(r.agent)), lambda r: (r.agent, r.name), 7
+    ),
     Column("state", "State", _state, lambda r: (STATE_ORDER.get(r.state, 9), r.name), 10),
     Column("links", "Links", _links, lambda r: (not r.links, r.links, r.name), 20),
     Column(
-        "cwd", "Cwd", lambda r, _c: Text(short_path(r.cwd)), lambda r: (r.cwd or "", r.name), 28
+        "cwd",
+        "Cwd",
+        lambda r, _c: Text(short_path(printable(r.cwd or ""))),
+        lambda r: (r.cwd or "", r.name),
+        28,
     ),
-    Column("pane", "Pane", lambda r, _c: Text(r.pane or ""), lambda r: (r.pane or "", r.name), 5),
+    Column(
+        "pane",
+        "Pane",
+        lambda r, _c: Text(printable(r.pane or "")),
+        lambda r: (r.pane or "", r.name),
+        5,
+    ),
     Column(
         "age",
         "Age",

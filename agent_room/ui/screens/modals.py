@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
+
+from agent_room.core.printable import printable
 
 
 class RejectScreen(ModalScreen[str | None]):
@@ -77,8 +80,9 @@ class ConfirmScreen(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         """Question, detail, buttons."""
         with Vertical(id="dialog"):
-            yield Label(self.title_text, id="dialog-title")
-            yield Static(self.detail, classes="hint")
+            yield Label(Text(printable(self.title_text)), id="dialog-title")
+            # the detail quotes a stored cwd and command line: escaped, never markup
+            yield Static(Text(printable(self.detail, multiline=True)), classes="hint")
             with Horizontal(id="dialog-buttons"):
                 yield Button("Yes", variant="primary", id="yes")
                 yield Button("No", id="no")

@@ -2,7 +2,7 @@
 
 Each line is one audit event of a message (sent, delivered, read, failed) or a
 handover (requested, approved, rejected, expired), sender -> recipient, with the
-message's delivery status now.
+message's delivery status now and the start of its body, escaped (``core.printable``).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from rich.text import Text
 from textual.reactive import var
 from textual.widgets import DataTable
 
+from agent_room.core.printable import printable
 from agent_room.core.snapshot import FlowEvent, RoomSnapshot
 
 STATUS_COLOURS = {
@@ -87,7 +88,7 @@ class FlowTimeline(DataTable[object]):
                 Text(kind),
                 Text.assemble(f"@{event.sender}", (" → ", "dim"), f"@{event.recipient}"),
                 Text(event.status, style=colour),
-                Text(event.summary, overflow="ellipsis", no_wrap=True),
+                Text(printable(event.summary), overflow="ellipsis", no_wrap=True),
             )
         self.scroll_end(animate=False)
         total = self.snapshot.messages if self.snapshot else 0

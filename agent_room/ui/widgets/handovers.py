@@ -18,7 +18,9 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from agent_room.core.cycles import render_cycle
+from agent_room.core.printable import printable
 from agent_room.core.snapshot import HandoverRow, RoomSnapshot
+from agent_room.ui.escaped import Escaped
 
 
 class HandoverQueue(OptionList):
@@ -82,7 +84,8 @@ class HandoverQueue(OptionList):
 
 class HandoverPreview(VerticalScroll):
     """The highlighted handover: a cycle warning, then its body as Markdown (rendered by
-    Rich into one widget: the preview changes often and a widget per block costs).
+    Rich into one widget: the preview changes often and a widget per block costs), shown
+    with what a terminal would act on escaped.
 
     The first body is drawn just after the frame that shows the route, so the console's
     first paint never waits for the Markdown renderer to load.
@@ -124,4 +127,7 @@ class HandoverPreview(VerticalScroll):
         if handover is not None:
             context = handover.context or "*Context from the sender's transcript: preparing.*"
             text += f"\n\n---\n\n{context}"
-        self.query_one("#handover-body", Static).update(Markdown(text))
+        # escaped before the layout (so lines wrap right) and after the rendering (which
+        # decodes entities such as &#27; into the very characters escaped before)
+        markdown = Markdown(printable(text, multiline=True))
+        self.query_one("#handover-body", Static).update(Escaped(markdown))

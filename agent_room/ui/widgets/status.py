@@ -6,6 +6,8 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from agent_room.core.printable import printable
+
 GOOD = {"on", "active", "watching", "reading"}
 BAD = {"error", "failed"}
 
@@ -34,6 +36,6 @@ class StatusBar(Static):
             if status == "off":
                 key = "state-ended"
             text.append("● ", style=colours.get(key, ""))
-            text.append(f"{worker} {status}   ")
-        text.append(f"room {self.home}", style="dim")
+            text.append(printable(f"{worker} {status}   "))
+        text.append(printable(f"room {self.home}"), style="dim")
         self.update(text)

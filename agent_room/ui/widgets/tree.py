@@ -8,11 +8,14 @@ the app through ``SessionChosen`` so the table follows.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from rich.text import Text
 from textual.reactive import var
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
+from agent_room.core.printable import printable
 from agent_room.core.snapshot import RoomSnapshot, TreeRow
 from agent_room.ui.messages import SessionChosen
 
@@ -37,6 +40,7 @@ class SessionTree(Tree[str]):
         self._rebuild()
 
     def _label(self, row: TreeRow) -> Text:
+        row = replace(row, label=printable(row.label))  # a subagent's label is free text
         if row.kind == "subagent":
             return Text(f"◦ {row.label}", style="dim italic")
         colour = self.app.theme_variables.get(f"state-{row.state}", "")
