@@ -1,8 +1,10 @@
 """Session commands: ``peek NAME [--turns N] [--tools] [--json]`` and ``rename OLD NEW``.
 
-Who asks for a peek: an agent (``AGENT_ROOM_NAME``, its registered live pane, or its
+Who asks: an agent (``AGENT_ROOM_NAME``, its registered live pane, or its
 ``CLAUDE_CODE_SESSION_ID``), else the operator. A client running inside an agent that
 the room does not know is not the operator: it is refused rather than given everything.
+The operator peeks at and renames anyone; an agent peeks at itself and its linked peers,
+and renames only itself.
 """
 
 from __future__ import annotations
@@ -21,9 +23,9 @@ if TYPE_CHECKING:
 
 
 def viewer_of(room: Room, environ: Mapping[str, str]) -> str | None:
-    """The agent running the command, or ``None`` for the operator."""
-    if environ.get("AGENT_ROOM_NAME"):
-        return parse_name(environ["AGENT_ROOM_NAME"])
+    """The agent running the command, or ``None`` for the operator (peek and rename)."""
+    if environ.get("AGENT_ROOM_NAME"):  # renamed since it started: still itself
+        return room.identify(env_name=environ["AGENT_ROOM_NAME"], pane=None, as_name=None)
     pane = environ.get("TMUX_PANE")
     row = room.store.holder_of_pane(pane) if pane else None
     if row is None and environ.get("CLAUDE_CODE_SESSION_ID"):
@@ -32,8 +34,8 @@ def viewer_of(room: Room, environ: Mapping[str, str]) -> str | None:
         return str(row["name"])
     if environ.get("CLAUDECODE") or environ.get("CLAUDE_CODE_SESSION_ID"):
         raise Refused(
-            "peek from inside an agent that is not in the room: only the operator, or an"
-            " agent linked to the peer, may read a transcript"
+            "this runs inside an agent that is not in the room: join the room first, or"
+            " run it from the operator's terminal"
         )
     return None
 
@@ -82,7 +84,10 @@ def cmd_rename(args: argparse.Namespace) -> int:
     """Rename the session OLD to NEW."""
     room = Room.open(os.environ)
     try:
-        row = room.rename(args.old, args.new)
+        viewer = viewer_of(room, os.environ)
+        if viewer is not None and viewer != room.require_member(parse_name(args.old))["name"]:
+            raise Refused(f"@{viewer} may rename only itself: the operator renames any session")
+        row = room.rename(args.old, args.new, by=viewer or "operator")
     finally:
         room.close()
     moved = int(row["moved"])

@@ -127,3 +127,17 @@ def test_control_characters_in_a_transcript_are_shown_not_acted_on(
     assert "\r" not in result.out
     exact = json.loads(cli("peek", "a", "--json", env=OPERATOR).out)
     assert exact["turns"][0]["text"].endswith(hostile)
+
+
+def test_an_agent_renames_only_itself_and_stays_itself(agents: Room, cli: Cli) -> None:
+    refused = cli("rename", "b", "bee", name="a")
+    assert refused.code == 1
+    assert refused.err == (
+        "agent-room: @a may rename only itself: the operator renames any session\n"
+    )
+    assert cli("rename", "a", "ay", name="a").code == 0
+    events = [e for e in agents.store.events() if e["kind"] == "session.renamed"]
+    assert [e["actor"] for e in events] == ["a"]
+    # still launched as a: peeks as itself, with its link, under its new name
+    assert cli("send", "@b", "--link", "let us work on it", name="a").code == 0
+    assert cli("peek", "b", name="a").code == 0
