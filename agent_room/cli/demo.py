@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from agent_room.core.format import format_messages
 from agent_room.core.handover import HandoverFields
+from agent_room.core.printable import printable
 from agent_room.room import Room
 from agent_room.store.sqlite import SqliteStore
 
@@ -78,12 +79,13 @@ def _look(demo: Demo, kind: str, seconds: float) -> int:
         print("\n$ agent-room who")
         for row in room.who():
             note = f"  ({row['delivery']})" if row["delivery"] else ""
-            print(f"  @{row['name']:<9} {row['state']:<8} pane {row['pane']}{note}")
+            shown = printable(f"pane {row['pane']}{note}")
+            print(f"  @{row['name']:<9} {row['state']:<8} {shown}")
         print("\n$ agent-room handovers")
         for row in room.pending_handovers():
             print(f"  #{row['message_id']}  @{row['sender']} -> @{row['recipient']}")
         print("\n$ agent-room history")
-        sys.stdout.write(format_messages(room.history(10)))
+        sys.stdout.write(printable(format_messages(room.history(10)), multiline=True))
     finally:
         room.close()
         demo_room.stop(demo)
@@ -140,9 +142,9 @@ def walk_through(args: argparse.Namespace) -> int:
         room.approve(hid)
         print(f"handover #{hid} approved")
         _say("AGENT_ROOM_NAME=frontend agent-room inbox", pause)
-        sys.stdout.write(format_messages(room.inbox("frontend")))
+        sys.stdout.write(printable(format_messages(room.inbox("frontend")), multiline=True))
         _say("AGENT_ROOM_NAME=backend agent-room inbox", pause)
-        sys.stdout.write(format_messages(room.inbox("backend")))
+        sys.stdout.write(printable(format_messages(room.inbox("backend")), multiline=True))
         room.close()
     print("\nThe room is gone again. Run `agent-room --help` for every command.")
     return 0

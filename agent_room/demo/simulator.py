@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from agent_room.core.printable import printable
 from agent_room.demo.conversation import SCRIPTS
 from agent_room.demo.model_api import Script
 
@@ -141,9 +142,9 @@ class Simulator:
         """Start, answer every typed line, end at end of input."""
         threading.Thread(target=self.read_input, args=(stream,), daemon=True).start()
         name = os.environ.get("AGENT_ROOM_NAME", "agent")
-        self.say(f"{BOLD}@{name}{RESET} {DIM}(a simulated agent){RESET}  {self.cwd}")
+        self.say(f"{BOLD}@{name}{RESET} {DIM}(a simulated agent){RESET}  {printable(self.cwd)}")
         started = self.fire("SessionStart", source="startup")
-        self.say(DIM + _context(started) + RESET)
+        self.say(DIM + printable(_context(started), multiline=True) + RESET)
         self.say()
         while True:
             print("\u276f ", end="", file=self.out, flush=True)
@@ -164,7 +165,8 @@ class Simulator:
         submitted = self.fire("UserPromptSubmit", prompt=prompt, permission_mode="default")
         context = _context(submitted)
         if context:
-            self.say(DIM + "  \u23bf " + context.replace("\n", "\n    ") + RESET)
+            shown = printable(context, multiline=True).replace("\n", "\n    ")
+            self.say(DIM + "  \u23bf " + shown + RESET)
         final = self.think([prompt, context])
         stops = 0
         while True:
@@ -180,7 +182,8 @@ class Simulator:
                 break
             stops += 1
             reason = str(stopped.get("reason", ""))
-            self.say(DIM + "  \u23bf Stop hook feedback: " + reason.replace("\n", "\n    ") + RESET)
+            shown = printable(reason, multiline=True).replace("\n", "\n    ")
+            self.say(DIM + "  \u23bf Stop hook feedback: " + shown + RESET)
             final = self.think([f"Stop hook feedback:\n{reason}"])
         self.say()
 
@@ -193,7 +196,7 @@ class Simulator:
         reply = self.script.answer(body)
         for _ in range(MAX_STEPS):
             if reply.text:
-                self.say(f"\u25cf {reply.text}")
+                self.say(f"\u25cf {printable(reply.text, multiline=True)}")
                 self._log("assistant", reply.text)
             if reply.bash is None:
                 return reply.text
@@ -209,7 +212,7 @@ class Simulator:
 
     def bash(self, command: str) -> str:
         """Run one tool call: ``agent-room ...`` for real, anything else after permission."""
-        self.say(f"\u25cf Bash({command})")
+        self.say(f"\u25cf Bash({printable(command)})")
         argv = shlex.split(command)
         if argv[:1] != [ALLOWED]:
             if not self.permission(command):
@@ -221,13 +224,13 @@ class Simulator:
             [*_agent_room(), *argv[1:]], capture_output=True, text=True, check=False
         )
         result = (proc.stderr + proc.stdout).strip()
-        self.say("  \u23bf " + result.replace("\n", "\n    "))
+        self.say("  \u23bf " + printable(result, multiline=True).replace("\n", "\n    "))
         return result
 
     def permission(self, command: str) -> bool:
         """A permission dialog: the hooks learn it is open; the next typed line answers it."""
         self.say("  " + "\u254c" * 60)
-        self.say(f"  {command}")
+        self.say(f"  {printable(command)}")
         self.say(f"  {BOLD}Do you want to proceed?{RESET}  Enter: yes   n, Enter: no")
         if self.answer_after is not None:
             self.say(f"  {DIM}(the simulated user allows it in {self.answer_after:g} s){RESET}")
