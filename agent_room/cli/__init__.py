@@ -43,6 +43,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         # the reader went away (e.g. `| head`): not an error worth a traceback
         sys.stderr.close()
         return 0
+    except Exception as exc:
+        if not _database_error(exc):
+            raise
+        # a full disk, a damaged file, a lock held too long: the room's state, not a bug
+        print(f"agent-room: the room database in {_home()} failed: {exc}", file=sys.stderr)
+        return 1
+
+
+def _database_error(exc: Exception) -> bool:
+    """Whether ``exc`` is SQLite's (without importing sqlite3 where nothing did)."""
+    sqlite3 = sys.modules.get("sqlite3")
+    return sqlite3 is not None and isinstance(exc, sqlite3.Error)
+
+
+def _home() -> str:
+    from agent_room.store.home import room_home
+
+    return room_home(os.environ)
 
 
 def _parse_and_run(args_list: list[str]) -> int:

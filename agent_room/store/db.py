@@ -125,4 +125,20 @@ class write_transaction:
         return self.conn
 
     def __exit__(self, kind: type[BaseException] | None, *_rest: object) -> None:
-        self.conn.execute("ROLLBACK" if kind is not None else "COMMIT")
+        if kind is not None:
+            self._rollback()
+            return
+        try:
+            self.conn.execute("COMMIT")
+        except sqlite3.Error:
+            # a full disk or a held lock at COMMIT can leave the transaction open: end
+            # it, so the connection (a worker's, for hours) can begin the next one
+            self._rollback()
+            raise
+
+    def _rollback(self) -> None:
+        if self.conn.in_transaction:
+            try:  # noqa: SIM105 - no contextlib on the hooks' path (see above)
+                self.conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass  # SQLite rolled back by itself (a full disk, an I/O error)
