@@ -107,6 +107,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     _console_commands(sub)
     _link_commands(sub)
     _memory_commands(sub)
+    _intercom_commands(sub)
     if not known or command in ("start", "stop"):
         _launcher_commands(sub)
     return parser
@@ -339,6 +340,57 @@ def _link_commands(sub: _Only) -> None:
     p.add_argument("--all", action="store_true", help="include fired and cancelled timers")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=_lazy(handlers, "cmd_timers"))
+
+
+def _timeout(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 86400:
+        raise argparse.ArgumentTypeError(f"invalid time {text!r}: use seconds, e.g. 600")
+    return value
+
+
+def _intercom_commands(sub: _Only) -> None:
+    handlers = "agent_room.cli.ask"
+    p = sub.add_parser("ask", help="ask a headless agent in another repository (seed 000)")
+    p.add_argument("repo", metavar="REPO", help="a directory, or the @name of a room member")
+    p.add_argument("question", metavar="QUESTION", nargs="*", help="else --file or stdin")
+    p.add_argument("--file", help="read the question from a file ('-' for stdin)")
+    p.add_argument("--new", action="store_true", help="start a new session, whatever the rules")
+    p.add_argument("--resume", metavar="ID", help="resume this session, whatever the rules")
+    p.add_argument(
+        "--max-turns", type=_count, metavar="N", help="agentic turns at most (room's setting)"
+    )
+    p.add_argument(
+        "--timeout",
+        type=_timeout,
+        default=600.0,
+        metavar="SECONDS",
+        help="end the client after this long (default: 600)",
+    )
+    p.add_argument("--json", action="store_true", help="print the whole record as JSON")
+    p.add_argument("--quiet", action="store_true", help="no [intercom] reasoning on stderr")
+    p.set_defaults(handler=_lazy(handlers, "cmd_ask"))
+
+    p = sub.add_parser("intercom", help="the intercom's sessions per repository, with costs")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=_lazy(handlers, "cmd_intercom"))
+    isub = p.add_subparsers(title="intercom commands", metavar="COMMAND", parser_class=_Parser)
+    ip = isub.add_parser("import", help="take over the sessions of the seed's state file")
+    ip.add_argument("file", metavar="FILE", help="e.g. /tmp/cross-agent-sessions.json")
+    ip.set_defaults(handler=_lazy(handlers, "cmd_intercom_import"))
+    ip = isub.add_parser("forget", help="forget a session, or every session of a repository")
+    ip.add_argument("target", metavar="REPO|SESSION")
+    ip.set_defaults(handler=_lazy(handlers, "cmd_intercom_forget"))
+    ip = isub.add_parser("settings", help="show or change the default max turns, session limit")
+    ip.add_argument("--max-turns", type=_count, metavar="N", help="per ask (default 10)")
+    ip.add_argument(
+        "--session-limit", type=_count, metavar="N", help="sessions kept per repository (5)"
+    )
+    ip.add_argument("--json", action="store_true", help="print JSON")
+    ip.set_defaults(handler=_lazy(handlers, "cmd_intercom_settings"))
 
 
 def _memory_commands(sub: _Only) -> None:

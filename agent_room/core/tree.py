@@ -34,10 +34,28 @@ class TreeNode:
         }
 
 
+def intercom_label(row: Mapping[str, Any]) -> str:
+    """An intercom session in the tree: where it asks, its topic, cost and turns."""
+    from agent_room.core.printable import printable
+
+    turns = int(row.get("turns") or 0)
+    return (
+        f"ask @{row['label']}: {printable(str(row['topic']))}"
+        f" (${float(row.get('cost_usd') or 0):.4f},"
+        f" {turns} turn{'' if turns == 1 else 's'})"
+    )
+
+
 def build_tree(
-    sessions: Iterable[Mapping[str, Any]], subagents: Iterable[Mapping[str, Any]] = ()
+    sessions: Iterable[Mapping[str, Any]],
+    subagents: Iterable[Mapping[str, Any]] = (),
+    intercom: Iterable[Mapping[str, Any]] = (),
 ) -> list[TreeNode]:
-    """Roots in start order; a session whose parent is unknown (or a cycle) is a root."""
+    """Roots in start order; a session whose parent is unknown (or a cycle) is a root.
+
+    An intercom session (``agent-room ask``) hangs under the session that asked; its
+    node is the registered session when its hooks registered it, else a node of its own.
+    """
     nodes: dict[str, TreeNode] = {}
     parents: dict[str, str | None] = {}
     order: list[str] = []
@@ -51,6 +69,15 @@ def build_tree(
         )
         parents[sid] = row.get("parent")
         order.append(sid)
+    for row in sorted(intercom, key=lambda r: float(r["created_at"])):
+        sid = str(row["session_id"])
+        node = nodes.get(sid)
+        if node is None:
+            node = nodes[sid] = TreeNode(label="", session_id=sid, state="ended", depth=0)
+            order.append(sid)
+        node.label = intercom_label(row)
+        node.kind = "intercom"
+        parents[sid] = str(row["parent"])
     roots: list[TreeNode] = []
     for sid in order:
         parent = parents[sid]
@@ -92,7 +119,7 @@ def render_tree(roots: Iterable[TreeNode]) -> str:
 
     def walk(node: TreeNode, prefix: str, last: bool, top: bool) -> None:
         branch = "" if top else ("└── " if last else "├── ")
-        marker = f"[{node.state}]" if node.kind == "session" else "(subagent)"
+        marker = f"({node.kind})" if node.kind == "subagent" else f"[{node.state}]"
         lines.append(f"{prefix}{branch}{node.label} {marker}")
         child_prefix = prefix if top else prefix + ("    " if last else "│   ")
         for index, child in enumerate(node.children):

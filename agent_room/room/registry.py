@@ -90,6 +90,10 @@ class Registry:
         existing = self.store.session(facts.session_id)
         explicit = bool(facts.name)
         wanted = parse_name(facts.name) if facts.name else name_from_cwd(facts.cwd or "")
+        if explicit and existing is None and self.store.holder(wanted) is None:
+            # launched as a name since renamed (a /clear starts a new session with the
+            # launch environment): it continues under the name it was given
+            wanted = self.store.renamed_to(wanted) or wanted
         parent = self._parent(facts)
         columns: dict[str, object] = {
             "session_id": facts.session_id,
@@ -140,5 +144,7 @@ class Registry:
     def tree(self) -> list[TreeNode]:
         """The session tree of the sessions in the room."""
         from agent_room.core.tree import build_tree
+        from agent_room.store.intercom import IntercomStore
 
-        return build_tree(self.store.members(), self.store.subagents())
+        intercom = IntercomStore(self.store).sessions()
+        return build_tree(self.store.members(), self.store.subagents(), intercom)

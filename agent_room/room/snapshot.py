@@ -21,6 +21,7 @@ from agent_room.core.snapshot import (
 from agent_room.core.tree import TreeNode, build_tree
 from agent_room.room.links import Links
 from agent_room.store import memory, views
+from agent_room.store.intercom import IntercomStore
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -108,7 +109,8 @@ class SnapshotReader:
             )
         }
         sessions = tuple(self._session(r, notes, linked[r["name"]]) for r in members)
-        tree = tuple(_frozen(n) for n in build_tree(members, store.subagents()))
+        intercom = IntercomStore(store).sessions()
+        tree = tuple(_frozen(n) for n in build_tree(members, store.subagents(), intercom))
         pending = self.room.pending_handovers()
         cycles = self.room.handover_cycles(pending)
         contexts = memory.contexts(store, [int(r["message_id"]) for r in pending])

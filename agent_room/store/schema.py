@@ -269,6 +269,28 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX checkpoints_session ON checkpoints(session_id, id);
     CREATE INDEX checkpoints_name ON checkpoints(name, id);
     """,
+    # 7: the intercom's headless conversations, per repository (seed 000): who asked
+    # (the parent), the topic, use, cost and turns; ``claimed_until`` marks one an ask
+    # is running in, so that a second ask never resumes it at the same time.
+    """
+    CREATE TABLE intercom_sessions (
+        session_id TEXT PRIMARY KEY,
+        repo TEXT NOT NULL,
+        label TEXT NOT NULL,
+        topic TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        last_used_at REAL NOT NULL,
+        parent TEXT NOT NULL,
+        asker TEXT NOT NULL,
+        message_count INTEGER NOT NULL DEFAULT 0,
+        last_message TEXT NOT NULL DEFAULT '',
+        cost_usd REAL NOT NULL DEFAULT 0,
+        turns INTEGER NOT NULL DEFAULT 0,
+        status TEXT NOT NULL DEFAULT 'active',
+        claimed_until REAL
+    );
+    CREATE INDEX intercom_sessions_repo ON intercom_sessions(repo, last_used_at);
+    """,
 )
 """Each entry moves the schema from version ``index`` to ``index + 1``."""
 

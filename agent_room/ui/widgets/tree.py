@@ -43,6 +43,9 @@ class SessionTree(Tree[str]):
         row = replace(row, label=printable(row.label))  # a subagent's label is free text
         if row.kind == "subagent":
             return Text(f"◦ {row.label}", style="dim italic")
+        if row.kind == "intercom":
+            colour = self.app.theme_variables.get(f"state-{row.state}", "")
+            return Text.assemble(("⇢ ", colour), (row.label, "italic"))
         colour = self.app.theme_variables.get(f"state-{row.state}", "")
         label = Text("● ", style=colour)
         label.append(f"@{row.label}")

@@ -1,0 +1,185 @@
+"""``agent-room ask`` and ``agent-room intercom``: questions to headless agents in other
+repositories, and the sessions the room keeps for them.
+
+The answer goes to stdout and nothing else does, so ``answer=$(agent-room ask ...)``
+holds just the answer; the reasoning (the seed's ``[intercom]`` lines) goes to stderr.
+The real client is built here and passed to the use case.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+
+from agent_room.cli.bus import _open, _read_body
+from agent_room.cli.output import print_json
+from agent_room.core.errors import BadInput
+from agent_room.core.names import MAX_NAME_LENGTH
+from agent_room.room.intercom import Intercom
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+
+    from agent_room.adapters.claude import ClaudeHeadless
+    from agent_room.room.intercom import Asker
+
+QUESTION_LIMIT = 256 * 1024
+"""Bytes of a question read from a file or stdin."""
+HIDDEN: tuple[str, ...] = ("TMUX", "TMUX_PANE", "AGENT_ROOM_NAME")
+"""The asker's own variables: the client's hooks would register it as the asker."""
+
+
+def _say(line: str) -> None:
+    from agent_room.core.printable import printable
+
+    print(printable(line), file=sys.stderr, flush=True)
+
+
+def client_env(label: str, asker: Asker, environ: dict[str, str]) -> dict[str, str]:
+    """The client's environment: the asker's, without what identifies the asker, plus the
+    room's variables, so that its hooks register it as ``@ask-LABEL`` under the asker."""
+    from agent_room.cli.launcher import LEAKED, agent_env
+    from agent_room.core.intercom import OPERATOR_PARENT
+
+    name = f"ask-{label}"[:MAX_NAME_LENGTH].rstrip("-_")
+    env = {k: v for k, v in environ.items() if k not in LEAKED and k not in HIDDEN}
+    env.update(agent_env(name, "claude", environ))
+    env.pop("AGENT_ROOM_PARENT", None)
+    if asker.parent != OPERATOR_PARENT:
+        env["AGENT_ROOM_PARENT"] = asker.parent
+    return env
+
+
+def _client(label: str, asker: Asker) -> ClaudeHeadless:
+    from agent_room.adapters.claude import ClaudeHeadless
+    from agent_room.plugin import claude_flags
+
+    wanted = os.environ.get("AGENT_ROOM_CLAUDE") or "claude"
+    binary = shutil.which(wanted) or wanted
+    return ClaudeHeadless(
+        binary, args=claude_flags(), env=client_env(label, asker, dict(os.environ))
+    )
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    room = _open()
+    intercom = Intercom(room)
+    asker = intercom.asker(os.environ)
+    if args.new and args.resume:
+        raise BadInput("--new and --resume ID cannot go together")
+    args.text = args.question
+    question = _read_body(args, QUESTION_LIMIT) or ""
+    try:
+        _repo, label = intercom.repository(args.repo)
+    except BadInput:
+        label = "repo"  # the use case reports the bad REPO, and records it
+    intercom.client = _client(label, asker)
+    record = intercom.ask(
+        args.repo,
+        question,
+        asker,
+        max_turns=args.max_turns,
+        timeout=args.timeout,
+        force_new=args.new,
+        resume_id=args.resume,
+        say=(lambda _line: None) if args.quiet else _say,
+    )
+    if args.json:
+        print_json(record)
+    else:
+        result = str(record["result"])
+        if sys.stdout.isatty():  # captured, the answer is kept exactly as given
+            from agent_room.core.printable import printable
+
+            result = printable(result, multiline=True)
+        sys.stdout.write(result if result.endswith("\n") else result + "\n")
+    return 0
+
+
+def cmd_intercom(args: argparse.Namespace) -> int:
+    import time
+
+    repos = Intercom(_open()).listing()
+    if args.json:
+        print_json(repos)
+        return 0
+    if not repos:
+        print("no intercom sessions (ask with: agent-room ask REPO QUESTION)", file=sys.stderr)
+        return 0
+    now = time.time()
+    for entry in repos:
+        count = len(entry["sessions"])
+        print(
+            f"{entry['repo']} (@{entry['label']}): {count} session{'s' if count != 1 else ''},"
+            f" ${entry['cost_usd']:.4f}, {entry['turns']} turns"
+        )
+        for s in entry["sessions"]:
+            print(
+                f'  {s["session_id"]}  {s["status"]:<8}  "{s["topic"]}"  {s["message_count"]} asks'
+                f"  ${float(s['cost_usd']):.4f}  {s['turns']} turns"
+                f"  used {_age(now - float(s['last_used_at']))} ago  by {s['asker']}"
+            )
+    return 0
+
+
+def _age(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit}"
+    return f"{max(0, int(seconds))}s"
+
+
+def cmd_intercom_import(args: argparse.Namespace) -> int:
+    import json
+    import time
+
+    from agent_room.core.intercom_state import read_seed_state
+
+    try:
+        with open(args.file, encoding="utf-8") as handle:  # noqa: PTH123
+            text = handle.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        raise BadInput(f"cannot read {args.file}: {reason}") from None
+    state = read_seed_state(text, now=time.time())
+    added = Intercom(_open()).import_sessions(list(state.sessions))
+    if state.migrated is not None:
+        _write_migrated(args.file, text, json.dumps(state.migrated, indent=2) + "\n")
+        print(f"{args.file}: v1 migrated to v2 (backup: {args.file}.v1.backup)", file=sys.stderr)
+    print(f"imported {added} of {len(state.sessions)} sessions from {args.file}", file=sys.stderr)
+    return 0
+
+
+def _write_migrated(path: str, original: str, migrated: str) -> None:
+    """The seed's migration on disk: the v1 file kept as ``.v1.backup``, then v2 in place."""
+    backup = f"{path}.v1.backup"
+    for target, text in ((backup, original), (f"{path}.v2.tmp", migrated)):
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+        try:
+            fd = os.open(target, flags, 0o600)
+        except OSError as exc:
+            raise BadInput(f"cannot write {target}: {exc.strerror}") from None
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    os.replace(f"{path}.v2.tmp", path)  # noqa: PTH105
+
+
+def cmd_intercom_forget(args: argparse.Namespace) -> int:
+    gone = Intercom(_open()).forget(args.target)
+    for session_id in gone:
+        print(f"forgot intercom session {session_id}", file=sys.stderr)
+    return 0
+
+
+def cmd_intercom_settings(args: argparse.Namespace) -> int:
+    intercom = Intercom(_open())
+    intercom.change_settings(max_turns=args.max_turns, session_limit=args.session_limit)
+    values = intercom.settings()
+    if args.json:
+        print_json(values)
+    else:
+        for key, value in values.items():
+            print(f"{key}: {value}")
+    return 0
