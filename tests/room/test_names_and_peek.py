@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_room.core.enums import SessionState
 from agent_room.core.errors import BadInput, NotFound, Refused, UnknownName
 from agent_room.room import Room
 from agent_room.room.links import Links
@@ -141,3 +142,21 @@ def test_a_peek_without_a_transcript_says_why(linked: Room, tmp_path: Path) -> N
         peek(linked, "b", viewer=None, turns=1)
     with pytest.raises(UnknownName):
         peek(linked, "nobody", viewer=None, turns=1)
+
+
+def test_a_new_session_of_a_renamed_agent_keeps_the_new_name(linked: Room) -> None:
+    """/clear starts a new session in the same process, whose environment still says the
+    name the agent was launched with: it continues under the name it was given since."""
+    from agent_room.room.registry import Registry, SessionFacts
+
+    class Alive:
+        def is_alive(self, pid: int, start_ticks: int | None) -> bool:
+            return True
+
+    registry = Registry(linked, Alive())
+    registry.register(SessionFacts(session_id="s-one", name="worker", pid=7, pid_start=1))
+    linked.rename("worker", "parser")
+    registry.set_state("s-one", SessionState.ENDED)  # its SessionEnd (reason: clear)
+    row = registry.register(SessionFacts(session_id="s-two", name="worker", pid=7, pid_start=1))
+    assert row["name"] == "parser"
+    assert linked.store.holder("worker") is None
