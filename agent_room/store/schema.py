@@ -269,7 +269,7 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX checkpoints_session ON checkpoints(session_id, id);
     CREATE INDEX checkpoints_name ON checkpoints(name, id);
     """,
-    # 7: the intercom's headless conversations, per repository (seed 000): who asked
+    # the intercom's headless conversations, per repository (seed 000): who asked
     # (the parent), the topic, use, cost and turns; ``claimed_until`` marks one an ask
     # is running in, so that a second ask never resumes it at the same time.
     """
