@@ -94,10 +94,6 @@ class Registry:
             # launched as a name since renamed (a /clear starts a new session with the
             # launch environment): it continues under the name it was given
             wanted = self.store.renamed_to(wanted) or wanted
-        if explicit and existing is None and self.store.holder(wanted) is None:
-            # launched as a name since renamed (a /clear starts a new session with the
-            # launch environment): it continues under the name it was given
-            wanted = self.store.renamed_to(wanted) or wanted
         parent = self._parent(facts)
         columns: dict[str, object] = {
             "session_id": facts.session_id,
