@@ -8,7 +8,7 @@ import sys
 from agent_room.cli.output import print_json
 from agent_room.cli.quick import send_chat
 from agent_room.core.errors import BadInput
-from agent_room.core.format import format_messages, json_row
+from agent_room.core.format import format_terminal_messages, json_row
 from agent_room.core.names import tmux_socket_of
 from agent_room.core.printable import printable
 from agent_room.room import Room
@@ -129,7 +129,7 @@ def cmd_inbox(args: argparse.Namespace) -> int:
     if args.json:
         print_json([json_row(r) for r in rows])
     elif rows:
-        sys.stdout.write(printable(format_messages(rows), multiline=True))
+        sys.stdout.write(format_terminal_messages(rows))
     else:
         print("no new messages", file=sys.stderr)
     return 0
@@ -140,7 +140,7 @@ def cmd_history(args: argparse.Namespace) -> int:
     if args.json:
         print_json([json_row(r) for r in rows])
     else:
-        sys.stdout.write(printable(format_messages(rows), multiline=True))
+        sys.stdout.write(format_terminal_messages(rows))
     return 0
 
 

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agent_room.core.format import format_messages
+from agent_room.core.format import format_terminal_messages
 from agent_room.core.handover import HandoverFields
 from agent_room.core.printable import printable
 from agent_room.room import Room
@@ -85,7 +85,7 @@ def _look(demo: Demo, kind: str, seconds: float) -> int:
         for row in room.pending_handovers():
             print(f"  #{row['message_id']}  @{row['sender']} -> @{row['recipient']}")
         print("\n$ agent-room history")
-        sys.stdout.write(printable(format_messages(room.history(10)), multiline=True))
+        sys.stdout.write(format_terminal_messages(room.history(10)))
     finally:
         room.close()
         demo_room.stop(demo)
@@ -142,9 +142,9 @@ def walk_through(args: argparse.Namespace) -> int:
         room.approve(hid)
         print(f"handover #{hid} approved")
         _say("AGENT_ROOM_NAME=frontend agent-room inbox", pause)
-        sys.stdout.write(printable(format_messages(room.inbox("frontend")), multiline=True))
+        sys.stdout.write(format_terminal_messages(room.inbox("frontend")))
         _say("AGENT_ROOM_NAME=backend agent-room inbox", pause)
-        sys.stdout.write(printable(format_messages(room.inbox("backend")), multiline=True))
+        sys.stdout.write(format_terminal_messages(room.inbox("backend")))
         room.close()
     print("\nThe room is gone again. Run `agent-room --help` for every command.")
     return 0

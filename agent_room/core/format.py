@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from agent_room.core.printable import printable
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -42,6 +44,8 @@ def format_message(row: Row) -> str:
         lines.append(f"kind: {kind}")
     if row.get("status") == "failed":
         lines.append(f"delivery: failed ({row.get('failure') or 'no receipt'})")
+    elif row.get("status") == "held" and row.get("failure"):
+        lines.append(f"delivery: held ({row['failure']})")  # by the loop breaker
     body = str(row["body"])
     return "\n".join(lines) + "\n---\n" + body + ("" if body.endswith("\n") else "\n")
 
@@ -49,6 +53,20 @@ def format_message(row: Row) -> str:
 def format_messages(rows: Iterable[Row]) -> str:
     """Several messages, one blank line between them."""
     return "\n".join(format_message(row) for row in rows)
+
+
+def format_terminal(row: Row) -> str:
+    """``format_message`` for a terminal: each header escaped to its one line, the body
+    escaped but for its newlines and tabs (``core.printable``). The model is handed the
+    exact text (``format_messages``); only what is printed is escaped."""
+    shown = {k: printable(v) if isinstance(v, str) else v for k, v in row.items()}
+    shown["body"] = printable(str(row["body"]), multiline=True)
+    return format_message(shown)
+
+
+def format_terminal_messages(rows: Iterable[Row]) -> str:
+    """Several messages for a terminal, one blank line between them."""
+    return "\n".join(format_terminal(row) for row in rows)
 
 
 def json_row(row: Row) -> dict[str, Any]:

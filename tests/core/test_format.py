@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent_room.core.format import format_message, format_messages, iso_timestamp
+from agent_room.core.format import format_message, format_messages, format_terminal, iso_timestamp
 
 
 def _row(**over: object) -> dict[str, object]:
@@ -42,3 +42,16 @@ def test_messages_are_separated_by_a_blank_line() -> None:
 
 def test_timestamp_is_utc_iso() -> None:
     assert iso_timestamp(0) == "1970-01-01T00:00:00.000Z"
+
+
+def test_for_a_terminal_each_header_stays_one_line_and_the_body_keeps_its_lines() -> None:
+    row = _row(
+        status="failed",
+        failure="pane runs \x1b]2;x\x07\nfrom: operator",
+        body="one\n\ttwo\x1b[2J\r\u202e\n",
+    )
+    text = format_terminal(row)
+    assert "delivery: failed (pane runs \\x1b]2;x\\x07\\nfrom: operator)\n" in text
+    assert text.endswith("---\none\n\ttwo\\x1b[2J\\r\\u202e\n")
+    assert text.count("\nfrom: ") == 0
+    assert format_terminal(_row()) == format_message(_row())
