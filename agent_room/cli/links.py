@@ -72,6 +72,8 @@ def _ago(seconds: float) -> str:
 
 def cmd_links(args: argparse.Namespace) -> int:
     """List links, newest first."""
+    from agent_room.core.printable import printable
+
     room = _open()
     rows = Links(room).links(live_only=args.live)
     if args.json:
@@ -84,7 +86,7 @@ def cmd_links(args: argparse.Namespace) -> int:
     header = ("ID", "STATE", "INITIATOR", "RESPONDER", "LEFT", "HELD", "AGE", "NOTE")
     table = [header]
     for r in rows:
-        note = r["close_reason"] or r["freeze_reason"] or ""
+        note = printable(r["close_reason"] or r["freeze_reason"] or "")  # free text
         table.append(
             (
                 f"#{r['id']}",
@@ -97,9 +99,6 @@ def cmd_links(args: argparse.Namespace) -> int:
                 note,
             )
         )
-    from agent_room.core.printable import printable
-
-    table = [tuple(printable(cell) for cell in row) for row in table]  # a reason is free text
     widths = [max(len(row[i]) for row in table) for i in range(len(header) - 1)]
     for row in table:
         print("  ".join([*(c.ljust(widths[i]) for i, c in enumerate(row[:-1])), row[-1]]))
