@@ -100,3 +100,23 @@ def test_session_end_for_an_unknown_session_is_harmless(hook: Hook, room_home: P
     room = Room.open({"AGENT_ROOM_HOME": str(room_home)})
     assert room.store.members() == []
     room.close()
+
+
+def test_an_unexpected_fault_exits_0_and_is_logged(
+    room_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The last-resort handler: a bug in the room never reaches the agent as a failure."""
+    import io
+
+    from agent_room.hooks import handlers, run_hook
+
+    def broken(*_args: object) -> None:
+        raise RuntimeError("a bug in the room")
+
+    monkeypatch.setattr(handlers, "handle", broken)
+    stdin = io.BytesIO(json.dumps(fixture_payload("claude-code-2.1.330/hook-Stop.json")).encode())
+    code = run_hook(["Stop"], {"AGENT_ROOM_HOME": str(room_home)}, stdin)
+    assert code == 0
+    assert capsys.readouterr() == ("", "")
+    (line,) = (room_home / "errors.log").read_text().splitlines()
+    assert "internal error: RuntimeError: a bug in the room" in line

@@ -42,6 +42,22 @@ def test_nudge_is_receipted_once_and_bodies_become_context(hook: Hook, room_home
     room.close()
 
 
+def test_a_nudge_receipts_only_the_recipients_own_messages(hook: Hook, room_home: Path) -> None:
+    """A prompt that names another agent's messages (typed by anyone) delivers nothing."""
+    room, front = _pair(hook, room_home)
+    room.join("mobile")
+    theirs = room.send("frontend", "mobile", "for mobile only")
+    prompt = {
+        **front,
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": nudge_text(["frontend"], [theirs]),
+    }
+    code, out, _ = hook("UserPromptSubmit", prompt)
+    assert (code, out) == (0, None)
+    assert room.store.message(theirs)["status"] == "queued"  # type: ignore[index]
+    room.close()
+
+
 def test_busy_recipient_gets_messages_at_stop_at_most_three_times(
     hook: Hook, room_home: Path
 ) -> None:

@@ -11,7 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from agent_room.core.delivery import MAX_EXTRA_ENTERS, MAX_NUDGES, RECEIPT_TIMEOUT, RETRY_AFTER
+from agent_room.core.delivery import (
+    MAX_EXTRA_ENTERS,
+    MAX_NUDGES,
+    RECEIPT_TIMEOUT,
+    RETRY_AFTER,
+    settle_for,
+)
 from agent_room.core.errors import PaneUnavailable
 from agent_room.room import Room
 from agent_room.room.delivery import receive
@@ -39,6 +45,7 @@ class ScriptedMux(FakeMux):
         self.refusal: str | None = None
         self.screen = ""
         self.still_safe: list[Callable[[], bool] | None] = []
+        self.settles: list[float] = []
         self.enter_fails = False
 
     def typing_refusal(
@@ -58,6 +65,7 @@ class ScriptedMux(FakeMux):
     ) -> bool:
         self.calls.append(("type_line", pane, text, tuple(clear)))
         self.still_safe.append(still_safe)
+        self.settles.append(settle)
         self.screen += text  # typed: it shows in the input line
         return still_safe is None or still_safe()
 
@@ -137,6 +145,17 @@ def test_no_clearing_keys_for_a_kind_not_checked(
     room.send("backend", "codexer", "hello")
     deliverer.run_once()
     assert [c[3] for c in mux.calls] == [()]
+
+
+def test_the_settle_delay_follows_the_agent_kind(
+    room: Room, mux: ScriptedMux, deliverer: Deliverer
+) -> None:
+    room.join("geminier", pane="%3", agent="gemini")
+    room.send("backend", "frontend", "hello")
+    room.send("backend", "geminier", "hello")
+    deliverer.run_once()
+    by_pane = {str(c[1]): settle for c, settle in zip(mux.calls, mux.settles, strict=True)}
+    assert by_pane == {"%1": settle_for("claude"), "%3": settle_for("gemini")}
 
 
 def test_the_pane_is_checked_again_just_before_enter(
