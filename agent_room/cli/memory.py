@@ -175,3 +175,68 @@ def start_resumed(room: Room, name: str, text: str, *, cwd: str | None, detach: 
     except BaseException:
         cancel_resume(room, message_id)
         raise
+
+
+def cmd_entities(args: argparse.Namespace) -> int:
+    from agent_room.core.errors import BadInput
+    from agent_room.room.entities import Entities
+
+    entities = Entities(Room.open(os.environ))
+    words = list(args.words)
+    if args.strategy is not None or args.threshold is not None:
+        entities.configure(strategy=args.strategy, threshold=args.threshold)
+        print(
+            f"entities: {entities.strategy}, names alike from {entities.threshold:g}",
+            file=sys.stderr,
+        )
+        return 0
+    if words[:1] == ["merge"]:
+        if len(words) != 3:
+            raise BadInput("usage: agent-room entities merge A B (ids or names)")
+        merged = entities.merge(words[1], words[2])
+        print(f"#{merged['id']} {printable(str(merged['name']))} is version {merged['version']}")
+        return 0
+    if words[:1] == ["conflicts"]:
+        return _print_conflicts(entities, args.json)
+    if words[:1] == ["resolve"]:
+        if len(words) != 2 or not words[1].removeprefix("#").isdigit() or args.take == args.keep:
+            raise BadInput("usage: agent-room entities resolve ID --take|--keep")
+        entities.resolve(int(words[1].removeprefix("#")), take=args.take)
+        return 0
+    found = entities.search(" ".join(words) or None, kind=args.type)
+    if args.json:
+        print_json([{**row, "mentioned_by": entities.mentions(int(row["id"]))} for row in found])
+        return 0
+    if not found:
+        print("no entities", file=sys.stderr)
+        return 0
+    _table(
+        ("ID", "TYPE", "NAME", "VERSION", "MENTIONS", "LAST BY", "CONTEXT"),
+        [
+            (
+                f"#{r['id']}",
+                r["type"],
+                printable(str(r["name"])),
+                str(r["version"]),
+                str(r.get("mentions", "")),
+                f"@{r['updated_by']}" if r["updated_by"] else "-",
+                printable(str(r["context"]))[:60],
+            )
+            for r in found
+        ],
+    )
+    return 0
+
+
+def _print_conflicts(entities: Any, as_json: bool) -> int:
+    found = entities.conflicts()
+    if as_json:
+        print_json(found)
+    elif not found:
+        print("no entity conflicts", file=sys.stderr)
+    for c in [] if as_json else found:
+        print(
+            f"#{c['id']} {c['type']} {printable(str(c['name']))}: @{c['agent']} says"
+            f" {printable(str(c['context']))!r}, kept {printable(str(c['current']))!r}"
+        )
+    return 0

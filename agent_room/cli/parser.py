@@ -426,6 +426,23 @@ def _memory_commands(sub: _Only) -> None:
     p.add_argument("--detach", action="store_true", help="do not attach to the new agent")
     p.set_defaults(handler=_lazy(handlers, "cmd_resume"))
 
+    p = sub.add_parser(
+        "entities",
+        help="the shared entity registry: files, endpoints, contracts ... and who named them",
+        usage="%(prog)s [QUERY ...] [--type T] [--json] | merge A B | conflicts"
+        " | resolve ID --take|--keep | --strategy S --threshold X",
+    )
+    p.add_argument("words", metavar="QUERY", nargs="*", help="words to look for (fuzzy)")
+    p.add_argument("--type", help="file, module, function, endpoint, contract, service, tool")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--take", action="store_true", help="resolve: the mention's context wins")
+    p.add_argument("--keep", action="store_true", help="resolve: the entity's context stays")
+    p.add_argument(
+        "--strategy", help="merge_context (default), newest_wins, highest_confidence, manual"
+    )
+    p.add_argument("--threshold", type=float, help="name similarity for one entity (0.85)")
+    p.set_defaults(handler=_lazy(handlers, "cmd_entities"))
+
 
 def _launcher_commands(sub: _Only) -> None:
     from agent_room.cli import launcher

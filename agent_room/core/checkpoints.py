@@ -66,7 +66,8 @@ class ResumeEntry:
     involves: frozenset[str] = frozenset()
 
 
-def _epoch(text: str | None) -> float | None:
+def epoch(text: str | None) -> float | None:
+    """Seconds since the epoch of a transcript's ISO time, if it is one."""
     if not text:
         return None
     try:
@@ -85,7 +86,7 @@ def entries(
     timeline: list[ResumeEntry] = []
     last = 0.0
     for item in items:
-        last = _epoch(item.get("at")) or last
+        last = epoch(item.get("at")) or last
         label = _LABELS.get(str(item["kind"]), str(item["kind"]))
         text = str(item["text"])
         named = frozenset(re.findall(r"@([a-z0-9][a-z0-9_-]{0,31})", text))
@@ -125,7 +126,12 @@ def select(timeline: Sequence[ResumeEntry], mode: str, agent: str | None) -> lis
 
 
 def render(
-    checkpoint: Mapping[str, Any], chosen: Sequence[ResumeEntry], total: int, mode: str
+    checkpoint: Mapping[str, Any],
+    chosen: Sequence[ResumeEntry],
+    total: int,
+    mode: str,
+    *,
+    entities: Sequence[Mapping[str, Any]] = (),
 ) -> str:
     """The resume context: where it comes from, then the entries."""
     when = datetime.fromtimestamp(float(checkpoint["created_at"])).strftime("%Y-%m-%d %H:%M")
@@ -138,6 +144,11 @@ def render(
     lines.append(f"{len(chosen)} of {total} entries ({mode}).")
     lines.append("")
     lines += [entry.text for entry in chosen] or ["(nothing was recorded before it)"]
+    if entities:
+        lines += ["", "Entities it named:"]
+        for entity in entities:
+            context = f": {one_line(str(entity['context']), 120)}" if entity["context"] else ""
+            lines.append(f"- {entity['type']} {entity['name']}{context}")
     return "\n".join(lines) + "\n"
 
 

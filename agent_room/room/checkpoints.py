@@ -9,6 +9,7 @@ from agent_room.core.memory import Kind
 from agent_room.core.names import parse_name
 from agent_room.core.prompts import RESUME_MARK
 from agent_room.store import checkpoints as store_checkpoints
+from agent_room.store import entities as store_entities
 from agent_room.store import memory as store_memory
 
 TYPE_CHECKING = False
@@ -135,7 +136,12 @@ class Checkpoints:
         )
         timeline = rules.entries(str(checkpoint["name"]), items, messages)
         chosen = rules.select(timeline, mode, other)
-        return rules.render(checkpoint, chosen, len(timeline), mode)
+        named = store_entities.mentioned_by(
+            self.store, str(checkpoint["name"]), float(checkpoint["created_at"])
+        )
+        if mode == "agent":
+            named = [e for e in named if e["type"] == "service" and e["name"] == other]
+        return rules.render(checkpoint, chosen, len(timeline), mode, entities=named)
 
 
 def queue_resume(room: Room, name: str, text: str) -> int:

@@ -78,6 +78,7 @@ class Memory:
             )
             added += len(items)
             self._before_compaction(session_id, items, seq - len(items))
+            self._entities(session_id, items)
             if chunk.end <= offset or chunk.end >= chunk.size:
                 return added
 
@@ -95,6 +96,29 @@ class Memory:
                 Checkpoints(self.room).take(
                     session, kind=PRE_COMPACT, upto_seq=first + index, follow=False
                 )
+
+    def _entities(self, session_id: str, items: list[Item]) -> None:
+        """The entities of new items into the registry; files changed checked for clashes."""
+        if not items:
+            return
+        session = self.store.session(session_id)
+        if session is None or not session["name"]:
+            return
+        from agent_room.core.checkpoints import epoch
+        from agent_room.core.entities import from_items
+        from agent_room.room.entities import Entities
+
+        entities = Entities(self.room)
+        entities.mention_all(
+            from_items((i.kind, i.text) for i in items),
+            agent=str(session["name"]),
+            session_id=session_id,
+            source="transcript",
+        )
+        now = self.room.clock()
+        changes = {i.text: epoch(i.at) or now for i in items if i.kind == Kind.CHANGED}
+        if changes:
+            entities.changed_files(session, changes.items())
 
     def follow_live(self) -> int:
         """Follow every live session's transcript; return the items added."""
@@ -137,6 +161,12 @@ class Memory:
             problem = known["problem"] if known else None
         else:
             problem = f"@{sender} has no transcript the room knows of"
+        from agent_room.core.entities import from_handover
+        from agent_room.room.entities import Entities
+
+        Entities(self.room).mention_all(
+            from_handover(fields), agent=sender, session_id=session_id, source="handover"
+        )
         query = match_query(*task)
         found = store_memory.candidates(self.store, str(session_id), query) if session_id else []
         context = build_context(sender, found, self.budget)

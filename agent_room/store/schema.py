@@ -291,6 +291,59 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX intercom_sessions_repo ON intercom_sessions(repo, last_used_at);
     """,
+    # the shared entity registry: one entity per type and name across agents and
+    # sessions, who mentioned it when, conflicts left to the operator (the manual merge
+    # strategy); and which file each session changed when, to warn of two agents
+    # changing one file.
+    """
+    CREATE TABLE entities (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        type TEXT NOT NULL,
+        name TEXT NOT NULL,
+        key TEXT NOT NULL,
+        context TEXT NOT NULL DEFAULT '',
+        confidence REAL NOT NULL DEFAULT 0.5,
+        version INTEGER NOT NULL DEFAULT 1,
+        merge_count INTEGER NOT NULL DEFAULT 0,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        updated_by TEXT
+    );
+    CREATE UNIQUE INDEX entities_key ON entities(type, key);
+
+    CREATE TABLE entity_mentions (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        entity_id INTEGER NOT NULL,
+        agent TEXT NOT NULL,
+        session_id TEXT,
+        source TEXT NOT NULL,
+        context TEXT NOT NULL DEFAULT '',
+        at REAL NOT NULL
+    );
+    CREATE INDEX entity_mentions_entity ON entity_mentions(entity_id, at);
+
+    CREATE TABLE entity_conflicts (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        entity_id INTEGER NOT NULL,
+        agent TEXT NOT NULL,
+        context TEXT NOT NULL,
+        confidence REAL NOT NULL,
+        at REAL NOT NULL,
+        resolved_at REAL,
+        resolution TEXT
+    );
+    CREATE INDEX entity_conflicts_open ON entity_conflicts(entity_id) WHERE resolved_at IS NULL;
+
+    CREATE TABLE file_changes (
+        path TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        at REAL NOT NULL,
+        warned_at REAL,
+        PRIMARY KEY (path, session_id)
+    );
+    CREATE INDEX file_changes_at ON file_changes(path, at);
+    """,
 )
 """Each entry moves the schema from version ``index`` to ``index + 1``."""
 

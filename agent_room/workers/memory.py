@@ -15,6 +15,7 @@ import contextlib
 import threading
 
 from agent_room.room.checkpoints import Checkpoints
+from agent_room.room.entities import Entities
 from agent_room.room.memory import Memory
 from agent_room.workers.lease import Lease
 
@@ -46,6 +47,7 @@ class MemoryWorker:
         self.room = room
         self.memory = Memory(room)
         self.checkpoints = Checkpoints(room)
+        self.entities = Entities(room)
         self.lease = Lease(room.store, LEASE, probe, ttl=lease_ttl) if use_lease else None
         """None: this worker acts without a lease (a test's single worker)."""
 
@@ -71,6 +73,7 @@ class MemoryWorker:
         self.memory.prepare_pending()
         self.memory.follow_live()
         self.checkpoints.at_session_ends()
+        self.entities.scan_messages()
         return True
 
     def run(

@@ -86,3 +86,37 @@ def test_checkpoint_bad_input(cli: Cli) -> None:
         assert "Traceback" not in result.err
         assert len(result.err.strip().splitlines()) == 1, result.err
         assert fragment in result.err, (fragment, result.err)
+
+
+def test_entities_search_merge_and_bad_input(cli: Cli) -> None:
+    from agent_room.core.entities import Mention
+    from agent_room.room import Room
+    from agent_room.room.entities import Entities
+
+    room = Room.open({"AGENT_ROOM_HOME": str(cli.home)})
+    entities = Entities(room, threshold=0.99)
+    ts = entities.mention(Mention("tool", "TypeScript", "types"), agent="api", source="t")
+    tsx = entities.mention(Mention("tool", "Typescript 5", "v5"), agent="web", source="t")
+    entities.mention(Mention("endpoint", "GET /tasks"), agent="api", source="t")
+    room.close()
+    listed = json.loads(cli("entities", "typescript", "--json").out)
+    assert {e["id"] for e in listed} == {ts, tsx}
+    assert listed[0]["mentioned_by"][0]["agent"] in {"api", "web"}
+    only = json.loads(cli("entities", "--type", "endpoint", "--json").out)
+    assert [e["name"] for e in only] == ["GET /tasks"]
+    assert "GET /tasks" in cli("entities").out
+    merged = cli("entities", "merge", f"#{ts}", f"#{tsx}")
+    assert merged.code == 0, merged
+    assert "is version 2" in merged.out
+    for args, fragment in (
+        (("entities", "merge", "#1"), "usage"),
+        (("entities", "--type", "planet"), "invalid entity type"),
+        (("entities", "merge", "#404", f"#{ts}"), "no entity #404"),
+        (("entities", "--strategy", "loudest"), "invalid merge strategy"),
+        (("entities", "resolve", "7", "--take"), "no open entity conflict #7"),
+    ):
+        result = cli(*args)
+        assert result.code != 0, (args, result)
+        assert "Traceback" not in result.err
+        assert len(result.err.strip().splitlines()) == 1, result.err
+        assert fragment in result.err, (fragment, result.err)

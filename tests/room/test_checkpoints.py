@@ -55,6 +55,8 @@ def test_manual_checkpoint_and_the_three_modes(room: Room) -> None:
     assert "- ran: git status --short" in full
     assert "- message to @web: the trace header is traceparent" in full
     assert "- message from @ops: deploy after lunch" in full
+    assert "Entities it named:" in full
+    assert "- file lib/spotter_web/controllers/hooks_controller.ex" in full
     partial = checkpoints.context(f"#{taken}", mode="partial")
     assert partial.count("\n- ") <= 50
     web = checkpoints.context(str(taken), mode="agent", agent="web")

@@ -1,0 +1,252 @@
+"""The shared entity registry and the record of changed files, in SQLite."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from agent_room.store.db import write_transaction
+from agent_room.store.sqlite_base import event, rows
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from agent_room.store.sqlite_base import Row, StoreBase
+
+_COLUMNS = "id, type, name, context, confidence, version, merge_count, updated_at, updated_by"
+
+
+def exact(store: StoreBase, kind: str, key: str) -> Row | None:
+    """The entity of this type whose compared name is ``key``."""
+    row = store.conn.execute(
+        f"SELECT {_COLUMNS} FROM entities WHERE type = ? AND key = ?", (kind, key)
+    ).fetchone()
+    return dict(row) if row else None
+
+
+def entity(store: StoreBase, entity_id: int) -> Row | None:
+    """One entity by id."""
+    row = store.conn.execute(
+        f"SELECT {_COLUMNS} FROM entities WHERE id = ?", (entity_id,)
+    ).fetchone()
+    return dict(row) if row else None
+
+
+def keys(store: StoreBase, kind: str) -> dict[int, str]:
+    """Every entity of a type, id to compared name (for the fuzzy match)."""
+    found = store.conn.execute("SELECT id, key FROM entities WHERE type = ?", (kind,))
+    return {int(r[0]): str(r[1]) for r in found}
+
+
+def add(
+    store: StoreBase,
+    *,
+    kind: str,
+    name: str,
+    key: str,
+    context: str,
+    confidence: float,
+    agent: str,
+    session_id: str | None,
+    source: str,
+    at: float,
+) -> int:
+    """A new entity with its first mention; return its id."""
+    with write_transaction(store.conn) as conn:
+        cursor = conn.execute(
+            "INSERT INTO entities (type, name, key, context, confidence, created_at, updated_at,"
+            " updated_by) VALUES (?,?,?,?,?,?,?,?)",
+            (kind, name, key, context, confidence, at, at, agent),
+        )
+        entity_id = cursor.lastrowid
+        assert entity_id is not None
+        _mention(conn, entity_id, agent, session_id, source, context, at)
+    return entity_id
+
+
+def _mention(
+    conn: sqlite3.Connection,
+    entity_id: int,
+    agent: str,
+    session_id: str | None,
+    source: str,
+    context: str,
+    at: float,
+) -> None:
+    conn.execute(
+        "INSERT INTO entity_mentions (entity_id, agent, session_id, source, context, at)"
+        " VALUES (?,?,?,?,?,?)",
+        (entity_id, agent, session_id, source, context[:300], at),
+    )
+
+
+def update(
+    store: StoreBase,
+    entity_id: int,
+    *,
+    context: str | None,
+    confidence: float | None,
+    agent: str,
+    session_id: str | None,
+    source: str,
+    mention_context: str,
+    conflict: bool,
+    at: float,
+) -> None:
+    """Record a mention of a known entity: its merged context (a new version) when
+    ``context`` is given, a conflict for the operator when ``conflict``."""
+    with write_transaction(store.conn) as conn:
+        if context is not None:
+            conn.execute(
+                "UPDATE entities SET context = ?, confidence = ?, version = version + 1,"
+                " merge_count = merge_count + 1, updated_at = ?, updated_by = ? WHERE id = ?",
+                (context, confidence, at, agent, entity_id),
+            )
+        if conflict:
+            conn.execute(
+                "INSERT INTO entity_conflicts (entity_id, agent, context, confidence, at)"
+                " VALUES (?,?,?,?,?)",
+                (entity_id, agent, mention_context, confidence or 0.0, at),
+            )
+            event(conn, at, "entity.conflict", agent, str(entity_id))
+        _mention(conn, entity_id, agent, session_id, source, mention_context, at)
+
+
+def mentions(store: StoreBase, entity_id: int, limit: int = 20) -> list[Row]:
+    """Who mentioned an entity when, newest first."""
+    return rows(
+        store.conn.execute(
+            "SELECT agent, session_id, source, context, at FROM entity_mentions"
+            " WHERE entity_id = ? ORDER BY at DESC, id DESC LIMIT ?",
+            (entity_id, limit),
+        )
+    )
+
+
+def listed(store: StoreBase, *, kind: str | None = None, limit: int = 200) -> list[Row]:
+    """Entities most recently updated first, with their mention counts."""
+    where, params = ("WHERE type = ?", [kind]) if kind else ("", [])
+    return rows(
+        store.conn.execute(
+            f"SELECT {_COLUMNS}, (SELECT count(*) FROM entity_mentions m"
+            f" WHERE m.entity_id = e.id) AS mentions FROM entities e {where}"
+            " ORDER BY updated_at DESC, id DESC LIMIT ?",
+            (*params, limit),
+        )
+    )
+
+
+def names(store: StoreBase, kind: str | None = None) -> dict[int, str]:
+    """Every entity's name by id (of a type), for a fuzzy search."""
+    where, params = ("WHERE type = ?", (kind,)) if kind else ("", ())
+    found = store.conn.execute(f"SELECT id, name FROM entities {where}", params)
+    return {int(r[0]): str(r[1]) for r in found}
+
+
+def fold(store: StoreBase, keep: int, gone: int, *, context: str, agent: str, at: float) -> None:
+    """Merge entity ``gone`` into ``keep``: mentions and conflicts move, ``gone`` goes."""
+    with write_transaction(store.conn) as conn:
+        merged = conn.execute("SELECT merge_count FROM entities WHERE id = ?", (gone,)).fetchone()
+        conn.execute(
+            "UPDATE entities SET context = ?, version = version + 1,"
+            " merge_count = merge_count + 1 + ?, updated_at = ?, updated_by = ? WHERE id = ?",
+            (context, int(merged[0]) if merged else 0, at, agent, keep),
+        )
+        conn.execute("UPDATE entity_mentions SET entity_id = ? WHERE entity_id = ?", (keep, gone))
+        conn.execute("UPDATE entity_conflicts SET entity_id = ? WHERE entity_id = ?", (keep, gone))
+        conn.execute("DELETE FROM entities WHERE id = ?", (gone,))
+        event(conn, at, "entity.merged", agent, str(keep), data={"gone": gone})
+
+
+def conflicts(store: StoreBase) -> list[Row]:
+    """Conflicts waiting for the operator, oldest first, with their entity."""
+    return rows(
+        store.conn.execute(
+            "SELECT c.id, c.entity_id, c.agent, c.context, c.confidence, c.at, e.type, e.name,"
+            " e.context AS current FROM entity_conflicts c JOIN entities e ON e.id = c.entity_id"
+            " WHERE c.resolved_at IS NULL ORDER BY c.id"
+        )
+    )
+
+
+def resolve(store: StoreBase, conflict_id: int, *, context: str | None, at: float, by: str) -> bool:
+    """Close a conflict; with ``context`` the entity takes it (a new version)."""
+    with write_transaction(store.conn) as conn:
+        row = conn.execute(
+            "SELECT entity_id FROM entity_conflicts WHERE id = ? AND resolved_at IS NULL",
+            (conflict_id,),
+        ).fetchone()
+        if row is None:
+            return False
+        if context is not None:
+            conn.execute(
+                "UPDATE entities SET context = ?, version = version + 1, updated_at = ?,"
+                " updated_by = ? WHERE id = ?",
+                (context, at, by, row[0]),
+            )
+        conn.execute(
+            "UPDATE entity_conflicts SET resolved_at = ?, resolution = ? WHERE id = ?",
+            (at, "taken" if context is not None else "kept", conflict_id),
+        )
+    return True
+
+
+def changed_file(
+    store: StoreBase,
+    path: str,
+    session_id: str,
+    name: str,
+    *,
+    at: float,
+    window: float,
+    warn: bool = True,
+) -> list[Row]:
+    """Record that a session changed a file; with ``warn``, return the other live
+    sessions that changed it within ``window`` seconds and were not warned of it within
+    the window (they and this session are marked warned)."""
+    with write_transaction(store.conn) as conn:
+        conn.execute(
+            "INSERT INTO file_changes (path, session_id, name, at) VALUES (?,?,?,?)"
+            " ON CONFLICT(path, session_id) DO UPDATE SET at = max(at, excluded.at),"
+            " name = excluded.name",
+            (path, session_id, name, at),
+        )
+        if not warn:
+            return []
+        others = rows(
+            conn.execute(
+                "SELECT f.session_id, f.name, f.at FROM file_changes f"
+                " JOIN sessions s ON s.session_id = f.session_id"
+                " WHERE f.path = ? AND f.session_id != ? AND f.name != ? AND f.at >= ?"
+                " AND s.state != 'ended' AND s.left_at IS NULL"
+                " AND (f.warned_at IS NULL OR f.warned_at < ?)",
+                (path, session_id, name, at - window, at - window),
+            )
+        )
+        if others:
+            conn.executemany(
+                "UPDATE file_changes SET warned_at = ? WHERE path = ? AND session_id = ?",
+                [(at, path, o["session_id"]) for o in others] + [(at, path, session_id)],
+            )
+    return others
+
+
+def messages_after(store: StoreBase, after: int, limit: int = 500) -> list[Row]:
+    """Agents' chat messages and handovers after message ``after``, oldest first."""
+    return rows(
+        store.conn.execute(
+            "SELECT id, sender, body FROM messages WHERE id > ? AND kind IN ('chat', 'handover')"
+            " ORDER BY id LIMIT ?",
+            (after, limit),
+        )
+    )
+
+
+def mentioned_by(store: StoreBase, agent: str, until: float, limit: int = 100) -> list[Row]:
+    """The entities ``agent`` mentioned up to ``until``, most recently mentioned first."""
+    return rows(
+        store.conn.execute(
+            "SELECT e.type, e.name, e.context, max(m.at) AS at FROM entity_mentions m"
+            " JOIN entities e ON e.id = m.entity_id WHERE m.agent = ? AND m.at <= ?"
+            " GROUP BY e.id ORDER BY at DESC LIMIT ?",
+            (agent, until, limit),
+        )
+    )
