@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from agent_room.core.printable import printable
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -59,6 +57,8 @@ def format_terminal(row: Row) -> str:
     """``format_message`` for a terminal: each header escaped to its one line, the body
     escaped but for its newlines and tabs (``core.printable``). The model is handed the
     exact text (``format_messages``); only what is printed is escaped."""
+    from agent_room.core.printable import printable  # not on the send path: it loads re
+
     shown = {k: printable(v) if isinstance(v, str) else v for k, v in row.items()}
     shown["body"] = printable(str(row["body"]), multiline=True)
     return format_message(shown)
