@@ -255,6 +255,7 @@ class Intercom:
     ) -> tuple[ClientAnswer, bool]:
         assert self.client is not None
         resume = decision.resume
+        started = time.monotonic()
         run = self.client.run(repo, question, resume=resume, max_turns=max_turns, timeout=timeout)
         if resume and run.returncode not in (0, None) and UNKNOWN_SESSION in run.stderr:
             line = f"[intercom] The client no longer knows session {resume}: starting a new one"
@@ -266,6 +267,7 @@ class Intercom:
             self.store.forget([resume], at=self.room.clock(), by="intercom", why="unknown")
             resume = None
             run = self.client.run(repo, question, resume=None, max_turns=max_turns, timeout=timeout)
+        record["client_s"] = round(time.monotonic() - started, 3)
         return _answer(run, timeout), resume is not None
 
     def _keep(
