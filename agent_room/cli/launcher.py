@@ -80,6 +80,8 @@ class _Tmux:
         self.argv = [found, *(["-S", self.socket] if self.socket else [])]
         # a server started by this call keeps our environment as its global one
         self.env = {k: v for k, v in environ.items() if k not in LEAKED}
+        self.said = ""
+        """What the last command printed on stderr (tmux can say why and still exit 0)."""
 
     def __call__(self, *args: str, check: bool = True) -> list[str]:
         import subprocess
@@ -87,6 +89,7 @@ class _Tmux:
         proc = subprocess.run(
             [*self.argv, *args], capture_output=True, text=True, env=self.env, check=False
         )
+        self.said = proc.stderr.strip().replace("\n", "; ")
         if proc.returncode and check:
             detail = proc.stderr.strip() or f"exit status {proc.returncode}"
             raise Refused(f"tmux {args[0]} failed: {detail}")
@@ -102,6 +105,26 @@ class _Tmux:
             if tag == name:
                 return window
         return None
+
+    def new_session(self, session: str, options: list[str], command: list[str]) -> str:
+        """Start ``session`` running ``command``; return its pane id.
+
+        tmux can exit 0 without printing the new pane (``-P``) when the server it reached
+        could not serve the command: one exiting as its last session ended, or one that
+        failed to create its socket (it says why on stderr and still exits 0). So the pane
+        is asked for, and a session that is not there is started once more.
+        """
+        for _ in range(2):
+            out = self("new-session", "-d", "-s", session, *options, "--", *command)
+            said = self.said
+            if out:
+                return out[0].partition(" ")[0]
+            for _ in range(10):
+                panes = self("list-panes", "-t", f"={session}", "-F", "#{pane_id}", check=False)
+                if panes:
+                    return panes[0]
+                time.sleep(0.05)
+        raise Refused(f"tmux did not start session {session}: {said or 'it printed nothing'}")
 
     def attach_hint(self, session: str) -> str:
         socket = f"-S {self.socket} " if self.socket else ""
@@ -208,18 +231,19 @@ def cmd_start(args: argparse.Namespace) -> int:
     target = None if args.detach else _window_target(tmux, environ)
     if target is not None:
         out = tmux("new-window", *target, "-n", name, *options, "--", *command)
+        if not out:
+            raise Refused(f"tmux did not open a window for @{name}: {tmux.said or 'no pane'}")
         pane_id, _, window = out[0].partition(" ")
         tmux("set-option", "-w", "-t", window, TAG, name)
         shown = printable(f"{name} ({pane_id}, {cwd})")
         print(f"@{name} started in tmux window {shown}", file=sys.stderr)
         return 0
     try:
-        out = tmux("new-session", "-d", "-s", session, *options, "--", *command)
+        pane_id = tmux.new_session(session, options, command)
     except Refused as exc:
         if "duplicate session" in str(exc):  # another start won the race
             _refuse_if_running(tmux, name)
         raise
-    pane_id = out[0].partition(" ")[0]
     attach = not args.detach and sys.stdin.isatty() and sys.stdout.isatty()
     hint = "" if attach else f"; attach: {tmux.attach_hint(session)}"
     shown = printable(f"{session} ({pane_id}, {cwd}){hint}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -212,3 +213,44 @@ def test_missing_claude_is_one_line(cli: Cli, tmux_env: dict[str, str], tmp_path
         f"agent-room: {tmp_path / 'no-claude'} not found: install Claude Code or set"
         " AGENT_ROOM_CLAUDE\n"
     )
+
+
+def _tmux_wrapper(tmp_path: Path, on_new_session: str) -> dict[str, str]:
+    """A ``tmux`` first on PATH that runs the real one, except what ``new-session`` does."""
+    real = shutil.which("tmux")
+    assert real is not None
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    wrapper = bin_dir / "tmux"
+    wrapper.write_text(
+        "#!/bin/sh\n"
+        f'case " $* " in *" new-session "*) {on_new_session.format(real=real)} ;; esac\n'
+        f'exec {real} "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    return {"PATH": f"{bin_dir}:{os.environ['PATH']}"}
+
+
+def test_start_finds_the_pane_when_tmux_prints_nothing(
+    server: libtmux.Server, cli: Cli, tmux_env: dict[str, str], tmp_path: Path
+) -> None:
+    """tmux can exit 0 without printing the new pane (``-P``): start asks for it instead."""
+    quiet = _tmux_wrapper(tmp_path, 'exec {real} "$@" >/dev/null')
+    result = cli("start", "backend", "--detach", *STANDIN_ARGS, env={**tmux_env, **quiet})
+    assert result.code == 0, result.err
+    pane = server.cmd("display-message", "-p", "-t", "=ac-backend:", "#{pane_id}").stdout[0]
+    assert f"started in tmux session ac-backend ({pane}," in result.err
+    assert _registered(cli, "backend")["pane"] == pane
+
+
+def test_start_that_tmux_did_not_serve_is_one_line(
+    server: libtmux.Server, cli: Cli, tmux_env: dict[str, str], tmp_path: Path
+) -> None:
+    """tmux exits 0 with nothing done (its server could not serve the command)."""
+    broken = _tmux_wrapper(tmp_path, "echo 'error creating the socket' >&2; exit 0")
+    result = cli("start", "backend", "--detach", *STANDIN_ARGS, env={**tmux_env, **broken})
+    assert result.code == 1
+    assert result.err.strip() == (
+        "agent-room: tmux did not start session ac-backend: error creating the socket"
+    )
+    assert _sessions(server) == []
