@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from agent_room.room import Room
 from tests.conftest import REPO
 
 HEAVY = ("textual", "libtmux", "watchfiles", "psutil", "sqlite3", "subprocess")
@@ -36,9 +38,41 @@ def test_core_imports_no_io_libraries() -> None:
     assert not loaded & set(HEAVY), loaded & set(HEAVY)
 
 
+def _run_cli(argv: list[str], home: Path) -> tuple[object, str, set[str]]:
+    """``agent-room ARGV`` in a fresh process: its exit code, its stdout and what it loaded."""
+    code = (
+        "import contextlib, io, json, sys\n"
+        "from agent_room.cli import main\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out):\n"
+        "    try:\n"
+        f"        code = main({argv!r})\n"
+        "    except SystemExit as exc:\n"
+        "        code = exc.code\n"
+        "print(json.dumps([code, out.getvalue(), sorted(sys.modules)]))"
+    )
+    env = {**os.environ, "AGENT_ROOM_HOME": str(home)}
+    env.pop("AGENT_ROOM_NAME", None)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO, env=env
+    )
+    exit_code, out, modules = json.loads(result.stdout)
+    return exit_code, out, {name.split(".")[0] for name in modules}
+
+
 @pytest.mark.parametrize("command", ["--help", "history"])
-def test_cli_fast_paths_load_no_pydantic_or_ui(command: str) -> None:
-    loaded = _loaded_after("import agent_room.cli.parser, agent_room.cli.bus, agent_room.room")
+def test_cli_fast_paths_load_no_pydantic_or_ui(command: str, tmp_path: Path) -> None:
+    """The whole command runs (its lazy imports included), not just the CLI's modules."""
+    room = tmp_path / "room"
+    if command == "history":
+        opened = Room.open({"AGENT_ROOM_HOME": str(room)})
+        for name in ("a", "b"):
+            opened.join(name)
+        opened.send("a", "b", "a message to print")
+        opened.close()
+    code, out, loaded = _run_cli([command], room)
+    assert code in (0, None)
+    assert ("usage: agent-room" if command == "--help" else "a message to print") in out
     assert not loaded & {"pydantic", "textual", "libtmux", "watchfiles", "psutil"}
 
 

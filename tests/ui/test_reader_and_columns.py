@@ -76,12 +76,17 @@ class _DeadProbe:
         return False
 
 
-def test_the_reader_marks_dead_agents_ended(room_home: Path) -> None:
+def test_the_reader_keeps_live_agents_and_marks_dead_ones_ended(room_home: Path) -> None:
     room, _clock = seed_room(room_home)
-    snapshot = SnapshotReader(room, registry=Registry(room, _DeadProbe())).read()
-    assert {s.state for s in snapshot.sessions if s.pid is not None} == {"ended"}
-    alive = SnapshotReader(room, registry=Registry(room, AliveProbe())).read()
-    assert alive.session("ops") is not None
+    seeded = {s.name: s.state for s in SnapshotReader(room).read().sessions}
+    live = SnapshotReader(room, registry=Registry(room, AliveProbe())).read()
+    assert {s.name: s.state for s in live.sessions} == seeded  # nothing alive was ended
+    assert {s.state for s in live.sessions if s.pid is not None} > {"busy", "idle", "waiting"}
+    dead = SnapshotReader(room, registry=Registry(room, _DeadProbe())).read()
+    assert {s.state for s in dead.sessions if s.pid is not None} == {"ended"}
+    ops = dead.session("ops")
+    assert ops is not None
+    assert (ops.pid, ops.state) == (None, "idle")  # joined by hand: no process to check
     room.close()
 
 
