@@ -190,7 +190,7 @@ class Intercom:
             label=label,
             question=question,
             at=self.room.clock(),
-            data={k: record[k] for k in ("repo", "parent", "decision", "reason")},
+            data={k: record[k] for k in ("repo", "parent", "decision", "reason", "lines")},
         )
         record["ask_id"] = ask_id
         try:
