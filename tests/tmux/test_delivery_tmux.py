@@ -117,7 +117,11 @@ def test_agent_exited_to_a_shell_gets_nothing(
     wait_for(lambda: room.store.holder("frontend")["state"] == "ended")  # type: ignore[index]
     agent = room.store.holder("frontend")
     assert agent is not None
-    wait_for(lambda: not Path(f"/proc/{agent['pid']}").exists())
+    # gone as that process (a zombie or a reused pid is not it), and bash has the terminal
+    wait_for(lambda: not SystemProbe().is_alive(agent["pid"], agent["pid_start"]))
+    wait_for(
+        lambda: pane.cmd("display-message", "-p", "#{pane_current_command}").stdout == ["bash"]
+    )
     # a registry that missed the end: it still says idle, for the same (dead) process
     room.store.set_state(room.store.holder("frontend")["session_id"], "idle", at=0)  # type: ignore[index]
     room.send("backend", "frontend", "anyone there?")

@@ -6,7 +6,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import libtmux
@@ -23,10 +22,15 @@ def _screen(pane: libtmux.Pane) -> str:
     return "\n".join(pane.capture_pane())
 
 
-def test_console_shows_a_session_registered_by_a_hook_within_a_second(
+def test_console_shows_a_session_registered_by_a_hook_on_its_file_watch(
     server: libtmux.Server, room_home: Path, tmp_path: Path, agent_proc: subprocess.Popen[bytes]
 ) -> None:
+    """With the safety re-read an hour away, only the watch of the room can bring the
+    new session in: waited for as a condition, not timed (bench_console times it)."""
     require_tool(shutil.which("tmux") is not None, "tmux")
+    config = tmp_path / "config" / "agent-room"
+    config.mkdir(parents=True)
+    (config / "console.toml").write_text("safety_interval = 3600\n")
     env = {
         "AGENT_ROOM_HOME": str(room_home),
         "XDG_CONFIG_HOME": str(tmp_path / "config"),
@@ -51,8 +55,5 @@ def test_console_shows_a_session_registered_by_a_hook_within_a_second(
         "SessionStart", new_session("SessionStart"), env={"AGENT_ROOM_NAME": "hooked"}
     )
     assert code == 0, err
-    registered = time.monotonic()
-    wait_for(lambda: "@hooked" in _screen(pane), timeout=1.0, step=0.02)
-    shown = time.monotonic() - registered
-    assert shown < 1.0
+    wait_for(lambda: "@hooked" in _screen(pane), timeout=30, step=0.05)
     assert "Sessions 1/1" in _screen(pane)
