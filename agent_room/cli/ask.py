@@ -101,7 +101,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
 def cmd_intercom(args: argparse.Namespace) -> int:
     import time
 
-    repos = Intercom(_open()).listing()
+    from agent_room.room.intercom_sessions import listing
+
+    repos = listing(Intercom(_open()))
     if args.json:
         print_json(repos)
         return 0
@@ -144,7 +146,9 @@ def cmd_intercom_import(args: argparse.Namespace) -> int:
         reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
         raise BadInput(f"cannot read {args.file}: {reason}") from None
     state = read_seed_state(text, now=time.time())
-    added = Intercom(_open()).import_sessions(list(state.sessions))
+    from agent_room.room.intercom_sessions import import_sessions
+
+    added = import_sessions(Intercom(_open()), list(state.sessions))
     if state.migrated is not None:
         _write_migrated(args.file, text, json.dumps(state.migrated, indent=2) + "\n")
         print(f"{args.file}: v1 migrated to v2 (backup: {args.file}.v1.backup)", file=sys.stderr)
@@ -167,7 +171,9 @@ def _write_migrated(path: str, original: str, migrated: str) -> None:
 
 
 def cmd_intercom_forget(args: argparse.Namespace) -> int:
-    gone = Intercom(_open()).forget(args.target)
+    from agent_room.room.intercom_sessions import forget
+
+    gone = forget(Intercom(_open()), args.target)
     for session_id in gone:
         print(f"forgot intercom session {session_id}", file=sys.stderr)
     return 0

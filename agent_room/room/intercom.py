@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import time
 
-from agent_room.core.errors import BadInput, NotFound, RoomError
+from agent_room.core.errors import BadInput, RoomError
 from agent_room.core.intercom import (
     DEFAULT_MAX_TURNS,
     DEFAULT_SESSION_LIMIT,
@@ -328,67 +328,6 @@ class Intercom:
             record["lines"] += list(plan.lines)
         record["removed"] = list(plan.remove)
         return record
-
-    # -- the sessions -----------------------------------------------------------------
-
-    def listing(self) -> list[dict[str, Any]]:
-        """Per repository: its sessions (most recent first) and their cost and turns."""
-        by_repo: dict[str, dict[str, Any]] = {}
-        for row in self.store.sessions():
-            entry = by_repo.setdefault(
-                row["repo"],
-                {
-                    "repo": row["repo"],
-                    "label": row["label"],
-                    "cost_usd": 0.0,
-                    "turns": 0,
-                    "sessions": [],
-                },
-            )
-            entry["cost_usd"] = round(entry["cost_usd"] + float(row["cost_usd"]), 6)
-            entry["turns"] += int(row["turns"])
-            entry["sessions"].append({k: v for k, v in row.items() if k != "claimed_until"})
-        return sorted(by_repo.values(), key=lambda e: str(e["repo"]))
-
-    def forget(self, target: str) -> list[str]:
-        """Forget one session by id, or every session of a repository; the ids forgotten."""
-        by = OPERATOR_PARENT
-        if self.store.session(target) is not None:
-            ids = [target]
-        else:
-            try:
-                repo, _label = self.repository(target)
-            except BadInput:
-                repo = os.path.realpath(target)
-            ids = [str(r["session_id"]) for r in self.store.sessions(repo)]
-            if not ids:
-                raise NotFound(f"no intercom session {target}, nor any for that repository")
-        gone = self.store.forget(ids, at=self.room.clock(), by=by, why="forgotten")
-        if not gone:
-            raise AskFailed(f"{target}: its sessions are in use by an ask right now")
-        return gone
-
-    def import_sessions(self, sessions: list[IntercomSession]) -> int:
-        """Keep sessions of the seed's state file; how many were new to the room."""
-        rows = [
-            {
-                "session_id": s.session_id,
-                "repo": s.repo,
-                "label": name_from_cwd(s.repo),
-                "topic": s.topic,
-                "created_at": s.created_at,
-                "last_used_at": s.last_used_at,
-                "parent": s.parent,
-                "asker": s.parent,
-                "message_count": s.message_count,
-                "last_message": s.last_message,
-                "cost_usd": s.cost_usd,
-                "turns": s.turns,
-                "status": "inactive",
-            }
-            for s in sessions
-        ]
-        return self.store.import_sessions(rows, at=self.room.clock(), by=OPERATOR_PARENT)
 
 
 def _session(row: Row, now: float) -> IntercomSession:

@@ -114,8 +114,9 @@ def test_sessions_are_created_resumed_and_kept_apart(asker: Asker) -> None:
     room = Room.open({"AGENT_ROOM_HOME": str(asker.room_home)})
     try:
         from agent_room.room.intercom import Intercom
+        from agent_room.room.intercom_sessions import listing
 
-        (repo,) = Intercom(room).listing()
+        (repo,) = listing(Intercom(room))
         by_id = {s["session_id"]: s for s in repo["sessions"]}
         assert by_id[first["session_id"]]["message_count"] == 2
         assert repo["cost_usd"] == pytest.approx(
