@@ -6,7 +6,6 @@ recorded before it is typed, so a stand-by that takes over knows what is in flig
 
 from __future__ import annotations
 
-from agent_room.core.delivery import MAX_NUDGES
 from agent_room.store.db import write_transaction
 from agent_room.store.sqlite_base import StoreBase, event, rows
 
@@ -63,9 +62,11 @@ class DeliveryStore(StoreBase):
         with write_transaction(self.conn) as conn:
             conn.execute("DELETE FROM leases WHERE name = ? AND holder = ?", (name, holder))
 
-    def delivery_targets(self, max_nudges: int = MAX_NUDGES) -> list[Row]:
+    def delivery_targets(self) -> list[Row]:
         """Sessions holding a name with queued messages, an open nudge, or failed
         messages that may still be nudged again."""
+        from agent_room.core.delivery import MAX_NUDGES  # the deliverer's side only
+
         return rows(
             self.conn.execute(
                 "SELECT s.* FROM sessions s WHERE s.left_at IS NULL AND ("
@@ -75,18 +76,20 @@ class DeliveryStore(StoreBase):
                 "  AND n.state = 'open')"
                 " OR EXISTS (SELECT 1 FROM messages m WHERE m.recipient = s.name"
                 "  AND m.read_at IS NULL AND m.status = 'failed' AND m.attempts < ?))",
-                (max_nudges,),
+                (MAX_NUDGES,),
             )
         )
 
-    def retryable_failures(self, recipient: str, max_nudges: int = MAX_NUDGES) -> list[Row]:
-        """``recipient``'s failed messages not yet nudged ``max_nudges`` times, oldest first."""
+    def retryable_failures(self, recipient: str) -> list[Row]:
+        """``recipient``'s failed messages that may still be nudged again, oldest first."""
+        from agent_room.core.delivery import MAX_NUDGES
+
         return rows(
             self.conn.execute(
                 "SELECT id, sender, attempts, coalesce(failed_at, 0) AS failed_at"
                 " FROM messages WHERE recipient = ? AND read_at IS NULL AND status = 'failed'"
                 " AND attempts < ? ORDER BY id",
-                (recipient, max_nudges),
+                (recipient, MAX_NUDGES),
             )
         )
 
@@ -157,10 +160,11 @@ class DeliveryStore(StoreBase):
         reason: str,
         *,
         at: float,
-        max_nudges: int = MAX_NUDGES,
     ) -> None:
         """Give up on a nudge: its still-queued messages are marked failed, with the reason;
-        those nudged ``max_nudges`` times are failed for good, the others retried later."""
+        those nudged ``MAX_NUDGES`` times are failed for good, the others retried later."""
+        from agent_room.core.delivery import MAX_NUDGES
+
         with write_transaction(self.conn) as conn:
             conn.execute("UPDATE nudges SET state = 'failed' WHERE id = ?", (nudge_id,))
             for message_id in ids:
@@ -170,7 +174,7 @@ class DeliveryStore(StoreBase):
                 ).fetchone()
                 if row is None:
                     continue
-                final = row[0] >= max_nudges
+                final = row[0] >= MAX_NUDGES
                 failure = reason + (
                     f"; gave up after {row[0]} nudges"
                     if final

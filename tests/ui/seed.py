@@ -93,13 +93,13 @@ def seed_room(home: Path, clock: FrozenClock | None = None) -> tuple[Room, Froze
     clock.advance(60)
     first = room.send("backend", "frontend", "The orders endpoint now pages with a cursor.")
     clock.advance(4)
-    room.store.mark_delivered("frontend", [first], at=clock.now, via="nudge")
+    room.store.mark_delivered("frontend", [first], at=clock.now, via="nudge")  # and so read
     clock.advance(9)
-    room.store.mark_read("frontend", [first], at=clock.now)
     clock.advance(20)
     room.send("frontend", "backend", "Thanks: switching the list view to the cursor now.")
     clock.advance(15)
-    room.send("api", "frontend", "Schema v3 is live on staging.")
+    schema = room.send("api", "frontend", "Schema v3 is live on staging.")
+    room.store.mark_read("frontend", [schema], at=clock.now)  # read in the inbox
     clock.advance(3)
     lost = room.send("backend", "docs", "Please document the cursor parameter.")
     nudge = room.store.record_nudge("docs", "sess-docs", [lost], "[agent-room] 1 new", at=clock.now)
