@@ -181,7 +181,9 @@ def cmd_who(args: argparse.Namespace) -> int:
                 s["pane"] or "-",
                 str(s["pid"] or "-"),
                 _age(s["age_seconds"]),
-                f"{s['unread']}" + (f" ({s['failed']} failed)" if s["failed"] else ""),
+                f"{s['unread']}"
+                + (f" ({s['failed']} failed)" if s["failed"] else "")
+                + (f" ({s['held']} held)" if s.get("held") else ""),
                 _links_cell(s),
                 s["cwd"] or "-",
             )

@@ -106,6 +106,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     _room_commands(sub)
     _console_commands(sub)
     _link_commands(sub)
+    _loop_commands(sub)
     _memory_commands(sub)
     _intercom_commands(sub)
     if not known or command in ("start", "stop"):
@@ -391,6 +392,28 @@ def _intercom_commands(sub: _Only) -> None:
     )
     ip.add_argument("--json", action="store_true", help="print JSON")
     ip.set_defaults(handler=_lazy(handlers, "cmd_intercom_settings"))
+
+
+def _loop_commands(sub: _Only) -> None:
+    handlers = "agent_room.cli.loops"
+    p = sub.add_parser("loops", help="messages held by the loop breaker; release or drop them")
+    p.add_argument("--active", action="store_true", help="only the holds still holding")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=_lazy(handlers, "cmd_loops"))
+    lsub = p.add_subparsers(title="loops commands", metavar="COMMAND", parser_class=_Parser)
+    lp = lsub.add_parser("release", help="deliver what a loop hold keeps (operator)")
+    lp.add_argument("id", metavar="ID", type=_message_id)
+    lp.add_argument("--drop", action="store_true", help="cancel the held messages instead")
+    _add_identity(lp)
+    lp.set_defaults(handler=_lazy(handlers, "cmd_loops_release"))
+    lp = lsub.add_parser("settings", help="show or change the loop breaker's threshold")
+    lp.add_argument(
+        "--threshold",
+        metavar="N/SECONDS",
+        help="messages along every step of a cycle within SECONDS (default 10/60), or off",
+    )
+    lp.add_argument("--json", action="store_true", help="print JSON")
+    lp.set_defaults(handler=_lazy(handlers, "cmd_loops_settings"))
 
 
 def _memory_commands(sub: _Only) -> None:

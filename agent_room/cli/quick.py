@@ -52,11 +52,17 @@ def quick_send(args: Sequence[str], environ: Mapping[str, str]) -> int | None:
 
 
 def send_chat(room: Room, sender: str, recipient: str, body: str) -> int:
-    """Queue a chat message and say so: its id on stdout, a line for people on stderr."""
+    """Queue a chat message and say so: its id on stdout, a line for people on stderr
+    (or why it is held: the loop breaker)."""
     from agent_room.store.wake import listening
 
-    message_id = room.send(sender, recipient, body)
-    hint = "" if listening(room.home) else " (no deliverer is running: see `agent-room watch`)"
-    sys.stderr.write(f"message #{message_id} queued for {recipient}{hint}\n")
+    message_id, hold = room.send_checked(sender, recipient, body)
+    if hold is not None:
+        from agent_room.core.loops import sender_notice
+
+        sys.stderr.write(sender_notice(message_id, *hold) + "\n")
+    else:
+        hint = "" if listening(room.home) else " (no deliverer is running: see `agent-room watch`)"
+        sys.stderr.write(f"message #{message_id} queued for {recipient}{hint}\n")
     sys.stdout.write(f"{message_id}\n")
     return message_id

@@ -1,14 +1,16 @@
-"""Circular handovers: A -> B -> ... -> A over the room's recent handovers (seed 002).
+"""Cycles among agents: A -> B -> ... -> A, for handovers (seed 002) and the loop breaker.
 
 A handover that hands work back to someone already upstream of its sender starts a loop
 in which agents pass the same work around; the operator should see that before approving.
-Pure and standard library only: the caller chooses which handovers count as recent.
+The fleet-wide loop breaker (``core.loops``) searches the same way over the edges busy
+with messages. Pure and standard library only: the caller chooses which edges count.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import pairwise
 
 MAX_DEPTH = 8
 """Longest chain searched, as the seed's ``maxDepth``: longer loops are not worth a badge."""
@@ -18,6 +20,14 @@ def find_path(
     graph: Mapping[str, Iterable[str]], start: str, end: str, max_depth: int = MAX_DEPTH
 ) -> tuple[str, ...] | None:
     """The shortest path ``start -> ... -> end`` along ``graph``'s edges (BFS), if any."""
+    return search(lambda node: graph.get(node, ()), start, end, max_depth)
+
+
+def search(
+    neighbours: Callable[[str], Iterable[str]], start: str, end: str, max_depth: int = MAX_DEPTH
+) -> tuple[str, ...] | None:
+    """``find_path`` over a graph known only by ``neighbours(node)``: the loop breaker asks
+    the store for a node's busy edges as the search reaches it, not for the whole room."""
     queue: deque[tuple[str, ...]] = deque([(start,)])
     seen = {start}
     while queue:
@@ -27,7 +37,7 @@ def find_path(
             return path
         if len(path) > max_depth:
             continue
-        for neighbour in sorted(graph.get(current, ())):
+        for neighbour in sorted(neighbours(current)):
             if neighbour not in seen:
                 seen.add(neighbour)
                 queue.append((*path, neighbour))
@@ -69,6 +79,11 @@ def cycle_warnings(
         if cycle is not None:
             found[handover_id] = cycle
     return found
+
+
+def cycle_edges(cycle: Sequence[str]) -> set[tuple[str, str]]:
+    """The (sender, recipient) steps of a cycle ``(a, b, c, a)``."""
+    return set(pairwise(cycle))
 
 
 def render_cycle(cycle: Sequence[str]) -> str:

@@ -158,16 +158,19 @@ class Room:
         return sender, recipient
 
     def send(self, sender: str, recipient: str, body: str) -> int:
-        """Queue a directed chat message; return its id."""
+        """Queue a directed chat message; return its id (held in a loop: ``send_checked``)."""
+        return self.send_checked(sender, recipient, body)[0]
+
+    def send_checked(
+        self, sender: str, recipient: str, body: str
+    ) -> tuple[int, tuple[int, tuple[str, ...]] | None]:
+        """Queue a directed chat message, or hold it when it runs in a loop among agents
+        (``core.loops``); return its id and the loop hold (id, cycle), if any."""
+        from agent_room.store.loops import LoopStore
+
         sender, recipient = self._check_pair(sender, recipient)
         body = check_body(body, limit=self.body_limit)
-        return self.store.add_message(
-            kind=CHAT,
-            sender=sender,
-            recipient=recipient,
-            body=body,
-            at=self.clock(),
-        )
+        return LoopStore(self.store).send(CHAT, sender, recipient, body, at=self.clock())
 
     def send_handover(
         self,
@@ -245,7 +248,11 @@ class Room:
             for r in rows
         ]
         from agent_room.room.links import Links
+        from agent_room.store.loops import LoopStore
 
+        held = LoopStore(self.store).held_by_recipient()
+        for session in sessions:
+            session["held"] = held.get(session["name"], 0)  # behind the loop breaker
         return Links(self).flag(sessions)
 
     # -- handovers --------------------------------------------------------------------

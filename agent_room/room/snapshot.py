@@ -50,6 +50,8 @@ _FLOW_NAMES = {
     "link.frozen": "frozen",
     "link.thawed": "thawed",
     "link.closed": "closed",
+    "loop.held": "loop held",
+    "loop.released": "released",
 }
 
 
@@ -188,6 +190,16 @@ class SnapshotReader:
             message_kind = "link"
             summary = f"link #{data.get('link', '?')}" + (
                 f": {data['reason']}" if data.get("reason") else ""
+            )
+        elif str(row["kind"]).startswith("loop."):  # the loop breaker's, for the operator
+            import json
+
+            from agent_room.core.cycles import render_cycle
+
+            data = json.loads(row["data"] or "{}")
+            path = data.get("path")
+            summary = f"loop #{data.get('loop', '?')}" + (
+                f": {render_cycle(path)} held (agent-room loops)" if path else ""
             )
         return FlowEvent(
             id=int(row["id"]),

@@ -344,6 +344,25 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX file_changes_at ON file_changes(path, at);
     """,
+    # the fleet-wide loop breaker: a hold per loop found (its cycle as names), which
+    # messages each holds, and the index its check reads on every send: a sender's
+    # messages within the window.
+    """
+    CREATE TABLE loop_holds (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        path TEXT NOT NULL,
+        detected_at REAL NOT NULL,
+        released_at REAL,
+        released_by TEXT,
+        dropped INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE TABLE loop_held (
+        message_id INTEGER PRIMARY KEY REFERENCES messages(id),
+        hold_id INTEGER NOT NULL REFERENCES loop_holds(id)
+    );
+    CREATE INDEX loop_held_hold ON loop_held(hold_id);
+    CREATE INDEX messages_sent ON messages(sender, created_at);
+    """,
 )
 """Each entry moves the schema from version ``index`` to ``index + 1``."""
 

@@ -29,6 +29,8 @@ FLOW_KINDS = (
     "link.frozen",
     "link.thawed",
     "link.closed",
+    "loop.held",
+    "loop.released",
 )
 """Audit events that make up the message flow."""
 

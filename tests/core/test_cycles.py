@@ -50,3 +50,18 @@ def test_a_handover_never_closes_a_loop_with_itself() -> None:
 
 def test_render() -> None:
     assert render_cycle(("a", "b", "a")) == "@a → @b → @a"
+
+
+def test_search_asks_only_for_the_nodes_it_reaches() -> None:
+    from agent_room.core.cycles import cycle_edges, search
+
+    asked: list[str] = []
+    graph = {"b": ["c"], "c": ["a"], "x": ["y"]}
+
+    def neighbours(node: str) -> list[str]:
+        asked.append(node)
+        return graph.get(node, [])
+
+    assert search(neighbours, "b", "a") == ("b", "c", "a")
+    assert "x" not in asked
+    assert cycle_edges(("a", "b", "c", "a")) == {("a", "b"), ("b", "c"), ("c", "a")}

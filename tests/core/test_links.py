@@ -369,3 +369,16 @@ def test_setting_checks() -> None:
         check_patterns([" "])
     with pytest.raises(BadInput, match="1 to 1000"):
         check_budget(0)
+
+
+def test_a_pairs_budget_carries_over_and_says_who_grants_more() -> None:
+    from agent_room.core.links import Previous, carried_budget, spent_refusal
+
+    assert carried_budget(8, None) == 8
+    assert carried_budget(8, Previous(1, 8, 3)) == 5
+    assert carried_budget(20, Previous(1, 8, 8)) == 0  # a higher room budget resets nothing
+    assert carried_budget(8, Previous(1, 12, 8)) == 4  # the operator granted 4
+    text = spent_refusal("a", "b", Previous(3, 8, 8), 3600)
+    assert text.startswith("the turn budget between @a and @b is spent: link #3 crossed 8 of 8")
+    assert "closed less than 1h ago" in text
+    assert text.endswith("agent-room link grant 3 COUNT")

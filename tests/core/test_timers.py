@@ -79,3 +79,51 @@ def test_wait_is_never_negative_nor_past_the_ceiling(
 def test_linked_agents_without_an_anchor_are_flagged() -> None:
     assert unanchored(["a", "b"], ["b", "c"]) == {"a"}
     assert unanchored([], ["a"]) == set()
+
+
+def test_a_fired_timer_is_recognised_only_from_the_room() -> None:
+    from agent_room.core.timers import fired_intent
+
+    room = {"kind": "system", "sender": "room", "body": "CHECK: read @b"}
+    assert fired_intent(room) is Intent.CHECK
+    assert fired_intent({**room, "sender": "a"}) is None  # an agent cannot fake one
+    assert fired_intent({**room, "kind": "chat"}) is None
+    assert fired_intent({**room, "body": "[agent-room] Link #1 ..."}) is None
+
+
+def test_breadcrumbs_speak_of_the_agents_own_work() -> None:
+    from agent_room.core.timers import breadcrumb_guidance
+
+    anchor = breadcrumb_guidance([Intent.ANCHOR])
+    assert anchor.startswith("Your own timer fired. ANCHOR is your own breadcrumb")
+    assert "Non-negotiable" in anchor
+    both = breadcrumb_guidance([Intent.WAIT, Intent.CHECK, Intent.WAIT])
+    assert both.index("CHECK is") < both.index("WAIT is")
+    assert both.startswith("Your own timers fired.")
+
+
+def test_the_peers_a_check_names() -> None:
+    from agent_room.core.timers import named_peers
+
+    members = ["a", "backend", "worker-feasibility"]
+    assert named_peers("read @backend and @zed, help if stuck", "a", members) == ["backend"]
+    assert named_peers("read worker-feasibility status", "a", members) == ["worker-feasibility"]
+    assert named_peers("read @a's status", "a", members) == []  # not yourself
+    assert named_peers("look around", "a", members) == []
+
+
+def test_a_peers_status() -> None:
+    from agent_room.core.timers import STATUS_OUTPUT, peer_status
+
+    shown = peer_status(
+        "b", now=1000, state="idle", since=880, output="Done.", output_at=940, links="#1 to @c"
+    )
+    assert shown == "@b: idle for 2m\nlinks: #1 to @c\nlast output (1m ago):\nDone."
+    long = peer_status(
+        "b", now=1, state="busy", since=None, output="x" * 5000, output_at=None, links=""
+    )
+    assert "links: none" in long
+    assert long.endswith("[...] (agent-room peek for more)")
+    assert long.count("x") == STATUS_OUTPUT
+    gone = peer_status("b", now=1, state=None, since=None, output=None, output_at=None, links="")
+    assert gone == "@b: not in the room any more."

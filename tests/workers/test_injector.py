@@ -46,6 +46,7 @@ def test_a_timer_fires_in_time_without_the_safety_net(
 ) -> None:
     monkeypatch.setattr(injector_module, "SAFETY_INTERVAL", 60.0)  # only the timer wakes it
     room.join("a")
+    room.join("b")
     timer = Links(room).set_timer("a", "check", "1s", "look at @b")
     worker = Injector(open_room(room_home), SystemProbe())
     stop = threading.Event()
@@ -54,7 +55,7 @@ def test_a_timer_fires_in_time_without_the_safety_net(
     try:
         wait_for(lambda: Links(room).store.timer(timer["id"])["state"] == "fired", 10)  # type: ignore[index]
         [message] = room.store.unread("a")
-        assert message["body"] == "CHECK: look at @b"
+        assert message["body"].startswith("CHECK: look at @b\n\n@b: idle")
     finally:
         stop.set()
         thread.join(timeout=10)

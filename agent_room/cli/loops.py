@@ -1,0 +1,74 @@
+"""Handlers of the loop breaker's commands: loops, loops release, loops settings.
+
+The operator's commands: an agent (``AGENT_ROOM_NAME``, its pane or ``--as``) may list
+the holds but not release them.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from agent_room.cli.links import _caller
+from agent_room.room import Room
+from agent_room.room.loops import Loops
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+
+
+def _open() -> Room:
+    return Room.open(os.environ)
+
+
+def cmd_loops(args: argparse.Namespace) -> int:
+    """List the loop holds, newest first (``--active``: those still holding)."""
+    from agent_room.core.cycles import render_cycle
+    from agent_room.core.printable import printable_json
+    from agent_room.core.timers import format_duration
+
+    rows = Loops(_open()).holds(active_only=args.active)
+    if args.json:
+        sys.stdout.write(printable_json(rows) + "\n")
+        return 0
+    if not rows:
+        print("no loops held", file=sys.stderr)
+        return 0
+    now = time.time()
+    for r in rows:
+        if r["released_at"] is None:
+            state = f"HOLDING {r['held']}"
+        else:
+            state = "dropped" if r["dropped"] else "released"
+        age = format_duration(now - r["detected_at"])
+        print(f"#{r['id']}  {state}  {render_cycle(r['cycle'])}  {r['caught']} caught  {age} ago")
+    return 0
+
+
+def cmd_loops_release(args: argparse.Namespace) -> int:
+    """``loops release ID [--drop]``: deliver (or drop) what a hold keeps."""
+    room = _open()
+    moved = Loops(room).release(args.id, drop=args.drop, caller=_caller(room, args))
+    verb = "dropped" if args.drop else "released for delivery"
+    print(f"loop #{args.id} released: {moved} held messages {verb}", file=sys.stderr)
+    return 0
+
+
+def cmd_loops_settings(args: argparse.Namespace) -> int:
+    """Show or change the loop breaker's threshold."""
+    from agent_room.core.links import parse_loop
+    from agent_room.core.loops import describe
+
+    loops = Loops(_open())
+    per_edge, window = loops.settings()
+    if args.threshold is not None:
+        per_edge, window = loops.configure(*parse_loop(args.threshold))
+    if args.json:
+        import json
+
+        sys.stdout.write(json.dumps({"per_edge": per_edge, "window": window}) + "\n")
+        return 0
+    print(f"loop breaker: {describe(per_edge, window)}")
+    return 0

@@ -1,0 +1,62 @@
+"""The fleet-wide loop breaker as the operator meets it: holds, release, settings.
+
+The check itself runs inside every ``send`` (``store.loops.LoopStore.send``); this is the
+operator's side: what is held and why, letting it through or dropping it, and the
+threshold (``core.loops``).
+"""
+
+from __future__ import annotations
+
+from agent_room.core.errors import BadInput, NotFound, Refused
+from agent_room.core.loops import PER_EDGE_KEY, WINDOW_KEY, load_path
+from agent_room.room.service import OPERATOR, Room
+from agent_room.store.links import LinkStore
+from agent_room.store.loops import LoopStore
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from agent_room.store.sqlite_base import Row
+
+
+class Loops:
+    """The loop holds of one room."""
+
+    def __init__(self, room: Room) -> None:
+        self.room = room
+        self.store = LoopStore(room.store)
+
+    def settings(self) -> tuple[int, float]:
+        """(messages along every step of a cycle, window in seconds); 0 is off."""
+        return self.store.settings()
+
+    def configure(self, per_edge: int, window: float) -> tuple[int, float]:
+        """Change the threshold (``per_edge`` 0 switches the loop breaker off)."""
+        if not 0 <= per_edge <= 10_000 or not 0 < window <= 86400:
+            raise BadInput("the loop breaker is N/SECONDS with N up to 10000, or off")
+        LinkStore(self.room.store).save_settings(
+            {PER_EDGE_KEY: per_edge, WINDOW_KEY: window}, at=self.room.clock(), by=OPERATOR
+        )
+        return self.settings()
+
+    def holds(self, *, active_only: bool = False) -> list[Row]:
+        """Holds, newest first, each with ``cycle`` (names) and ``held`` (waiting now)."""
+        found = self.store.holds(active_only=active_only)
+        for row in found:
+            row["cycle"] = list(load_path(row.pop("path")))
+            row["dropped"] = bool(row["dropped"])
+        return found
+
+    def release(self, hold_id: int, *, drop: bool = False, caller: str | None = None) -> int:
+        """Deliver (or drop) what a hold keeps, and end it: the operator only. Returns how
+        many messages moved."""
+        if caller is not None:
+            raise Refused(f"only the operator can release loop #{hold_id}")
+        hold = self.store.hold(hold_id)
+        if hold is None:
+            raise NotFound(f"no loop #{hold_id}")
+        if hold["released_at"] is not None:
+            raise Refused(f"loop #{hold_id} was released already")
+        moved = self.store.release(hold_id, drop=drop, at=self.room.clock(), by=OPERATOR)
+        if moved is None:
+            raise Refused(f"loop #{hold_id} was released meanwhile")
+        return moved
