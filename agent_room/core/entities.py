@@ -61,6 +61,7 @@ _CONTRACT = re.compile(r"\b([A-Z]\w+)\s*=\s*\{")
 _SERVICE = re.compile(r"@([a-z0-9][a-z0-9_-]{0,31})\b")
 _TOOL_WORDS = {t.lower(): t for t in KNOWN_TOOLS}
 _WORD = re.compile(r"[A-Za-z][\w.+#-]*")
+_NUMBERS = re.compile(r"\d+")
 
 
 def check_type(kind: str) -> str:
@@ -148,10 +149,13 @@ def best_match(
     name: str, choices: Mapping[int, str], threshold: float, kind: str = ""
 ) -> int | None:
     """The id of the choice most like ``name`` (rapidfuzz's ratio), if it reaches
-    ``threshold`` (0..1). Files are compared by their base names within one folder: two
-    files of a folder with a long common path are not one file."""
+    ``threshold`` (0..1). Names whose numbers differ are never alike (``handler_1`` and
+    ``handler_2``, ``v1`` and ``v2``); files are compared by their base names within one
+    folder (two files of a folder share a long path, not an identity)."""
     from rapidfuzz import fuzz, process
 
+    numbers = _NUMBERS.findall(name)
+    choices = {i: k for i, k in choices.items() if _NUMBERS.findall(k) == numbers}
     if kind == "file":
         folder, _, base = name.rpartition("/")
         choices = {

@@ -42,6 +42,8 @@ def test_fuzzy_match_at_the_threshold() -> None:
     assert best_match("src/web/tasks.py", files, 0.85, "file") is None  # another folder
     assert best_match("lib/web/hooks_controller.ex", files, 0.85, "file") is None
     assert best_match("typescrpt", {2: key("tool", "typescript")}, 0.85) == 2
+    assert best_match("handler_2", {4: "handler_1"}, 0.85) is None  # numbers differ
+    assert best_match("handlr_1", {4: "handler_1"}, 0.85) == 4
 
 
 def test_extraction_from_handovers_text_and_tool_calls() -> None:
