@@ -8,6 +8,12 @@ import signal
 import sys
 import threading
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+    from agent_room.room import Room
+
 
 def cmd_watch(args: argparse.Namespace) -> int:
     """Run the deliverer and the injector; each stands by while another one holds its lease.
@@ -22,15 +28,16 @@ def cmd_watch(args: argparse.Namespace) -> int:
     from agent_room.workers.injector import Injector
     from agent_room.workers.memory import MemoryWorker
 
-    delivery_room = Room.open(os.environ)
-    injector_room = Room.open(os.environ)
-    memory_room = Room.open(os.environ)
-    memory = MemoryWorker(memory_room, SystemProbe())
-    deliverer = Deliverer(delivery_room, Tmux(), SystemProbe())
-    injector = Injector(injector_room, SystemProbe())
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, lambda *_: stop.set())
+    opened = _open_rooms(3, stop, Room.open)
+    if opened is None:
+        return 0
+    delivery_room, injector_room, memory_room = opened
+    memory = MemoryWorker(memory_room, SystemProbe())
+    deliverer = Deliverer(delivery_room, Tmux(), SystemProbe())
+    injector = Injector(injector_room, SystemProbe())
     print(
         f"agent-room: delivering and linking for the room in {delivery_room.home} (Ctrl-C to stop)",
         file=sys.stderr,
@@ -60,3 +67,31 @@ def cmd_watch(args: argparse.Namespace) -> int:
         injector_room.close()
         memory_room.close()
     return 0
+
+
+def _open_rooms(
+    count: int, stop: threading.Event, open_room: Callable[[Mapping[str, str]], Room]
+) -> list[Room] | None:
+    """``count`` connections to the room, waiting while it cannot be opened (locked past
+    the busy timeout, a full disk, a damaged file being restored); None if stopped first.
+    An unsafe room is refused at once: that needs the operator, not time."""
+    from agent_room.core.errors import RoomUnavailable
+    from agent_room.workers.guard import FIRST_BACKOFF, MAX_BACKOFF
+
+    pause, said = FIRST_BACKOFF, ""
+    while not stop.is_set():
+        rooms: list[Room] = []
+        try:
+            while len(rooms) < count:
+                rooms.append(open_room(os.environ))
+        except RoomUnavailable as exc:
+            for room in rooms:
+                room.close()
+            if str(exc) != said:
+                said = str(exc)
+                print(f"agent-room: {exc} (waiting for the room)", file=sys.stderr, flush=True)
+        else:
+            return rooms
+        stop.wait(pause)
+        pause = min(pause * 2, MAX_BACKOFF)
+    return None

@@ -6,6 +6,7 @@ import os
 import sqlite3
 
 from agent_room.store.db import connect
+from agent_room.store.home import DB_NAME
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -74,7 +75,58 @@ class StoreBase:
     def __init__(self, home: StrPath, *, timeout: float = 10.0) -> None:
         self.conn = connect(home, timeout=timeout)
         self.home = os.fspath(home)
+        self.timeout = timeout
+        self._files = _files(self.home)
 
     def close(self) -> None:
         """Close the connection; the store cannot be used afterwards."""
         self.conn.close()
+
+    def recover(self) -> None:
+        """After a failed statement: end a transaction SQLite may have left open."""
+        if self.conn.in_transaction:
+            try:  # noqa: SIM105 - no contextlib on the hooks' path
+                self.conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+
+    def reopen_if_moved(self) -> bool:
+        """Reopen the room when its files are no longer those this connection uses.
+
+        A write-ahead log deleted under running processes leaves them writing to a file
+        nobody else sees, and every process started since then fails ("disk I/O
+        error") until they let go; a database file replaced (restored from a backup) is
+        likewise never seen. While this connection is open no other connection deletes
+        the log, so a different or missing log was removed from outside. What the old
+        log holds is saved into the database before the connection is let go.
+        """
+        now = _files(self.home)
+        if now == self._files or (self._files[1] is None and now[0] == self._files[0]):
+            self._files = now
+            return False
+        old = self.conn
+        try:
+            busy = old.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        except sqlite3.Error:
+            busy = 0  # a replaced file: the old one's log is no longer the room's
+        if busy and now[0] == self._files[0]:
+            return False  # a reader is in the way: save the log at the next pass
+        self.conn = connect(self.home, timeout=self.timeout)
+        self._files = _files(self.home)
+        try:  # noqa: SIM105
+            old.close()
+        except sqlite3.Error:
+            pass
+        return True
+
+
+def _files(home: str) -> tuple[int | None, int | None]:
+    """The identities (inode numbers) of the room's database and its write-ahead log."""
+    path = os.path.join(home, DB_NAME)
+    found: list[int | None] = []
+    for name in (path, path + "-wal"):
+        try:
+            found.append(os.stat(name).st_ino)
+        except OSError:
+            found.append(None)
+    return found[0], found[1]

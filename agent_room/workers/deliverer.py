@@ -30,6 +30,7 @@ from agent_room.core.errors import PaneUnavailable
 from agent_room.core.prompts import nudge_text
 from agent_room.room import Room
 from agent_room.store.wake import not_a_poke
+from agent_room.workers.guard import Guard
 from agent_room.workers.lease import Lease
 from agent_room.workers.wakeup import WakeListener
 
@@ -177,12 +178,17 @@ class Deliverer:
         debounce: int = 10,
         step: int = 5,
         on_pass: Callable[[bool], None] | None = None,
+        on_problem: Callable[[str | None], None] | None = None,
     ) -> None:
         """Deliver until ``stop`` is set: on a poke, on room changes, every half second.
 
         ``on_pass(active)`` is called after each pass (the console shows whether this
-        deliverer holds the lease or stands by).
+        deliverer holds the lease or stands by); ``on_problem`` hears of a pass that
+        failed (the room locked, the disk full ...) and of the first pass that works
+        again (``None``), standard error if not given. A failed pass is retried, less
+        often while the fault lasts.
         """
+        guard = Guard("deliverer", self.store, on_problem)
         listener = self.wake
         changed_r, changed_w = os.pipe()
         os.set_blocking(changed_w, False)
@@ -195,13 +201,16 @@ class Deliverer:
         watcher.start()
         try:
             while not stop.is_set():
-                active = self.run_once()
-                if on_pass is not None:
+                active = guard.run(self.run_once)
+                if on_pass is not None and active is not None:
                     on_pass(active)
                 if self.active:
                     listener.bind()
                 else:
                     listener.close()  # a stand-by: the new holder listens
+                if guard.failures:  # wait the fault out: file events do not hurry a retry
+                    stop.wait(guard.pause(SAFETY_INTERVAL))
+                    continue
                 waiting = [changed_r] + ([listener.fileno()] if listener.fd is not None else [])
                 ready, _, _ = select.select(waiting, [], [], SAFETY_INTERVAL)
                 if changed_r in ready:

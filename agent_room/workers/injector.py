@@ -26,6 +26,7 @@ from agent_room.room.crossing import Crossings
 from agent_room.room.links import Links
 from agent_room.room.registry import Registry
 from agent_room.store.wake import not_a_poke
+from agent_room.workers.guard import Guard
 from agent_room.workers.lease import Lease
 
 TYPE_CHECKING = False
@@ -97,24 +98,36 @@ class Injector:
         debounce: int = 10,
         step: int = 5,
         on_pass: Callable[[bool], None] | None = None,
+        on_problem: Callable[[str | None], None] | None = None,
     ) -> None:
         """Inject until ``stop`` is set: on every room change, and when a timer is due.
 
-        ``on_pass(active)`` is called after each pass, as the deliverer does.
+        ``on_pass(active)`` and ``on_problem`` are called as the deliverer does; a
+        failed pass is retried, less often while the fault lasts.
         """
-        report = on_pass or (lambda _active: None)
+        guard = Guard("injector", self.store, on_problem)
+
+        def one_pass() -> None:
+            active = guard.run(self.run_once)
+            if on_pass is not None and active is not None:
+                on_pass(active)
+
         wake = threading.Event()
         watcher = threading.Thread(
             target=self._watch, args=(stop, wake, debounce, step), daemon=True
         )
         watcher.start()
         try:
-            report(self.run_once())
+            one_pass()
             while not stop.is_set():
-                wake.wait(self.next_wait())
+                if guard.failures:  # wait the fault out: file events do not hurry a retry
+                    stop.wait(guard.pause(SAFETY_INTERVAL))
+                else:
+                    wait = guard.run(self.next_wait)
+                    wake.wait(SAFETY_INTERVAL if wait is None else wait)
                 wake.clear()
                 if not stop.is_set():
-                    report(self.run_once())
+                    one_pass()
         finally:
             self.release()
             watcher.join(timeout=5)

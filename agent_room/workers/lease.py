@@ -38,21 +38,32 @@ class Lease:
         """Hold (or take, or renew) the lease; whether this worker may act now."""
         if self.active and now - self._renewed_at < self.ttl / 3:
             return True
-        self.active = self.store.acquire_lease(
-            self.name,
-            holder=self.holder,
-            pid=os.getpid(),
-            pid_start=self.pid_start,
-            ttl=self.ttl,
-            at=now,
-            alive=self.probe.is_alive,
-        )
+        try:
+            self.active = self.store.acquire_lease(
+                self.name,
+                holder=self.holder,
+                pid=os.getpid(),
+                pid_start=self.pid_start,
+                ttl=self.ttl,
+                at=now,
+                alive=self.probe.is_alive,
+            )
+        except BaseException:
+            self.active = False  # not renewed: act again only once it is held for sure
+            raise
         if self.active:
             self._renewed_at = now
         return self.active
 
     def release(self) -> None:
-        """Give the lease up so a stand-by takes over at once."""
-        if self.active:
-            self.store.release_lease(self.name, self.holder)
-        self.active = False
+        """Give the lease up so a stand-by takes over at once.
+
+        A worker stopping on a full disk or a locked room cannot write: the lease then
+        expires by itself (or is taken at once, once this process is gone)."""
+        try:
+            if self.active:
+                self.store.release_lease(self.name, self.holder)
+        except Exception:  # noqa: BLE001, S110 - expiry (ttl, pid) hands the lease over anyway
+            pass
+        finally:
+            self.active = False

@@ -6,7 +6,7 @@ injector, under its own lease (one acts per room, the others stand by). It polls
 context must be ready before the operator decides, which takes seconds, and a handover
 approved before the worker got to it is prepared by the approving process instead. A
 fault in a pass (an unreadable transcript is not one: it is logged and skipped) is
-reported and retried after a pause that grows, up to ``MAX_BACKOFF``.
+reported and retried after a pause that grows (``workers.guard``).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import threading
 from agent_room.room.checkpoints import Checkpoints
 from agent_room.room.entities import Entities
 from agent_room.room.memory import Memory
+from agent_room.workers.guard import Guard
 from agent_room.workers.lease import Lease
 
 TYPE_CHECKING = False
@@ -30,7 +31,6 @@ LEASE = "memory"
 LEASE_TTL = 5.0
 INTERVAL = 1.0
 """Seconds between passes."""
-MAX_BACKOFF = 30.0
 
 
 class MemoryWorker:
@@ -83,23 +83,21 @@ class MemoryWorker:
         debounce: int = 10,
         step: int = 5,
         on_pass: Callable[[bool], None] | None = None,
-        on_error: Callable[[Exception], None] | None = None,
+        on_problem: Callable[[str | None], None] | None = None,
     ) -> None:
         """Work until ``stop`` is set; ``debounce`` and ``step`` are accepted for the
-        shape the console's leased workers share (this worker polls)."""
+        shape the console's leased workers share (this worker polls). A failed pass is
+        reported to ``on_problem`` (standard error if not given) and to the room's log,
+        and retried, less often while the fault lasts."""
         del debounce, step
-        pause = INTERVAL
+        guard = Guard("memory", self.room.store, on_problem)
         try:
             while not stop.is_set():
-                try:
-                    active = self.run_once()
-                except Exception as exc:  # noqa: BLE001 - a passing fault must not end the worker
-                    (on_error or self._log)(exc)
-                    pause = min(pause * 2, MAX_BACKOFF)
-                else:
-                    pause = INTERVAL
-                    if on_pass is not None:
-                        on_pass(active)
-                stop.wait(pause)
+                active = guard.run(self.run_once)
+                if guard.error is not None:
+                    self._log(guard.error)
+                elif on_pass is not None and active is not None:
+                    on_pass(active)
+                stop.wait(guard.pause(INTERVAL))
         finally:
             self.release()
