@@ -363,6 +363,24 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX loop_held_hold ON loop_held(hold_id);
     CREATE INDEX messages_sent ON messages(sender, created_at);
     """,
+    # Claude Code's messaging socket: how each message was delivered (tmux, native,
+    # stop ...), and every frame sent through a socket with the status its client sent
+    # back (held, delivered, denied, expired, refused, dropped).
+    """
+    ALTER TABLE messages ADD COLUMN via TEXT;
+    CREATE TABLE native_sends (
+        native_id TEXT PRIMARY KEY,
+        nudge_id INTEGER NOT NULL,
+        recipient TEXT NOT NULL,
+        session_id TEXT,
+        socket TEXT NOT NULL,
+        sent_at REAL NOT NULL,
+        status TEXT,
+        reason TEXT,
+        status_at REAL
+    );
+    CREATE INDEX native_sends_nudge ON native_sends(nudge_id);
+    """,
 )
 """Each entry moves the schema from version ``index`` to ``index + 1``."""
 
