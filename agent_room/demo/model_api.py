@@ -33,6 +33,16 @@ class Reply(NamedTuple):
     text: str = ""
     bash: str | None = None
     """A shell command for the Bash tool; the turn then stops with ``tool_use``."""
+    write: tuple[str, str] | None = None
+    """A file (absolute path, content) for the Write tool, instead of a Bash call."""
+
+    def tool(self) -> tuple[str, dict[str, str]] | None:
+        """The tool call this reply makes, as (tool name, input), if any."""
+        if self.bash is not None:
+            return "Bash", {"command": self.bash, "description": "Run a command"}
+        if self.write is not None:
+            return "Write", {"file_path": self.write[0], "content": self.write[1]}
+        return None
 
 
 class Rule(NamedTuple):
@@ -86,9 +96,10 @@ def latest_user(body: Mapping[str, Any]) -> tuple[str, bool]:
     return "\n".join(texts), tool
 
 
-def offers_bash(body: Mapping[str, Any]) -> bool:
-    """Whether the request lets the model call the Bash tool (the main conversation does)."""
-    return any(isinstance(t, Mapping) and t.get("name") == "Bash" for t in body.get("tools") or [])
+def offers_bash(body: Mapping[str, Any], tool: str = "Bash") -> bool:
+    """Whether the request lets the model call the Bash tool (the main conversation does),
+    or the tool named."""
+    return any(isinstance(t, Mapping) and t.get("name") == tool for t in body.get("tools") or [])
 
 
 class Script:
@@ -112,22 +123,24 @@ class Script:
             (r.reply for r in rules if r.after_tool == tool and r.when in text),
             DONE if tool else OK,
         )
-        if reply.bash is not None and not offers_bash(body):
+        call = reply.tool()
+        if call is not None and not offers_bash(body, call[0]):
             return Reply(reply.text or OK.text)
         return reply
 
 
 def _content(reply: Reply) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
-    if reply.text or reply.bash is None:
+    call = reply.tool()
+    if reply.text or call is None:
         blocks.append({"type": "text", "text": reply.text or OK.text})
-    if reply.bash is not None:
+    if call is not None:
         blocks.append(
             {
                 "type": "tool_use",
                 "id": f"toolu_{uuid.uuid4().hex[:24]}",
-                "name": "Bash",
-                "input": {"command": reply.bash, "description": "Run a command"},
+                "name": call[0],
+                "input": call[1],
             }
         )
     return blocks
@@ -140,7 +153,7 @@ def _message(reply: Reply, model: str) -> dict[str, Any]:
         "role": "assistant",
         "model": model,
         "content": _content(reply),
-        "stop_reason": "tool_use" if reply.bash is not None else "end_turn",
+        "stop_reason": "tool_use" if reply.tool() is not None else "end_turn",
         "stop_sequence": None,
         "usage": {"input_tokens": 10, "output_tokens": 5},
     }
