@@ -27,7 +27,7 @@ from agent_room.core.errors import RoomError
 from agent_room.core.printable import printable
 from agent_room.ui.commands import RoomCommands
 from agent_room.ui.enter import EnterMixin
-from agent_room.ui.messages import RefreshWanted, SnapshotReady, WorkerStatus
+from agent_room.ui.messages import RETRYING, RefreshWanted, SnapshotReady, WorkerStatus
 from agent_room.ui.screens.main import MainScreen
 from agent_room.ui.settings import DEFAULT_THEME, ConsoleSettings
 from agent_room.ui.themes import VARIABLE_DEFAULTS, load_themes, shipped_dir
@@ -55,6 +55,7 @@ if TYPE_CHECKING:
             debounce: int = ...,
             step: int = ...,
             on_pass: Callable[[bool], None] | None = ...,
+            on_problem: Callable[[str | None], None] | None = ...,
         ) -> None:
             """Work until ``stop`` is set."""
 
@@ -231,7 +232,12 @@ class RoomConsole(EnterMixin, App[int]):
             self.call_after_refresh(self._start_background)
 
     def on_worker_status(self, message: WorkerStatus) -> None:
-        """A worker reports its state."""
+        """A worker reports its state; a new problem is also notified once."""
+        if message.status.startswith(RETRYING) and message.status != self.statuses.get(
+            message.worker
+        ):
+            problem = message.status.removeprefix(RETRYING).strip()
+            self.notify(f"{message.worker}: {problem}", title="Retrying", severity="error")
         self.statuses = {**self.statuses, message.worker: message.status}
 
     def on_refresh_wanted(self, _message: RefreshWanted) -> None:
@@ -252,24 +258,41 @@ class RoomConsole(EnterMixin, App[int]):
         """Read the room on every wake-up (and every ``safety_interval``); post changes."""
         from agent_room.room.registry import Registry
         from agent_room.room.snapshot import SnapshotReader
+        from agent_room.workers.guard import Guard
 
         worker = get_current_worker()
         room = self.open_room()
         registry = Registry(room, self.probe) if self.settings.liveness else None
         reader = SnapshotReader(room, registry=registry, flow_limit=self.settings.flow_limit)
         self.post_message(WorkerStatus("reader", "on"))
+        # a room locked for long, a full disk: say so in the status bar, keep reading
+        guard = Guard("reader", room.store, self._problems("reader", "on"))
         last: RoomSnapshot | None = self._first  # the picture already on screen
         try:
             while not (worker.is_cancelled or self._stop.is_set()):
                 self._wake.clear()
-                snapshot = reader.read()
-                stale = last is not None and snapshot.taken_at - last.taken_at >= AGE_REFRESH
-                if not snapshot.same_content(last) or stale:
-                    self.post_message(SnapshotReady(snapshot))
-                    last = snapshot
-                self._wake.wait(self.settings.safety_interval)
+                snapshot = guard.run(reader.read)
+                if snapshot is not None:
+                    stale = last is not None and snapshot.taken_at - last.taken_at >= AGE_REFRESH
+                    if not snapshot.same_content(last) or stale:
+                        self.post_message(SnapshotReady(snapshot))
+                        last = snapshot
+                self._wake.wait(guard.pause(self.settings.safety_interval))
         finally:
             room.close()
+
+    def _problems(self, name: str, recovered: str | None) -> Callable[[str | None], None]:
+        """What a worker's guard reports: the problem in the status bar (and once as a
+        notification), and ``recovered`` there once a pass works again (None: the
+        worker's next pass tells)."""
+
+        def report(problem: str | None) -> None:
+            if problem is not None:
+                self.post_message(WorkerStatus(name, f"{RETRYING} {problem}"))
+            elif recovered is not None:
+                self.post_message(WorkerStatus(name, recovered))
+
+        return report
 
     @work(exclusive=True, group="watcher", exit_on_error=False, name="watcher")
     async def _watch_room(self) -> None:
@@ -326,9 +349,19 @@ class RoomConsole(EnterMixin, App[int]):
                 shown[0] = active
                 self.post_message(WorkerStatus(name, "active" if active else "standby"))
 
+        problems = self._problems(name, None)
+
+        def on_problem(problem: str | None) -> None:
+            shown[0] = None  # the next good pass shows active or standby again
+            problems(problem)
+
         try:
             worker.run(
-                stop, debounce=self.settings.debounce, step=self.settings.step, on_pass=on_pass
+                stop,
+                debounce=self.settings.debounce,
+                step=self.settings.step,
+                on_pass=on_pass,
+                on_problem=on_problem,
             )
         finally:
             room.close()

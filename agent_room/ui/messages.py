@@ -25,6 +25,10 @@ class SnapshotReady(Message):
         return isinstance(message, SnapshotReady)
 
 
+RETRYING = "retrying:"
+"""How a worker's status begins while a fault lasts; the problem follows."""
+
+
 class WorkerStatus(Message):
     """A background worker's state changed (shown in the status bar)."""
 

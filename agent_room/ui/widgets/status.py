@@ -7,6 +7,7 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from agent_room.core.printable import printable
+from agent_room.ui.messages import RETRYING
 
 GOOD = {"on", "active", "watching", "reading"}
 BAD = {"error", "failed"}
@@ -32,7 +33,8 @@ class StatusBar(Static):
         colours = self.app.theme_variables
         text = Text()
         for worker, status in self.statuses:
-            key = "success" if status in GOOD else "error" if status in BAD else "warning"
+            failing = status in BAD or status.startswith(RETRYING)
+            key = "success" if status in GOOD else "error" if failing else "warning"
             if status == "off":
                 key = "state-ended"
             text.append("● ", style=colours.get(key, ""))

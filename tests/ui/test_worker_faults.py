@@ -1,0 +1,57 @@
+"""The console's own workers under a database fault: the status bar says what is wrong,
+and the workers go back to work by themselves once it passes."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from agent_room.room import Room
+from agent_room.room.enter import Where
+from agent_room.ui.app import make_app
+from agent_room.ui.widgets.status import StatusBar
+from tests.fakes import FakeMux
+from tests.faults import tiny_disk
+from tests.ui.conftest import live_settings, until
+from tests.ui.seed import AliveProbe
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_a_full_disk_is_shown_and_the_workers_recover(tmp_path: Path) -> None:
+    with tiny_disk(tmp_path) as disk:
+        home = disk.where / "room"
+        room = Room.open({"AGENT_ROOM_HOME": str(home)})
+        room.join("backend")
+        app = make_app(
+            live_settings(home, deliver=True, safety_interval=0.2),
+            mux=FakeMux(),
+            probe=AliveProbe(),
+            where=Where(socket=None, pane=None, session_id=None, actor="operator"),
+            clock=time.time,
+        )
+        try:
+            async with app.run_test(size=(160, 40)) as pilot:
+                workers = ("deliverer", "injector")
+                await until(pilot, lambda: all(app.statuses.get(w) == "active" for w in workers))
+                disk.fill()
+                await until(
+                    pilot,
+                    lambda: all("full" in app.statuses.get(w, "") for w in workers),
+                    timeout=20,
+                )
+                assert app.statuses["deliverer"].startswith("retrying:")
+                bar = app.main.query_one(StatusBar)
+                assert "database or disk is full" in str(bar.render())
+                assert any("full" in n.message for n in app._notifications)
+                assert app.is_running
+                disk.free()
+                await until(
+                    pilot,
+                    lambda: all(app.statuses.get(w) == "active" for w in workers),
+                    timeout=40,
+                )
+        finally:
+            room.close()
