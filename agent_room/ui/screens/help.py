@@ -17,6 +17,7 @@ HELP = """\
 |---|---|
 | `Enter` / `e` | enter the selected session: its tmux pane (an ended one resumes) |
 | `n` | rename the selected session (its unread messages, timers and links follow) |
+| `c` | the selected session's checkpoints: `f` / `p` resume one as a new agent (full / last 50) |
 | `/` | filter the sessions (words match name, agent, state, cwd, pane) · `Esc` clears |
 | `s` / `S` | sort the sessions by the next column / reverse the order |
 | `a` | approve the highlighted handover |

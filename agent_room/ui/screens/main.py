@@ -29,6 +29,7 @@ from agent_room.ui.widgets.tree import SessionTree
 
 if TYPE_CHECKING:
     from agent_room.ui.app import RoomConsole
+    from agent_room.ui.screens.checkpoints import Resume
 
 
 class MainScreen(Screen[None]):
@@ -41,6 +42,7 @@ class MainScreen(Screen[None]):
         Binding("escape", "clear_filter", "Clear filter", show=False),
         Binding("e", "enter_session", "Enter"),
         Binding("n", "rename_session", "Rename", show=False),
+        Binding("c", "checkpoints", "Checkpoints", show=False),
     ]
 
     snapshot: var[RoomSnapshot | None] = var(None)
@@ -184,6 +186,51 @@ class MainScreen(Screen[None]):
         finally:
             room.close()
             app.post_message(RefreshWanted())
+
+    def action_checkpoints(self) -> None:
+        """The selected session's checkpoints, to resume one as a new agent."""
+        row = self.sessions.selected
+        if row is None:
+            self.notify("No session selected.", severity="warning")
+            return
+        self._checkpoints(row.name, row.state)
+
+    @work(thread=True, group="checkpoints", exit_on_error=False)
+    def _checkpoints(self, name: str, state: str) -> None:
+        """Read the checkpoints (a thread: SQLite blocks), then show them."""
+        from agent_room.room.checkpoints import Checkpoints
+        from agent_room.ui.screens.checkpoints import CheckpointsScreen
+
+        app = cast("RoomConsole", self.app)
+        room = app.open_room()
+        try:
+            listed = Checkpoints(room).listed(name)
+        finally:
+            room.close()
+        new_name = name if state == "ended" else f"{name[:29]}-2"
+        app.call_from_thread(
+            app.push_screen, CheckpointsScreen(name, listed, new_name), self._resume
+        )
+
+    def _resume(self, chosen: Resume | None) -> None:
+        if chosen is not None:
+            self._run_resume(chosen)
+
+    @work(thread=True, group="resume", exit_on_error=False)
+    def _run_resume(self, chosen: Resume) -> None:
+        """``agent-room resume`` as its own process: it starts the agent in tmux."""
+        import subprocess
+        import sys
+
+        app = cast("RoomConsole", self.app)
+        argv = [sys.executable, "-m", "agent_room", "resume", f"#{chosen.id}"]
+        argv += ["--mode", chosen.mode, "--name", chosen.name, "--detach"]
+        done = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=60)
+        if done.returncode == 0:
+            app.call_from_thread(app.notify, f"@{chosen.name} resumed from #{chosen.id}.")
+        else:
+            reason = done.stderr.strip().splitlines()[-1:] or ["it did not start"]
+            app.call_from_thread(app.notify, reason[0], severity="error")
 
     def on_handover_queue_highlighted(self, event: HandoverQueue.Highlighted) -> None:
         """Preview the highlighted handover."""

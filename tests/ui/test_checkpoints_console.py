@@ -1,0 +1,64 @@
+"""Checkpoints from the console: `c` lists the selected session's, `f` resumes one through
+``agent-room resume`` (its own process)."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.widgets import DataTable, Input
+
+from agent_room.room import Room
+from agent_room.room.checkpoints import Checkpoints
+from agent_room.store.sqlite import SqliteStore
+from agent_room.ui.app import RoomConsole
+from agent_room.ui.screens.checkpoints import CheckpointsScreen
+from agent_room.ui.widgets.sessions import SessionsTable
+from tests.ui.conftest import until
+
+SIZE = (160, 48)
+pytestmark = pytest.mark.anyio
+
+
+async def test_c_lists_checkpoints_and_f_resumes_one(
+    console: Callable[..., RoomConsole], room_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    room = Room(SqliteStore(room_home))
+    first = Checkpoints(room).take_named("frontend", note="before lunch")
+    second = Checkpoints(room).take_named("frontend")
+    room.close()
+    ran: list[list[str]] = []
+
+    def fake_run(argv: list[str], **_kwargs: Any) -> subprocess.CompletedProcess[str]:
+        ran.append(argv)
+        return subprocess.CompletedProcess(argv, 0, "", "")
+
+    monkeypatch.setattr(subprocess, "run", fake_run)
+    app = console()
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.main.query_one("#sessions", SessionsTable)
+        await until(pilot, lambda: len(table.shown) == 6)
+        table.focus()
+        table.select_name("frontend")
+        await pilot.press("c")
+        await until(pilot, lambda: isinstance(app.screen, CheckpointsScreen))
+        listed = app.screen.query_one("#checkpoints", DataTable)
+        assert listed.row_count == 2
+        assert listed.get_row_at(0)[0] == f"#{second}"
+        assert listed.get_row_at(1)[3] == "before lunch"
+        name = app.screen.query_one("#new-name", Input).value
+        assert name == "frontend-2"  # the session runs: the new agent needs another name
+        await pilot.press("down", "f")
+        await until(pilot, lambda: ran)
+    assert ran[0][-7:] == [
+        "resume",
+        f"#{first}",
+        "--mode",
+        "full",
+        "--name",
+        "frontend-2",
+        "--detach",
+    ]
