@@ -54,7 +54,7 @@ def test_main_screen_wide(snap_compare: SnapCompare, seeded: tuple[Room, FrozenC
     @api and the Explore subagent as a leaf; the message flow ending with the two
     handover requests; the traffic matrix with @backend -> @frontend the busiest edge;
     two pending handovers, #8 highlighted with a "⚠ cycle" badge and the preview's
-    "closes a cycle: @api -> @backend -> @frontend -> @api" warning over its Markdown;
+    "closes a cycle: @api → @backend → @frontend → @api" warning over its Markdown;
     "2 pending handovers" in the header; the status bar and the footer's keys."""
     room, clock = seeded
     assert snap_compare(_app(room, clock), terminal_size=(160, 48), run_before=_settle)
