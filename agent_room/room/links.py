@@ -116,6 +116,7 @@ class Links:
         """
         sender, recipient = self.room._check_pair(sender, recipient)
         body = check_body(text, limit=self.room.body_limit)
+        self._not_looped(sender, recipient)
         mine, theirs = self._session_of(sender), self._session_of(recipient)
         budget = self._budget(sender, recipient, mine, theirs)
 
@@ -135,6 +136,15 @@ class Links:
             rules=rules,
             body=body,
         )
+
+    def _not_looped(self, sender: str, recipient: str) -> None:
+        """A step the loop breaker holds takes no link message either: no way around it."""
+        from agent_room.core.loops import held_reason
+        from agent_room.store.loops import LoopStore
+
+        hold = LoopStore(self.room.store).active(sender, recipient)
+        if hold is not None:
+            raise Refused(f"@{sender} -> @{recipient} is {held_reason(*hold)}")
 
     def _budget(self, sender: str, recipient: str, mine: str, theirs: str) -> int:
         """The budget a new link between the two gets: what their last one left, if it
@@ -182,6 +192,7 @@ class Links:
         """Deliver ``text`` and sever the link (initiator only); return (link, message)."""
         sender, recipient = self.room._check_pair(sender, recipient)
         body = check_body(text, limit=self.room.body_limit)
+        self._not_looped(sender, recipient)
         mine = self.room.require_member(sender)["session_id"]
         theirs = self.room.require_member(recipient)["session_id"]
         link = self.store.live_link(str(mine), str(theirs)) if mine and theirs else None

@@ -111,6 +111,10 @@ class LoopStore:
             poke(self.store.home)
         return message_id, hold
 
+    def active(self, sender: str, recipient: str) -> Hold | None:
+        """The unreleased hold on the step ``sender -> recipient``, if any."""
+        return self._active(self.conn, sender, recipient)
+
     def _active(self, conn: sqlite3.Connection, sender: str, recipient: str) -> Hold | None:
         """The unreleased hold whose cycle has the step ``sender -> recipient``."""
         for hold_id, path in conn.execute(

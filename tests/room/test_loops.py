@@ -145,3 +145,12 @@ def test_the_check_on_every_send_scans_no_history(linked: Room, room_home: Path)
     assert [d for d in plans if FULL_SCAN.match(d)] == []
     assert any("messages_sent" in d for d in plans)
     assert any("released_at >" in s for s in asked)  # the search ran
+
+
+def test_a_held_step_cannot_go_around_by_a_link(linked: Room) -> None:
+    from agent_room.room.links import Links
+
+    ping_pong(linked, 20)
+    with pytest.raises(Refused, match="@a -> @b is held by the loop breaker: loop #1"):
+        Links(linked).open("a", "b", "then over a link")
+    Links(linked).open("a", "c", "another step is free")
