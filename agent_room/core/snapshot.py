@@ -39,6 +39,8 @@ class SessionRow:
     """The session's live links in a few words (``core.links.links_summary``)."""
     unanchored: bool = False
     """In a link without a pending anchor timer (the anchoring rule)."""
+    clash: str = ""
+    """A file this agent and another live one both changed lately (the room warned both)."""
 
     @property
     def live(self) -> bool:
@@ -47,10 +49,11 @@ class SessionRow:
 
     @property
     def delivery(self) -> str:
-        """The delivery column: failures first, then why messages wait."""
+        """The delivery column: failures first, then why messages wait, then a file
+        another agent changed too."""
         if self.failed:
             return f"{self.failed} failed"
-        return self.note
+        return self.note or self.clash
 
 
 @dataclass(frozen=True, slots=True)

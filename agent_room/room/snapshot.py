@@ -19,8 +19,10 @@ from agent_room.core.snapshot import (
     TreeRow,
 )
 from agent_room.core.tree import TreeNode, build_tree
+from agent_room.room.entities import CLASH_WINDOW
 from agent_room.room.links import Links
 from agent_room.store import memory, views
+from agent_room.store.entities import clash_notes
 from agent_room.store.intercom import IntercomStore
 
 TYPE_CHECKING = False
@@ -110,7 +112,11 @@ class SnapshotReader:
                 [{"name": m["name"], "session_id": m["session_id"]} for m in members]
             )
         }
-        sessions = tuple(self._session(r, notes, linked[r["name"]]) for r in members)
+        clashes = clash_notes(store, now - CLASH_WINDOW)
+        sessions = tuple(
+            self._session(r, notes, linked[r["name"]], clashes.get(r["session_id"], ""))
+            for r in members
+        )
         intercom = IntercomStore(store).sessions()
         tree = tuple(_frozen(n) for n in build_tree(members, store.subagents(), intercom))
         pending = self.room.pending_handovers()
@@ -156,7 +162,9 @@ class SnapshotReader:
         )
 
     @staticmethod
-    def _session(row: Row, notes: dict[str, str], linked: dict[str, Any]) -> SessionRow:
+    def _session(
+        row: Row, notes: dict[str, str], linked: dict[str, Any], clash: str = ""
+    ) -> SessionRow:
         return SessionRow(
             name=row["name"],
             session_id=row["session_id"],
@@ -174,6 +182,7 @@ class SnapshotReader:
             depth=int(row["depth"]),
             links=links_summary(linked["links"], unanchored=linked["unanchored"]),
             unanchored=bool(linked["unanchored"]),
+            clash=clash,
         )
 
     @staticmethod

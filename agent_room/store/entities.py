@@ -250,3 +250,15 @@ def mentioned_by(store: StoreBase, agent: str, until: float, limit: int = 100) -
             (agent, until, limit),
         )
     )
+
+
+def clash_notes(store: StoreBase, since: float) -> dict[str, str]:
+    """Per session id, ``⚠ PATH with @other`` for a file it and another session were
+    warned of since ``since`` (the newest such file)."""
+    found = store.conn.execute(
+        "SELECT f.session_id, f.path, g.name FROM file_changes f JOIN file_changes g"
+        " ON g.path = f.path AND g.session_id != f.session_id AND g.warned_at >= ?"
+        " WHERE f.warned_at >= ? ORDER BY f.warned_at",
+        (since, since),
+    )
+    return {str(r[0]): f"⚠ {r[1].rsplit('/', 1)[-1]} with @{r[2]}" for r in found}

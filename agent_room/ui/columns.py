@@ -61,6 +61,8 @@ def _unread(row: SessionRow, _ctx: CellContext) -> Text:
 def _delivery(row: SessionRow, ctx: CellContext) -> Text:
     if row.failed:
         return Text(printable(row.delivery), style=ctx.colours.get("error", "red"))
+    if row.clash and not row.note:
+        return Text(printable(row.delivery), style=ctx.colours.get("warning", "yellow"))
     return Text(printable(row.delivery), style="dim")
 
 

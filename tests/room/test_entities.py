@@ -137,3 +137,8 @@ def test_two_live_agents_changing_one_file_are_both_warned_once(
     memory.follow("s-api", str(lines[0]))
     assert len([m for m in room.history(50) if m["sender"] == "room"]) == 2
     assert [e.kind for e in room.audit()].count("file.clash") == 1
+    from agent_room.room.snapshot import SnapshotReader
+
+    rows = {r.name: r for r in SnapshotReader(room).read().sessions}
+    assert rows["api"].delivery == "⚠ cart.ts with @web"  # the console's flag
+    assert rows["web"].delivery == "⚠ cart.ts with @api"
