@@ -24,6 +24,7 @@ from agent_room.room.links import Links
 from agent_room.store import memory, views
 from agent_room.store.entities import clash_notes
 from agent_room.store.intercom import IntercomStore
+from agent_room.store.loops import LoopStore
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -106,6 +107,8 @@ class SnapshotReader:
             self.registry.refresh()
         members = store.members()
         notes = store.notes()
+        for name, count in LoopStore(store).held_by_recipient().items():
+            notes[name] = f"{count} held (loop)"  # the loop breaker's: the operator decides
         linked = {
             r["name"]: r
             for r in Links(self.room).flag(

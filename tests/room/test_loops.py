@@ -116,8 +116,14 @@ def test_the_operator_sees_releases_and_drops(linked: Room) -> None:
 def test_the_console_flow_shows_the_loop(linked: Room) -> None:
     from agent_room.room.snapshot import SnapshotReader
 
-    ping_pong(linked, 21)
-    [event] = [e for e in SnapshotReader(linked).read().flow if e.kind == "loop held"]
+    ping_pong(linked, 22)
+    snapshot = SnapshotReader(linked).read()
+    assert [snapshot.session(n).delivery for n in "abc"] == [  # type: ignore[union-attr]
+        "2 held (loop)",
+        "1 held (loop)",
+        "",
+    ]
+    [event] = [e for e in snapshot.flow if e.kind == "loop held"]
     assert (event.sender, event.recipient, event.status) == ("b", "a", "held")
     assert event.summary == "loop #1: @b → @a → @b held (agent-room loops)"
 
