@@ -21,6 +21,8 @@ ACTIONS: tuple[tuple[str, str, str], ...] = (
     ("Reject the highlighted handover…", "app.reject", "r"),
     ("Enter the selected session", "screen.enter_session", "e / Enter"),
     ("Rename the selected session…", "screen.rename_session", "n"),
+    ("Checkpoints of the selected session…", "screen.checkpoints", "c"),
+    ("Entity conflicts…", "screen.entity_conflicts", ""),
     ("Filter sessions", "screen.filter", "/"),
     ("Clear the session filter", "screen.clear_filter", "Esc"),
     ("Reverse the session order", "app.reverse_sort", "S"),

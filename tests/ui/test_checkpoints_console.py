@@ -62,3 +62,45 @@ async def test_c_lists_checkpoints_and_f_resumes_one(
         "frontend-2",
         "--detach",
     ]
+
+
+async def test_entity_conflicts_are_settled_from_the_palette(
+    console: Callable[..., RoomConsole], room_home: Path
+) -> None:
+    from agent_room.core.entities import Mention
+    from agent_room.room.entities import Entities
+    from agent_room.ui.screens.conflicts import ConflictsScreen
+    from tests.ui.conftest import run_from_palette
+
+    room = Room(SqliteStore(room_home))
+    entities = Entities(room, strategy="manual")
+    billing = entities.mention(
+        Mention("service", "billing", "charges cards"), agent="api", source="t"
+    )
+    entities.mention(Mention("service", "billing", "sends invoices"), agent="web", source="t")
+    entities.mention(Mention("tool", "Redis", "a cache"), agent="api", source="t")
+    entities.mention(Mention("tool", "Redis", "the queue"), agent="web", source="t")
+    room.close()
+    app = console()
+    async with app.run_test(size=SIZE) as pilot:
+        await run_from_palette(pilot, "Entity conflicts")
+        await until(pilot, lambda: isinstance(app.screen, ConflictsScreen))
+        assert app.screen.query_one("#conflicts", DataTable).row_count == 2
+        await pilot.press("t")  # the first: billing takes "sends invoices"
+        await until(
+            pilot,
+            lambda: (
+                isinstance(app.screen, ConflictsScreen)
+                and app.screen.query_one("#conflicts", DataTable).row_count == 1
+            ),
+        )
+        await pilot.press("k")  # Redis keeps "a cache"
+        await until(pilot, lambda: not isinstance(app.screen, ConflictsScreen))
+    room = Room(SqliteStore(room_home))
+    try:
+        entities = Entities(room)
+        assert entities.conflicts() == []
+        assert entities.find(f"#{billing}")["context"] == "sends invoices"
+        assert entities.find("Redis")["context"] == "a cache"
+    finally:
+        room.close()

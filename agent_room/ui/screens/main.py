@@ -30,6 +30,7 @@ from agent_room.ui.widgets.tree import SessionTree
 if TYPE_CHECKING:
     from agent_room.ui.app import RoomConsole
     from agent_room.ui.screens.checkpoints import Resume
+    from agent_room.ui.screens.conflicts import Decision
 
 
 class MainScreen(Screen[None]):
@@ -231,6 +232,36 @@ class MainScreen(Screen[None]):
         else:
             reason = done.stderr.strip().splitlines()[-1:] or ["it did not start"]
             app.call_from_thread(app.notify, reason[0], severity="error")
+
+    def action_entity_conflicts(self) -> None:
+        """The entity conflicts waiting for a decision."""
+        self._conflicts()
+
+    @work(thread=True, group="conflicts", exit_on_error=False)
+    def _conflicts(self, decided: Decision | None = None) -> None:
+        """Settle a conflict (if one was decided), then list those left (a thread)."""
+        from agent_room.core.errors import RoomError
+        from agent_room.room.entities import Entities
+        from agent_room.ui.screens.conflicts import ConflictsScreen
+
+        app = cast("RoomConsole", self.app)
+        room = app.open_room()
+        try:
+            entities = Entities(room)
+            if decided is not None:
+                entities.resolve(decided.id, take=decided.take)
+            left = entities.conflicts()
+        except RoomError as exc:
+            app.call_from_thread(app.notify, str(exc), severity="error")
+            return
+        finally:
+            room.close()
+        if decided is None or left:
+            app.call_from_thread(app.push_screen, ConflictsScreen(left), self._decided)
+
+    def _decided(self, decided: Decision | None) -> None:
+        if decided is not None:
+            self._conflicts(decided)
 
     def on_handover_queue_highlighted(self, event: HandoverQueue.Highlighted) -> None:
         """Preview the highlighted handover."""
