@@ -11,7 +11,7 @@ import os
 import sqlite3
 
 from agent_room.core.errors import RoomUnavailable
-from agent_room.store.home import DB_NAME, ensure_private_file, ensure_room_dir
+from agent_room.store.home import DB_NAME, MARKER, ensure_private_file, ensure_room_dir
 from agent_room.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 TYPE_CHECKING = False
@@ -22,8 +22,10 @@ if TYPE_CHECKING:
 
 
 def _migrate(conn: sqlite3.Connection, path: str) -> None:
+    marker = os.path.join(os.path.dirname(path), MARKER)
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     if version == SCHEMA_VERSION:
+        ensure_private_file(marker)  # a room made before there were markers gets one
         return
     if version > SCHEMA_VERSION:
         raise RoomUnavailable(
@@ -33,6 +35,8 @@ def _migrate(conn: sqlite3.Connection, path: str) -> None:
     conn.execute("BEGIN IMMEDIATE")
     try:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version == 0:  # asked inside the transaction: the marker follows its commit
+            _refuse_if_emptied(path)
         for index in range(version, SCHEMA_VERSION):
             for statement in _statements(MIGRATIONS[index]):
                 conn.execute(statement)
@@ -41,6 +45,17 @@ def _migrate(conn: sqlite3.Connection, path: str) -> None:
     except BaseException:
         conn.execute("ROLLBACK")
         raise
+    ensure_private_file(marker)
+
+
+def _refuse_if_emptied(path: str) -> None:
+    """Refuse a database without a schema in a room that had one (see ``MARKER``)."""
+    marker = os.path.join(os.path.dirname(path), MARKER)
+    if os.path.lexists(marker):
+        raise RoomUnavailable(
+            f"the room database {path} is empty, but this room had data: restore it"
+            f" from a backup, or remove {marker} to start an empty room"
+        )
 
 
 def _statements(script: str) -> Iterator[str]:
@@ -61,6 +76,8 @@ def connect(home: StrPath, *, timeout: float = 10.0) -> sqlite3.Connection:
     room = ensure_room_dir(home)
     path = os.path.join(room, DB_NAME)
     ensure_private_file(path)  # create 0600 and refuse symlinks before SQLite opens it
+    if os.stat(path).st_size == 0:
+        _refuse_if_emptied(path)  # before SQLite writes a header into it
     try:
         # one thread at a time, but not always the one that opened it (console workers)
         conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)

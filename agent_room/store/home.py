@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     StrPath = str | os.PathLike[str]
 
 DB_NAME = "room.db"
+MARKER = "room.initialised"
+"""Made beside the database once it first has a schema: from then on an empty or missing
+database is a loss to report, not a room to make anew."""
 ERROR_LOG = "errors.log"
 
 
