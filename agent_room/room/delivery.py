@@ -11,7 +11,6 @@ from collections.abc import Mapping, Sequence
 
 from agent_room.core.format import format_messages
 from agent_room.core.prompts import NUDGE_PREFIX
-from agent_room.core.timers import breadcrumb_guidance, fired_intent
 from agent_room.room.service import Room
 
 TYPE_CHECKING = False
@@ -44,21 +43,29 @@ def context_for(name: str, rows: Sequence[Row]) -> str:
     count = len(rows)
     noun = "message" if count == 1 else "messages"
     header = f"{NUDGE_PREFIX} {count} new {noun} for @{name}. "
-    intents = [fired_intent(r) for r in rows]
-    others = [r for r, intent in zip(rows, intents, strict=True) if intent is None]
-    timers = [r for r, intent in zip(rows, intents, strict=True) if intent is not None]
+    others, timers, guidance = list(rows), [], ""
+    if any(r.get("kind") == "system" for r in rows):  # the timers' rules load only then
+        from agent_room.core.timers import breadcrumb_guidance, fired_intent
+
+        intents = [fired_intent(r) for r in rows]
+        others = [r for r, intent in zip(rows, intents, strict=True) if intent is None]
+        timers = [r for r, intent in zip(rows, intents, strict=True) if intent is not None]
+        guidance = breadcrumb_guidance(i for i in intents if i is not None)
     sections = []
     if others:
         linked = all(r.get("link_id") is not None for r in others)
         sections.append((LINK_GUIDANCE if linked else GUIDANCE, others))
     if timers:
-        sections.append((breadcrumb_guidance(i for i in intents if i is not None), timers))
+        sections.append((guidance, timers))
     return header + "\n\n".join(f"{words}\n\n{format_messages(part)}" for words, part in sections)
 
 
-def receive(room: Room, name: str, ids: Sequence[int]) -> str | None:
-    """Receipt the messages a nudge named; return their context, or None if none is new."""
-    rows = room.store.mark_delivered(name, ids, at=room.clock(), via="nudge")
+def receive(room: Room, name: str, ids: Sequence[int], *, via: str = "nudge") -> str | None:
+    """Receipt the messages a nudge named; return their context, or None if none is new.
+
+    ``via`` says how the nudge came: typed into the pane (``nudge``) or through the
+    client's messaging socket (``native``)."""
+    rows = room.store.mark_delivered(name, ids, at=room.clock(), via=via)
     return context_for(name, rows) if rows else None
 
 
