@@ -25,6 +25,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from agent_room.room.service import Room
 
+KEEP_DAYS = 30
+"""Days a session's items are kept after its transcript was last read."""
 PROBLEM = "memory.problem"
 """The audit event of a transcript the worker could not read (fully)."""
 
@@ -136,6 +138,11 @@ class Memory:
             PROBLEM, "room", at=self.room.clock(), subject=session_id, data={"problem": problem}
         )
         store_memory.note_problem(self.store, session_id, path, problem, at=self.room.clock())
+
+    def prune(self, days: float = KEEP_DAYS) -> list[str]:
+        """Forget what was drawn from transcripts not read for ``days`` (checkpoints, which
+        point into it, keep theirs until they expire); return those sessions."""
+        return store_memory.forget_before(self.store, self.room.clock() - days * 86400)
 
     # -- handover contexts ------------------------------------------------------------
 

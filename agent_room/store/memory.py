@@ -193,3 +193,21 @@ def note_problem(store: StoreBase, session_id: str, path: str, problem: str, *, 
             " updated_at = excluded.updated_at",
             (session_id, path, problem, at),
         )
+
+
+def forget_before(store: StoreBase, cutoff: float) -> list[str]:
+    """Forget the items of sessions last read before ``cutoff`` that no checkpoint needs;
+    return their session ids."""
+    with write_transaction(store.conn) as conn:
+        stale = [
+            str(r[0])
+            for r in conn.execute(
+                "SELECT c.session_id FROM memory_cursors c WHERE c.updated_at < ? AND NOT EXISTS"
+                " (SELECT 1 FROM checkpoints k WHERE k.session_id = c.session_id)",
+                (cutoff,),
+            )
+        ]
+        for session_id in stale:
+            conn.execute("DELETE FROM memory_items WHERE session_id = ?", (session_id,))
+            conn.execute("DELETE FROM memory_cursors WHERE session_id = ?", (session_id,))
+    return stale

@@ -31,6 +31,8 @@ LEASE = "memory"
 LEASE_TTL = 5.0
 INTERVAL = 1.0
 """Seconds between passes."""
+PRUNE_INTERVAL = 3600.0
+"""Seconds between clear-outs of old sessions' memory."""
 
 
 class MemoryWorker:
@@ -48,6 +50,7 @@ class MemoryWorker:
         self.memory = Memory(room)
         self.checkpoints = Checkpoints(room)
         self.entities = Entities(room)
+        self._pruned_at = 0.0
         self.lease = Lease(room.store, LEASE, probe, ttl=lease_ttl) if use_lease else None
         """None: this worker acts without a lease (a test's single worker)."""
 
@@ -74,6 +77,10 @@ class MemoryWorker:
         self.memory.follow_live()
         self.checkpoints.at_session_ends()
         self.entities.scan_messages()
+        now = self.room.clock()
+        if now - self._pruned_at >= PRUNE_INTERVAL:
+            self._pruned_at = now
+            self.memory.prune()
         return True
 
     def run(

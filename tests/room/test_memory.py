@@ -139,3 +139,22 @@ def test_no_transcript_no_context_and_the_approval_stands(room_home: Path, tmp_p
     assert prepared is not None
     assert "cannot read" in prepared["problem"]
     assert any("cannot read" in p for p in _problems(room))
+
+
+def test_old_memory_is_forgotten_unless_a_checkpoint_needs_it(
+    room_home: Path, transcript: Path, tmp_path: Path, clock: object
+) -> None:
+    room = _room_with_sender(room_home, transcript)
+    room.clock = clock  # type: ignore[assignment]
+    short = tmp_path / "ops.jsonl"
+    shutil.copy(TRANSCRIPTS / "spotter_short.jsonl", short)
+    register(room, "ops", transcript_path=str(short))
+    memory = Memory(room)
+    memory.follow("s-api", str(transcript))  # its compaction took a checkpoint
+    memory.follow("s-ops", str(short))
+    clock.now += 29 * 86400  # type: ignore[attr-defined]
+    assert memory.prune() == []
+    clock.now += 2 * 86400  # type: ignore[attr-defined]
+    assert memory.prune() == ["s-ops"]
+    assert store_memory.items(room.store, "s-ops") == []
+    assert store_memory.items(room.store, "s-api") != []
