@@ -7,7 +7,9 @@ the write-ahead log is deleted under them.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sqlite3
 import subprocess
 import sys
 import time
@@ -19,7 +21,7 @@ import pytest
 
 from agent_room.room import Room
 from tests.conftest import Cli
-from tests.faults import tiny_disk, write_lock_held
+from tests.faults import corrupt_data_pages, tiny_disk, write_lock_held
 from tests.tmux.conftest import wait_for
 from tests.tmux.test_delivery_tmux import screen, start_agent
 
@@ -148,3 +150,26 @@ def test_a_deleted_write_ahead_log_is_noticed_and_the_room_reopened(
     finally:
         reopened.close()
     assert watchers.running(), watchers.said()
+
+
+def test_watch_outlives_damaged_pages_until_the_room_is_restored(
+    room_home: Path, tmp_path: Path, watched: tuple[Room, libtmux.Pane, Watchers]
+) -> None:
+    room, pane, watchers = watched
+    _delivered(room, pane, "before the damage")
+    backup = sqlite3.connect(tmp_path / "backup.db")
+    room.store.conn.backup(backup)
+    corrupt_data_pages(room_home / "room.db")
+    with contextlib.suppress(sqlite3.DatabaseError):
+        room.send("backend", "frontend", "into the damage")  # every cache reads again
+    wait_for(lambda: "malformed" in watchers.said(), timeout=20)
+    time.sleep(1)
+    assert watchers.running(), watchers.said()
+    # the operator restores the room in place (what `sqlite3 room.db ".restore ..."` does)
+    live = sqlite3.connect(room_home / "room.db")
+    backup.backup(live)
+    live.close()
+    backup.close()
+    _delivered(room, pane, "after the restore")
+    assert watchers.running(), watchers.said()
+    assert "Traceback" not in watchers.said()
