@@ -90,7 +90,7 @@ class Guard:
         """How long to wait before the next pass: ``normal``, or longer while failing."""
         if not self.failures:
             return normal
-        return min(max(normal, FIRST_BACKOFF * 2 ** (self.failures - 1)), MAX_BACKOFF)
+        return min(max(normal, FIRST_BACKOFF * 2.0 ** (self.failures - 1)), MAX_BACKOFF)
 
     def _failed(self, exc: Exception) -> None:
         self.failures += 1
