@@ -147,7 +147,9 @@ def agent_argv(kind: str, agent_args: list[str], environ: dict[str, str]) -> lis
         binary = _binary(claude, "install Claude Code or set AGENT_ROOM_CLAUDE")
         return [binary, *claude_flags(), *agent_args]
     if kind in {"codex", "gemini"}:
-        return [_binary(kind, f"install it or use --agent command -- /path/to/{kind}"), *agent_args]
+        program = environ.get(f"AGENT_ROOM_{kind.upper()}") or kind
+        hint = f"install it, set AGENT_ROOM_{kind.upper()} or use --agent command -- ARGS"
+        return [_binary(program, hint), *agent_args]
     if kind == "command":
         if not agent_args:
             raise BadInput("--agent command needs the command after --, e.g. -- my-agent --flag")
@@ -219,7 +221,17 @@ def cmd_start(args: argparse.Namespace) -> int:
     if not is_valid_name(label):
         raise BadInput(f"invalid --agent-kind {label!r}: use a-z, 0-9, '-' and '_'")
     argv = agent_argv(args.agent, list(args.agent_args), environ)
+    if args.agent == "claude" and not {"-n", "--name"} & {a.split("=")[0] for a in argv}:
+        argv = [argv[0], "--name", name, *argv[1:]]  # its peers' ListAgents and SendMessage
     env = agent_env(name, label, environ)
+    if args.agent in {"codex", "gemini"}:  # its hooks, trust and permissions: see room.clients
+        from agent_room.room.clients import client_launch
+
+        extra, client_env = client_launch(
+            args.agent, name=name, cwd=str(cwd), home=env["AGENT_ROOM_HOME"], environ=environ
+        )
+        argv = [argv[0], *extra, *argv[1:]]
+        env.update(client_env)
     tmux = _Tmux(environ)
     _refuse_if_running(tmux, name)
 

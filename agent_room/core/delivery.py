@@ -11,6 +11,25 @@ from collections.abc import Sequence
 from enum import StrEnum
 from typing import NamedTuple
 
+from agent_room.core.clients import settle_for
+
+__all__ = [
+    "CLEAR_LINE_BY_AGENT",
+    "MAX_EXTRA_ENTERS",
+    "MAX_NUDGES",
+    "RECEIPT_TIMEOUT",
+    "RETRY_AFTER",
+    "Action",
+    "Decision",
+    "Failed",
+    "OpenNudge",
+    "clear_keys_for",
+    "decide",
+    "retryable",
+    "settle_for",
+]
+"""``settle_for`` is the client's (``core.clients``), kept here beside the other rules."""
+
 RECEIPT_TIMEOUT = 3.0
 """Seconds to wait for the recipient's hook to receipt a nudge before pressing Enter again."""
 MAX_EXTRA_ENTERS = 2
@@ -21,10 +40,6 @@ healthy, until a message has had this many; then its failure is final."""
 RETRY_AFTER = 10.0
 """Seconds after a failure before its messages are nudged again (a passing fault clears)."""
 
-SETTLE_BY_AGENT = {"claude": 0.01, "codex": 0.03, "gemini": 0.06}
-"""Pause between the typed text and Enter, by agent kind (measured: Codex turns an
-immediate Enter into a newline, Gemini CLI has a 30 ms fast-Enter rule)."""
-DEFAULT_SETTLE = 0.05
 
 CLEAR_LINE_BY_AGENT: dict[str, tuple[str, ...]] = {"claude": ("C-e", "C-u")}
 """Keys that empty the input line before a nudge is typed, by agent kind, so that a nudge
@@ -72,11 +87,6 @@ class Decision(NamedTuple):
     action: Action
     message_ids: tuple[int, ...] = ()
     note: str = ""
-
-
-def settle_for(agent: str) -> float:
-    """The settle delay between text and Enter for an agent kind."""
-    return SETTLE_BY_AGENT.get(agent, DEFAULT_SETTLE)
 
 
 def clear_keys_for(agent: str) -> tuple[str, ...]:

@@ -59,20 +59,27 @@ def log_error(home: str, event: str, problem: str) -> None:
 
 def run_hook(argv: Sequence[str], environ: Mapping[str, str], stdin: IO[bytes]) -> int:
     """Run one hook invocation; always return 0."""
-    event = argv[0] if argv else ""
+    client, event = "claude", argv[0] if argv else ""
+    if event == "--client" and len(argv) > 2:  # Codex and Gemini: `--client KIND EVENT`
+        client, event = argv[1], argv[2]
+    logged = event if client == "claude" else f"{client} {event}"
     home = room_home(environ)
     try:
         raw, cut = read_stdin(stdin)
-        payload = HookPayload.parse(raw, event, cut=cut)
+        payload = HookPayload.parse(raw, event, cut=cut, client=client)
         from agent_room.hooks.handlers import handle
 
-        timeout = SESSION_END_TIMEOUT if event == "SessionEnd" else HOOK_TIMEOUT
+        timeout = SESSION_END_TIMEOUT if payload.event == "SessionEnd" else HOOK_TIMEOUT
         output = handle(payload, environ, home, timeout)
+        if output and client != "claude":
+            from agent_room.core.clients import client_output
+
+            output = client_output(client, event, output)
     except (HookProblem, RoomError) as problem:
-        log_error(home, event, str(problem))
+        log_error(home, logged, str(problem))
         return 0
     except Exception as exc:  # noqa: BLE001 - a hook must never break the agent
-        log_error(home, event, f"internal error: {type(exc).__name__}: {exc}")
+        log_error(home, logged, f"internal error: {type(exc).__name__}: {exc}")
         return 0
     if output:
         sys.stdout.write(json.dumps(output, ensure_ascii=False))

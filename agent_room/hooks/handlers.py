@@ -3,7 +3,8 @@
 SessionStart registers (or resumes) the session and tells the agent about waiting mail;
 UserPromptSubmit marks it busy, classifies the turn and receipts a nudge; Notification
 with a permission prompt marks it waiting; Stop records the turn's final output and
-hands over waiting messages at the turn boundary; SessionEnd marks it ended.
+hands over waiting messages at the turn boundary; Interrupt (Codex's Escape, Gemini's
+cancelled turn) ends the turn unfinished and marks it idle; SessionEnd marks it ended.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from agent_room.adapters.processes import SystemProbe
 from agent_room.adapters.procfs import agent_process, ancestors, read_stat
 from agent_room.core.enums import SessionState
 from agent_room.core.names import is_pane_id, tmux_socket_of
+from agent_room.core.peer_prompt import parse_peer_prompt
 from agent_room.core.prompts import RESUME_MARK, PromptKind, classify
 from agent_room.hooks import additional_context
 from agent_room.hooks.payload import TEXT_KEEP, HookPayload
@@ -37,7 +39,7 @@ OUTPUT_KEEP = TEXT_KEEP
 def gather_facts(payload: HookPayload, environ: Mapping[str, str]) -> SessionFacts:
     """The session's process, pane and launcher settings, as seen from the hook."""
     pid: int | None = None
-    claude_pid = environ.get("CLAUDE_PID", "")
+    claude_pid = environ.get("CLAUDE_PID", "") if payload.client == "claude" else ""
     if claude_pid.isdigit():
         pid = int(claude_pid)
     else:
@@ -54,7 +56,7 @@ def gather_facts(payload: HookPayload, environ: Mapping[str, str]) -> SessionFac
         pid_start=stat.start_ticks if stat else None,
         pane=pane if is_pane_id(pane) else None,
         tmux_socket=tmux_socket_of(environ.get("TMUX")),
-        agent=environ.get("AGENT_ROOM_AGENT") or "claude",
+        agent=environ.get("AGENT_ROOM_AGENT") or payload.client,
         name=environ.get("AGENT_ROOM_NAME") or None,
         parent_hint=environ.get("AGENT_ROOM_PARENT") or None,
         ancestors=chain,
@@ -85,6 +87,10 @@ def handle(
             elif payload.notification_type == "idle_prompt":
                 registry.set_state(payload.session_id, SessionState.IDLE)
             return None
+        if payload.event == "Interrupt":  # Escape: the turn ends without a Stop, unfinished
+            room.store.stop_turn(payload.session_id, output=None, failed=True, at=room.clock())
+            registry.set_state(payload.session_id, SessionState.IDLE)
+            return None
         return _stop(room, registry, session, payload)
     finally:
         room.close()
@@ -111,7 +117,8 @@ def _prompt(
     room: Room, registry: Registry, session: Mapping[str, Any], payload: HookPayload
 ) -> dict[str, Any] | None:
     prompt = payload.prompt or ""
-    kind = classify(prompt)
+    peer = parse_peer_prompt(prompt)  # from another session, through its client's socket
+    kind = classify(prompt if peer is None else peer.body)
     registry.set_state(payload.session_id, SessionState.BUSY, new_turn=True)
     room.store.start_turn(
         payload.session_id,
@@ -121,9 +128,14 @@ def _prompt(
         at=room.clock(),
     )
     if kind.kind is PromptKind.NUDGE:
-        context = receive(room, str(session["name"]), kind.message_ids)
+        via = "nudge" if peer is None else "native"
+        context = receive(room, str(session["name"]), kind.message_ids, via=via)
         if context:
             return additional_context("UserPromptSubmit", context)
+    elif peer is not None:
+        from agent_room.room.peer_traffic import record_peer_message
+
+        record_peer_message(room, session, peer)
     return None
 
 

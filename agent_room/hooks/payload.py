@@ -143,6 +143,7 @@ class HookPayload(Record):
         "agent_id",
         "agent_transcript_path",
         "agent_type",
+        "client",
         "cwd",
         "event",
         "last_assistant_message",
@@ -170,18 +171,33 @@ class HookPayload(Record):
     agent_id: str | None
     agent_type: str | None
     agent_transcript_path: str | None
+    client: str
+    """The client that fired the hook (``core.clients``): claude, codex or gemini."""
 
-    DEFAULTS: ClassVar[dict[str, Any]] = dict.fromkeys(__slots__) | {"stop_hook_active": False}
+    DEFAULTS: ClassVar[dict[str, Any]] = dict.fromkeys(__slots__) | {
+        "stop_hook_active": False,
+        "client": "claude",
+    }
 
     @classmethod
-    def parse(cls, raw: bytes, event: str, *, cut: bool = False) -> HookPayload:
+    def parse(
+        cls, raw: bytes, event: str, *, cut: bool = False, client: str = "claude"
+    ) -> HookPayload:
         """Parse stdin for ``event`` (``cut``: stdin went on past what was read); raise
-        ``HookProblem`` naming what is wrong."""
-        if event not in KNOWN_EVENTS:
+        ``HookProblem`` naming what is wrong. Another ``client``'s event and payload are
+        first put in the room's terms (``core.clients``): ``event`` is then the room's."""
+        if client == "claude" and event not in KNOWN_EVENTS:
             raise HookProblem(f"unknown event {event!r}")
         if not raw.strip():
             raise HookProblem("empty stdin")
         data = _decode(raw, cut)
+        if client != "claude":
+            from agent_room.core.clients import UnknownEvent, normalise
+
+            try:
+                event, data = normalise(client, event, data)
+            except UnknownEvent as exc:
+                raise HookProblem(str(exc)) from None
         named = _text(data, "hook_event_name")
         if named is not None and named != event:
             raise HookProblem(f"payload is for {named}, not {event}")
@@ -203,4 +219,5 @@ class HookPayload(Record):
             agent_id=_text(data, "agent_id"),
             agent_type=_text(data, "agent_type"),
             agent_transcript_path=_text(data, "agent_transcript_path"),
+            client=client,
         )

@@ -1,0 +1,90 @@
+"""What a Codex or Gemini session the room starts (or resumes) needs beside the room's
+variables: its arguments and its environment, and for Gemini the settings file it reads.
+
+The hooks run the plugin's ``agent-room-hook`` launcher with ``--client KIND``, so that a
+session whose agent-room was uninstalled meanwhile goes on quietly, exactly as Claude
+Code's plugin hooks do. Gemini's settings live in the room (one Gemini home per agent
+name, see ``core.client_launch``): nothing in the user's own configuration changes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shlex
+from pathlib import Path
+
+from agent_room.core.client_launch import codex_args, gemini_env, gemini_settings
+from agent_room.core.errors import BadInput
+from agent_room.store.home import ensure_room_dir, open_private
+
+CLIENTS_DIR = "clients"
+"""Folder of the room holding what the clients it starts read (Gemini's homes)."""
+SETTINGS = "settings.json"
+
+
+def hook_command(kind: str, event: str) -> str:
+    """The shell command a client of ``kind`` runs for ``event``."""
+    from agent_room.plugin import plugin_dir
+
+    launcher = shlex.quote(str(plugin_dir() / "bin" / "agent-room-hook"))
+    return f"sh {launcher} --client {kind} {event}"
+
+
+def _user_settings(path: Path) -> dict[str, object]:
+    """The user's Gemini settings (none if missing or not plain JSON)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def gemini_home(room: str, name: str, environ: dict[str, str]) -> str:
+    """Make (or refresh) the Gemini home of agent ``name`` in the room; return it.
+
+    Its ``.gemini`` links every entry of the user's, so sessions, credentials and
+    history are the user's own; only ``settings.json`` is the room's (rewritten at every
+    start). Whatever Gemini created in it itself is left alone.
+    """
+    user_root = environ.get("GEMINI_CLI_HOME") or environ.get("HOME") or str(Path.home())
+    user_dot = Path(user_root, ".gemini")
+    home = Path(room, CLIENTS_DIR, f"gemini-{name}")
+    dot = home / ".gemini"
+    for folder in (home.parent, home, dot):
+        with contextlib.suppress(FileExistsError):
+            folder.mkdir(0o700)
+    try:
+        entries = [entry.name for entry in user_dot.iterdir()]
+    except OSError:
+        entries = []
+    for entry in entries:
+        link = dot / entry
+        if entry == SETTINGS or (link.exists() and not link.is_symlink()):
+            continue
+        link.unlink(missing_ok=True)
+        link.symlink_to(user_dot / entry)
+    hooks = gemini_settings(
+        lambda e: hook_command("gemini", e), _user_settings(user_dot / SETTINGS)
+    )
+    path = dot / SETTINGS
+    if path.is_symlink():
+        path.unlink()
+    fd = open_private(path, os.O_WRONLY | os.O_TRUNC)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump(hooks, handle, indent=1)
+    return str(home)
+
+
+def client_launch(
+    kind: str, *, name: str, cwd: str, home: str, environ: dict[str, str]
+) -> tuple[list[str], dict[str, str]]:
+    """The arguments (before the user's own) and the environment for a session of ``kind``
+    started as ``name`` in ``cwd`` (a launch or a resume alike)."""
+    room = ensure_room_dir(home)
+    if kind == "codex":
+        return codex_args(lambda e: hook_command(kind, e), cwd=cwd, room=room), {}
+    if kind != "gemini":
+        raise BadInput(f"no launch description for agent kind {kind!r}")
+    return [], gemini_env(gemini_home(room, name, environ))
