@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sqlite3
 
+from agent_room.core.errors import RoomUnavailable
 from agent_room.store.db import connect
 from agent_room.store.home import DB_NAME
 
@@ -104,6 +105,8 @@ class StoreBase:
         if now == self._files or (self._files[1] is None and now[0] == self._files[0]):
             self._files = now
             return False
+        if not os.path.isdir(self.home):  # not a first run: never make it anew from here
+            raise RoomUnavailable(f"the room {self.home} is gone")
         old = self.conn
         try:
             busy = old.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
