@@ -26,8 +26,6 @@ if TYPE_CHECKING:
 
 STRATEGY_KEY = "entity_strategy"
 THRESHOLD_KEY = "entity_threshold"
-MESSAGES_KEY = "entity_message_cursor"
-"""The last message whose entities were recorded."""
 CLASH_WINDOW = 600.0
 """Two live agents changing one file within this many seconds are both warned."""
 
@@ -240,19 +238,14 @@ class Entities:
 
     def scan_messages(self) -> int:
         """Entities named in the messages sent since the last scan; return how many."""
-        from agent_room.store.links import LinkStore
-
-        links = LinkStore(self.store)
-        after = int(links.settings().get(MESSAGES_KEY, 0) or 0)
-        found = store_entities.messages_after(self.store, after)
+        found = store_entities.messages_after(self.store, store_entities.message_cursor(self.store))
         count = 0
         for message in found:
             body = str(message["body"])
             mentions = rules.from_text(body, context=body[:200])
             count += self.mention_all(mentions, agent=str(message["sender"]), source="message")
         if found:
-            last = max(int(m["id"]) for m in found)
-            links.save_settings({MESSAGES_KEY: last}, at=self.room.clock(), by="room")
+            store_entities.set_message_cursor(self.store, max(int(m["id"]) for m in found))
         return count
 
     def _warn(self, first: str, second: str, path: str, window: float) -> None:

@@ -98,6 +98,7 @@ def test_the_worker_fills_the_registry_from_handovers_messages_and_transcripts(
     assert ("tool", "TypeScript") in found
     assert ("file", "lib/spotter_web/controllers/hooks_controller.ex") in found  # a transcript
     assert ("tool", "git") in found
+    assert "settings.changed" not in [e.kind for e in room.audit()]  # bookkeeping is quiet
 
 
 def test_two_live_agents_changing_one_file_are_both_warned_once(
