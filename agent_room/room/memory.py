@@ -58,6 +58,8 @@ class Memory:
             except OSError as exc:
                 self._problem(session_id, known, f"cannot read {path}: {exc.strerror}", path)
                 return added
+            if known is not None and same and chunk.end == offset and not chunk.restarted:
+                return added  # nothing new: no write (an idle room stays idle)
             items = items_of_lines(chunk.lines)
             problem = None
             if chunk.foreign:

@@ -52,8 +52,12 @@ def test_follows_by_byte_offset(room_home: Path, transcript: Path) -> None:
     rest = memory.follow("s-api", str(transcript))
     assert first > 0
     assert rest > 0
+    writes: list[str] = []
+    room.store.conn.set_trace_callback(writes.append)
     again = Memory(room).follow("s-api", str(transcript))
+    room.store.conn.set_trace_callback(None)
     assert again == 0
+    assert not [w for w in writes if w.lstrip().upper().startswith(("INSERT", "UPDATE", "BEGIN"))]
     texts = [r["text"] for r in store_memory.items(room.store, "s-api")]
     assert texts.count("git status --short") == 1
     assert _problems(room) == []
