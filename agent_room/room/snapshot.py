@@ -45,6 +45,7 @@ _FLOW_NAMES = {
     "message.delivered": "delivered",
     "message.read": "read",
     "message.failed": "failed",
+    "message.retried": "retried",
     "handover.requested": "requested",
     "handover.approved": "approved",
     "handover.rejected": "rejected",

@@ -21,6 +21,7 @@ FLOW_KINDS = (
     "message.delivered",
     "message.read",
     "message.failed",
+    "message.retried",
     "handover.requested",
     "handover.approved",
     "handover.rejected",

@@ -277,3 +277,16 @@ def test_retries_end_after_a_bounded_number_of_nudges(
     assert f"gave up after {MAX_NUDGES} nudges" in str(row["failure"])
     assert _kinds(room, mid).count("message.retried") == MAX_NUDGES - 1
     assert room.store.delivery_targets() == []  # nothing left to visit on every pass
+
+
+def test_the_console_flow_shows_a_retry(
+    room: Room, mux: ScriptedMux, clock: Clock, deliverer: Deliverer
+) -> None:
+    from agent_room.room.snapshot import SnapshotReader
+
+    mid = room.send("backend", "frontend", "hello")
+    deliverer.run_once()
+    _fail_once(clock, deliverer)
+    _wait_out(clock, deliverer, RETRY_AFTER)
+    flow = [(e.kind, e.message_id) for e in SnapshotReader(room).read().flow]
+    assert flow[-3:] == [("sent", mid), ("failed", mid), ("retried", mid)]

@@ -30,6 +30,7 @@ EVENT_MARKS = {
     "delivered": "✓",
     "read": "✓✓",
     "failed": "✗",
+    "retried": "↻",
     "requested": "⇢",
     "approved": "✔",
     "rejected": "✘",
