@@ -24,6 +24,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     from agent_room.core.errors import RoomError
 
     try:
+        if args_list[:1] == ["status"]:
+            from agent_room.cli.status import quick_status
+
+            status = quick_status(args_list[1:], os.environ)
+            if status is not None:
+                return status
         if args_list[:1] == ["send"]:
             from agent_room.cli.quick import quick_send
 

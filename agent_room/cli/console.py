@@ -62,6 +62,10 @@ def cmd_console(args: argparse.Namespace) -> int:
         settings = replace(settings, theme=args.theme)
     if getattr(args, "no_deliver", False):
         settings = replace(settings, deliver=False)
+    if getattr(args, "until_clear", False):
+        settings = replace(settings, until_clear=True)
+    if getattr(args, "served", False):
+        settings = replace(settings, served=True)
     first.join(timeout=5.0)
     app = make_app(settings, snapshot=first.snapshot)
     app.run()

@@ -109,6 +109,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     _loop_commands(sub)
     _memory_commands(sub)
     _intercom_commands(sub)
+    _operator_commands(sub)
     if not known or command in ("start", "stop"):
         _launcher_commands(sub)
     return parser
@@ -244,6 +245,12 @@ def _console_commands(sub: _Only) -> None:
     p.add_argument(
         "--no-deliver", action="store_true", help="do not run the delivery worker inside"
     )
+    p.add_argument(
+        "--until-clear",
+        action="store_true",
+        help="quit once a decision leaves no handover pending (agent-room popup uses it)",
+    )
+    p.add_argument("--served", action="store_true", help=argparse.SUPPRESS)  # agent-room serve
     p.set_defaults(handler=_lazy("agent_room.cli.console", "cmd_console"))
 
     p = sub.add_parser(
@@ -465,6 +472,56 @@ def _memory_commands(sub: _Only) -> None:
     )
     p.add_argument("--threshold", type=float, help="name similarity for one entity (0.85)")
     p.set_defaults(handler=_lazy(handlers, "cmd_entities"))
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or not 0 < int(text) < 65536:
+        raise argparse.ArgumentTypeError(f"invalid port {text!r}: use 1 to 65535")
+    return int(text)
+
+
+def _operator_commands(sub: _Only) -> None:
+    handlers = "agent_room.cli.reach"
+    p = sub.add_parser("status", help="one short line for a status bar, e.g. tmux status-right")
+    p.add_argument(
+        "--format",
+        metavar="FORMAT",
+        help="e.g. '⚑{handovers} ⏸{waiting} ✗{failed}' (also {frozen}, {messages})",
+    )
+    p.set_defaults(handler=_lazy("agent_room.cli.status", "cmd_status"))
+
+    p = sub.add_parser("popup", help="open the console in a tmux popup over this window")
+    p.add_argument(
+        "--until-clear",
+        action="store_true",
+        help="close the popup once the last pending handover is decided",
+    )
+    p.add_argument("--size", default="90%", metavar="PERCENT", help="width and height (90%%)")
+    p.set_defaults(handler=_lazy(handlers, "cmd_popup"))
+
+    p = sub.add_parser("tmux", help="tmux key bindings and the status line for agent-room")
+    tsub = p.add_subparsers(
+        title="tmux commands", metavar="COMMAND", parser_class=_Parser, required=True
+    )
+    for action, text in (
+        ("install-keys", "add the popup key and the status line to your tmux.conf"),
+        ("remove-keys", "take them out again"),
+        ("keys", "print the lines, change nothing"),
+    ):
+        tp = tsub.add_parser(action, help=text)
+        tp.add_argument("--key", default="A", help="the key after the prefix (default: A)")
+        tp.add_argument("--file", metavar="PATH", help="the tmux.conf (default: yours)")
+        tp.set_defaults(handler=_lazy(handlers, "cmd_tmux_keys"), action=action)
+
+    p = sub.add_parser("notify", help="what needs the operator now; test the channels")
+    p.add_argument("--test", action="store_true", help="send one test notification")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=_lazy(handlers, "cmd_notify"))
+
+    p = sub.add_parser("serve", help="serve the console to a web browser (textual-serve)")
+    p.add_argument("--host", default="127.0.0.1", help="the address to listen on (loopback)")
+    p.add_argument("--port", type=_port, default=8760, help="the port (default: 8760)")
+    p.set_defaults(handler=_lazy("agent_room.cli.serve", "cmd_serve"))
 
 
 def _launcher_commands(sub: _Only) -> None:

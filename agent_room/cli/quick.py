@@ -61,6 +61,8 @@ def send_chat(room: Room, sender: str, recipient: str, body: str) -> int:
         from agent_room.core.loops import sender_notice
 
         sys.stderr.write(sender_notice(message_id, *hold) + "\n")
+    elif recipient.lstrip("@").lower() == "operator":
+        sys.stderr.write(f"message #{message_id} left for the operator (console, notifications)\n")
     else:
         hint = "" if listening(room.home) else " (no deliverer is running: see `agent-room watch`)"
         sys.stderr.write(f"message #{message_id} queued for {recipient}{hint}\n")

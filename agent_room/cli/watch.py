@@ -1,4 +1,5 @@
-"""``agent-room watch``: the delivery worker and the link injector, headless, until interrupted."""
+"""``agent-room watch``: the delivery worker, the link injector, the memory worker and the
+notifier, headless, until interrupted."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from agent_room.room import Room
+    from agent_room.ui.settings import NotifySettings
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
@@ -28,13 +30,14 @@ def cmd_watch(args: argparse.Namespace) -> int:
     from agent_room.workers.injector import Injector
     from agent_room.workers.memory import MemoryWorker
 
+    notify = _notify_settings()
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, lambda *_: stop.set())
-    opened = _open_rooms(3, stop, Room.open)
+    opened = _open_rooms(4, stop, Room.open)
     if opened is None:
         return 0
-    delivery_room, injector_room, memory_room = opened
+    delivery_room, injector_room, memory_room, notify_room = opened
     memory = MemoryWorker(memory_room, SystemProbe())
     deliverer = Deliverer(delivery_room, Tmux(), SystemProbe())
     injector = Injector(injector_room, SystemProbe())
@@ -57,16 +60,53 @@ def cmd_watch(args: argparse.Namespace) -> int:
         target=memory.run, args=(stop,), name="agent-room-memory", daemon=True
     )
     remembering.start()
+    notifying = _start_notifier(notify, notify_room, stop)
     try:
         deliverer.run(stop, debounce=args.debounce, step=args.step)
     finally:
         stop.set()
         worker.join(timeout=10)
         remembering.join(timeout=10)
+        if notifying is not None:
+            notifying.join(timeout=10)
+        notify_room.close()
         delivery_room.close()
         injector_room.close()
         memory_room.close()
     return 0
+
+
+def _notify_settings() -> NotifySettings:
+    """The ``[notify]`` table of the console's settings file (a bad one: one line, exit)."""
+    from agent_room.ui.settings import ConsoleSettings
+
+    return ConsoleSettings.load(os.environ).notify
+
+
+def _start_notifier(
+    notify: NotifySettings, room: Room, stop: threading.Event
+) -> threading.Thread | None:
+    """The notifier in a thread of its own, with the channels that can speak here."""
+    if not notify.enabled:
+        return None
+    from agent_room.adapters.processes import SystemProbe
+    from agent_room.core.names import tmux_socket_of
+    from agent_room.workers.notifier import Notifier, build_channels
+
+    channels, problems = build_channels(notify, room, tmux_socket_of(os.environ.get("TMUX")))
+    for problem in problems:
+        print(f"agent-room: {problem}", file=sys.stderr, flush=True)
+
+    def on_problem(channel: str, problem: str | None) -> None:
+        if problem is not None:
+            print(f"agent-room: notifier: {channel}: {problem}", file=sys.stderr, flush=True)
+
+    notifier = Notifier(room, SystemProbe(), channels, policy=notify.policy(), on_problem=on_problem)
+    thread = threading.Thread(
+        target=notifier.run, args=(stop,), name="agent-room-notifier", daemon=True
+    )
+    thread.start()
+    return thread
 
 
 def _open_rooms(

@@ -39,6 +39,9 @@ class SessionRow:
     """The session's live links in a few words (``core.links.links_summary``)."""
     unanchored: bool = False
     """In a link without a pending anchor timer (the anchoring rule)."""
+    needs_operator: str = ""
+    """Why this agent waits for the operator (a handover, a permission dialog, failed
+    deliveries), in a few words; empty when it does not."""
     clash: str = ""
     """A file this agent and another live one both changed lately (the room warned both)."""
 
@@ -123,6 +126,8 @@ class RoomSnapshot:
     traffic: tuple[Edge, ...] = ()
     messages: int = 0
     """The newest message's id: how many messages the room has held."""
+    operator_unread: int = 0
+    """Messages agents wrote to ``@operator`` that the operator has not read."""
     extra: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
     """Free-form facts for the status bar; not part of equality."""
 
@@ -148,3 +153,13 @@ class RoomSnapshot:
     def pending(self) -> int:
         """How many handovers wait for a decision."""
         return len(self.handovers)
+
+    @property
+    def in_dialog(self) -> int:
+        """How many agents sit in a permission dialog."""
+        return sum(1 for s in self.sessions if s.state == SessionState.WAITING)
+
+    @property
+    def failed(self) -> int:
+        """Messages whose delivery failed, over every session."""
+        return sum(s.failed for s in self.sessions)

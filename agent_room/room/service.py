@@ -89,7 +89,7 @@ class Room:
             if row:
                 return str(row["name"])
         if as_name:
-            return parse_name(as_name)
+            return party(as_name)
         raise BadInput(
             "cannot tell who you are: set AGENT_ROOM_NAME, run in a registered tmux pane,"
             " or pass --as NAME"
@@ -149,12 +149,15 @@ class Room:
     # -- messages ---------------------------------------------------------------------
 
     def _check_pair(self, sender: str, recipient: str) -> tuple[str, str]:
-        sender = parse_name(sender)
-        recipient = parse_name(recipient)
-        self.require_member(sender)
+        """Both names checked; the operator is a party of the room without a session."""
+        sender = party(sender)
+        recipient = party(recipient)
+        if sender != OPERATOR:
+            self.require_member(sender)
         if recipient == sender:
             raise BadInput("a message to yourself goes nowhere: name another agent")
-        self.require_member(recipient)
+        if recipient != OPERATOR:
+            self.require_member(recipient)
         return sender, recipient
 
     def send(self, sender: str, recipient: str, body: str) -> int:
@@ -209,8 +212,9 @@ class Room:
 
     def inbox(self, name: str, *, peek: bool = False) -> list[Row]:
         """The unread messages of ``name``, oldest first; marked read unless ``peek``."""
-        name = parse_name(name)
-        self.require_member(name)
+        name = party(name)
+        if name != OPERATOR:
+            self.require_member(name)
         if peek:
             return self.store.unread(name)
         return self.store.take_unread(name, at=self.clock())
@@ -378,6 +382,13 @@ class Room:
         from agent_room.core.models import AuditEvent
 
         return [AuditEvent.from_row(r) for r in self.store.events(after=after, limit=limit)]
+
+
+def party(raw: str) -> str:
+    """A name that may speak or be written to: a member's, or ``operator`` (the person
+    at the console, a named party of the room with no session)."""
+    name = parse_name(raw, allow_reserved=True)
+    return name if name == OPERATOR else parse_name(raw)
 
 
 def _decision_notice(

@@ -9,6 +9,8 @@ process died without a hook shows as ended.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from agent_room.core.links import links_summary
 from agent_room.core.snapshot import (
     Edge,
@@ -22,6 +24,7 @@ from agent_room.core.tree import TreeNode, build_tree
 from agent_room.room.entities import CLASH_WINDOW
 from agent_room.room.links import Links
 from agent_room.store import memory, views
+from agent_room.store.attention import status_counts
 from agent_room.store.entities import clash_notes
 from agent_room.store.intercom import IntercomStore
 from agent_room.store.loops import LoopStore
@@ -78,6 +81,20 @@ def _summary(body: str | None) -> str:
     return ""
 
 
+def _mark_waiting(sessions: tuple[SessionRow, ...], pending: list[Row]) -> tuple[SessionRow, ...]:
+    """Each session with why it waits for the operator: its handovers, its permission
+    dialog, its failed deliveries (the notifier tells the same, ``core.attention``)."""
+    marked = []
+    for row in sessions:
+        why = [f"handover #{h['message_id']}" for h in pending if h["sender"] == row.name]
+        if row.state == "waiting":
+            why.append("permission dialog")
+        if row.failed:
+            why.append(f"{row.failed} failed")
+        marked.append(replace(row, needs_operator=", ".join(why)) if why else row)
+    return tuple(marked)
+
+
 class SnapshotReader:
     """Builds snapshots of one room; not thread-safe (one reader thread owns it)."""
 
@@ -124,6 +141,7 @@ class SnapshotReader:
         intercom = IntercomStore(store).sessions()
         tree = tuple(_frozen(n) for n in build_tree(members, store.subagents(), intercom))
         pending = self.room.pending_handovers()
+        sessions = _mark_waiting(sessions, pending)
         cycles = self.room.handover_cycles(pending)
         contexts = memory.contexts(store, [int(r["message_id"]) for r in pending])
         handovers = tuple(
@@ -163,6 +181,7 @@ class SnapshotReader:
             flow=flow,
             traffic=traffic,
             messages=self._last_message,
+            operator_unread=status_counts(store.conn).messages,
         )
 
     @staticmethod

@@ -26,8 +26,8 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from agent_room.core.errors import RoomError
 from agent_room.core.printable import printable
 from agent_room.ui.commands import RoomCommands
-from agent_room.ui.enter import EnterMixin
 from agent_room.ui.messages import RETRYING, RefreshWanted, SnapshotReady, WorkerStatus
+from agent_room.ui.reach import ReachMixin
 from agent_room.ui.screens.main import MainScreen
 from agent_room.ui.settings import DEFAULT_THEME, ConsoleSettings
 from agent_room.ui.themes import VARIABLE_DEFAULTS, load_themes, shipped_dir
@@ -62,7 +62,7 @@ if TYPE_CHECKING:
 
 AGE_REFRESH = 30.0
 """Seconds after which an unchanged room is posted again, so the ages move on."""
-WORKERS = ("reader", "watcher", "deliverer", "injector", "memory")
+WORKERS = ("reader", "watcher", "deliverer", "injector", "memory", "notifier")
 
 
 def _room_files(_change: object, path: str) -> bool:
@@ -70,7 +70,7 @@ def _room_files(_change: object, path: str) -> bool:
     return Path(path).name in {"room.db", "room.db-wal"}
 
 
-class RoomConsole(EnterMixin, App[int]):
+class RoomConsole(ReachMixin, App[int]):
     """The agent-room console."""
 
     CSS_PATH = "app.tcss"
@@ -80,6 +80,8 @@ class RoomConsole(EnterMixin, App[int]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "approve", "Approve"),
         Binding("r", "reject", "Reject"),
+        Binding("w", "write", "Write", show=False),
+        Binding("i", "operator_inbox", "For you", show=False),
         Binding("question_mark", "help", "Help"),
         Binding("q", "quit", "Quit"),
     ]
@@ -196,6 +198,8 @@ class RoomConsole(EnterMixin, App[int]):
             self._deliver()
             self._inject()
             self._remember()
+            if self.settings.notify.enabled:
+                self._notify_operator()
 
     def stop_workers(self) -> None:
         """Tell every worker to finish (they check between passes)."""
@@ -218,6 +222,7 @@ class RoomConsole(EnterMixin, App[int]):
         for screen in self.screen_stack:
             if isinstance(screen, MainScreen):
                 screen.snapshot = snapshot
+        self.leave_when_clear(snapshot)
 
     def watch_statuses(self, statuses: dict[str, str]) -> None:
         """Show the workers' states."""
@@ -382,6 +387,7 @@ class RoomConsole(EnterMixin, App[int]):
             restart["deliverer"] = self._deliver
             restart["injector"] = self._inject
             restart["memory"] = self._remember
+            restart["notifier"] = self._notify_operator
             self.set_timer(self.settings.restart_delay, restart[worker.name])
 
     def notify(
@@ -443,6 +449,7 @@ class RoomConsole(EnterMixin, App[int]):
         """Approve (no reason) or reject through the room service."""
         room = self.open_room()
         try:
+            self.decided = True
             if reason is None:
                 room.approve(handover_id)
                 done = f"Handover #{handover_id} approved."

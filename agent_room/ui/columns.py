@@ -50,8 +50,12 @@ def _state(row: SessionRow, ctx: CellContext) -> Text:
     return Text(f"● {row.state}", style=colour)
 
 
-def _name(row: SessionRow, _ctx: CellContext) -> Text:
-    return Text("  " * row.depth + f"@{row.name}", overflow="ellipsis", no_wrap=True)
+def _name(row: SessionRow, ctx: CellContext) -> Text:
+    text = Text("  " * row.depth, overflow="ellipsis", no_wrap=True)
+    if row.needs_operator:  # waits for the operator: a handover, a dialog, a failure
+        text.append("⚑ ", style=ctx.colours.get("warning", "yellow"))
+    text.append(f"@{row.name}")
+    return text
 
 
 def _unread(row: SessionRow, _ctx: CellContext) -> Text:

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 ACTIONS: tuple[tuple[str, str, str], ...] = (
     ("Approve the highlighted handover", "app.approve", "a"),
     ("Reject the highlighted handover…", "app.reject", "r"),
+    ("Write to the selected agent as @operator…", "app.write", "w"),
+    ("Messages for you (@operator)…", "app.operator_inbox", "i"),
     ("Enter the selected session", "screen.enter_session", "e / Enter"),
     ("Rename the selected session…", "screen.rename_session", "n"),
     ("Checkpoints of the selected session…", "screen.checkpoints", "c"),

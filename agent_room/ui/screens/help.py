@@ -20,6 +20,8 @@ HELP = """\
 | `c` | the selected session's checkpoints: `f` / `p` resume one as a new agent (full / last 50) |
 | `/` | filter the sessions (words match name, agent, state, cwd, pane) · `Esc` clears |
 | `s` / `S` | sort the sessions by the next column / reverse the order |
+| `w` | write to the selected agent as `@operator` (delivered like any message) |
+| `i` | the messages agents wrote to `@operator`: Enter answers one |
 | `a` | approve the highlighted handover |
 | `r` | reject the highlighted handover (asks for the reason the sender receives) |
 | `Tab` | move between sessions, tree, handovers and flow |

@@ -100,6 +100,13 @@ class MainScreen(Screen[None]):
         pending = snapshot.pending
         live = sum(1 for s in snapshot.sessions if s.live)
         waits = f"⚑ {pending} pending handover{'s' if pending != 1 else ''}"
+        for count, what in (
+            (snapshot.in_dialog, "⏸ {} in a dialog"),
+            (snapshot.failed, "✗ {} failed"),
+            (snapshot.operator_unread, "✉ {} for you"),
+        ):
+            if count:
+                waits += " · " + what.format(count)
         self.sub_title = f"{waits} · {live} live / {len(snapshot.sessions)} sessions"
 
     # -- filter -----------------------------------------------------------------------

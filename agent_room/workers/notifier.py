@@ -1,0 +1,169 @@
+"""The notifier: tells the operator what needs them, through the configured channels.
+
+A background worker with the deliverer's shape (a pass, and a run loop with a stop
+event), run inside the console and ``agent-room watch`` under its own lease, so one
+process per room speaks; never in a hook. Each pass reads the room's facts
+(``store.attention``), lets ``core.attention`` decide what is new and within the rate
+limit, and hands that to every channel. What it told goes into the audit log
+(``operator.notified``), which is also how a notifier taking over the lease knows what
+was told already. A channel that fails is reported and tried again on the next alert;
+it never stops the worker or the other channels.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from agent_room.core.attention import NotifyPolicy, NotifyState, alerts, decide
+from agent_room.store import attention
+from agent_room.store.db import write_transaction
+from agent_room.store.sqlite_base import event
+from agent_room.workers.guard import Guard, describe
+from agent_room.workers.lease import Lease
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from agent_room.core.attention import Alert, NotifyChannel
+    from agent_room.core.ports import ProcessProbe
+    from agent_room.room import Room
+    from agent_room.ui.settings import NotifySettings
+
+LEASE = "notifier"
+LEASE_TTL = 5.0
+INTERVAL = 1.0
+"""Seconds between passes: a person hears within about a second."""
+NOTIFIED = "operator.notified"
+"""The audit event of one alert told: subject is the agent, data has key, kind, text."""
+REMEMBER = 24 * 3600.0
+"""How far back a notifier that takes over looks for what was told already."""
+
+
+class Notifier:
+    """One notifier for one room."""
+
+    def __init__(
+        self,
+        room: Room,
+        probe: ProcessProbe,
+        channels: Sequence[NotifyChannel],
+        *,
+        policy: NotifyPolicy | None = None,
+        use_lease: bool = True,
+        on_problem: Callable[[str, str | None], None] | None = None,
+    ) -> None:
+        self.room = room
+        self.store = room.store
+        self.policy = policy or NotifyPolicy()
+        self.channels = list(channels)
+        self.lease = Lease(self.store, LEASE, probe, ttl=LEASE_TTL) if use_lease else None
+        self.on_problem = on_problem
+        """Told ``(channel, problem)`` when a channel fails, ``(channel, None)`` when it
+        works again."""
+        self.state: NotifyState | None = None
+        self.problems: dict[str, str] = {}
+        """Each failing channel's last problem."""
+
+    def _told_before(self) -> NotifyState:
+        since = self.room.clock() - REMEMBER
+        keys = self.store.conn.execute(
+            "SELECT json_extract(data, '$.key') FROM events WHERE kind = ? AND at >= ?",
+            (NOTIFIED, since),
+        ).fetchall()
+        return NotifyState(told=frozenset(str(k) for (k,) in keys if k))
+
+    def run_once(self) -> list[Alert]:
+        """One pass; what was told (nothing while another notifier holds the lease)."""
+        now = self.room.clock()
+        if self.lease is not None and not self.lease.hold(now):
+            self.state = None  # read what was told again when the lease comes back
+            return []
+        if self.state is None:
+            self.state = self._told_before()
+        found = alerts(
+            attention.facts(self.store.conn), now=now, permission_after=self.policy.permission_after
+        )
+        fresh, self.state = decide(found, self.state, now=now, policy=self.policy)
+        if not fresh:
+            return []
+        with write_transaction(self.store.conn) as conn:
+            for alert in fresh:
+                data = {"key": alert.key, "kind": alert.kind, "text": alert.text}
+                event(conn, now, NOTIFIED, "room", alert.agent, data=data)
+        for channel in self.channels:
+            self._tell(channel, fresh)
+        return fresh
+
+    def _tell(self, channel: NotifyChannel, fresh: list[Alert]) -> None:
+        try:
+            channel.send(fresh)
+        except Exception as exc:  # noqa: BLE001 - one channel's fault is reported, not fatal
+            problem = describe(exc)
+            if self.problems.get(channel.name) != problem and self.on_problem is not None:
+                self.on_problem(channel.name, problem)
+            self.problems[channel.name] = problem
+            return
+        if self.problems.pop(channel.name, None) is not None and self.on_problem is not None:
+            self.on_problem(channel.name, None)
+
+    def release(self) -> None:
+        """Give the lease up so a stand-by takes over at once."""
+        if self.lease is not None:
+            self.lease.release()
+
+    def run(
+        self,
+        stop: threading.Event,
+        *,
+        debounce: int = 10,
+        step: int = 5,
+        on_pass: Callable[[bool], None] | None = None,
+        on_problem: Callable[[str | None], None] | None = None,
+    ) -> None:
+        """Notify until ``stop`` is set, a pass every ``INTERVAL``; a failed pass (the
+        room locked, a full disk) is retried, less often while the fault lasts."""
+        del debounce, step  # a pass a second needs no file watch
+        guard = Guard("notifier", self.store, on_problem)
+        try:
+            while not stop.is_set():
+                guard.run(self.run_once)
+                if on_pass is not None and guard.failures == 0:
+                    on_pass(self.lease is None or self.lease.active)
+                stop.wait(guard.pause(INTERVAL) if guard.failures else INTERVAL)
+        finally:
+            self.release()
+
+
+def build_channels(
+    settings: NotifySettings, room: Room, own_socket: str | None
+) -> tuple[list[NotifyChannel], list[str]]:
+    """The configured channels that can speak here, and why the others cannot.
+
+    tmux speaks on every server a live agent runs in (and the caller's own), read again
+    at each alert: agents come and go."""
+    from agent_room.adapters.reach import CommandChannel, DesktopChannel, TmuxChannel
+
+    def sockets() -> list[str | None]:
+        found = room.store.conn.execute(
+            "SELECT DISTINCT tmux_socket FROM sessions"
+            " WHERE left_at IS NULL AND state != 'ended' AND pane IS NOT NULL"
+        ).fetchall()
+        named = [own_socket] if own_socket else []
+        return [*named, *(s for (s,) in found)] or [None]
+
+    made: dict[str, NotifyChannel] = {
+        "tmux": TmuxChannel(sockets),
+        "desktop": DesktopChannel(),
+        "command": CommandChannel(settings.command),
+    }
+    channels: list[NotifyChannel] = []
+    problems: list[str] = []
+    for name in dict.fromkeys(settings.channels):
+        channel = made[name]
+        problem = channel.available()
+        if problem is None:
+            channels.append(channel)
+        else:
+            problems.append(f"{name} notifications are off: {problem}")
+    return channels, problems
