@@ -118,6 +118,8 @@ def decide(
     if open_nudge is not None and pending & set(open_nudge.message_ids):
         if now - open_nudge.last_try < receipt_timeout:
             return Decision(Action.WAIT, note="waiting for the receipt")
+        if state == "busy":  # its Stop hook hands them over: nothing has failed
+            return Decision(Action.WAIT, note="busy: delivered at the turn boundary")
         if open_nudge.enters >= MAX_EXTRA_ENTERS:
             return Decision(
                 Action.FAIL,
@@ -126,8 +128,6 @@ def decide(
             )
         if state == "idle" and has_pane and refusal is None:
             return Decision(Action.ENTER, open_nudge.message_ids)
-        if state == "busy":
-            return Decision(Action.WAIT, note="busy: delivered at the turn boundary")
     retry = retryable(failed, now, retry_after) - pending
     if not queued and not retry:
         return Decision(Action.WAIT)

@@ -115,6 +115,13 @@ def test_enter_again_never_while_busy() -> None:
     assert decision.action is Action.WAIT
 
 
+def test_a_busy_recipient_is_not_failed_its_stop_hook_delivers() -> None:
+    """Busy after the nudge (its own turn): the queued messages go at the turn boundary."""
+    nudge = _open((1,), age=RECEIPT_TIMEOUT * 5, enters=MAX_EXTRA_ENTERS)
+    decision = _decide(state="busy", queued=(1,), open_nudge=nudge)
+    assert decision == Decision(Action.WAIT, note="busy: delivered at the turn boundary")
+
+
 def test_after_the_extra_enters_the_nudge_fails() -> None:
     nudge = _open((1, 2), age=RECEIPT_TIMEOUT, enters=MAX_EXTRA_ENTERS)
     decision = _decide(queued=(1, 2), open_nudge=nudge)
