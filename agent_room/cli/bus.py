@@ -164,11 +164,15 @@ def cmd_who(args: argparse.Namespace) -> int:
     room = _open()
     _registry(room)
     sessions = room.who()
+    from agent_room.cli.outside import outside_rows, print_outside
+
+    others = outside_rows(room)
     if args.json:
-        print_json(sessions)
+        print_json(sessions + others)
         return 0
     if not sessions:
         print("nobody is in the room", file=sys.stderr)
+        print_outside(others)
         return 0
     header = ("NAME", "STATE", "AGENT", "PANE", "PID", "AGE", "UNREAD", "LINKS", "CWD")
     table = [header] + [
@@ -194,6 +198,7 @@ def cmd_who(args: argparse.Namespace) -> int:
     for row in table:
         cells = [cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])]
         print("  ".join([*cells, row[-1]]))
+    print_outside(others)
     return 0
 
 
@@ -205,9 +210,12 @@ def _links_cell(session: dict[str, Any]) -> str:
 
 
 def cmd_tree(args: argparse.Namespace) -> int:
+    from agent_room.cli.outside import outside_rows
     from agent_room.core.tree import render_tree
+    from agent_room.room.native import outside_nodes
 
-    roots = _registry(_open()).tree()
+    room = _open()
+    roots = _registry(room).tree() + outside_nodes(outside_rows(room))
     if args.json:
         print_json([root.as_dict() for root in roots])
     elif roots:

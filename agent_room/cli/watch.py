@@ -29,6 +29,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
     from agent_room.workers.deliverer import Deliverer
     from agent_room.workers.injector import Injector
     from agent_room.workers.memory import MemoryWorker
+    from agent_room.workers.native import native_delivery
 
     notify = _notify_settings()
     stop = threading.Event()
@@ -39,7 +40,9 @@ def cmd_watch(args: argparse.Namespace) -> int:
         return 0
     delivery_room, injector_room, memory_room, notify_room = opened
     memory = MemoryWorker(memory_room, SystemProbe())
-    deliverer = Deliverer(delivery_room, Tmux(), SystemProbe())
+    deliverer = Deliverer(
+        delivery_room, Tmux(), SystemProbe(), native=native_delivery(delivery_room, os.environ)
+    )
     injector = Injector(injector_room, SystemProbe())
     print(
         f"agent-room: delivering and linking for the room in {delivery_room.home} (Ctrl-C to stop)",

@@ -23,6 +23,9 @@ class MessageKind(StrEnum):
     """A question put to a headless agent in another repository (``agent-room ask``)."""
     ANSWER = "answer"
     """That agent's answer, back to whoever asked."""
+    NATIVE = "native"
+    """Sent by one Claude Code session to another with the client's own SendMessage
+    tool, seen arriving by the recipient's hook (recorded, never delivered by the room)."""
 
 
 class DeliveryStatus(StrEnum):

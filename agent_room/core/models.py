@@ -68,6 +68,9 @@ class Message(_Frozen):
     failure: str | None = None
     handover_state: HandoverState | None = None
     link_id: int | None = None
+    via: str | None = None
+    """How it was delivered: ``nudge`` (typed into the pane), ``native`` (Claude Code's
+    messaging socket), ``stop`` (at a turn boundary) ..."""
 
 
 class Handover(_Frozen):

@@ -7,7 +7,11 @@ pass fakes. Standard library only.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import Any, Protocol
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from agent_room.core.native import NativeSession, Receipt, SocketFacts
 
 
 class ProcessProbe(Protocol):
@@ -104,4 +108,45 @@ class HeadlessClient(Protocol):
         self, cwd: str, prompt: str, *, resume: str | None, max_turns: int, timeout: float
     ) -> HeadlessRun:
         """Ask once, with stdin closed; on ``timeout`` end the client's process group."""
+        ...
+
+
+class NativeRegistry(Protocol):
+    """Claude Code's own registry of running sessions (``~/.claude/sessions``)."""
+
+    def sessions(self) -> list[NativeSession]:
+        """Every live session it lists (liveness checked by the room), plugin or not."""
+        ...
+
+    def entry(self, pid: int) -> NativeSession | None:
+        """The live session of process ``pid``, if the client lists one."""
+        ...
+
+    def socket_facts(self, path: str) -> SocketFacts | None:
+        """Whether a messaging socket is there, whose it is and how private."""
+        ...
+
+    def peer_token(self, pid: int, path: str) -> str | None:
+        """The token a client publishes for peers writing to its socket."""
+        ...
+
+
+class NativeTransport(Protocol):
+    """The room as a peer on Claude Code's messaging sockets."""
+
+    @property
+    def socket(self) -> str | None:
+        """The room's own socket, where receipts come back (None: not listening)."""
+        ...
+
+    def open(self) -> None:
+        """Listen and register as a peer (once); OSError when it cannot."""
+        ...
+
+    def send(self, path: str, frame: dict[str, Any], *, token: str | None) -> None:
+        """Write one frame to a client's socket; OSError when it refuses or is gone."""
+        ...
+
+    def receipts(self) -> list[Receipt | str]:
+        """What came back since the last call (a string: why a line was ignored)."""
         ...

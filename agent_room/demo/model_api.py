@@ -35,9 +35,13 @@ class Reply(NamedTuple):
     """A shell command for the Bash tool; the turn then stops with ``tool_use``."""
     write: tuple[str, str] | None = None
     """A file (absolute path, content) for the Write tool, instead of a Bash call."""
+    call: tuple[str, dict[str, Any]] | None = None
+    """Any other tool call, as (tool name, input): ``ToolSearch``, ``SendMessage`` ..."""
 
-    def tool(self) -> tuple[str, dict[str, str]] | None:
+    def tool(self) -> tuple[str, dict[str, Any]] | None:
         """The tool call this reply makes, as (tool name, input), if any."""
+        if self.call is not None:
+            return self.call
         if self.bash is not None:
             return "Bash", {"command": self.bash, "description": "Run a command"}
         if self.write is not None:
@@ -72,6 +76,8 @@ def _block_text(block: Any) -> str:
         if isinstance(content, list):
             return "\n".join(_block_text(b) for b in content)
         return str(content)
+    if block.get("type") == "tool_reference":  # a deferred tool ToolSearch loaded
+        return f"tool_reference:{block.get('tool_name', '')}"
     return ""
 
 

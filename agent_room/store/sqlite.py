@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 _MESSAGE_COLUMNS = (
     "m.id, m.kind, m.sender, m.recipient, m.body, m.created_at, m.status, m.delivered_at,"
-    " m.read_at, m.failure, m.attempts, m.link_id, h.state AS handover_state"
+    " m.read_at, m.failure, m.attempts, m.link_id, m.via, h.state AS handover_state"
 )
 _MESSAGE_FROM = "messages m LEFT JOIN handovers h ON h.message_id = m.id"
 INBOX_STATUSES = ("queued", "delivered", "failed")
@@ -238,9 +238,9 @@ class SqliteStore(SessionStore, DeliveryStore):
             for message_id in ids:
                 cursor = conn.execute(
                     "UPDATE messages SET status = 'delivered', delivered_at = ?, read_at = ?,"
-                    " failure = NULL, failed_at = NULL"
+                    " failure = NULL, failed_at = NULL, via = ?"
                     " WHERE id = ? AND recipient = ? AND status IN ('queued', 'failed')",
-                    (at, at, message_id, name),
+                    (at, at, via, message_id, name),
                 )
                 if cursor.rowcount:
                     delivered.append(message_id)

@@ -323,8 +323,14 @@ class RoomConsole(ReachMixin, App[int]):
     def _deliver(self) -> None:
         """The delivery worker: active while it holds the room's lease, else standing by."""
         from agent_room.workers.deliverer import Deliverer
+        from agent_room.workers.native import native_delivery
 
-        self._run_leased("deliverer", lambda room: Deliverer(room, self.mux, self.probe))
+        self._run_leased(
+            "deliverer",
+            lambda room: Deliverer(
+                room, self.mux, self.probe, native=native_delivery(room, os.environ)
+            ),
+        )
 
     @work(thread=True, exclusive=True, group="injector", exit_on_error=False, name="injector")
     def _inject(self) -> None:

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
     from agent_room.core.ports import Multiplexer, ProcessProbe
     from agent_room.store.sqlite_base import Row
+    from agent_room.workers.native import NativeDelivery
 
 LEASE = "deliverer"
 LEASE_TTL = 3.0
@@ -60,6 +61,7 @@ class Deliverer:
         receipt_timeout: float = RECEIPT_TIMEOUT,
         retry_after: float = RETRY_AFTER,
         lease_ttl: float = LEASE_TTL,
+        native: NativeDelivery | None = None,
     ) -> None:
         self.room = room
         self.store = room.store
@@ -72,6 +74,9 @@ class Deliverer:
         """Passes made, standing by or not."""
         self.wake = WakeListener(room.home)
         """Pokes from senders; listened to only while holding the lease."""
+        self.native = native
+        """Claude Code's messaging socket, tried before the pane where a client offers it
+        (``workers.native``); None: the pane only."""
 
     @property
     def active(self) -> bool:
@@ -88,16 +93,28 @@ class Deliverer:
         self.passes += 1
         if not self.lease.hold(now):
             return False
+        if self.native is not None:
+            self.native.begin_pass(now)
         served = set()
         for target in self.store.delivery_targets():
             served.add(str(target["name"]))
             try:
+                if self._serve_native(target, now):
+                    continue
                 self._serve(target, now)
             except PaneUnavailable as exc:  # the pane went away under us: say so, go on
                 self.store.set_note(str(target["name"]), f"tmux: {exc}", at=now)
         for name in set(self.store.notes()) - served:  # delivered meanwhile (at a Stop)
             self.store.set_note(name, "", at=now)
         return True
+
+    def _serve_native(self, target: Row, now: float) -> bool:
+        """Whether the native transport served this recipient (else the pane does)."""
+        if self.native is None:
+            return False
+        return self.native.serve(
+            target, now, receipt_timeout=self.receipt_timeout, retry_after=self.retry_after
+        )
 
     def _serve(self, target: Row, now: float) -> None:
         name = str(target["name"])

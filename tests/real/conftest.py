@@ -112,6 +112,8 @@ class RealRoom:
         }
         self.cli = Cli(room_home)
         self._trusted: dict[str, Any] = {}
+        self.claude_json: dict[str, Any] = {}
+        """More of the clients' ``.claude.json`` (set before ``start``)."""
         self._watch: subprocess.Popen[bytes] | None = None
 
     def _write_claude_json(self) -> None:
@@ -121,6 +123,7 @@ class RealRoom:
             "projects": self._trusted,
             "fullscreenUpsellSeenCount": 99,
             "hasSeenAutoDefaultNotice": True,
+            **self.claude_json,
         }
         (self.home / ".claude.json").write_text(json.dumps(config))
 
@@ -131,14 +134,15 @@ class RealRoom:
             env["AGENT_ROOM_NAME"] = name
         return self.cli(*args, env=env)
 
-    def start(self, *names: str, args: Sequence[str] = ()) -> None:
+    def start(self, *names: str, args: Sequence[str] = (), plain: Sequence[str] = ()) -> None:
         """Start Claude Code as each @name with ``agent-room start``; wait for the prompts.
 
         All at once: a running client rewrites ``.claude.json``, so the folders are
-        trusted before the first one starts.
+        trusted before the first one starts. ``plain`` names are started without the
+        room (no plugin, no room environment) in tmux sessions ``ac-NAME`` all the same.
         """
         assert not self._trusted, "start every agent of a test in one call"
-        for name in names:
+        for name in [*names, *plain]:
             work = self.root / name
             work.mkdir()
             self._trusted[str(work)] = {"hasTrustDialogAccepted": True}
@@ -147,8 +151,17 @@ class RealRoom:
         for name in names:
             result = self.run("start", name, "--cwd", str(self.root / name), "--detach", *tail)
             assert result.code == 0, result.err
+        for name in plain:
+            outside = {k: v for k, v in self.env.items() if not k.startswith("AGENT_ROOM_")}
+            self.server.cmd(
+                "new-session", "-d", "-s", f"ac-{name}", "-c", str(self.root / name),
+                *(f"-e{k}={v}" for k, v in outside.items()),
+                "--", "env", *(f"-u{k}" for k in self.env if k.startswith("AGENT_ROOM_")),
+                str(claude_binary()), "--name", name,
+            )  # fmt: skip
         for name in names:
             self.wait(lambda n=name: self.member(n).get("state") == "idle", STARTUP, name)  # type: ignore[misc]
+        for name in [*names, *plain]:
             self.wait(lambda n=name: PROMPT in self.screen(n), STARTUP, name)  # type: ignore[misc]
 
     def wait(self, check: Callable[[], object], timeout: float = TURN, *names: str) -> object:

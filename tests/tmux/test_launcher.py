@@ -184,6 +184,8 @@ def test_claude_gets_the_plugin_and_the_room(
     wait_for(out.exists)
     record = json.loads(out.read_text())
     assert record["argv"] == [
+        "--name",  # the name its peers see in Claude Code's own registry
+        "coder",
         "--plugin-dir",
         str(plugin_dir()),
         "--allowedTools=Bash(agent-room:*)",

@@ -1,0 +1,56 @@
+"""Claude Code sessions outside the room, beside its members in ``who``, ``tree`` and
+the console.
+
+The client's own registry lists every running session, with the room's plugin or
+without; those the room does not know are shown marked as outside, with their native
+status and how to bring them in (``core.native.outside``).
+"""
+
+from __future__ import annotations
+
+from agent_room.core.native import outside
+from agent_room.core.tree import TreeNode
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    from agent_room.core.ports import NativeRegistry
+    from agent_room.room.service import Room
+
+OUTSIDE_KIND = "outside"
+"""The tree node kind of a session outside the room."""
+
+
+def native_registry(environ: Mapping[str, str]) -> NativeRegistry | None:
+    """The client's registry on this system (None where it keeps none we can read)."""
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return None
+    from agent_room.adapters.claude_native import FileRegistry, claude_dir
+    from agent_room.adapters.processes import SystemProbe
+
+    return FileRegistry(claude_dir(environ), SystemProbe())
+
+
+def outside_sessions(room: Room, registry: NativeRegistry | None) -> list[dict[str, Any]]:
+    """``who`` rows for the live client sessions that are not in the room."""
+    if registry is None:
+        return []
+    return outside(registry.sessions(), room.store.members(), room.clock())
+
+
+def outside_nodes(rows: list[dict[str, Any]]) -> list[TreeNode]:
+    """Tree roots for sessions outside the room."""
+    return [
+        TreeNode(
+            label=f"{row['name']} (outside the room, {row['native_status']})",
+            session_id=row["session_id"],
+            state=str(row["state"]),
+            depth=0,
+            kind=OUTSIDE_KIND,
+        )
+        for row in rows
+    ]

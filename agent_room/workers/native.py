@@ -1,0 +1,287 @@
+"""Delivery through Claude Code's messaging socket, for the deliverer.
+
+Where a recipient's client offers the socket (``core.native.native_refusal``) and the
+room's setting allows it (``delivery_transport``: native-first by default, tmux, native),
+the nudge line goes through the socket instead of the keyboard: nothing is typed, no
+pane is needed. The recipient's UserPromptSubmit hook receipts it exactly as it does a
+typed nudge; the client's own statuses come back to the room's socket and are recorded:
+held (its user decides; the room shows why), denied, expired and dropped (failed, nudged
+again later within the bound), refused (the pane is used instead). A socket that refuses
+or vanishes mid-send falls back to the pane, or holds the messages under native only.
+Nothing is delivered twice: receipts name message ids and count once.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+from agent_room.core.delivery import Action, Failed, OpenNudge, decide
+from agent_room.core.native import (
+    DEFAULT_PREFERENCE,
+    Outcome,
+    Preference,
+    Receipt,
+    ReceiptKind,
+    Route,
+    choose_route,
+    idle_frame,
+    native_refusal,
+    receipt_outcome,
+    user_frame,
+)
+from agent_room.core.prompts import nudge_text
+from agent_room.store.links import LinkStore
+from agent_room.store.native import NativeStore
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from agent_room.core.native import NativeSession
+    from agent_room.core.ports import NativeRegistry, NativeTransport
+    from agent_room.room import Room
+    from agent_room.store.sqlite_base import Row
+
+SETTING = "delivery_transport"
+"""The room setting that chooses the transport (``core.native.Preference``)."""
+FALLBACK_FOR = 30.0
+"""Seconds a recipient whose socket failed or refused is reached through its pane."""
+IGNORED_LOGGED = 5
+"""Ignored lines from the socket written to the audit log per pass at most."""
+
+
+class NativeDelivery:
+    """The native transport's part of one deliverer (owned by its thread)."""
+
+    def __init__(
+        self,
+        room: Room,
+        registry: NativeRegistry,
+        transport: NativeTransport,
+        *,
+        uid: int | None = None,
+        fallback_for: float = FALLBACK_FOR,
+    ) -> None:
+        self.room = room
+        self.store = room.store
+        self.sends = NativeStore(room.store)
+        self.registry = registry
+        self.transport = transport
+        self.uid = os.getuid() if uid is None else uid
+        self.fallback_for = fallback_for
+        self.preference = str(DEFAULT_PREFERENCE)
+        self.failing: dict[str, tuple[float, str]] = {}
+        """Session id -> (until, why): its socket failed; the pane meanwhile."""
+        self.idle_asked: set[str] = set()
+        self._open_after = float("-inf")
+
+    def begin_pass(self, now: float) -> None:
+        """Read the setting, listen (the active deliverer only), and record what came
+        back to the room's socket."""
+        preference = LinkStore(self.store).settings().get(SETTING)
+        self.preference = str(preference or DEFAULT_PREFERENCE)
+        wanted = self.preference != Preference.TMUX and self.transport.socket is None
+        if wanted and now >= self._open_after:
+            try:
+                self.transport.open()
+            except OSError as exc:
+                self._open_after = now + self.fallback_for
+                self.store.logevent("native.unavailable", "room", at=now, data={"reason": str(exc)})
+        logged = 0
+        for item in self.transport.receipts():
+            why = item if isinstance(item, str) else self._absorb(item, now)
+            if why and logged < IGNORED_LOGGED:
+                logged += 1
+                self.store.logevent("native.ignored", "room", at=now, data={"reason": why})
+
+    def _absorb(self, receipt: Receipt, now: float) -> str | None:
+        if receipt.kind is ReceiptKind.IDLE:  # it woke the deliverer: that was its use
+            return None
+        found = self.sends.set_status(
+            receipt.orig_msg_id,
+            receipt.status,
+            receipt.reason,
+            sender_socket=receipt.sender_socket,
+            at=now,
+        )
+        return None if found else "a receipt for no frame the room sent to that socket"
+
+    def capability(self, target: Row, now: float) -> tuple[NativeSession | None, str | None]:
+        """The recipient's registry entry, and why its socket cannot be used (or None)."""
+        session_id = str(target["session_id"] or "")
+        failing = self.failing.get(session_id)
+        if failing is not None and failing[0] > now:
+            return None, failing[1]
+        pid = target["pid"]
+        entry = self.registry.entry(int(pid)) if pid else None
+        if entry is not None and (
+            entry.session_id != session_id
+            or (target["pid_start"] is not None and entry.proc_start != target["pid_start"])
+        ):
+            entry = None  # another session of that process (a /clear), or a reused pid
+        facts = self.registry.socket_facts(entry.socket) if entry and entry.socket else None
+        if self.transport.socket is None:
+            return entry, "the room is not listening on a socket of its own"
+        return entry, native_refusal(entry, facts, self.uid)
+
+    def serve(self, target: Row, now: float, *, receipt_timeout: float, retry_after: float) -> bool:
+        """Serve one recipient through its socket; False to leave it to the pane."""
+        name = str(target["name"])
+        nudge = self.store.open_nudge(name)
+        sent = self.sends.latest_for_nudge(int(nudge["id"])) if nudge else None
+        if nudge is not None and sent is None:
+            return False  # typed into the pane: the pane's path sees it through
+        entry, refusal = self.capability(target, now)
+        if sent is not None and nudge is not None and sent["status"]:
+            outcome, note = receipt_outcome(str(sent["status"]), str(sent["reason"] or ""))
+            ids = tuple(nudge["message_ids"])
+            if outcome is Outcome.HOLD:
+                self.store.set_note(name, note, at=now)
+                return True
+            if outcome is Outcome.FAIL:
+                self.store.fail_nudge(int(nudge["id"]), ids, note, at=now)
+                self.store.set_note(name, "", at=now)
+                return True
+            if outcome is Outcome.FALLBACK:
+                self.store.close_nudge(int(nudge["id"]), "refused")
+                self._fail_over(target, note, now)
+                nudge, refusal = None, note
+        route, held = choose_route(self.preference, refusal)
+        if route is Route.TMUX:
+            return False  # an open native nudge there is retyped by the pane's path
+        if route is Route.HOLD:
+            self.store.set_note(name, held, at=now)
+            return True
+        return self._decide(target, entry, nudge, now, receipt_timeout, retry_after)
+
+    def _decide(
+        self,
+        target: Row,
+        entry: NativeSession | None,
+        nudge: Row | None,
+        now: float,
+        receipt_timeout: float,
+        retry_after: float,
+    ) -> bool:
+        name = str(target["name"])
+        queued = self.store.queued(name)
+        ids = [int(m["id"]) for m in queued]
+        failures = self.store.retryable_failures(name)
+        failed = [Failed(int(f["id"]), int(f["attempts"]), float(f["failed_at"])) for f in failures]
+        if nudge is not None and not set(nudge["message_ids"]) & set(ids):
+            self.store.close_nudge(int(nudge["id"]), "done")  # receipted meanwhile
+            nudge = None
+        decision = decide(
+            state=str(target["state"]),
+            queued=ids,
+            open_nudge=None
+            if nudge is None
+            else OpenNudge(nudge["message_ids"], nudge["last_try"], nudge["enters"]),
+            refusal=None,  # nothing is typed: no pane, dialog or prompt to mind
+            has_pane=True,
+            now=now,
+            receipt_timeout=receipt_timeout,
+            failed=failed,
+            retry_after=retry_after,
+        )
+        sent = True
+        if decision.action is Action.NUDGE and entry is not None:
+            sender_of = {int(m["id"]): str(m["sender"]) for m in [*queued, *failures]}
+            text = nudge_text([sender_of[i] for i in decision.message_ids], decision.message_ids)
+            nudge_id = self.store.record_nudge(
+                name, target["session_id"], decision.message_ids, text, at=now
+            )
+            sent = self._send(target, entry, nudge_id, text, now)
+        elif decision.action is Action.ENTER and nudge is not None and entry is not None:
+            sent = self._send(target, entry, int(nudge["id"]), str(nudge["text"]), now)
+            self.store.nudge_retried(int(nudge["id"]), at=now)  # sent again: no Enter to press
+        elif decision.action is Action.FAIL and nudge is not None:
+            self.store.fail_nudge(int(nudge["id"]), decision.message_ids, decision.note, at=now)
+        elif decision.action in (Action.WAIT, Action.HOLD) and ids and entry is not None:
+            self._ask_idle(target, entry)
+        if not sent:  # the socket failed: the pane this pass, or held under native only
+            route, held = choose_route(self.preference, self.failing[str(target["session_id"])][1])
+            if route is Route.HOLD:
+                self.store.set_note(name, held, at=now)
+                return True
+            return False
+        note = decision.note if decision.action is Action.HOLD else ""
+        self.store.set_note(name, note, at=now)
+        if target["state"] == "idle":
+            self.idle_asked.discard(str(target["session_id"]))
+        return True
+
+    def _send(
+        self, target: Row, entry: NativeSession, nudge_id: int, text: str, now: float
+    ) -> bool:
+        """Send a nudge line through the recipient's socket; False (the nudge closed
+        unsent, the socket marked failing) when it refuses or is gone."""
+        assert entry.socket is not None
+        assert self.transport.socket is not None
+        native_id = str(uuid.uuid4())
+        self.sends.record_send(
+            native_id,
+            nudge_id=nudge_id,
+            recipient=str(target["name"]),
+            session_id=target["session_id"],
+            socket=entry.socket,
+            at=now,
+        )
+        frame = user_frame(native_id, text, from_socket=self.transport.socket)
+        try:
+            token = self.registry.peer_token(entry.pid, entry.socket)
+            self.transport.send(entry.socket, frame, token=token)
+        except OSError as exc:
+            self.store.close_nudge(nudge_id, "unsent")
+            self._fail_over(target, f"its messaging socket failed ({exc.strerror or exc})", now)
+            return False
+        return True
+
+    def _fail_over(self, target: Row, why: str, now: float) -> None:
+        session_id = str(target["session_id"])
+        self.failing[session_id] = (now + self.fallback_for, why)
+        self.store.logevent(
+            "native.fallback", "room", at=now, subject=str(target["name"]), data={"reason": why}
+        )
+
+    def _ask_idle(self, target: Row, entry: NativeSession) -> None:
+        """Ask a busy or waiting recipient to say when it is idle: its notice wakes the
+        deliverer (a dialog closing fires no hook until the turn ends)."""
+        session_id = str(target["session_id"])
+        if session_id in self.idle_asked or entry.socket is None or self.transport.socket is None:
+            return
+        self.idle_asked.add(session_id)
+        frame = idle_frame(str(uuid.uuid4()), from_socket=self.transport.socket)
+        try:
+            self.transport.send(
+                entry.socket, frame, token=self.registry.peer_token(entry.pid, entry.socket)
+            )
+        except OSError:
+            self.idle_asked.discard(session_id)
+
+
+def native_delivery(room: Room, environ: Mapping[str, str]) -> NativeDelivery | None:
+    """The native transport for a deliverer on this system (None where the clients have
+    no messaging socket); its peer opens on the first active pass and closes at exit."""
+    import atexit
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return None
+    from agent_room.adapters.claude_native import (
+        FileRegistry,
+        PeerSocket,
+        claude_dir,
+        socket_folder,
+    )
+    from agent_room.adapters.processes import SystemProbe
+    from agent_room.store.wake import poke
+
+    home = room.home
+    registry = FileRegistry(claude_dir(environ), SystemProbe())
+    peer = PeerSocket(
+        registry, folder=socket_folder(environ), cwd=home, on_receipt=lambda: poke(home)
+    )
+    atexit.register(peer.close)
+    return NativeDelivery(room, registry, peer)
