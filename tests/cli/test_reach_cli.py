@@ -1,0 +1,78 @@
+"""``agent-room status``, ``@operator`` from the command line, and the tmux.conf lines."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from agent_room.room import Room
+from tests.conftest import Cli
+
+
+def test_status_prints_one_line_for_the_status_bar(cli: Cli, room: Room) -> None:
+    room.join("api")
+    room.join("web")
+    room.send_handover("api", "web", body="Take it")
+    room.send("api", "operator", "a question")
+    assert cli("status").out == "⚑1 ⏸0 ✗0\n"
+    fmt = cli("status", "--format", "H{handovers} M{messages} F{frozen}")
+    assert fmt.out == "H1 M1 F0\n"
+    assert cli("status", "--format=#{handovers}").out == "#1\n"
+
+
+def test_a_status_format_with_an_unknown_field_is_one_line_and_touches_nothing(
+    cli: Cli, room_home: Path
+) -> None:
+    result = cli("status", "--format", "{handovers} {pending}")
+    assert result.code == 2
+    assert result.out == ""
+    assert result.err == (
+        "agent-room: unknown field {pending} in the status format: use {handovers},"
+        " {waiting}, {failed}, {frozen}, {messages}\n"
+    )
+    assert not room_home.exists()  # checked before the room is opened
+
+
+def test_the_operator_writes_without_a_pane_and_agents_write_to_the_operator(
+    cli: Cli, room: Room
+) -> None:
+    room.join("api")
+    sent = cli("send", "@api", "Please pause the migration", "--as", "operator")
+    assert sent.code == 0, sent.err
+    inbox = json.loads(cli("inbox", "--json", name="api").out)
+    assert [(m["sender"], m["body"]) for m in inbox] == [("operator", "Please pause the migration")]
+
+    asked = cli("send", "@operator", "Paused. Resume when?", name="api")
+    assert asked.code == 0, asked.err
+    assert "left for the operator" in asked.err
+    assert cli("status", "--format", "{messages}").out == "1\n"
+    mine = json.loads(cli("inbox", "--as", "operator", "--json").out)
+    assert [(m["sender"], m["body"]) for m in mine] == [("api", "Paused. Resume when?")]
+    assert cli("status", "--format", "{messages}").out == "0\n"  # read
+
+
+def test_operator_stays_a_reserved_name(cli: Cli, room: Room) -> None:
+    result = cli("join", "operator")
+    assert result.code == 2
+    assert "reserved" in result.err
+    wrong = cli("send", "@nobody", "hi", "--as", "operator")
+    assert wrong.code != 0 and "nobody named @nobody" in wrong.err
+
+
+def test_install_keys_is_reversible_and_idempotent(cli: Cli, tmp_path: Path) -> None:
+    conf = tmp_path / "tmux.conf"
+    original = "set -g mouse on\nbind r source-file ~/.tmux.conf\n"
+    conf.write_text(original)
+    conf.chmod(0o600)
+    assert cli("tmux", "install-keys", "--file", str(conf)).code == 0
+    once = conf.read_text()
+    assert once.startswith(original)
+    assert "#(" in once and "agent_room status" in once and "bind-key A display-popup" in once
+    assert cli("tmux", "install-keys", "--file", str(conf), "--key", "C-a").code == 0
+    twice = conf.read_text()
+    assert twice.count("display-popup") == 1 and "bind-key C-a" in twice
+    assert conf.stat().st_mode & 0o777 == 0o600
+    assert cli("tmux", "remove-keys", "--file", str(conf)).code == 0
+    assert conf.read_text() == original
+    bad = cli("tmux", "keys", "--key", "A; run-shell rm")
+    assert bad.code == 2 and bad.err.startswith("agent-room: invalid key")
