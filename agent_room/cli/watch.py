@@ -104,7 +104,9 @@ def _start_notifier(
         if problem is not None:
             print(f"agent-room: notifier: {channel}: {problem}", file=sys.stderr, flush=True)
 
-    notifier = Notifier(room, SystemProbe(), channels, policy=notify.policy(), on_problem=on_problem)
+    notifier = Notifier(
+        room, SystemProbe(), channels, policy=notify.policy(), on_problem=on_problem
+    )
     thread = threading.Thread(
         target=notifier.run, args=(stop,), name="agent-room-notifier", daemon=True
     )

@@ -56,7 +56,8 @@ def test_operator_stays_a_reserved_name(cli: Cli, room: Room) -> None:
     assert result.code == 2
     assert "reserved" in result.err
     wrong = cli("send", "@nobody", "hi", "--as", "operator")
-    assert wrong.code != 0 and "nobody named @nobody" in wrong.err
+    assert wrong.code != 0
+    assert "nobody named @nobody" in wrong.err
 
 
 def test_install_keys_is_reversible_and_idempotent(cli: Cli, tmp_path: Path) -> None:
@@ -67,12 +68,16 @@ def test_install_keys_is_reversible_and_idempotent(cli: Cli, tmp_path: Path) -> 
     assert cli("tmux", "install-keys", "--file", str(conf)).code == 0
     once = conf.read_text()
     assert once.startswith(original)
-    assert "#(" in once and "agent_room status" in once and "bind-key A display-popup" in once
+    assert "#(" in once
+    assert "agent_room status" in once
+    assert "bind-key A display-popup" in once
     assert cli("tmux", "install-keys", "--file", str(conf), "--key", "C-a").code == 0
     twice = conf.read_text()
-    assert twice.count("display-popup") == 1 and "bind-key C-a" in twice
+    assert twice.count("display-popup") == 1
+    assert "bind-key C-a" in twice
     assert conf.stat().st_mode & 0o777 == 0o600
     assert cli("tmux", "remove-keys", "--file", str(conf)).code == 0
     assert conf.read_text() == original
     bad = cli("tmux", "keys", "--key", "A; run-shell rm")
-    assert bad.code == 2 and bad.err.startswith("agent-room: invalid key")
+    assert bad.code == 2
+    assert bad.err.startswith("agent-room: invalid key")

@@ -18,8 +18,8 @@ from pathlib import Path
 import libtmux
 import pytest
 
-from agent_room.adapters.reach import TmuxChannel
 from agent_room.adapters.processes import SystemProbe
+from agent_room.adapters.reach import TmuxChannel
 from agent_room.room import Room
 from agent_room.workers.notifier import Notifier
 from tests.conftest import REPO, Cli
@@ -79,7 +79,11 @@ def inner(server: libtmux.Server, room_home: Path, tmp_path: Path) -> Iterator[I
     pane = session.active_window.active_pane
     assert pane is not None
     found = Inner(socket, pane, env)
-    wait_for(lambda: found.tmux("list-clients").stdout.strip(), timeout=10)
+
+    def attached() -> str:
+        return found.tmux("list-clients").stdout.strip()
+
+    wait_for(attached, timeout=10)
     try:
         yield found
     finally:
@@ -125,7 +129,8 @@ def test_popup_opens_the_console_over_the_window_and_closes_with_it(
     inner.pane.send_keys("a", enter=False)  # approve the only handover: --until-clear closes
     wait_for(lambda: "pending handover" not in inner.screen(), timeout=15)
     row = room.store.handover(1)
-    assert row is not None and row["state"] == "approved"
+    assert row is not None
+    assert row["state"] == "approved"
 
 
 def test_the_installed_key_opens_the_popup_and_q_closes_it(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import stat
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -34,9 +34,9 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-def timed_room(room_home: Path, clock: Clock) -> Room:
+def timed_room(room_home: Path, clock: Clock) -> Iterator[Room]:
     opened = Room(SqliteStore(room_home), clock=clock)
-    yield opened  # type: ignore[misc]
+    yield opened
     opened.close()
 
 
@@ -171,7 +171,9 @@ def test_an_unknown_channel_in_the_settings_file_is_one_line(cli: Cli, tmp_path:
     result = cli("notify", env={"XDG_CONFIG_HOME": str(tmp_path / "config")})
     assert result.code != 0
     lines = result.err.strip().splitlines()
-    assert len(lines) == 1 and "console.toml: notify.channels.1:" in lines[0], result.err
+    assert len(lines) == 1, result.err
+    assert "console.toml: notify.channels.1:" in lines[0]
     assert "'tmux', 'desktop' or 'command'" in lines[0]
     watch = cli("watch", env={"XDG_CONFIG_HOME": str(tmp_path / "config")})
-    assert watch.code != 0 and watch.err.strip() == lines[0]
+    assert watch.code != 0
+    assert watch.err.strip() == lines[0]
