@@ -16,8 +16,9 @@ agent its own ``GEMINI_CLI_HOME``: a folder in the room whose ``.gemini`` links 
 entry of the user's ``~/.gemini`` (credentials, sessions, history stay where they are)
 except ``settings.json``, which is the user's settings with the room's merged in: its
 hooks, session retention off (the cleanup deletes a resumed session's files, see README)
-and ``agent-room`` allowed without a dialog. ``GEMINI_CLI_TRUST_WORKSPACE`` trusts the
-cwd for that session only (hooks load only in trusted folders). Pure: the caller writes.
+and a policy file that lets ``agent-room`` run without a dialog (``tools.allowed`` would
+deny every other command). ``GEMINI_CLI_TRUST_WORKSPACE`` trusts the cwd for that session
+only (hooks load only in trusted folders). Pure: the caller writes.
 """
 
 from __future__ import annotations
@@ -38,8 +39,15 @@ CODEX_TIMEOUTS = {"SessionEnd": 3, "Interrupt": 3}
 HOOK_TIMEOUT = 5
 CODEX_OVERRIDES_FILE = "/<session-flags>/config.toml"
 """Where Codex says hooks given with ``-c`` come from, in its hook trust keys."""
-GEMINI_ALLOWED = "run_shell_command(agent-room)"
-"""Lets the agent run ``agent-room ...`` without a confirmation dialog."""
+GEMINI_POLICY = """\
+# agent-room: the agent may run `agent-room ...` (send, inbox ...) without a dialog
+[[rule]]
+toolName = "run_shell_command"
+commandPrefix = "agent-room"
+decision = "allow"
+priority = 100
+"""
+"""A policy rule file (Gemini's ``tools.allowed`` would deny every other command)."""
 
 
 def _snake(event: str) -> str:
@@ -94,9 +102,12 @@ def _merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def gemini_settings(hook_command: HookCommand, base: Mapping[str, Any]) -> dict[str, Any]:
+def gemini_settings(
+    hook_command: HookCommand, base: Mapping[str, Any], policy: str
+) -> dict[str, Any]:
     """The settings a Gemini session of the room reads: the user's (``base``) with the
-    room's merged in (lists joined, so the user's own hooks still run)."""
+    room's merged in (lists joined, so the user's own hooks still run); ``policy`` is
+    the path of the file holding ``GEMINI_POLICY``."""
     hooks = {
         event: [
             {
@@ -116,7 +127,7 @@ def gemini_settings(hook_command: HookCommand, base: Mapping[str, Any]) -> dict[
     ours = {
         "hooks": hooks,
         "general": {"sessionRetention": {"enabled": False}},
-        "tools": {"allowed": [GEMINI_ALLOWED]},
+        "policyPaths": [policy],
     }
     return _merge(base, ours)
 

@@ -15,13 +15,19 @@ import os
 import shlex
 from pathlib import Path
 
-from agent_room.core.client_launch import codex_args, gemini_env, gemini_settings
+from agent_room.core.client_launch import (
+    GEMINI_POLICY,
+    codex_args,
+    gemini_env,
+    gemini_settings,
+)
 from agent_room.core.errors import BadInput
 from agent_room.store.home import ensure_room_dir, open_private
 
 CLIENTS_DIR = "clients"
 """Folder of the room holding what the clients it starts read (Gemini's homes)."""
 SETTINGS = "settings.json"
+POLICY = "agent-room-policy.toml"
 
 
 def hook_command(kind: str, event: str) -> str:
@@ -65,16 +71,22 @@ def gemini_home(room: str, name: str, environ: dict[str, str]) -> str:
             continue
         link.unlink(missing_ok=True)
         link.symlink_to(user_dot / entry)
-    hooks = gemini_settings(
-        lambda e: hook_command("gemini", e), _user_settings(user_dot / SETTINGS)
+    policy = home / POLICY
+    _write(policy, GEMINI_POLICY)
+    settings = gemini_settings(
+        lambda e: hook_command("gemini", e), _user_settings(user_dot / SETTINGS), str(policy)
     )
-    path = dot / SETTINGS
+    _write(dot / SETTINGS, json.dumps(settings, indent=1))
+    return str(home)
+
+
+def _write(path: Path, text: str) -> None:
+    """Write a file of the room (0600, never through a link)."""
     if path.is_symlink():
         path.unlink()
     fd = open_private(path, os.O_WRONLY | os.O_TRUNC)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(hooks, handle, indent=1)
-    return str(home)
+        handle.write(text)
 
 
 def client_launch(

@@ -1,0 +1,83 @@
+"""Codex CLI and Gemini CLI in the room as fully as Claude Code, each run for real in tmux
+against the stand-in: registered from the first prompt, idle / busy / waiting / ended from
+their own hooks, messages nudged and receipted (the model reads the bodies), handed over
+at the end of a busy turn, held while a permission dialog is open, and sent by the agent
+itself with ``agent-room send``."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from tests.clients.conftest import KEY_SETTLE, READY, ClientRoom
+from tests.clients.standin import StandIn
+
+
+def test_an_agent_registers_and_follows_its_turns(clients: ClientRoom, kind: str) -> None:
+    clients.start("worker", kind)
+    clients.type("worker", "say hello")
+    clients.wait(lambda: clients.member("worker").get("state") == "idle", 60, "worker")
+    row = clients.member("worker")
+    assert row["agent"] == kind
+    assert row["pane"].startswith("%")
+    assert [t["output"] for t in clients.turns("worker")] == ["PONG: say hello"]
+
+    clients.type("worker", "SLOWREPLY then stop")
+    assert clients.member("worker")["state"] == "busy"
+    clients.keys("worker", "Escape")  # Codex: Interrupt; Gemini: a cancelled AfterAgent
+    clients.wait(lambda: clients.member("worker").get("state") == "idle", 30, "worker")
+    last = clients.turns("worker")[-1]
+    assert last["failed"]
+    assert last["output"] is None
+
+    clients.wait(lambda: READY[kind] in clients.screen("worker"), 30, "worker")
+    clients.keys("worker", "-l", "/quit")
+    time.sleep(KEY_SETTLE)
+    clients.keys("worker", "Enter")
+    clients.wait(lambda: clients.member("worker").get("state") == "ended", 60, "worker")
+
+
+def test_messages_reach_the_agent_idle_or_busy(
+    clients: ClientRoom, standin: StandIn, kind: str
+) -> None:
+    assert clients.run("join", "lead").code == 0
+    clients.start("worker", kind)
+    clients.type("worker", "say hello")
+    clients.wait(lambda: clients.member("worker").get("state") == "idle", 60, "worker")
+
+    first = clients.send("lead", "worker", "the schema is in docs/IDLE-BODY-1.md")
+    nudge = f"[agent-room] 1 new message from @lead (#{first})"
+    clients.wait(lambda: clients.message(first)["status"] == "delivered", 60, "worker")
+    assert nudge in clients.screen("worker")  # typed into the pane, and submitted
+    assert clients.message(first)["via"] == "nudge"  # receipted by its own hook
+    clients.wait(lambda: standin.saw("IDLE-BODY-1"), 30, "worker")  # the hook handed it over
+
+    clients.type("worker", "SLOWREPLY work a while")
+    second = clients.send("lead", "worker", "also BUSY-BODY-2")
+    clients.wait(lambda: clients.message(second)["status"] == "delivered", 60, "worker")
+    assert clients.message(second)["via"] == "stop"  # at the end of the busy turn
+    clients.wait(lambda: standin.saw("BUSY-BODY-2"), 30, "worker")  # the turn goes on with it
+    clients.wait(lambda: clients.member("worker").get("state") == "idle", 60, "worker")
+
+    clients.type("worker", 'RUNSHELL: agent-room send @lead "done FROM-THE-AGENT"')
+    clients.wait(lambda: clients.member("lead").get("unread") == 1, 60, "worker")
+    inbox = json.loads(clients.run("inbox", "--json", name="lead").out)
+    assert [(m["sender"], m["body"]) for m in inbox] == [("worker", "done FROM-THE-AGENT")]
+
+
+def test_a_permission_dialog_holds_delivery(clients: ClientRoom, kind: str) -> None:
+    assert clients.run("join", "lead").code == 0
+    clients.start("worker", kind)
+    clients.type("worker", "say hello")
+    clients.wait(lambda: clients.member("worker").get("state") == "idle", 60, "worker")
+
+    clients.type("worker", "RUNESC: echo approved > held.txt")
+    clients.wait(lambda: clients.member("worker").get("state") == "waiting", 60, "worker")
+    held = clients.send("lead", "worker", "while the dialog is open HELD-BODY")
+    time.sleep(3)  # the deliverer has looked (it runs on every change)
+    assert clients.message(held)["status"] == "queued"
+    assert "[agent-room]" not in clients.screen("worker")  # nothing typed into the dialog
+
+    clients.keys("worker", "y" if kind == "codex" else "Enter")  # allow once
+    clients.wait(lambda: clients.message(held)["status"] == "delivered", 60, "worker")
+    assert (clients.root / "worker" / "held.txt").read_text().strip() == "approved"
