@@ -51,6 +51,12 @@ def _handover() -> str:
 
 def _rules() -> list[Rule]:
     rules = [
+        # first: the approved handover carries context from @backend's transcript, which
+        # quotes the earlier prompts and messages the rules below key off
+        Rule(
+            "Build the task list view",
+            Reply("On it: building the task list view against GET /tasks."),
+        ),
         Rule(
             PROMPTS["backend"],
             Reply("Publishing the API.", bash=f'agent-room send @frontend "{API}"'),
@@ -66,10 +72,6 @@ def _rules() -> list[Rule]:
         Rule(LATER[1], Reply(bash=f'agent-room send @mobile "{STAGING}"')),
         Rule(API, Reply("Wiring it in.", bash=f'agent-room send @backend "{ACK}"')),
         Rule(ACK, Reply("Handing the list view over.", bash=_handover())),
-        Rule(
-            "Build the task list view",
-            Reply("On it: building the task list view against GET /tasks."),
-        ),
     ]
     for name in AGENTS:
         rules.append(
