@@ -1,4 +1,5 @@
-"""``who`` and ``tree``: the Claude Code sessions outside the room, below its members."""
+"""``who`` and ``tree``: the Claude Code sessions outside the room, below its members;
+``transport``: how messages reach the agents."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from agent_room.core.printable import printable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import argparse
     from typing import Any
 
     from agent_room.room import Room
@@ -48,3 +50,30 @@ def print_outside(rows: list[dict[str, Any]]) -> None:
     print("to bring one in:", file=sys.stderr)
     for r in rows:
         print(f"  {printable(r['name'])}: {printable(r['bring_in'])}", file=sys.stderr)
+
+
+def cmd_transport(args: argparse.Namespace) -> int:
+    """Show or set the room's delivery transport (read by the deliverer on every pass)."""
+    from agent_room.core.native import DEFAULT_PREFERENCE, Preference
+    from agent_room.room import Room
+    from agent_room.store.links import LinkStore
+    from agent_room.workers.native import SETTING
+
+    room = Room.open(os.environ)
+    try:
+        store = LinkStore(room.store)
+        if args.mode is not None:
+            value = None if args.mode == DEFAULT_PREFERENCE else args.mode
+            store.save_settings({SETTING: value}, at=room.clock(), by="operator")
+        mode = Preference(store.settings().get(SETTING) or DEFAULT_PREFERENCE)
+    finally:
+        room.close()
+    words = {
+        Preference.NATIVE_FIRST: "Claude Code's messaging socket where a client offers it,"
+        " else a nudge typed into the pane",
+        Preference.TMUX: "a nudge typed into the pane",
+        Preference.NATIVE: "only Claude Code's messaging socket; other agents keep their"
+        " messages, with the reason",
+    }
+    print(f"transport: {mode} ({words[mode]})")
+    return 0

@@ -166,6 +166,19 @@ def _bus_commands(sub: _Only) -> None:
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_who"))
 
+    p = sub.add_parser(
+        "transport", help="show or choose how messages reach agents: native-first, tmux, native"
+    )
+    p.add_argument(
+        "mode",
+        metavar="MODE",
+        nargs="?",
+        choices=("native-first", "tmux", "native"),
+        help="native-first (Claude Code's socket where offered, else the pane; the default),"
+        " tmux (always the pane) or native (only the socket)",
+    )
+    p.set_defaults(handler=_lazy("agent_room.cli.outside", "cmd_transport"))
+
 
 def _room_commands(sub: _Only) -> None:
     p = sub.add_parser("tree", help="the session tree: who descends from whom")

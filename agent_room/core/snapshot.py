@@ -44,6 +44,8 @@ class SessionRow:
     deliveries), in a few words; empty when it does not."""
     clash: str = ""
     """A file this agent and another live one both changed lately (the room warned both)."""
+    outside: bool = False
+    """A Claude Code session outside the room (from the client's own registry)."""
 
     @property
     def live(self) -> bool:

@@ -23,6 +23,7 @@ from agent_room.core.snapshot import (
 from agent_room.core.tree import TreeNode, build_tree
 from agent_room.room.entities import CLASH_WINDOW
 from agent_room.room.links import Links
+from agent_room.room.native import outside_nodes
 from agent_room.store import memory, views
 from agent_room.store.attention import status_counts
 from agent_room.store.entities import clash_notes
@@ -33,6 +34,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from agent_room.core.ports import NativeRegistry
     from agent_room.room.registry import Registry
     from agent_room.room.service import Room
     from agent_room.store.sqlite_base import Row
@@ -42,6 +44,10 @@ FLOW_LIMIT = 60
 TRAFFIC_WINDOW = 5000
 """The traffic picture weighs the room's last this many messages: who talks now."""
 LIVENESS_INTERVAL = 2.0
+_VIA = {"nudge": "tmux", "native": "socket", "stop": "Stop hook", "hook": "hook"}
+"""How a delivery was made, in the flow's words (``messages.via``)."""
+OUTSIDE_INTERVAL = 1.0
+"""Seconds between reads of Claude Code's own registry (sessions outside the room)."""
 """Seconds between liveness checks of the registered processes."""
 _FLOW_NAMES = {
     "message.sent": "sent",
@@ -106,9 +112,14 @@ class SnapshotReader:
         flow_limit: int = FLOW_LIMIT,
         liveness_interval: float = LIVENESS_INTERVAL,
         traffic_window: int = TRAFFIC_WINDOW,
+        native: NativeRegistry | None = None,
     ) -> None:
         self.room = room
         self.registry = registry
+        self.native = native
+        """Claude Code's own registry: its sessions outside the room are listed too."""
+        self._outside: list[dict[str, Any]] = []
+        self._outside_at = float("-inf")
         self.flow_limit = flow_limit
         self.liveness_interval = liveness_interval
         self.traffic_window = traffic_window
@@ -138,8 +149,11 @@ class SnapshotReader:
             self._session(r, notes, linked[r["name"]], clashes.get(r["session_id"], ""))
             for r in members
         )
+        outside = self._outside_rows(now)
+        sessions += tuple(_outside_row(r, now) for r in outside)
         intercom = IntercomStore(store).sessions()
-        tree = tuple(_frozen(n) for n in build_tree(members, store.subagents(), intercom))
+        nodes = build_tree(members, store.subagents(), intercom) + outside_nodes(outside)
+        tree = tuple(_frozen(n) for n in nodes)
         pending = self.room.pending_handovers()
         sessions = _mark_waiting(sessions, pending)
         cycles = self.room.handover_cycles(pending)
@@ -184,6 +198,15 @@ class SnapshotReader:
             operator_unread=status_counts(store.conn).messages,
         )
 
+    def _outside_rows(self, now: float) -> list[dict[str, Any]]:
+        """The client's sessions outside the room, read again every ``OUTSIDE_INTERVAL``."""
+        if self.native is not None and now - self._outside_at >= OUTSIDE_INTERVAL:
+            from agent_room.room.native import outside_sessions
+
+            self._outside_at = now
+            self._outside = outside_sessions(self.room, self.native)
+        return self._outside
+
     @staticmethod
     def _session(
         row: Row, notes: dict[str, str], linked: dict[str, Any], clash: str = ""
@@ -215,7 +238,12 @@ class SnapshotReader:
         recipient = row["recipient"] or row["subject"] or ""
         summary = _summary(row["body"])
         message_kind = row["message_kind"] or ""
-        if str(row["kind"]).startswith("link."):  # the link's own life, not a message
+        if row["kind"] == "message.delivered":  # how: typed, through the socket, at a Stop
+            import json
+
+            via = json.loads(row["data"] or "{}").get("via")
+            summary = f"via {_VIA.get(via, via)} · {summary}" if via else summary
+        elif str(row["kind"]).startswith("link."):  # the link's own life, not a message
             import json
 
             data = json.loads(row["data"] or "{}")
@@ -244,3 +272,22 @@ class SnapshotReader:
             status=row["status"] or "",
             summary=summary,
         )
+
+
+def _outside_row(row: dict[str, Any], now: float) -> SessionRow:
+    """A session outside the room, as the console lists it: its native status, and how
+    to bring it in where the delivery column says why messages wait."""
+    age = row["age_seconds"]
+    return SessionRow(
+        name=row["name"],
+        session_id=row["session_id"],
+        agent=row["agent"],
+        state=row["state"],
+        cwd=row["cwd"],
+        pane=row["pane"],
+        tmux_socket=None,
+        pid=row["pid"],
+        started_at=now - age if age is not None else now,
+        note=f"outside the room ({row['native_status']}): {row['bring_in']}",
+        outside=True,
+    )

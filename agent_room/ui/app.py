@@ -261,6 +261,7 @@ class RoomConsole(ReachMixin, App[int]):
     @work(thread=True, exclusive=True, group="reader", exit_on_error=False, name="reader")
     def _read_room(self) -> None:
         """Read the room on every wake-up (and every ``safety_interval``); post changes."""
+        from agent_room.room.native import native_registry
         from agent_room.room.registry import Registry
         from agent_room.room.snapshot import SnapshotReader
         from agent_room.workers.guard import Guard
@@ -268,7 +269,10 @@ class RoomConsole(ReachMixin, App[int]):
         worker = get_current_worker()
         room = self.open_room()
         registry = Registry(room, self.probe) if self.settings.liveness else None
-        reader = SnapshotReader(room, registry=registry, flow_limit=self.settings.flow_limit)
+        native = native_registry(os.environ) if self.settings.liveness else None
+        reader = SnapshotReader(
+            room, registry=registry, flow_limit=self.settings.flow_limit, native=native
+        )
         self.post_message(WorkerStatus("reader", "on"))
         # a room locked for long, a full disk: say so in the status bar, keep reading
         guard = Guard("reader", room.store, self._problems("reader", "on"))

@@ -1,0 +1,444 @@
+"""The deliverer through Claude Code's messaging socket: sent, held, refused, failed, and
+the faults that send it back to the pane.
+
+Real Unix sockets on both sides: the room's peer (``PeerSocket``, its registry entry in
+a private folder) and a recipient that answers as the client 2.1.330 does (its frames as
+recorded in tests/fixtures/claude-native). The registry entry of the recipient is given
+by the test; tmux is a scripted multiplexer that records what would be typed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_room.adapters.claude_native import FileRegistry, PeerSocket
+from agent_room.adapters.processes import SystemProbe
+from agent_room.core.delivery import RECEIPT_TIMEOUT
+from agent_room.core.native import NativeSession, SocketFacts
+from agent_room.room import Room
+from agent_room.room.delivery import receive
+from agent_room.room.registry import Registry, SessionFacts
+from agent_room.store.links import LinkStore
+from agent_room.store.sqlite import SqliteStore
+from agent_room.workers.deliverer import Deliverer
+from agent_room.workers.native import SETTING, NativeDelivery
+from tests.conftest import FIXTURES
+from tests.ui.seed import AliveProbe
+from tests.workers.test_deliverer_retries import Clock, ScriptedMux
+
+SESSION = "b8220c56-d5dd-46db-a341-746a21195aa9"
+PID = 28538
+WIRE = FIXTURES / "claude-native" / "fake-recipient-wire.jsonl"
+
+
+def _recorded(action: str, status: str | None = None) -> dict[str, Any]:
+    """A frame a real client sent, from the recording."""
+    for line in WIRE.read_text().splitlines():
+        frame = json.loads(line).get("json", {})
+        if frame.get("action") == action and (status is None or frame.get("status") == status):
+            return dict(frame)
+    raise AssertionError(f"no recorded {action} {status}")
+
+
+class Client:
+    """A recipient's messaging socket: records each line, answers as told."""
+
+    def __init__(self, folder: Path) -> None:
+        self.path = str(folder / f"{PID}.sock")
+        self.lines: list[dict[str, Any]] = []
+        self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.server.bind(self.path)
+        os.chmod(self.path, 0o600)
+        self.server.listen(8)
+        self.got = threading.Event()
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                return
+            with conn:
+                data = b""
+                while chunk := conn.recv(65536):
+                    data += chunk
+            self.lines += [json.loads(line) for line in data.splitlines() if line.strip()]
+            self.got.set()
+
+    def frames(self, kind: str = "user") -> list[dict[str, Any]]:
+        return [f for f in self.lines if f.get("type") == kind]
+
+    def answer(self, to: str, frame: dict[str, Any]) -> None:
+        """Write a receipt to the room's socket, as the client does (one connection)."""
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.connect(to)
+            conn.sendall(b'{"type":"auth","token":"x"}\n' + json.dumps(frame).encode() + b"\n")
+
+    def close(self) -> None:
+        """Stop listening, as a client that exits does (its socket file may stay)."""
+        with contextlib.suppress(OSError):
+            self.server.shutdown(socket.SHUT_RDWR)  # wakes the accepting thread
+        self.server.close()
+
+
+class Registry_(FileRegistry):
+    """The real registry reader, with the recipient's entry given by the test."""
+
+    def __init__(self, root: Path, client: Client) -> None:
+        super().__init__(root, AliveProbe())
+        self.client = client
+        self.protocol = 1
+
+    def entry(self, pid: int) -> NativeSession | None:
+        if pid != PID:
+            return None
+        return NativeSession(
+            pid=PID,
+            session_id=SESSION,
+            cwd="/work/app",
+            kind="interactive",
+            status="idle",
+            proc_start=116424,
+            peer_protocol=self.protocol,
+            socket=self.client.path,
+        )
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    made = tmp_path / "socks"
+    made.mkdir(mode=0o700)
+    return made
+
+
+@pytest.fixture
+def client(folder: Path) -> Iterator[Client]:
+    made = Client(folder)
+    yield made
+    made.close()
+
+
+@pytest.fixture
+def room(room_home: Path, clock: Clock) -> Iterator[Room]:
+    opened = Room(SqliteStore(str(room_home)), clock=clock)
+    opened.join("backend")
+    Registry(opened, AliveProbe()).register(
+        SessionFacts(
+            session_id=SESSION,
+            cwd="/work/app",
+            transcript_path=None,
+            pid=PID,
+            pid_start=116424,
+            pane="%1",
+            name="frontend",
+        )
+    )
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def registry(tmp_path: Path, client: Client) -> Registry_:
+    return Registry_(tmp_path / "claude", client)
+
+
+@pytest.fixture
+def peer(registry: Registry_, folder: Path, room: Room) -> Iterator[PeerSocket]:
+    made = PeerSocket(registry, folder=folder, cwd=room.home)
+    yield made
+    made.close()
+
+
+@pytest.fixture
+def mux() -> ScriptedMux:
+    return ScriptedMux()
+
+
+@pytest.fixture
+def deliverer(
+    room: Room, mux: ScriptedMux, registry: Registry_, peer: PeerSocket
+) -> Iterator[Deliverer]:
+    native = NativeDelivery(room, registry, peer)
+    made = Deliverer(room, mux, AliveProbe(), native=native)
+    yield made
+    made.release()
+
+
+def _status(room: Room, message_id: int) -> str:
+    row = room.store.message(message_id)
+    assert row is not None
+    return str(row["status"])
+
+
+def _sent(client: Client, count: int = 1) -> list[dict[str, Any]]:
+    for _ in range(200):
+        if len(client.frames()) >= count:
+            break
+        client.got.wait(0.01)
+    return client.frames()
+
+
+def _settle(deliverer: Deliverer, peer: PeerSocket, clock: Clock) -> None:
+    """Let a receipt written to the room's socket be read, then make a pass."""
+    for _ in range(200):
+        if not peer._found.empty():
+            break
+        threading.Event().wait(0.01)
+    clock.now += 0.1
+    deliverer.run_once()
+
+
+def test_a_nudge_goes_through_the_socket_and_nothing_is_typed(
+    room: Room, deliverer: Deliverer, client: Client, mux: ScriptedMux, peer: PeerSocket
+) -> None:
+    message_id = room.send("backend", "frontend", "the contract moved")
+    assert deliverer.run_once()
+    (frame,) = _sent(client)
+    recorded = _recorded_user()
+    assert set(frame) == set(recorded)  # the shape the client's own SendMessage writes
+    assert frame["msgV"] == 1
+    assert frame["from"] == f"uds:{peer.socket}"
+    content = frame["message"]["content"]
+    assert content.startswith('<cross-session-message from="uds:')
+    assert f"[agent-room] 1 new message from @backend (#{message_id})" in content
+    assert "the contract moved" not in content  # the body goes through the hook, not here
+    assert mux.calls == []
+    # the recipient's hook sees the wrapper and receipts: delivered, through the socket
+    prompt = content
+    from agent_room.core.peer_prompt import parse_peer_prompt
+    from agent_room.core.prompts import classify
+
+    peer_prompt = parse_peer_prompt(prompt)
+    assert peer_prompt is not None
+    ids = classify(peer_prompt.body).message_ids
+    assert receive(room, "frontend", ids, via="native")
+    assert receive(room, "frontend", ids, via="native") is None  # never twice
+    assert room.store.message(message_id)["via"] == "native"  # type: ignore[index]
+    deliverer.run_once()
+    assert room.store.open_nudge("frontend") is None
+
+
+def _recorded_user() -> dict[str, Any]:
+    for line in WIRE.read_text().splitlines():
+        frame = json.loads(line).get("json", {})
+        if frame.get("type") == "user":
+            return dict(frame)
+    raise AssertionError("no recorded user frame")
+
+
+def test_held_by_the_client_the_room_says_why_and_sends_nothing_again(
+    room: Room,
+    deliverer: Deliverer,
+    client: Client,
+    mux: ScriptedMux,
+    peer: PeerSocket,
+    clock: Clock,
+) -> None:
+    message_id = room.send("backend", "frontend", "run the migrations")
+    deliverer.run_once()
+    (frame,) = _sent(client)
+    held = _recorded("peer_message_status", "held") | {
+        "orig_msg_id": frame["msg_id"],
+        "from": f"uds:{client.path}",
+    }
+    client.answer(str(peer.socket), held)
+    _settle(deliverer, peer, clock)
+    note = room.store.notes()["frontend"]
+    assert "held by its client for its user's approval" in note
+    assert "approve it in its pane" in note
+    clock.now += RECEIPT_TIMEOUT * 10  # long past the receipt timeout: still held, not resent
+    deliverer.run_once()
+    assert len(client.frames()) == 1
+    assert _status(room, message_id) == "queued"
+    assert mux.calls == []
+
+
+def test_denied_by_the_user_the_message_fails_with_the_reason(
+    room: Room, deliverer: Deliverer, client: Client, peer: PeerSocket, clock: Clock
+) -> None:
+    message_id = room.send("backend", "frontend", "run the migrations")
+    deliverer.run_once()
+    (frame,) = _sent(client)
+    denied = _recorded("peer_message_status", "held") | {
+        "status": "denied",
+        "orig_msg_id": frame["msg_id"],
+        "from": f"uds:{client.path}",
+    }
+    client.answer(str(peer.socket), denied)
+    _settle(deliverer, peer, clock)
+    row = room.store.message(message_id)
+    assert row is not None
+    assert row["status"] == "failed"
+    assert "denied by its user" in str(row["failure"])
+
+
+def test_a_client_that_refuses_peers_is_reached_through_the_pane(
+    room: Room,
+    deliverer: Deliverer,
+    client: Client,
+    mux: ScriptedMux,
+    peer: PeerSocket,
+    clock: Clock,
+) -> None:
+    message_id = room.send("backend", "frontend", "hello")
+    deliverer.run_once()
+    (frame,) = _sent(client)
+    refused = {
+        "type": "control",
+        "action": "peer_message_status",
+        "status": "expired",
+        "status_detail": "refused",
+        "from": f"uds:{client.path}",
+        "orig_msg_id": frame["msg_id"],
+        "msgV": 1,
+        "msg_id": "r-1",
+    }
+    client.answer(str(peer.socket), refused)
+    _settle(deliverer, peer, clock)
+    typed = [c for c in mux.calls if c[0] == "type_line"]
+    nudge = f"[agent-room] 1 new message from @backend (#{message_id})"
+    assert [c[:3] for c in typed] == [("type_line", "%1", nudge)]
+    assert _status(room, message_id) == "queued"  # waiting for the typed nudge's receipt
+
+
+def test_a_socket_gone_mid_send_falls_back_to_the_pane_and_loses_nothing(
+    room: Room, deliverer: Deliverer, client: Client, mux: ScriptedMux
+) -> None:
+    client.close()
+    Path(client.path).unlink()
+    Path(client.path).write_text("")  # something else at its path now: not a socket
+    message_id = room.send("backend", "frontend", "hello")
+    deliverer.run_once()
+    assert [c[0] for c in mux.calls] == ["type_line"]
+    assert _status(room, message_id) == "queued"
+
+
+def test_a_socket_that_refuses_the_connection_falls_back_to_the_pane(
+    room: Room, deliverer: Deliverer, client: Client, mux: ScriptedMux
+) -> None:
+    client.close()  # the file stays, nobody listens: connect() is refused
+    message_id = room.send("backend", "frontend", "hello")
+    deliverer.run_once()
+    assert [c[0] for c in mux.calls] == ["type_line"]
+    events = [e["kind"] for e in room.store.events()]
+    assert "native.fallback" in events
+    nudges = room.store.conn.execute("SELECT state FROM nudges ORDER BY id").fetchall()
+    assert [n[0] for n in nudges] == ["unsent", "open"]  # the unsent one never counts
+    assert _status(room, message_id) == "queued"
+
+
+def test_native_only_holds_with_the_reason_where_there_is_no_socket(
+    room: Room, deliverer: Deliverer, client: Client, registry: Registry_, mux: ScriptedMux
+) -> None:
+    LinkStore(room.store).save_settings({SETTING: "native"}, at=room.clock(), by="operator")
+    registry.protocol = 2  # a protocol the room does not know
+    message_id = room.send("backend", "frontend", "hello")
+    deliverer.run_once()
+    assert mux.calls == []
+    assert client.frames() == []
+    note = room.store.notes()["frontend"]
+    assert note.startswith("native delivery only, and its client speaks native protocol 2")
+    assert _status(room, message_id) == "queued"
+
+
+def test_tmux_only_never_touches_the_socket(
+    room: Room, deliverer: Deliverer, client: Client, mux: ScriptedMux
+) -> None:
+    LinkStore(room.store).save_settings({SETTING: "tmux"}, at=room.clock(), by="operator")
+    room.send("backend", "frontend", "hello")
+    deliverer.run_once()
+    assert [c[0] for c in mux.calls] == ["type_line"]
+    assert client.frames() == []
+
+
+def test_foreign_and_malformed_receipts_change_nothing(
+    room: Room,
+    deliverer: Deliverer,
+    client: Client,
+    peer: PeerSocket,
+    clock: Clock,
+) -> None:
+    message_id = room.send("backend", "frontend", "hello")
+    deliverer.run_once()
+    (frame,) = _sent(client)
+    held = _recorded("peer_message_status", "held")
+    client.answer(str(peer.socket), held)  # a receipt for a frame the room never sent
+    client.answer(str(peer.socket), held | {"orig_msg_id": frame["msg_id"], "msgV": 9})
+    client.answer(  # the right frame, but from another socket than it was sent to
+        str(peer.socket), held | {"orig_msg_id": frame["msg_id"], "from": "uds:/tmp/x.sock"}
+    )
+    _settle(deliverer, peer, clock)
+    threading.Event().wait(0.2)
+    deliverer.run_once()
+    assert "frontend" not in room.store.notes()
+    reasons = [e["data"]["reason"] for e in room.store.events() if e["kind"] == "native.ignored"]
+    assert any("protocol version 9" in r for r in reasons)
+    assert sum("no frame the room sent" in r for r in reasons) == 2
+    assert _status(room, message_id) == "queued"
+
+
+def test_a_busy_recipient_is_asked_to_say_when_it_is_idle(
+    room: Room, deliverer: Deliverer, client: Client, peer: PeerSocket
+) -> None:
+    room.store.set_state(SESSION, "busy", at=room.clock())
+    room.send("backend", "frontend", "hello")
+    deliverer.run_once()
+    deliverer.run_once()
+    for _ in range(200):
+        if client.frames("control"):
+            break
+        client.got.wait(0.01)
+    (ask,) = client.frames("control")
+    recorded = _recorded_control("notify_when_idle")
+    assert set(ask) == set(recorded)
+    assert ask["from"] == f"uds:{peer.socket}"
+    assert client.frames() == []  # the message itself waits for the turn boundary
+
+
+def _recorded_control(action: str) -> dict[str, Any]:
+    for line in WIRE.read_text().splitlines():
+        frame = json.loads(line).get("json", {})
+        if frame.get("action") == action:
+            return dict(frame)
+    raise AssertionError(f"no recorded {action}")
+
+
+def test_the_peer_is_listed_in_the_clients_registry_and_leaves_no_trace(
+    registry: Registry_, peer: PeerSocket, room: Room
+) -> None:
+    peer.open()
+    assert peer.socket is not None
+    entries = list(registry.sessions_dir.glob("*.json"))
+    (entry,) = [json.loads(e.read_text()) for e in entries]
+    assert entry["messagingSocketPath"] == peer.socket
+    assert entry["pid"] == os.getpid()
+    assert entry["agentRoomPeer"] is True
+    keys = list(registry.sessions_dir.glob("*.key"))
+    assert len(keys) == 1
+    assert keys[0].stat().st_mode & 0o077 == 0
+    facts = registry.socket_facts(peer.socket)
+    assert facts == SocketFacts(
+        is_socket=True,
+        uid=os.getuid(),
+        mode=0o600,
+        dir_uid=os.getuid(),
+        dir_mode=0o700,
+    )
+    assert FileRegistry(registry.root, SystemProbe()).sessions() == []  # never an agent
+    peer.close()
+    assert list(registry.sessions_dir.iterdir()) == []
