@@ -23,8 +23,12 @@ from agent_room.store import memory as store_memory
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from agent_room.core.memory import Candidate
     from agent_room.room.service import Room
 
+REQUEST_SLACK = 2.0
+"""Seconds after a handover's request that its sender's transcript still counts for it
+(the transcript's clock and the room's may differ a little)."""
 KEEP_DAYS = 30
 """Days a session's items are kept after its transcript was last read."""
 PROBLEM = "memory.problem"
@@ -177,7 +181,14 @@ class Memory:
             from_handover(fields), agent=sender, session_id=session_id, source="handover"
         )
         query = match_query(*task)
-        found = store_memory.candidates(self.store, str(session_id), query) if session_id else []
+        found: list[Candidate] = []
+        if session_id:
+            # what the sender did up to its request: not what it did after (another
+            # handover, one maybe rejected)
+            upto = store_memory.last_seq_before(
+                self.store, str(session_id), float(handover["requested_at"]) + REQUEST_SLACK
+            )
+            found = store_memory.candidates(self.store, str(session_id), query, upto=upto)
         context = build_context(sender, found, self.budget)
         store_memory.save_context(
             self.store,

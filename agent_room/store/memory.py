@@ -83,21 +83,44 @@ def items(
     return found
 
 
-def candidates(store: StoreBase, session_id: str, query: str | None) -> list[Candidate]:
-    """The session's newest items and its best matches for ``query`` (an FTS5 query)."""
+def candidates(
+    store: StoreBase, session_id: str, query: str | None, *, upto: int | None = None
+) -> list[Candidate]:
+    """The session's newest items and its best matches for ``query`` (an FTS5 query), up
+    to item ``upto``."""
+    last = 2**62 if upto is None else upto
     offered = [
         Candidate(int(r["seq"]), r["kind"], r["text"])
-        for r in items(store, session_id, limit=RECENT)
+        for r in items(store, session_id, limit=RECENT, upto=last)
     ]
     if query:
         found = store.conn.execute(
             "SELECT i.seq, i.kind, i.text, bm25(memory_fts) AS rank FROM memory_fts"
-            " JOIN memory_items i ON i.id = memory_fts.rowid"
-            " WHERE memory_fts MATCH ? AND i.session_id = ? ORDER BY rank LIMIT ?",
-            (query, session_id, MATCHES),
+            " JOIN memory_items i ON i.id = memory_fts.rowid WHERE memory_fts MATCH ?"
+            " AND i.session_id = ? AND i.seq <= ? ORDER BY rank LIMIT ?",
+            (query, session_id, last, MATCHES),
         )
         offered += [Candidate(int(r[0]), r[1], r[2], float(r[3])) for r in found]
     return offered
+
+
+def last_seq_before(store: StoreBase, session_id: str, at: float) -> int | None:
+    """The newest item the session's transcript dates at or before ``at`` (None when no
+    item carries a time)."""
+    from datetime import UTC, datetime
+
+    stamp = datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    dated = store.conn.execute(
+        "SELECT 1 FROM memory_items WHERE session_id = ? AND at IS NOT NULL LIMIT 1",
+        (session_id,),
+    ).fetchone()
+    if dated is None:
+        return None
+    found = store.conn.execute(
+        "SELECT max(seq) FROM memory_items WHERE session_id = ? AND at <= ?",
+        (session_id, stamp),
+    ).fetchone()
+    return int(found[0]) if found and found[0] is not None else 0
 
 
 def save_context(

@@ -162,3 +162,29 @@ def test_old_memory_is_forgotten_unless_a_checkpoint_needs_it(
     assert memory.prune() == ["s-ops"]
     assert store_memory.items(room.store, "s-ops") == []
     assert store_memory.items(room.store, "s-api") != []
+
+
+def test_the_context_stops_at_the_request(room_home: Path, tmp_path: Path) -> None:
+    import json
+    import time
+    from datetime import UTC, datetime
+
+    def said(text: str, at: float) -> str:
+        stamp = datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+        content = [{"type": "text", "text": text}]
+        return json.dumps(
+            {"type": "assistant", "timestamp": stamp, "message": {"content": content}}
+        )
+
+    transcript = tmp_path / "api.jsonl"
+    now = time.time()
+    transcript.write_text(said("the billing fix is in", now - 60) + "\n")
+    room = _room_with_sender(room_home, transcript)
+    handover = room.send_handover("api", "web", body="take the billing work")
+    with transcript.open("a") as out:  # what the sender did after asking
+        out.write(said("now handing the secret rewrite to @ops", now + 60) + "\n")
+    room.approve(handover)  # prepared only now, from the whole transcript
+    body = room.store.message(handover)
+    assert body is not None
+    assert "the billing fix is in" in body["body"]
+    assert "secret rewrite" not in body["body"]
