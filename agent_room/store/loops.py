@@ -200,11 +200,12 @@ class LoopStore:
         return dict(row) if row else None
 
     def held_by_recipient(self) -> dict[str, int]:
-        """Messages each agent has waiting behind a loop hold (for ``who``)."""
+        """Messages each agent has waiting behind a loop hold (for ``who`` and the console):
+        from the few the loop breaker ever caught, never a scan of the history."""
         return {
             str(name): int(count)
             for name, count in self.conn.execute(
-                "SELECT m.recipient, count(*) FROM loop_held x JOIN messages m"
+                "SELECT m.recipient, count(*) FROM loop_held x CROSS JOIN messages m"
                 " ON m.id = x.message_id WHERE m.status = 'held' GROUP BY m.recipient"
             ).fetchall()
         }
