@@ -340,6 +340,16 @@ def report(soak: Soak, gates: dict[str, list[str]], wall: float) -> dict[str, An
         rows,
         title="Watchers: resident memory (sampled every 2 s) and CPU time",
     )  # fmt: skip
+    lives = [(w.ended or now()) - w.started for w in soak.watchers]
+    cpu = sum(w.cpu for w in soak.watchers)
+    longest = max(zip(lives, soak.watchers, strict=True), key=lambda pair: pair[0])
+    grown = [r / 2**20 for r in longest[1].rss] or [0.0]
+    print(
+        f"All watchers: {cpu:.1f} s of CPU over {sum(lives):.0f} s of watcher life"
+        f" ({100 * cpu / max(sum(lives), 1e-9):.2f} % of a core), RSS at most"
+        f" {max((max(w.rss, default=0) for w in soak.watchers), default=0) / 2**20:.1f} MB;"
+        f" the longest-lived ({longest[0]:.0f} s) went from {grown[0]:.1f} to {grown[-1]:.1f} MB"
+    )
     print(
         f"\n{len(soak.sends)} sends ({len(ok_sends)} stored, "
         f"{len(soak.sends) - len(ok_sends)} failed), {len(soak.locks)} locks of "
