@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
 import pytest
@@ -45,13 +44,26 @@ def _history(real: RealRoom) -> list[dict[str, object]]:
     return found
 
 
-def test_a_session_without_the_plugin_is_in_who_within_a_second(real: RealRoom) -> None:
+def _listed(registry: Path, cwd: Path) -> bool:
+    """Whether the client has written a whole entry for its session in ``cwd``."""
+    for path in registry.glob("*.json"):
+        try:
+            entry = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue  # being written
+        if isinstance(entry, dict) and entry.get("sessionId") and entry.get("cwd") == str(cwd):
+            return True
+    return False
+
+
+def test_a_session_without_the_plugin_is_in_who_as_soon_as_its_client_lists_it(
+    real: RealRoom,
+) -> None:
+    """The very next ``who`` after the client's own registry lists the session shows it:
+    no scan to wait for (a condition, not a timing: a loaded machine cannot break it)."""
     real.start("frontend", plain=("scratch",))
     registry = real.home / ".claude" / "sessions"
-    real.wait(lambda: list(registry.glob("*.json")), TURN, "scratch")
-    began = time.monotonic()
-    real.wait(lambda: "~scratch" in real.who(), 1.0, "scratch")
-    assert time.monotonic() - began < 1.0
+    real.wait(lambda: _listed(registry, real.root / "scratch"), TURN, "scratch")
     row = real.who()["~scratch"]
     assert row["outside"] is True
     assert row["state"] == "idle"
