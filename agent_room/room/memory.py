@@ -26,9 +26,6 @@ if TYPE_CHECKING:
     from agent_room.core.memory import Candidate
     from agent_room.room.service import Room
 
-REQUEST_SLACK = 2.0
-"""Seconds after a handover's request that its sender's transcript still counts for it
-(the transcript's clock and the room's may differ a little)."""
 KEEP_DAYS = 30
 """Days a session's items are kept after its transcript was last read."""
 PROBLEM = "memory.problem"
@@ -183,10 +180,10 @@ class Memory:
         query = match_query(*task)
         found: list[Candidate] = []
         if session_id:
-            # what the sender did up to its request: not what it did after (another
-            # handover, one maybe rejected)
+            # what the sender did up to its request (the client writes a tool call to the
+            # transcript before it runs it), not after: another handover, maybe rejected
             upto = store_memory.last_seq_before(
-                self.store, str(session_id), float(handover["requested_at"]) + REQUEST_SLACK
+                self.store, str(session_id), float(handover["requested_at"])
             )
             found = store_memory.candidates(self.store, str(session_id), query, upto=upto)
         context = build_context(sender, found, self.budget)
