@@ -11,11 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
+from agent_room.core.client_launch import resume_args
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-RESUMABLE_AGENTS = frozenset({"claude"})
+RESUMABLE_AGENTS = frozenset({"claude", "codex", "gemini"})
 """Agents whose sessions ``--resume`` can reopen."""
 
 FRESH_SESSION_WAIT = 10.0
@@ -134,7 +136,8 @@ def plan_enter(
         return Plan(
             Move.REFUSE,
             target,
-            reason=f"@{target.name} is a {target.agent} session: only claude sessions resume",
+            reason=f"@{target.name} is a {target.agent} session:"
+            " only claude, codex and gemini sessions resume",
         )
     if target.transcript_missing:
         return Plan(
@@ -162,7 +165,9 @@ def plan_enter(
         Move.RESUME,
         target,
         warnings=tuple(warnings),
-        argv=resume_argv(target.session_id, claude),
+        argv=resume_argv(target.session_id, claude)
+        if target.agent == "claude"
+        else (target.agent, *resume_args(target.agent, target.session_id)),
     )
 
 

@@ -20,6 +20,7 @@ from agent_room.core.client_launch import (
     codex_args,
     gemini_env,
     gemini_settings,
+    resume_args,
 )
 from agent_room.core.errors import BadInput
 from agent_room.store.home import ensure_room_dir, open_private
@@ -100,3 +101,21 @@ def client_launch(
     if kind != "gemini":
         raise BadInput(f"no launch description for agent kind {kind!r}")
     return [], gemini_env(gemini_home(room, name, environ))
+
+
+def client_binary(kind: str, environ: dict[str, str]) -> str:
+    """The client's program: ``$AGENT_ROOM_CODEX`` / ``$AGENT_ROOM_GEMINI``, else its name."""
+    return environ.get(f"AGENT_ROOM_{kind.upper()}") or kind
+
+
+def resume_argv(
+    kind: str, *, name: str, session_id: str, cwd: str, home: str, environ: dict[str, str]
+) -> tuple[str, ...]:
+    """The command that resumes a Codex (``codex resume ID``) or Gemini (``gemini
+    --resume ID``) session in the room, as it was started: its hooks, trust and
+    environment, the room's variables."""
+    extra, env = client_launch(kind, name=name, cwd=cwd, home=home, environ=environ)
+    room_env = {"AGENT_ROOM_NAME": name, "AGENT_ROOM_HOME": home, "AGENT_ROOM_AGENT": kind}
+    assigned = [f"{k}={v}" for k, v in {**room_env, **env}.items()]
+    binary = client_binary(kind, environ)
+    return ("env", *assigned, binary, *resume_args(kind, session_id), *extra)

@@ -8,6 +8,7 @@ out through the multiplexer port. It never prints: callers show the warnings.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -154,6 +155,20 @@ class Navigator:
         )
 
     def _resumed_with_args(self, plan: Plan) -> Plan:
+        target = plan.target
+        if plan.move is Move.RESUME and target.agent in {"codex", "gemini"}:
+            from agent_room.room.clients import resume_argv
+
+            assert target.session_id is not None
+            argv = resume_argv(
+                target.agent,
+                name=target.name,
+                session_id=target.session_id,
+                cwd=target.cwd or ".",
+                home=self.room.home,
+                environ=dict(os.environ),
+            )
+            return replace(plan, argv=argv)
         if plan.move is not Move.RESUME or not self.claude_args:
             return plan
         return replace(plan, argv=(plan.argv[0], *self.claude_args, *plan.argv[1:]))

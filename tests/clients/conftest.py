@@ -32,6 +32,8 @@ STARTUP = 60.0
 TURN = 60.0
 READY = {"codex": "Ask Codex to do anything", "gemini": "Type your message"}
 """What each client's input line shows when it waits for a prompt."""
+ENTERS = 3
+"""Enters at most for one typed prompt."""
 KEY_SETTLE = 0.3
 """Seconds between a test's typed prompt and its Enter (the room's own are per client)."""
 BINARIES = {
@@ -147,20 +149,29 @@ class ClientRoom:
             raise AssertionError(f"{exc}\n--- who: {self.who()}\n{screens}") from None
 
     def screen(self, name: str) -> str:
-        """What the pane of @name shows now."""
-        out = self.server.cmd("capture-pane", "-p", "-t", f"=ac-{name}:")
+        """What the pane of @name (or the tmux target ``=SESSION:``) shows now."""
+        target = name if name.startswith("=") else f"=ac-{name}:"
+        out = self.server.cmd("capture-pane", "-p", "-t", target)
         return "\n".join(out.stdout)
 
     def keys(self, name: str, *keys: str) -> None:
         """Press keys (tmux key names) in the pane of @name."""
         self.server.cmd("send-keys", "-t", f"=ac-{name}:", *keys)
 
-    def type(self, name: str, line: str) -> None:
-        """Type a prompt as the user would, then Enter; see the client's hook take it."""
-        self.server.cmd("send-keys", "-t", f"=ac-{name}:", "-l", "--", line)
+    def type(self, name: str, line: str, target: str | None = None) -> None:
+        """Type a prompt as the user would, then Enter; see the client's hook take it (a
+        client still loading a session can drop an Enter: it is pressed again)."""
+        target = target or f"=ac-{name}:"
+        self.server.cmd("send-keys", "-t", target, "-l", "--", line)
         time.sleep(KEY_SETTLE)
-        self.keys(name, "Enter")
-        self.wait(lambda: self.prompted(name, line), TURN, name)
+        for _ in range(ENTERS):
+            self.server.cmd("send-keys", "-t", target, "Enter")
+            try:
+                wait_for(lambda: self.prompted(name, line), timeout=TURN / ENTERS)
+            except AssertionError:
+                continue
+            return
+        raise AssertionError(f"@{name} did not take {line!r}:\n{self.screen(target)}")
 
     def turns(self, name: str) -> list[dict[str, Any]]:
         """The turns the room recorded for @name."""

@@ -7,10 +7,13 @@ itself with ``agent-room send``."""
 from __future__ import annotations
 
 import json
+import sys
 import time
+from pathlib import Path
 
 from tests.clients.conftest import KEY_SETTLE, READY, ClientRoom
 from tests.clients.standin import StandIn
+from tests.real.test_enter_resume import Terminal
 
 
 def test_an_agent_registers_and_follows_its_turns(clients: ClientRoom, kind: str) -> None:
@@ -81,3 +84,31 @@ def test_a_permission_dialog_holds_delivery(clients: ClientRoom, kind: str) -> N
     clients.keys("worker", "y" if kind == "codex" else "Enter")  # allow once
     clients.wait(lambda: clients.message(held)["status"] == "delivered", 60, "worker")
     assert (clients.root / "worker" / "held.txt").read_text().strip() == "approved"
+
+
+def test_enter_resumes_an_ended_session(
+    clients: ClientRoom, standin: StandIn, kind: str, tmp_path: Path
+) -> None:
+    clients.start("worker", kind)
+    clients.type("worker", "remember RESUME-MARK")
+    clients.wait(lambda: clients.member("worker").get("state") == "idle", 60, "worker")
+    session = clients.member("worker")["session_id"]
+    clients.keys("worker", "-l", "/quit")
+    time.sleep(KEY_SETTLE)
+    clients.keys("worker", "Enter")
+    clients.wait(lambda: clients.member("worker").get("state") == "ended", 60, "worker")
+
+    enter = [sys.executable, "-m", "agent_room", "enter", "worker"]
+    terminal = Terminal(enter, clients.env, tmp_path / "enter.err")
+    try:
+        pane = "=ar-worker:"  # the resumed client's own tmux session
+        clients.wait(lambda: READY[kind] in clients.screen(pane), 60, pane)
+        clients.type("worker", "what did I say", target=pane)
+        clients.wait(lambda: clients.member("worker").get("state") == "idle", 60, pane)
+        assert clients.member("worker")["session_id"] == session  # the same conversation
+        assert any(
+            "RESUME-MARK" in json.dumps(r.body) and "what did I say" in json.dumps(r.body)
+            for r in standin.requests
+        )  # the model got the old turns with the new prompt
+    finally:
+        terminal.close()

@@ -75,11 +75,15 @@ def test_without_session_id_nothing_resumes() -> None:
     assert plan_enter(joined, inside_tmux=SOCKET).move is Move.REFUSE
 
 
-def test_only_claude_sessions_resume() -> None:
-    codex = replace(LIVE, agent="codex", state="ended", process_alive=False)
-    plan = plan_enter(codex, inside_tmux=SOCKET)
+def test_claude_codex_and_gemini_sessions_resume_each_with_its_command() -> None:
+    other = replace(LIVE, agent="command", state="ended", process_alive=False)
+    plan = plan_enter(other, inside_tmux=SOCKET)
     assert plan.move is Move.REFUSE
-    assert "only claude" in plan.reason
+    assert "only claude, codex and gemini sessions resume" in plan.reason
+    codex = plan_enter(replace(other, agent="codex"), inside_tmux=SOCKET)
+    assert codex.argv == ("codex", "resume", "s-backend")
+    gemini = plan_enter(replace(other, agent="gemini"), inside_tmux=SOCKET)
+    assert gemini.argv == ("gemini", "--resume", "s-backend")
 
 
 def test_exit_chain_one_step_or_to_the_root() -> None:
