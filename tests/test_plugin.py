@@ -1,8 +1,9 @@
 """The Claude Code plugin: manifest, hooks, the hook launcher, and its place in the wheel.
 
 The plugin must pass Claude Code's own validator, register exactly the hook events the
-room listens to, and never break a session: its launcher exits 0 quietly when
-agent-room is not installed, and hands the event and the payload over when it is.
+room listens to, and never break a session: its launcher exits 0 when agent-room is not
+installed (one line in the room's errors.log says why), and hands the event and the
+payload over when it is.
 """
 
 from __future__ import annotations
@@ -184,6 +185,50 @@ def test_without_agent_room_the_launcher_drains_stdin_and_exits_0_quietly(
         assert proc.wait(timeout=30) == 0
     assert out.read_bytes() == b""
     assert err.read_bytes() == b""
+
+
+def _tools_path(tmp_path: Path) -> str:
+    """A PATH with the usual tools of a shell (cat, date, ls, mkdir, tr) and no agent-room."""
+    bindir = tmp_path / "tools-bin"
+    bindir.mkdir()
+    for tool in ("cat", "date", "ls", "mkdir", "tr"):
+        found = shutil.which(tool)
+        assert found is not None
+        (bindir / tool).symlink_to(found)
+    return str(bindir)
+
+
+@pytest.mark.parametrize("bin_value", ["", "missing"])
+def test_without_agent_room_the_launcher_says_so_in_the_rooms_error_log(
+    tmp_path: Path, bin_value: str
+) -> None:
+    home = tmp_path / "room"
+    env = {"PATH": _tools_path(tmp_path), "AGENT_ROOM_HOME": str(home)}
+    if bin_value:
+        env["AGENT_ROOM_BIN"] = str(tmp_path / "nowhere" / "agent-room")
+    result = _launch("SessionStart", env)
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+    (line,) = (home / "errors.log").read_text(encoding="utf-8").splitlines()
+    assert " hook SessionStart: " in line
+    why = "AGENT_ROOM_BIN is not an executable file" if bin_value else "not on the PATH"
+    assert why in line
+    assert "the session is not in the room" in line
+    assert stat.S_IMODE(home.stat().st_mode) == 0o700
+    assert stat.S_IMODE((home / "errors.log").stat().st_mode) == 0o600
+
+
+def test_the_launcher_never_writes_a_hard_linked_or_symlinked_log(tmp_path: Path) -> None:
+    home = tmp_path / "room"
+    home.mkdir(mode=0o700)
+    victim = tmp_path / "victim"
+    victim.write_text("keep\n", encoding="utf-8")
+    (home / "errors.log").symlink_to(victim)
+    env = {"PATH": _tools_path(tmp_path), "AGENT_ROOM_HOME": str(home)}
+    assert _launch("Stop", env).returncode == 0
+    (home / "errors.log").unlink()
+    os.link(victim, home / "errors.log")
+    assert _launch("Stop", env).returncode == 0
+    assert victim.read_text(encoding="utf-8") == "keep\n"
 
 
 def test_the_launcher_hands_event_and_stdin_to_agent_room_bin(tmp_path: Path) -> None:

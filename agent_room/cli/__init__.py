@@ -70,7 +70,7 @@ def _home() -> str:
 
 
 def _parse_and_run(args_list: list[str]) -> int:
-    from agent_room.cli.parser import build_parser
+    from agent_room.cli.parser import build_parser, subcommand_parser
 
     parser = build_parser(args_list[0] if args_list else None)
     args, extra = parser.parse_known_args(args_list)
@@ -79,7 +79,8 @@ def _parse_and_run(args_list: list[str]) -> int:
         if getattr(args, "text", None) is None or any(e.startswith("-") for e in extra):
             from agent_room.core.printable import printable
 
-            parser.error(f"unrecognized arguments: {printable(' '.join(extra))}")
+            command = subcommand_parser(parser, args_list)
+            command.error(f"unrecognized arguments: {printable(' '.join(extra))}")
         args.text = [*args.text, *extra]
     code: int = args.handler(args)
     return code

@@ -45,6 +45,17 @@ class _FirstRead(threading.Thread):
 def cmd_console(args: argparse.Namespace) -> int:
     """Open the console on the room of ``$AGENT_ROOM_HOME``; return when it quits."""
     import gc
+    import sys
+
+    served = bool(getattr(args, "served", False))
+    if not served and not (sys.stdin.isatty() and sys.stdout.isatty()):
+        # without a terminal Textual draws escape codes into a pipe and never ends
+        print(
+            "agent-room: the console needs a terminal (stdin and stdout are not one);"
+            " use agent-room who, handovers or watch instead",
+            file=sys.stderr,
+        )
+        return 2
 
     from agent_room.store.home import room_home
 
@@ -64,7 +75,7 @@ def cmd_console(args: argparse.Namespace) -> int:
         settings = replace(settings, deliver=False)
     if getattr(args, "until_clear", False):
         settings = replace(settings, until_clear=True)
-    if getattr(args, "served", False):
+    if served:
         settings = replace(settings, served=True)
     first.join(timeout=5.0)
     app = make_app(settings, snapshot=first.snapshot)

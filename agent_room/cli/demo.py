@@ -3,10 +3,10 @@
 By default a private tmux server with four simulated agents (``agent_room.demo``), the
 delivery worker and the console; ``--claude`` runs real Claude Code clients against the
 built-in model stand-in instead. In a terminal it attaches; ``--detach`` only sets it up;
-without a terminal it runs for a while, prints the room and stops. ``--stop`` ends every
-demo of this user. ``--script`` is the short scripted walk-through of the bus (no tmux):
-two agents join, one sends a message and a handover, the operator approves, the other
-reads its inbox.
+without a terminal it runs for a while, prints the room and stops. ``--stop`` ends the
+demo this terminal uses (or the one named, or ``all``). ``--script`` is the short
+scripted walk-through of the bus (no tmux): two agents join, one sends a message and a
+handover, the operator approves, the other reads its inbox.
 """
 
 from __future__ import annotations
@@ -38,11 +38,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
         return walk_through(args)
     from agent_room.demo import room as demo_room
 
-    if args.stop:
-        stopped = list(demo_room.running())
-        for demo in stopped:
-            demo_room.stop(demo)
-        print(f"stopped {len(stopped)} demo room(s)", file=sys.stderr)
+    if args.stop is not None:
+        return _stop(args.stop)
+    if args.list:
+        for demo in demo_room.running():
+            print(demo.root)
         return 0
     demo = demo_room.start(os.environ, claude=args.claude)
     kind = "real Claude Code clients" if args.claude else "four simulated agents"
@@ -54,16 +54,57 @@ def cmd_demo(args: argparse.Namespace) -> int:
             f"The demo room runs with {kind} in {demo.root}.\n"
             f"Watch it: {attach}   (detach: C-b d)\n"
             "Use agent-room on it: eval the two export lines above.\n"
-            "Stop it: agent-room demo --stop",
+            f"Stop it: agent-room demo --stop {demo.root}",
             file=sys.stderr,
         )
         return 0
     if terminal and args.seconds is None:
-        print(f"Attaching to the demo room ({kind}). Detach: C-b d. Stop: agent-room demo --stop")
-        sys.stdout.flush()
-        env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
-        os.execve(demo.attach_argv()[0], demo.attach_argv(), env)  # noqa: S606
+        return _attach(demo, kind)
     return _look(demo, kind, LOOK if args.seconds is None else args.seconds)
+
+
+def _attach(demo: Demo, kind: str) -> int:
+    """Attach this terminal; once it detaches, say how to come back and how to stop."""
+    import subprocess
+
+    print(f"Attaching to the demo room ({kind}). Detach: C-b d.", flush=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
+    subprocess.run(demo.attach_argv(), env=env, check=False)
+    if not demo.root.is_dir():
+        print("The demo room has stopped.")
+        return 0
+    print(
+        f"You left the demo room; it is still running in {demo.root}.\n"
+        f"Back to it:  {' '.join(demo.attach_argv())}\n"
+        f"Stop it:     agent-room demo --stop {demo.root}"
+    )
+    return 0
+
+
+def _stop(which: str) -> int:
+    """Stop this terminal's demo room, the one named, or (``all``) every one of the user."""
+    from agent_room.core.errors import NotFound
+    from agent_room.demo import room as demo_room
+
+    if which == "all":
+        stopped = list(demo_room.running())
+    elif which:
+        stopped = [demo_room.named(which)]
+    else:
+        mine = demo_room.current(os.environ)
+        others = [str(demo.root) for demo in demo_room.running()]
+        if mine is None and others:
+            raise NotFound(
+                "this terminal uses no demo room; name one: agent-room demo --stop DIR"
+                f" (yours: {', '.join(others)}; or --stop all)"
+            )
+        stopped = [mine] if mine else []
+    if not stopped:
+        print("no demo room of yours is running", file=sys.stderr)
+    for demo in stopped:
+        demo_room.stop(demo)
+        print(f"stopped the demo room in {demo.root}", file=sys.stderr)
+    return 0
 
 
 def _look(demo: Demo, kind: str, seconds: float) -> int:

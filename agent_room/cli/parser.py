@@ -112,7 +112,21 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     _operator_commands(sub)
     if not known or command in ("start", "stop"):
         _launcher_commands(sub)
+    if known and command not in real.choices:
+        return build_parser()  # an unknown command: its error lists every command
     return parser
+
+
+def subcommand_parser(parser: argparse.ArgumentParser, words: list[str]) -> argparse.ArgumentParser:
+    """The deepest subparser ``words`` name (``link freeze`` ...), so that an error about an
+    option points at the help of the command that was typed, not at the top level."""
+    current = parser
+    for word in words:
+        subs = [a for a in current._actions if isinstance(a, argparse._SubParsersAction)]
+        if not subs or word not in subs[0].choices:
+            break
+        current = subs[0].choices[word]
+    return current
 
 
 def _bus_commands(sub: _Only) -> None:
@@ -223,10 +237,17 @@ def _room_commands(sub: _Only) -> None:
     p.add_argument(
         "--detach", action="store_true", help="set it up and print how to watch and stop it"
     )
-    p.add_argument("--stop", action="store_true", help="stop every demo room of yours")
+    p.add_argument(
+        "--stop",
+        nargs="?",
+        const="",
+        metavar="DIR|all",
+        help="stop this terminal's demo room, the one in DIR, or all of yours",
+    )
+    p.add_argument("--list", action="store_true", help="list your demo rooms")
     p.add_argument(
         "--seconds",
-        type=float,
+        type=_seconds,
         metavar="N",
         help="do not attach: run up to N seconds, print the room, stop",
     )
@@ -237,7 +258,9 @@ def _room_commands(sub: _Only) -> None:
     p.set_defaults(handler=_lazy("agent_room.cli.demo", "cmd_demo"))
 
     p = sub.add_parser("plugin", help="the Claude Code plugin shipped with agent-room")
-    psub = p.add_subparsers(title="plugin commands", metavar="COMMAND", parser_class=_Parser)
+    psub = p.add_subparsers(
+        title="plugin commands", metavar="COMMAND", parser_class=_Parser, required=True
+    )
     pp = psub.add_parser("path", help="print the plugin folder (for claude --plugin-dir)")
     pp.set_defaults(handler=_lazy("agent_room.cli.plugin", "cmd_plugin_path"))
 

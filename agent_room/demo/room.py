@@ -84,11 +84,24 @@ def _agent_room() -> list[str]:
     return [sys.executable, "-m", "agent_room"]
 
 
+PINNED_CLAUDE = Path(".tools", "claude-code", "node_modules", ".bin", "claude")
+"""Where a checkout's ``.ci/setup`` installs the pinned client, relative to the checkout."""
+
+
 def claude_binary(environ: Mapping[str, str]) -> str:
-    """The Claude Code to run: $AGENT_ROOM_CLAUDE, else ``claude`` on PATH."""
-    given = environ.get("AGENT_ROOM_CLAUDE") or shutil.which("claude", path=environ.get("PATH"))
+    """The Claude Code to run: $AGENT_ROOM_CLAUDE, else ``claude`` on PATH, else the client
+    a checkout's ``.ci/setup`` pinned into ``.tools/`` (so the demo works right after it)."""
+    pinned = Path(__file__).resolve().parents[2] / PINNED_CLAUDE
+    given = (
+        environ.get("AGENT_ROOM_CLAUDE")
+        or shutil.which("claude", path=environ.get("PATH"))
+        or (str(pinned) if pinned.is_file() else None)
+    )
     if not given or not os.access(given, os.X_OK):
-        raise NotFound("Claude Code not found: install it or set AGENT_ROOM_CLAUDE (demo --claude)")
+        raise NotFound(
+            "Claude Code not found: install it (npm install -g @anthropic-ai/claude-code),"
+            " run .ci/setup in a checkout, or set AGENT_ROOM_CLAUDE (demo --claude)"
+        )
     return str(Path(given).absolute())
 
 
@@ -226,6 +239,29 @@ def running() -> Iterator[Demo]:
     for path in sorted(base.glob(f"{PREFIX}*")):
         if _owned_demo(path):
             yield Demo(path)
+
+
+def named(where: str) -> Demo:
+    """The demo room in folder ``where`` (its root, room or socket), refused unless it is
+    one of this user's demo rooms: ``--stop`` removes the folder."""
+    path = Path(where).expanduser().absolute()
+    for candidate in (path, path.parent):
+        if candidate.name.startswith(PREFIX) and _owned_demo(candidate):
+            return Demo(candidate)
+    raise NotFound(f"{where} is not a demo room of yours (see: agent-room demo --list)")
+
+
+def current(environ: Mapping[str, str]) -> Demo | None:
+    """The demo room this terminal uses: the one ``$AGENT_ROOM_HOME`` or
+    ``$AGENT_ROOM_TMUX`` point at (``eval "$(agent-room demo --detach)"``), or whose tmux
+    server this pane belongs to; ``None`` if it uses none."""
+    tmux = environ.get("TMUX", "").split(",")[0]
+    for value in (environ.get("AGENT_ROOM_HOME"), environ.get("AGENT_ROOM_TMUX"), tmux):
+        if not value:
+            continue
+        with contextlib.suppress(NotFound):
+            return named(value)
+    return None
 
 
 def _pane_pids(demo: Demo) -> list[int]:

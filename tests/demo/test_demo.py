@@ -41,7 +41,7 @@ def demo(cli: Cli, tmp_root: Path) -> Iterator[dict[str, str]]:
     assert set(exports) == {"AGENT_ROOM_HOME", "AGENT_ROOM_TMUX"}
     assert "agent-room demo --stop" in started.err
     yield {**exports, "TMPDIR": str(tmp_root)}
-    cli("demo", "--stop", env={"TMPDIR": str(tmp_root)})
+    cli("demo", "--stop", "all", env={"TMPDIR": str(tmp_root)})
 
 
 def _json(cli: Cli, env: dict[str, str], *args: str) -> Any:
@@ -123,9 +123,10 @@ def test_the_demo_room_runs_and_a_handover_is_approved(
     assert "[agent-room] " not in mobile.partition("Do you want to proceed?")[2]
     assert _who(cli, demo)["mobile"]["state"] == "waiting"
 
-    stopped = cli("demo", "--stop", env={"TMPDIR": str(tmp_root)})
+    stopped = cli("demo", "--stop", env=demo)  # the room this terminal points at
     assert stopped.code == 0, stopped.err
-    assert stopped.err == "stopped 1 demo room(s)\n"
+    root = Path(demo["AGENT_ROOM_HOME"]).parent
+    assert stopped.err == f"stopped the demo room in {root}\n"
     assert list(tmp_root.iterdir()) == []
     assert _tmux(demo, "list-sessions") == []
 
@@ -155,7 +156,7 @@ def test_stop_leaves_what_is_not_a_demo_alone(cli: Cli, tmp_root: Path) -> None:
     (lookalike / "demo.json").write_text("{}")
     unmarked = tmp_root / "agent-room-demo-unmarked"
     unmarked.mkdir(mode=0o700)
-    result = cli("demo", "--stop", env={"TMPDIR": str(tmp_root)})
-    assert (result.code, result.err) == (0, "stopped 0 demo room(s)\n")
+    result = cli("demo", "--stop", "all", env={"TMPDIR": str(tmp_root)})
+    assert (result.code, result.err) == (0, "no demo room of yours is running\n")
     assert lookalike.exists()
     assert unmarked.exists()

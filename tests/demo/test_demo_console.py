@@ -87,6 +87,6 @@ def test_the_console_shows_the_room_and_approves_the_handover_with_a_key(
         assert next(m for m in events if m["id"] == hid)["recipient"] == "frontend"
         wait(lambda: "approved" in console())
     finally:
-        stopped = cli("demo", "--stop", env={"TMPDIR": str(tmp_root)})
+        stopped = cli("demo", "--stop", "all", env={"TMPDIR": str(tmp_root)})
     assert stopped.code == 0, stopped.err
     assert list(tmp_root.iterdir()) == []

@@ -70,5 +70,5 @@ def test_the_claude_demo_tells_the_same_story(cli: Cli, tmp_path: Path) -> None:
         wait_for(lambda: who()["mobile"]["delivery"] == held, timeout=STARTUP)
         assert who()["mobile"]["state"] == "waiting"
     finally:
-        assert cli("demo", "--stop", env=env).code == 0
+        assert cli("demo", "--stop", "all", env=env).code == 0
     assert list(tmp_root.iterdir()) == []

@@ -1,0 +1,98 @@
+"""The first hour of a newcomer: usage errors that point at the right help, a console
+that refuses to run without a terminal, a room only made by commands that write."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Cli, Result
+
+
+def _one_line_error(result: Result, code: int, *fragments: str) -> None:
+    assert result.code == code, result
+    assert "Traceback" not in result.err
+    lines = result.err.strip().splitlines()
+    assert len(lines) == 1, result.err
+    assert lines[0].startswith("agent-room: ")
+    for fragment in fragments:
+        assert fragment in lines[0], (fragment, lines[0])
+
+
+def test_the_console_without_a_terminal_exits_at_once_with_status_2(cli: Cli) -> None:
+    started = time.monotonic()
+    result = cli("console")
+    assert time.monotonic() - started < 20
+    _one_line_error(result, 2, "the console needs a terminal")
+    assert result.out == ""
+
+
+def test_an_unknown_command_lists_the_commands(cli: Cli) -> None:
+    _one_line_error(cli("frobnicate"), 2, "invalid choice: 'frobnicate'", "'who'", "'send'")
+
+
+@pytest.mark.parametrize(
+    ("argv", "help_of"),
+    [
+        (("who", "--bogus"), "agent-room who --help"),
+        (("handovers", "--bogus"), "agent-room handovers --help"),
+        (("link", "freeze", "1", "--bogus"), "agent-room link freeze --help"),
+    ],
+)
+def test_an_unknown_option_points_at_the_commands_own_help(
+    cli: Cli, argv: tuple[str, ...], help_of: str
+) -> None:
+    _one_line_error(cli(*argv), 2, f"unrecognized arguments: --bogus (see: {help_of})")
+
+
+@pytest.mark.parametrize("group", ["plugin", "tmux"])
+def test_a_command_group_without_its_subcommand_is_a_usage_error(cli: Cli, group: str) -> None:
+    _one_line_error(cli(group), 2, "required: COMMAND", f"{group} --help")
+
+
+@pytest.mark.parametrize("seconds", ["-3", "nan", "1e9"])
+def test_demo_refuses_a_bad_number_of_seconds(cli: Cli, seconds: str) -> None:
+    _one_line_error(cli("demo", "--seconds", seconds), 2, "invalid time")
+
+
+def test_stop_with_no_demo_says_so(cli: Cli, tmp_path: Path) -> None:
+    result = cli("demo", "--stop", env={"TMPDIR": str(tmp_path)})
+    assert result.code == 0, result
+    assert "no demo room of yours is running" in result.err
+
+
+def test_stop_names_only_a_demo_room(cli: Cli, tmp_path: Path) -> None:
+    _one_line_error(cli("demo", "--stop", str(tmp_path)), 1, "is not a demo room of yours")
+    assert tmp_path.is_dir()
+
+
+def test_demo_claude_finds_the_client_pinned_in_the_checkout() -> None:
+    from agent_room.demo.room import PINNED_CLAUDE, claude_binary
+    from tests.conftest import REPO, require_tool
+
+    pinned = REPO / PINNED_CLAUDE
+    require_tool(pinned.is_file(), "the pinned Claude Code (.ci/setup)")
+    assert claude_binary({"PATH": "/nonexistent"}) == str(pinned.absolute())
+
+
+def test_stop_stops_the_demo_this_terminal_points_at_and_no_other(cli: Cli, tmp_path: Path) -> None:
+    from agent_room.demo.room import MARK, PREFIX
+
+    rooms = []
+    for n in range(2):
+        root = tmp_path / f"{PREFIX}{n}"
+        (root / "room").mkdir(parents=True)
+        root.chmod(0o700)
+        (root / MARK).write_text("{}")
+        rooms.append(root)
+    env = {"TMPDIR": str(tmp_path)}
+    refused = cli("demo", "--stop", env=env)
+    _one_line_error(refused, 1, "this terminal uses no demo room", str(rooms[0]), str(rooms[1]))
+    stopped = cli("demo", "--stop", env={**env, "AGENT_ROOM_HOME": str(rooms[1] / "room")})
+    assert stopped.err == f"stopped the demo room in {rooms[1]}\n"
+    assert [p.name for p in tmp_path.iterdir()] == [rooms[0].name]
+    inside = cli("demo", "--stop", env={**env, "TMUX": f"{rooms[0]}/t,123,0"})
+    assert inside.err == f"stopped the demo room in {rooms[0]}\n"
+    assert list(tmp_path.iterdir()) == []
