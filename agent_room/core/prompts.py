@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from typing import Any, ClassVar
 
 NUDGE_PREFIX = "[agent-room]"
+COMPACTING = "session.compacting"
+"""The audit event a PreCompact hook leaves: the memory worker checkpoints the session."""
 RESUME_MARK = "[agent-room resume]"
 """The first line of a resume checkpoint's context left for a starting agent: its
 SessionStart hook hands such a message over."""

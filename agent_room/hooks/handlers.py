@@ -16,7 +16,7 @@ from agent_room.adapters.procfs import agent_process, ancestors, read_stat
 from agent_room.core.enums import SessionState
 from agent_room.core.names import is_pane_id, tmux_socket_of
 from agent_room.core.peer_prompt import parse_peer_prompt
-from agent_room.core.prompts import RESUME_MARK, PromptKind, classify
+from agent_room.core.prompts import COMPACTING, RESUME_MARK, PromptKind, classify
 from agent_room.hooks import additional_context
 from agent_room.hooks.payload import TEXT_KEEP, HookPayload
 from agent_room.room import Room
@@ -71,6 +71,9 @@ def handle(
     try:
         if payload.event == "SessionEnd":
             room.store.set_state(payload.session_id, SessionState.ENDED.value, at=room.clock())
+            return None
+        if payload.event == "PreCompact":  # the memory worker checkpoints the session
+            room.store.logevent(COMPACTING, "room", at=room.clock(), subject=payload.session_id)
             return None
         registry = Registry(room, SystemProbe())
         if payload.event == "SessionStart":

@@ -23,6 +23,7 @@ KNOWN_EVENTS = frozenset(
         "StopFailure",
         "Notification",
         "SubagentStop",
+        "PreCompact",
     }
 )
 READ_LIMIT = 8 << 20

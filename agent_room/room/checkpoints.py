@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from agent_room.room.service import Room
     from agent_room.store.sqlite_base import Row
 
+COMPACTING_KEY = "checkpoint_compaction_cursor"
+"""The last audit event the worker looked at for PreCompact hooks."""
 KEEP_KEY = "checkpoint_keep"
 DAYS_KEY = "checkpoint_days"
 """The room's settings holding the retention (defaults: ``core.checkpoints``)."""
@@ -99,6 +101,35 @@ class Checkpoints:
         for session in store_checkpoints.ended_unsaved(self.store):
             taken.append(self.take(session, kind=rules.SESSION_END))
         return taken
+
+    def before_compactions(self) -> list[int]:
+        """Checkpoint the sessions whose PreCompact hook fired since the last look (the
+        first look starts from now)."""
+        from agent_room.core.prompts import COMPACTING
+        from agent_room.room.memory import HOOKED_COMPACTION
+
+        after = store_memory.bookmark(self.store, COMPACTING_KEY)
+        found, last = store_memory.events_since(self.store, COMPACTING, after or 0)
+        if after is None:
+            found = []  # a room's old compactions are history, not work
+        taken = []
+        for event in found:
+            session = self.store.session(str(event["subject"]))
+            if session is None or not session["name"] or not session["session_id"]:
+                continue
+            since = float(event["at"]) - HOOKED_COMPACTION
+            if not self.recent_pre_compact(str(session["session_id"]), since):
+                taken.append(self.take(session, kind=rules.PRE_COMPACT))
+        if last != after:
+            store_memory.set_bookmark(self.store, COMPACTING_KEY, last)
+        return taken
+
+    def recent_pre_compact(self, session_id: str, since: float) -> bool:
+        """Whether a checkpoint before a compaction was taken for the session since then."""
+        return any(
+            c["kind"] == rules.PRE_COMPACT and float(c["created_at"]) >= since
+            for c in store_checkpoints.listed(self.store, session_id=session_id)
+        )
 
     def listed(self, name: str | None = None) -> list[Row]:
         """Checkpoints newest first (of one name)."""

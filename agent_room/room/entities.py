@@ -14,6 +14,7 @@ from pathlib import Path
 from agent_room.core import entities as rules
 from agent_room.core.errors import BadInput, NotFound
 from agent_room.store import entities as store_entities
+from agent_room.store import memory as store_memory
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -238,14 +239,16 @@ class Entities:
 
     def scan_messages(self) -> int:
         """Entities named in the messages sent since the last scan; return how many."""
-        found = store_entities.messages_after(self.store, store_entities.message_cursor(self.store))
+        after = store_memory.bookmark(self.store, store_entities.MESSAGES_KEY) or 0
+        found = store_entities.messages_after(self.store, after)
         count = 0
         for message in found:
             body = str(message["body"])
             mentions = rules.from_text(body, context=body[:200])
             count += self.mention_all(mentions, agent=str(message["sender"]), source="message")
         if found:
-            store_entities.set_message_cursor(self.store, max(int(m["id"]) for m in found))
+            last = max(int(m["id"]) for m in found)
+            store_memory.set_bookmark(self.store, store_entities.MESSAGES_KEY, last)
         return count
 
     def _warn(self, first: str, second: str, path: str, window: float) -> None:

@@ -26,6 +26,9 @@ if TYPE_CHECKING:
     from agent_room.core.memory import Candidate
     from agent_room.room.service import Room
 
+HOOKED_COMPACTION = 600.0
+"""A compaction seen in a transcript within this many seconds of a checkpoint its
+PreCompact hook asked for is that same compaction."""
 KEEP_DAYS = 30
 """Days a session's items are kept after its transcript was last read."""
 PROBLEM = "memory.problem"
@@ -89,18 +92,23 @@ class Memory:
 
     def _before_compaction(self, session_id: str, items: list[Item], first: int) -> None:
         """A checkpoint of what came before each compaction in ``items`` (numbered from
-        ``first + 1``): the summary that replaces it keeps far less."""
+        ``first + 1``): the summary that replaces it keeps far less. Sessions whose client
+        runs the PreCompact hook were checkpointed by it (``Checkpoints.before_compactions``);
+        this catches the others."""
         for index, item in enumerate(items):
             if item.kind != Kind.COMPACTED:
                 continue
             session = self.store.session(session_id)
-            if session is not None and session["name"]:
-                from agent_room.core.checkpoints import PRE_COMPACT
-                from agent_room.room.checkpoints import Checkpoints
+            if session is None or not session["name"]:
+                continue
+            from agent_room.core.checkpoints import PRE_COMPACT, epoch
+            from agent_room.room.checkpoints import Checkpoints
 
-                Checkpoints(self.room).take(
-                    session, kind=PRE_COMPACT, upto_seq=first + index, follow=False
-                )
+            checkpoints = Checkpoints(self.room)
+            when = epoch(item.at) or self.room.clock()
+            if checkpoints.recent_pre_compact(session_id, when - HOOKED_COMPACTION):
+                continue  # its PreCompact hook had it checkpointed already
+            checkpoints.take(session, kind=PRE_COMPACT, upto_seq=first + index, follow=False)
 
     def _entities(self, session_id: str, items: list[Item]) -> None:
         """The entities of new items into the registry; files changed checked for clashes."""

@@ -264,19 +264,3 @@ def clash_notes(store: StoreBase, since: float) -> dict[str, str]:
         (since, since),
     )
     return {str(r[0]): f"⚠ {r[1].rsplit('/', 1)[-1]} with @{r[2]}" for r in found}
-
-
-def message_cursor(store: StoreBase) -> int:
-    """The last message whose entities were recorded (0: none yet)."""
-    row = store.conn.execute("SELECT value FROM settings WHERE key = ?", (MESSAGES_KEY,)).fetchone()
-    return int(row[0]) if row else 0
-
-
-def set_message_cursor(store: StoreBase, message_id: int) -> None:
-    """Move the message cursor: bookkeeping, not a setting anyone changed (no event)."""
-    with write_transaction(store.conn) as conn:
-        conn.execute(
-            "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key)"
-            " DO UPDATE SET value = excluded.value",
-            (MESSAGES_KEY, str(message_id)),
-        )

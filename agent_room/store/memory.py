@@ -234,3 +234,32 @@ def forget_before(store: StoreBase, cutoff: float) -> list[str]:
             conn.execute("DELETE FROM memory_items WHERE session_id = ?", (session_id,))
             conn.execute("DELETE FROM memory_cursors WHERE session_id = ?", (session_id,))
     return stale
+
+
+def bookmark(store: StoreBase, key: str) -> int | None:
+    """A worker's place in a log (the last id it handled), if it has one."""
+    row = store.conn.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
+    return int(row[0]) if row else None
+
+
+def set_bookmark(store: StoreBase, key: str, value: int) -> None:
+    """Move a worker's place: bookkeeping, not a setting anyone changed (no event)."""
+    with write_transaction(store.conn) as conn:
+        conn.execute(
+            "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key)"
+            " DO UPDATE SET value = excluded.value",
+            (key, str(value)),
+        )
+
+
+def events_since(store: StoreBase, kind: str, after: int) -> tuple[list[Row], int]:
+    """Audit events of one kind after id ``after``, and the newest event's id (the next
+    ``after``: the log is read once, whatever its kinds)."""
+    last = int(store.conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()[0])
+    found = rows(
+        store.conn.execute(
+            "SELECT id, subject, at FROM events WHERE id > ? AND id <= ? AND kind = ? ORDER BY id",
+            (after, last, kind),
+        )
+    )
+    return found, last

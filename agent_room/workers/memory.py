@@ -74,6 +74,7 @@ class MemoryWorker:
         if self.lease is not None and not self.lease.hold(self.room.clock()):
             return False
         self.memory.prepare_pending()
+        self.checkpoints.before_compactions()  # before the transcripts show the compaction
         self.memory.follow_live()
         self.checkpoints.at_session_ends()
         self.entities.scan_messages()
