@@ -122,14 +122,6 @@ def alerts(facts: RoomFacts, *, now: float, permission_after: float) -> list[Ale
     return found
 
 
-def waiting_names(facts: RoomFacts, *, now: float, permission_after: float) -> frozenset[str]:
-    """The agents waiting for the operator: the console marks them in its table."""
-    names = {s for _i, s, _r in facts.handovers}
-    names.update(n for n, _s, since in facts.waiting if now - since >= permission_after)
-    names.update(n for n, _c, _m in facts.failed)
-    return frozenset(names)
-
-
 # -- when to tell ------------------------------------------------------------------------
 
 

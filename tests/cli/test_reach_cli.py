@@ -81,3 +81,37 @@ def test_install_keys_is_reversible_and_idempotent(cli: Cli, tmp_path: Path) -> 
     bad = cli("tmux", "keys", "--key", "A; run-shell rm")
     assert bad.code == 2
     assert bad.err.startswith("agent-room: invalid key")
+
+
+def test_serve_refuses_a_port_in_use_and_a_weak_token_in_one_line(cli: Cli) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        busy = cli("serve", "--port", port)
+    assert busy.code == 2
+    assert (
+        busy.err == f"agent-room: port {port} on 127.0.0.1 is in use: choose another with --port\n"
+    )
+    weak = cli("serve", "--port", port, env={"AGENT_ROOM_SERVE_TOKEN": "short"})
+    assert weak.code == 2
+    assert weak.err.startswith("agent-room: AGENT_ROOM_SERVE_TOKEN is too weak")
+    assert "short" not in weak.err
+    bad = cli("serve", "--port", "70000")
+    assert bad.code == 2
+    assert "invalid port" in bad.err
+
+
+def test_off_loopback_the_served_console_needs_a_token() -> None:
+    from agent_room.cli.serve import serve_token
+
+    assert serve_token("127.0.0.1", {}) is None
+    assert serve_token("::1", {}) is None
+    made = serve_token("0.0.0.0", {})
+    assert made is not None
+    assert len(made) >= 16
+    assert serve_token("0.0.0.0", {}) != made
+    given = "x" * 20
+    assert serve_token("127.0.0.1", {"AGENT_ROOM_SERVE_TOKEN": given}) == given

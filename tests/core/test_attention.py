@@ -13,7 +13,6 @@ from agent_room.core.attention import (
     RoomFacts,
     alerts,
     decide,
-    waiting_names,
 )
 from agent_room.core.errors import BadInput
 from agent_room.core.status_line import (
@@ -81,7 +80,6 @@ def test_each_alert_names_the_agent_what_it_needs_and_how_to_act() -> None:
     assert texts["message"] == "@api writes to you: which schema? (agent-room inbox --as operator)"
     # @infra has been in its dialog for 10 s only: not yet worth a notification
     assert [a.agent for a in found if a.kind == "permission"] == ["mobile"]
-    assert waiting_names(_facts(), now=1100.0, permission_after=30.0) == {"api", "mobile", "web"}
 
 
 def _alert(key: str) -> Alert:
