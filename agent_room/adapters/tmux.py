@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from agent_room.adapters import procfs
+from agent_room.adapters.tmux_control import ControlClients, ControlUnavailable
 from agent_room.core.errors import PaneUnavailable
 from agent_room.core.keys import safe_line, safe_paste
 from agent_room.core.names import is_pane_id
@@ -70,13 +71,29 @@ class Tmux:
     Pane facts are cached: a pane's first process and terminal are fixed for its life, so
     the check before each nudge reads only ``/proc``, and the nudge itself is the one tmux
     command on the way to the agent. A cached pane that no longer matches is looked up
-    again before anything is refused or typed.
+    again before anything is refused or typed. Commands on a pane go through a kept
+    control-mode client per server (``tmux_control``), a tmux process only when it cannot.
     """
 
     def __init__(self) -> None:
         self._panes: dict[tuple[str | None, str], PaneFacts] = {}
+        self._control = ControlClients()
+
+    def close(self) -> None:
+        """End the kept clients (they also end on their own when this process does)."""
+        self._control.close()
 
     def _cmd(self, socket: str | None, *args: str, stdin: str | None = None) -> list[str]:
+        if stdin is None and "-t" in args:
+            try:
+                ok, out = self._control.run(socket, args[args.index("-t") + 1], *args)
+            except ControlUnavailable:
+                pass  # a tmux process below
+            else:
+                if not ok:
+                    self.forget(socket, args[args.index("-t") + 1])
+                    raise TmuxError(" ".join(out) or f"tmux {args[0]} failed")
+                return out
         if stdin is not None:
             import subprocess
 

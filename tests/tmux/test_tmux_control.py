@@ -1,0 +1,139 @@
+"""The kept control-mode client: commands on a pane without a tmux process each, the same
+text arriving, and a tmux process again whenever the kept client cannot serve."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import libtmux
+import pytest
+
+from agent_room.adapters import tmux as tmux_adapter
+from agent_room.adapters.tmux import Tmux, TmuxError
+from agent_room.adapters.tmux_control import ControlUnavailable, quote
+from tests.tmux.conftest import wait_for
+
+
+def _socket(server: libtmux.Server) -> str:
+    return f"/tmp/tmux-{os.geteuid()}/{server.socket_name}"
+
+
+def _cat_pane(server: libtmux.Server, name: str = "typing") -> str:
+    session = server.new_session(session_name=name, window_command="cat")
+    pane = session.active_window.active_pane
+    assert pane is not None
+    assert pane.pane_id is not None
+    return pane.pane_id
+
+
+def _control_clients(server: libtmux.Server) -> list[str]:
+    out = server.cmd("list-clients", "-F", "#{client_control_mode} #{client_flags}").stdout
+    return [line for line in out if line.startswith("1 ")]
+
+
+@pytest.fixture
+def no_tmux_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any command that would start a tmux process (through libtmux) fails the test."""
+
+    def refuse(_socket: str | None) -> Any:
+        raise AssertionError("a tmux process was started for a command on a pane")
+
+    monkeypatch.setattr(tmux_adapter, "_server", refuse)
+
+
+def _last_line(server: libtmux.Server, pane_id: str) -> str:
+    pane = server.panes.get(pane_id=pane_id)
+    assert pane is not None
+    lines = [ln for ln in pane.capture_pane() if ln.strip()]
+    return lines[-1] if lines else ""
+
+
+@pytest.mark.usefixtures("no_tmux_process")
+def test_commands_on_a_pane_share_one_kept_client(server: libtmux.Server) -> None:
+    pane_id = _cat_pane(server)
+    tmux = Tmux()
+    try:
+        assert tmux.pane_facts(_socket(server), pane_id) is not None
+        for n in range(5):
+            assert tmux.type_line(_socket(server), pane_id, f"line {n}", settle=0.0)
+        wait_for(lambda: "line 4" in tmux.capture(_socket(server), pane_id))
+        clients = _control_clients(server)
+        assert len(clients) == 1
+        assert "ignore-size" in clients[0]
+        assert "no-output" in clients[0]
+    finally:
+        tmux.close()
+    wait_for(lambda: not _control_clients(server))  # closed: detached, nothing left behind
+
+
+@pytest.mark.usefixtures("no_tmux_process")
+@pytest.mark.parametrize(
+    "text",
+    [
+        "it's 'quoted' and \"double\"",
+        "$HOME ~ ${PATH} #{pane_id} #[fg=red]",
+        "a \\n b \\' c \\\\",
+        "one; two ; three {",
+        "%if 1",
+        "-R",
+    ],
+)
+def test_text_arrives_literally_through_the_kept_client(server: libtmux.Server, text: str) -> None:
+    pane_id = _cat_pane(server)
+    tmux = Tmux()
+    try:
+        tmux.type_line(_socket(server), pane_id, text, settle=0.0)
+        wait_for(lambda: _last_line(server, pane_id) == text)  # cat's copy, after Enter
+    finally:
+        tmux.close()
+
+
+@pytest.mark.usefixtures("no_tmux_process")
+def test_a_command_refused_by_tmux_is_an_error_of_the_pane(server: libtmux.Server) -> None:
+    pane_id = _cat_pane(server)
+    tmux = Tmux()
+    try:
+        tmux.pane_facts(_socket(server), pane_id)
+        with pytest.raises(TmuxError, match="can't find pane"):
+            tmux.press_enter(_socket(server), "%999")
+        assert tmux.pane_facts(_socket(server), "%999") is None
+    finally:
+        tmux.close()
+
+
+def test_a_client_that_cannot_attach_leaves_the_command_to_a_tmux_process(
+    server: libtmux.Server,
+) -> None:
+    pane_id = _cat_pane(server)
+    tmux = Tmux()
+    try:
+        # the first pane asked about does not exist: the kept client cannot attach to it
+        assert tmux.pane_facts(_socket(server), "%999") is None
+        assert tmux.type_line(_socket(server), pane_id, "by a tmux process", settle=0.0)
+        wait_for(lambda: _last_line(server, pane_id) == "by a tmux process")
+        assert not _control_clients(server)
+    finally:
+        tmux.close()
+
+
+@pytest.mark.usefixtures("no_tmux_process")
+def test_the_kept_client_attaches_again_when_its_session_ends(server: libtmux.Server) -> None:
+    first = _cat_pane(server, "first")
+    second = _cat_pane(server, "second")
+    tmux = Tmux()
+    try:
+        tmux.type_line(_socket(server), first, "to the first", settle=0.0)
+        server.cmd("kill-session", "-t", "first")
+        wait_for(lambda: not _control_clients(server))  # it was attached there: detached
+        tmux.type_line(_socket(server), second, "to the second", settle=0.0)
+        wait_for(lambda: _last_line(server, second) == "to the second")
+    finally:
+        tmux.close()
+
+
+def test_control_characters_are_never_put_on_a_command_line() -> None:
+    for bad in ("a\nb", "a\rb", "\x1b[201~", "\x7f"):
+        with pytest.raises(ControlUnavailable):
+            quote(bad)
+    assert quote("it's") == "'it'\\''s'"
