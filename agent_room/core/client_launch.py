@@ -70,12 +70,30 @@ def codex_trusted_hash(event: str, command: str, timeout: int) -> str:
     return "sha256:" + hashlib.sha256(blob.encode()).hexdigest()
 
 
-def codex_args(hook_command: HookCommand, *, cwd: str, room: str) -> list[str]:
-    """The arguments that put a Codex TUI (a launch or a resume) in the room."""
+def codex_args(
+    hook_command: HookCommand, *, cwd: str, room: str, user: Mapping[str, Any] | None = None
+) -> list[str]:
+    """The arguments that put a Codex TUI (a launch or a resume) in the room.
+
+    ``user`` is the user's own ``config.toml``: an override replaces a whole table, so
+    the hooks the user trusted and the writable roots the user gave are carried over.
+    """
+    user = user or {}
     args = ["--no-daemon", "-c", "tui.disable_paste_burst=true", "-c", "allow_login_shell=false"]
     args += ["-c", f"projects={{{_toml(cwd)}={{trust_level={_toml('trusted')}}}}}"]
-    args += ["-c", f"sandbox_workspace_write.writable_roots=[{_toml(room)}]"]
-    trusted = []
+    roots = _table(user, "sandbox_workspace_write").get("writable_roots")
+    given = (
+        [r for r in roots if isinstance(r, str) and r != room] if isinstance(roots, list) else []
+    )
+    args += [
+        "-c",
+        f"sandbox_workspace_write.writable_roots=[{','.join(map(_toml, [*given, room]))}]",
+    ]
+    trusted = [
+        f"{_toml(key)}={{trusted_hash={_toml(entry['trusted_hash'])}}}"
+        for key, entry in _table(user, "hooks", "state").items()
+        if isinstance(entry, Mapping) and isinstance(entry.get("trusted_hash"), str)
+    ]
     for event in CODEX.events:
         command = hook_command(event)
         timeout = CODEX_TIMEOUTS.get(event, HOOK_TIMEOUT)
@@ -86,6 +104,14 @@ def codex_args(hook_command: HookCommand, *, cwd: str, room: str) -> list[str]:
         trusted.append(f"{_toml(key)}={{trusted_hash={_toml(value)}}}")
     args += ["-c", "hooks.state={" + ",".join(trusted) + "}"]
     return args
+
+
+def _table(data: Mapping[str, Any], *path: str) -> Mapping[str, Any]:
+    """The table at ``path`` in parsed TOML, or an empty one."""
+    for key in path:
+        found = data.get(key)
+        data = found if isinstance(found, Mapping) else {}
+    return data
 
 
 def _merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:

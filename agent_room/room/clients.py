@@ -90,6 +90,18 @@ def _write(path: Path, text: str) -> None:
         handle.write(text)
 
 
+def _codex_config(environ: dict[str, str]) -> dict[str, object]:
+    """The user's Codex ``config.toml`` (``$CODEX_HOME``, else ``~/.codex``), or nothing."""
+    import tomllib
+
+    folder = environ.get("CODEX_HOME") or str(Path(environ.get("HOME") or Path.home(), ".codex"))
+    try:
+        with Path(folder, "config.toml").open("rb") as handle:
+            return tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}
+
+
 def client_launch(
     kind: str, *, name: str, cwd: str, home: str, environ: dict[str, str]
 ) -> tuple[list[str], dict[str, str]]:
@@ -97,7 +109,8 @@ def client_launch(
     started as ``name`` in ``cwd`` (a launch or a resume alike)."""
     room = ensure_room_dir(home)
     if kind == "codex":
-        return codex_args(lambda e: hook_command(kind, e), cwd=cwd, room=room), {}
+        user = _codex_config(environ)
+        return codex_args(lambda e: hook_command(kind, e), cwd=cwd, room=room, user=user), {}
     if kind != "gemini":
         raise BadInput(f"no launch description for agent kind {kind!r}")
     return [], gemini_env(gemini_home(room, name, environ))

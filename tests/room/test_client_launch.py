@@ -90,3 +90,23 @@ def test_gemini_home_links_the_users_and_merges_settings(tmp_path: Path) -> None
         "gemini", name="ui", cwd=str(tmp_path), home=str(room), environ={"HOME": str(home)}
     )
     assert json.loads((ours / "settings.json").read_text()) == settings  # started again
+
+
+def test_codex_keeps_the_users_trusted_hooks_and_writable_roots(tmp_path: Path) -> None:
+    """An override replaces a whole table: what the user had there is carried over."""
+    codex = tmp_path / ".codex"
+    codex.mkdir()
+    (codex / "config.toml").write_text(
+        '[sandbox_workspace_write]\nwritable_roots = ["/data"]\n\n'
+        '[hooks.state."/u/.codex/hooks.json:stop:0:0"]\ntrusted_hash = "sha256:abc"\n'
+    )
+    args, env = client_launch(
+        "codex", name="api", cwd="/w", home=str(tmp_path / "room"), environ={"HOME": str(tmp_path)}
+    )
+    assert env == {}
+    values = [args[i + 1] for i, a in enumerate(args) if a == "-c"]
+    room = str((tmp_path / "room").resolve())
+    assert f'sandbox_workspace_write.writable_roots=["/data","{room}"]' in values
+    state = next(v for v in values if v.startswith("hooks.state="))
+    assert '"/u/.codex/hooks.json:stop:0:0"={trusted_hash="sha256:abc"}' in state
+    assert f'"{CODEX_OVERRIDES_FILE}:stop:0:0"' in state
