@@ -104,3 +104,44 @@ async def test_entity_conflicts_are_settled_from_the_palette(
         assert entities.find("Redis")["context"] == "a cache"
     finally:
         room.close()
+
+
+async def test_the_preview_shows_the_context_before_approval(
+    console: Callable[..., RoomConsole], room_home: Path
+) -> None:
+    from agent_room.core.memory import Context
+    from agent_room.store import memory
+    from agent_room.ui.widgets.handovers import HandoverPreview, HandoverQueue
+
+    room = Room(SqliteStore(room_home))
+    pending = [int(r["message_id"]) for r in room.store.pending_handovers()]
+    text = "## Context from @api's session\n\n### Files changed\n- api/orders_total_7q.py\n"
+    memory.save_context(
+        room.store,
+        pending[0],
+        session_id="sess-api",
+        context=Context(text, 20, 1, 1),
+        problem=None,
+        at=0.0,
+    )
+    room.close()
+    app = console()
+    async with app.run_test(size=SIZE) as pilot:
+        queue = app.main.query_one("#queue", HandoverQueue)
+        await until(pilot, lambda: pending[0] in [r.id for r in queue.rows])
+        queue.highlighted = [r.id for r in queue.rows].index(pending[0])
+        preview = app.main.query_one(HandoverPreview)
+        await until(pilot, lambda: preview.handover is not None and preview.handover.context)
+        await pilot.pause()
+        preview.scroll_end(animate=False)  # the context comes below the handover's body
+        await until(pilot, lambda: "orders_total_7q" in _screen_text(app))
+        queue.highlighted = [r.id for r in queue.rows].index(pending[1])
+        await until(pilot, lambda: preview.handover is not None and not preview.handover.context)
+        await pilot.pause()
+        preview.scroll_end(animate=False)
+        await until(pilot, lambda: "transcript: preparing" in _screen_text(app))
+
+
+def _screen_text(app: RoomConsole) -> str:
+    strips = app.screen._compositor.render_strips()
+    return "\n".join("".join(seg.text for seg in strip) for strip in strips)
