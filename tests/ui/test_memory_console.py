@@ -1,5 +1,6 @@
-"""Checkpoints from the console: `c` lists the selected session's, `f` resumes one through
-``agent-room resume`` (its own process)."""
+"""The room's memory in the console: `c` lists the selected session's checkpoints and `f`
+resumes one through ``agent-room resume``; the palette settles entity conflicts; the
+handover preview shows the context prepared from the sender's transcript."""
 
 from __future__ import annotations
 
