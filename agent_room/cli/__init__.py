@@ -82,5 +82,51 @@ def _parse_and_run(args_list: list[str]) -> int:
             command = subcommand_parser(parser, args_list)
             command.error(f"unrecognized arguments: {printable(' '.join(extra))}")
         args.text = [*args.text, *extra]
+    if _reads_only(args_list):
+        from agent_room.store.home import DB_NAME, ensure_room_dir, room_home
+
+        home = room_home(os.environ)
+        if os.path.lexists(home):
+            ensure_room_dir(home)  # one that is not private is refused, not passed over
+        if not os.path.exists(os.path.join(home, DB_NAME)):
+            return _in_an_empty_room(args)
     code: int = args.handler(args)
+    return code
+
+
+READ_ONLY = frozenset(
+    "who tree history handovers inbox peek links timers ledger checkpoints notify".split()
+)
+"""Commands that only read the room: where there is none they answer as an empty room
+would, and make none (a typo in AGENT_ROOM_HOME must not leave rooms behind)."""
+WRITING = {
+    "intercom": {"import", "forget", "settings"},
+    "loops": {"release", "settings"},
+    "entities": {"merge", "resolve", "--strategy", "--threshold"},
+    "transport": {"native-first", "tmux", "native"},
+}
+"""Commands that read unless one of these words follows them."""
+
+
+def _reads_only(args_list: list[str]) -> bool:
+    command, rest = args_list[0] if args_list else "", set(args_list[1:])
+    if command in READ_ONLY:
+        return True
+    return command in WRITING and not rest & WRITING[command]
+
+
+def _in_an_empty_room(args: object) -> int:
+    """Run a reading command against a throw-away empty room instead of making one."""
+    import tempfile
+
+    saved = os.environ["AGENT_ROOM_HOME"] if "AGENT_ROOM_HOME" in os.environ else None
+    with tempfile.TemporaryDirectory(prefix="agent-room-empty-") as tmp:
+        os.environ["AGENT_ROOM_HOME"] = os.path.join(tmp, "room")
+        try:
+            code: int = args.handler(args)  # type: ignore[attr-defined]
+        finally:
+            if saved is None:
+                del os.environ["AGENT_ROOM_HOME"]
+            else:
+                os.environ["AGENT_ROOM_HOME"] = saved
     return code

@@ -237,6 +237,22 @@ def cmd_reject(args: argparse.Namespace) -> int:
     return 0
 
 
+def _handover_json(row: dict[str, Any]) -> dict[str, Any]:
+    """A pending handover as ``handovers --json`` prints it: its fields an object, not a
+    JSON string inside JSON, and its times ISO strings as ``history``'s timestamps are."""
+    import json
+
+    from agent_room.core.format import iso_timestamp
+
+    out = dict(row)
+    if isinstance(out.get("fields"), str):
+        out["fields"] = json.loads(out["fields"])
+    for key in ("requested_at", "decided_at"):
+        if out.get(key) is not None:
+            out[key] = iso_timestamp(out[key])
+    return out
+
+
 def cmd_handovers(args: argparse.Namespace) -> int:
     from agent_room.core.cycles import render_cycle
 
@@ -248,7 +264,7 @@ def cmd_handovers(args: argparse.Namespace) -> int:
         row["cycle"] = list(cycle) if cycle else None
         row["cycle_text"] = render_cycle(cycle) if cycle else None
     if args.json:
-        print_json(rows)
+        print_json([_handover_json(row) for row in rows])
         return 0
     for row in rows:
         badge = f"  ⚠ closes a cycle: {row['cycle_text']}" if row["cycle"] else ""

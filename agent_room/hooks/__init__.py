@@ -63,7 +63,12 @@ def run_hook(argv: Sequence[str], environ: Mapping[str, str], stdin: IO[bytes]) 
     if event == "--client" and len(argv) > 2:  # Codex and Gemini: `--client KIND EVENT`
         client, event = argv[1], argv[2]
     logged = event if client == "claude" else f"{client} {event}"
-    home = room_home(environ)
+    try:
+        home = room_home(environ)
+    except RoomError as problem:  # a relative AGENT_ROOM_HOME: said in the default room
+        read_stdin(stdin)
+        log_error(room_home({"HOME": environ.get("HOME", "")}), logged, str(problem))
+        return 0
     try:
         raw, cut = read_stdin(stdin)
         payload = HookPayload.parse(raw, event, cut=cut, client=client)

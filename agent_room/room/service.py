@@ -81,6 +81,11 @@ class Room:
         nobody holds any more stands for the one it was renamed to."""
         if env_name:
             name = parse_name(env_name)
+            if as_name and party(as_name) != name:
+                raise BadInput(
+                    f"--as {as_name} disagrees with AGENT_ROOM_NAME={env_name}, which names"
+                    " who speaks here: drop --as, or unset AGENT_ROOM_NAME"
+                )
             if self.store.holder(name) is None:
                 return self.store.renamed_to(name) or name
             return name

@@ -28,10 +28,19 @@ ERROR_LOG = "errors.log"
 
 
 def room_home(environ: Mapping[str, str]) -> str:
-    """``$AGENT_ROOM_HOME`` if set, else ``~/.agent-room``."""
+    """``$AGENT_ROOM_HOME`` if set, else ``~/.agent-room``.
+
+    A relative ``$AGENT_ROOM_HOME`` is refused: every agent, hook and worker resolves it
+    against its own working directory, so each would quietly use a room of its own."""
     configured = environ.get("AGENT_ROOM_HOME", "").strip()
     if configured:
-        return os.path.expanduser(configured)
+        path = os.path.expanduser(configured)
+        if not os.path.isabs(path):
+            raise UnsafeRoom(
+                f"AGENT_ROOM_HOME={configured} is a relative path; give an absolute one"
+                f" (e.g. {os.path.abspath(path)})"
+            )
+        return path
     return os.path.join(environ.get("HOME") or os.path.expanduser("~"), ".agent-room")
 
 

@@ -3,6 +3,7 @@ that refuses to run without a terminal, a room only made by commands that write.
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -96,3 +97,69 @@ def test_stop_stops_the_demo_this_terminal_points_at_and_no_other(cli: Cli, tmp_
     inside = cli("demo", "--stop", env={**env, "TMUX": f"{rooms[0]}/t,123,0"})
     assert inside.err == f"stopped the demo room in {rooms[0]}\n"
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("value", ["room", "./room", "a/b"])
+def test_a_relative_room_home_is_refused_by_commands_and_hooks(
+    cli: Cli, tmp_path: Path, value: str
+) -> None:
+    result = cli("who", env={"AGENT_ROOM_HOME": value})
+    _one_line_error(result, 1, f"AGENT_ROOM_HOME={value} is a relative path")
+    hook = cli("hook", "SessionStart", env={"AGENT_ROOM_HOME": value, "HOME": str(tmp_path)})
+    assert (hook.code, hook.out) == (0, "")
+    log = (tmp_path / ".agent-room" / "errors.log").read_text()
+    assert "is a relative path" in log
+    assert not (Path.cwd() / value).exists()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("who",),
+        ("who", "--json"),
+        ("tree",),
+        ("history", "--json"),
+        ("handovers",),
+        ("links",),
+        ("timers",),
+        ("ledger",),
+        ("checkpoints",),
+        ("loops",),
+        ("intercom",),
+        ("entities",),
+        ("transport",),
+        ("inbox", "--peek", "--as", "operator"),
+    ],
+)
+def test_reading_commands_make_no_room(cli: Cli, argv: tuple[str, ...]) -> None:
+    result = cli(*argv)
+    assert result.code == 0, result
+    assert "Traceback" not in result.err
+    assert not cli.home.exists()
+
+
+def test_a_writing_command_still_makes_the_room(cli: Cli) -> None:
+    assert cli("join", "backend").code == 0
+    assert (cli.home / "room.db").is_file()
+
+
+def test_handovers_json_has_its_fields_as_an_object_and_iso_times(cli: Cli) -> None:
+    assert cli("join", "api").code == 0
+    assert cli("join", "web").code == 0
+    fields = ("--changed", "GET /t", "--todo", "build it", "--contract", "T={}")
+    sent = cli("send", "@web", "--handover", *fields, name="api")
+    assert sent.code == 0, sent
+    (row,) = json.loads(cli("handovers", "--json").out)
+    assert row["fields"]["what_to_do"] == "build it"
+    assert row["fields"]["contract"] == "T={}"
+    (message,) = json.loads(cli("history", "--json").out)
+    assert row["requested_at"] == message["timestamp"]
+    assert row["decided_at"] is None
+
+
+def test_as_that_disagrees_with_agent_room_name_is_refused(cli: Cli) -> None:
+    assert cli("join", "api").code == 0
+    assert cli("join", "web").code == 0
+    refused = cli("send", "@web", "hello", "--as", "web", name="api")
+    _one_line_error(refused, 2, "--as web disagrees with AGENT_ROOM_NAME=api")
+    assert cli("send", "@web", "hello", "--as", "api", name="api").code == 0

@@ -82,7 +82,10 @@ def test_no_broadcast_name_exists(pair: Room) -> None:
 
 
 def test_identity_order_env_then_pane_then_as(pair: Room) -> None:
-    assert pair.identify(env_name="backend", pane="%3", as_name="x") == "backend"
+    assert pair.identify(env_name="backend", pane="%3", as_name=None) == "backend"
+    assert pair.identify(env_name="backend", pane="%3", as_name="backend") == "backend"
+    with pytest.raises(BadInput, match="disagrees with AGENT_ROOM_NAME"):
+        pair.identify(env_name="backend", pane="%3", as_name="x")
     assert pair.identify(env_name=None, pane="%3", as_name="backend") == "frontend"
     assert pair.identify(env_name=None, pane="%99", as_name="backend") == "backend"
     with pytest.raises(BadInput, match="who you are"):
