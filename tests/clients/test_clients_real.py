@@ -112,3 +112,17 @@ def test_enter_resumes_an_ended_session(
         )  # the model got the old turns with the new prompt
     finally:
         terminal.close()
+
+
+def test_a_half_typed_line_is_cleared_before_a_nudge(clients: ClientRoom, kind: str) -> None:
+    assert clients.run("join", "lead").code == 0
+    clients.start("worker", kind)
+    clients.type("worker", "say hello")
+    clients.wait(lambda: clients.member("worker").get("state") == "idle", 60, "worker")
+    clients.keys("worker", "-l", "half typed by the user")
+    clients.wait(lambda: "half typed by the user" in clients.screen("worker"), 30, "worker")
+
+    sent = clients.send("lead", "worker", "a message")
+    clients.wait(lambda: clients.message(sent)["status"] == "delivered", 60, "worker")
+    nudge = f"[agent-room] 1 new message from @lead (#{sent})"
+    assert clients.turns("worker")[-1]["prompt"] == nudge  # submitted alone
