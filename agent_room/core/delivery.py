@@ -49,8 +49,9 @@ CLEAR_LINE_BY_AGENT: dict[str, tuple[str, ...]] = {
 """Keys that empty the input line before a nudge is typed, by agent kind, so that a nudge
 left unsubmitted is not prefixed to the next one. Checked with Claude Code 2.1.330: end of
 line, then kill to its start (the text can be pasted back with ctrl+y); harmless on an
-empty line. The same keys empty Codex CLI 0.169.0's and Gemini CLI 0.61.0's input line. Kinds whose keys are not verified get none: Escape or ctrl+c could open a
-menu, answer a dialog or end the program."""
+empty line. The same keys empty Codex CLI 0.169.0's and Gemini CLI 0.61.0's input line.
+Kinds whose keys are not verified get none: Escape or ctrl+c could open a menu, answer a
+dialog or end the program."""
 
 
 class Action(StrEnum):
