@@ -83,19 +83,24 @@ def _parse_and_run(args_list: list[str]) -> int:
             command.error(f"unrecognized arguments: {printable(' '.join(extra))}")
         args.text = [*args.text, *extra]
     if _reads_only(args_list):
+        from pathlib import Path
+
         from agent_room.store.home import DB_NAME, ensure_room_dir, room_home
 
-        home = room_home(os.environ)
+        home = Path(room_home(os.environ))
         if os.path.lexists(home):
             ensure_room_dir(home)  # one that is not private is refused, not passed over
-        if not os.path.exists(os.path.join(home, DB_NAME)):
+        if not (home / DB_NAME).exists():
             return _in_an_empty_room(args)
     code: int = args.handler(args)
     return code
 
 
 READ_ONLY = frozenset(
-    "who tree history handovers inbox peek links timers ledger checkpoints notify".split()
+    {
+        *("who", "tree", "history", "handovers", "inbox", "peek"),
+        *("links", "timers", "ledger", "checkpoints", "notify"),
+    }
 )
 """Commands that only read the room: where there is none they answer as an empty room
 would, and make none (a typo in AGENT_ROOM_HOME must not leave rooms behind)."""
@@ -119,9 +124,9 @@ def _in_an_empty_room(args: object) -> int:
     """Run a reading command against a throw-away empty room instead of making one."""
     import tempfile
 
-    saved = os.environ["AGENT_ROOM_HOME"] if "AGENT_ROOM_HOME" in os.environ else None
+    saved = os.environ.get("AGENT_ROOM_HOME")
     with tempfile.TemporaryDirectory(prefix="agent-room-empty-") as tmp:
-        os.environ["AGENT_ROOM_HOME"] = os.path.join(tmp, "room")
+        os.environ["AGENT_ROOM_HOME"] = f"{tmp}/room"
         try:
             code: int = args.handler(args)  # type: ignore[attr-defined]
         finally:
