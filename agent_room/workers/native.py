@@ -77,17 +77,9 @@ class NativeDelivery:
         self._open_after = float("-inf")
 
     def begin_pass(self, now: float) -> None:
-        """Read the setting, listen (the active deliverer only), and record what came
-        back to the room's socket."""
+        """Read the setting and record what came back to the room's socket."""
         preference = LinkStore(self.store).settings().get(SETTING)
         self.preference = str(preference or DEFAULT_PREFERENCE)
-        wanted = self.preference != Preference.TMUX and self.transport.socket is None
-        if wanted and now >= self._open_after:
-            try:
-                self.transport.open()
-            except OSError as exc:
-                self._open_after = now + self.fallback_for
-                self.store.logevent("native.unavailable", "room", at=now, data={"reason": str(exc)})
         logged = 0
         for item in self.transport.receipts():
             why = item if isinstance(item, str) else self._absorb(item, now)
@@ -121,9 +113,23 @@ class NativeDelivery:
         ):
             entry = None  # another session of that process (a /clear), or a reused pid
         facts = self.registry.socket_facts(entry.socket) if entry and entry.socket else None
-        if self.transport.socket is None:
-            return entry, "the room is not listening on a socket of its own"
-        return entry, native_refusal(entry, facts, self.uid)
+        refusal = native_refusal(entry, facts, self.uid)
+        if refusal is None and self.transport.socket is None:
+            refusal = self._listen(now)
+        return entry, refusal
+
+    def _listen(self, now: float) -> str | None:
+        """Become a peer of the clients, once one of them is reachable (the active
+        deliverer only); why not, if it cannot (tried again later)."""
+        if self.preference == Preference.TMUX or now < self._open_after:
+            return "the room is not listening on a socket of its own"
+        try:
+            self.transport.open()
+        except OSError as exc:
+            self._open_after = now + self.fallback_for
+            self.store.logevent("native.unavailable", "room", at=now, data={"reason": str(exc)})
+            return f"the room cannot listen on a socket of its own ({exc})"
+        return None
 
     def serve(self, target: Row, now: float, *, receipt_timeout: float, retry_after: float) -> bool:
         """Serve one recipient through its socket; False to leave it to the pane."""

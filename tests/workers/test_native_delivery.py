@@ -442,3 +442,21 @@ def test_the_peer_is_listed_in_the_clients_registry_and_leaves_no_trace(
     assert FileRegistry(registry.root, SystemProbe()).sessions() == []  # never an agent
     peer.close()
     assert list(registry.sessions_dir.iterdir()) == []
+
+
+def test_the_room_becomes_a_peer_only_once_a_client_is_reachable(
+    room: Room, deliverer: Deliverer, client: Client, registry: Registry_, peer: PeerSocket
+) -> None:
+    registry.protocol = 0  # no client the room can reach
+    room.send("backend", "frontend", "hello")
+    deliverer.run_once()
+    assert peer.socket is None
+    assert not registry.sessions_dir.exists()  # nothing written into the clients' folder
+    registry.protocol = 1
+    deliverer.run_once()  # the open nudge went through the pane; the next message ...
+    room.send("backend", "frontend", "again")
+    room.store.conn.execute("UPDATE nudges SET state = 'done'")
+    room.store.conn.commit()
+    deliverer.run_once()
+    assert peer.socket is not None
+    assert len(_sent(client)) == 1

@@ -158,13 +158,16 @@ class MainScreen(Screen[None]):
         if row is None:
             self.notify("No session selected.", severity="warning")
             return
+        if row.outside:  # not the room's: say how to bring it in
+            self.notify(f"{row.name} is {row.note}", severity="warning", timeout=15)
+            return
         cast("RoomConsole", self.app).start_enter(row.name)
 
     def action_rename_session(self) -> None:
         """Ask for a new name for the selected session, then rename it."""
         row = self.sessions.selected
-        if row is None:
-            self.notify("No session selected.", severity="warning")
+        if row is None or row.outside:
+            self.notify("No session of the room selected.", severity="warning")
             return
         old = row.name
 
