@@ -89,7 +89,7 @@ def _print_stats(summary: dict[str, dict[str, dict[str, Any]]]) -> None:
             ),
         )
 
-    header = ("TOTAL", *(o.upper() for o in OUTCOMES), "APPROVED", "TO DECISION", "TO APPLIED")
+    header = ("TOTAL", *(o.upper() for o in OUTCOMES), "RATE", "TO DECISION", "TO APPLIED")
     if not summary["pairs"]:
         print("no handovers yet", file=sys.stderr)
         return

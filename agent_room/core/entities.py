@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from agent_room.core.errors import BadInput
+from agent_room.core.transcript import one_line
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -209,11 +210,11 @@ def from_handover(fields: dict[str, str]) -> list[Mention]:
     for name in (p.strip() for p in re.split(r"[,;\n]", fields.get("files", "")) if p.strip()):
         _add(found, Mention("file", name.lstrip("-* "), "listed in a handover", 0.9))
     contract = fields.get("contract", "")
-    for mention in from_text(contract, context=contract[:200], confidence=0.9):
+    for mention in from_text(contract, context=one_line(contract, 200), confidence=0.9):
         _add(found, mention)
     for field in ("what_changed", "what_to_do", "breaking", "notes"):
         text = fields.get(field, "")
-        for mention in from_text(text, context=text[:200], confidence=0.7):
+        for mention in from_text(text, context=one_line(text, 200), confidence=0.7):
             _add(found, mention)
     return list(found.values())
 

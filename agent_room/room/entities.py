@@ -13,6 +13,7 @@ from pathlib import Path
 
 from agent_room.core import entities as rules
 from agent_room.core.errors import BadInput, NotFound
+from agent_room.core.transcript import one_line
 from agent_room.store import entities as store_entities
 from agent_room.store import memory as store_memory
 
@@ -244,7 +245,7 @@ class Entities:
         count = 0
         for message in found:
             body = str(message["body"])
-            mentions = rules.from_text(body, context=body[:200])
+            mentions = rules.from_text(body, context=one_line(body, 200))
             count += self.mention_all(mentions, agent=str(message["sender"]), source="message")
         if found:
             last = max(int(m["id"]) for m in found)

@@ -179,11 +179,13 @@ class Memory:
             problem = known["problem"] if known else None
         else:
             problem = f"@{sender} has no transcript the room knows of"
-        from agent_room.core.entities import from_handover
+        from agent_room.core.entities import from_handover, from_text
+        from agent_room.core.transcript import one_line
         from agent_room.room.entities import Entities
 
+        named = from_handover(fields) if fields else from_text(task[0], context=one_line(task[0]))
         Entities(self.room).mention_all(
-            from_handover(fields), agent=sender, session_id=session_id, source="handover"
+            named, agent=sender, session_id=session_id, source="handover"
         )
         query = match_query(*task)
         found: list[Candidate] = []

@@ -207,7 +207,7 @@ def changed_file(
     with write_transaction(store.conn) as conn:
         conn.execute(
             "INSERT INTO file_changes (path, session_id, name, at) VALUES (?,?,?,?)"
-            " ON CONFLICT(path, session_id) DO UPDATE SET at = max(at, excluded.at),"
+            " ON CONFLICT(path, session_id) DO UPDATE SET at = max(file_changes.at, excluded.at),"
             " name = excluded.name",
             (path, session_id, name, at),
         )
@@ -232,10 +232,11 @@ def changed_file(
 
 
 def messages_after(store: StoreBase, after: int, limit: int = 500) -> list[Row]:
-    """Agents' chat messages and handovers after message ``after``, oldest first."""
+    """Agents' chat messages after message ``after``, oldest first (a handover's entities
+    come from its fields, when its context is prepared)."""
     return rows(
         store.conn.execute(
-            "SELECT id, sender, body FROM messages WHERE id > ? AND kind IN ('chat', 'handover')"
+            "SELECT id, sender, body FROM messages WHERE id > ? AND kind = 'chat'"
             " ORDER BY id LIMIT ?",
             (after, limit),
         )

@@ -90,11 +90,16 @@ def test_the_worker_fills_the_registry_from_handovers_messages_and_transcripts(
         what_changed="GET /traces added", what_to_do="show them", files="lib/traces.ex"
     )
     room.send_handover("api", "web", fields=fields)
-    room.send("web", "api", "does POST /traces need auth? we use TypeScript")
+    room.send("web", "api", "does POST /traces need auth?\nwe use TypeScript")
+    room.send_handover("web", "api", body="please own the DELETE /traces endpoint")
     MemoryWorker(room, AliveProbe(), use_lease=False).run_once()
     found = {(r["type"], r["name"]) for r in Entities(room).search()}
     assert ("endpoint", "GET /traces") in found  # a handover
     assert ("endpoint", "POST /traces") in found  # a message
+    assert ("endpoint", "DELETE /traces") in found  # a handover without the template
+    for row in Entities(room).search():
+        assert "\n" not in row["context"]
+        assert "## Handover" not in row["context"]  # a handover counts by its fields
     assert ("tool", "TypeScript") in found
     assert ("file", "lib/spotter_web/controllers/hooks_controller.ex") in found  # a transcript
     assert ("tool", "git") in found
