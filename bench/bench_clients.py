@@ -5,7 +5,7 @@
    permission dialog, end of turn, end), interleaved in seeded random rounds with the bare
    interpreter (``python -c pass``); every run is checked (state after it, no error).
 2. Delivery: the pinned Codex CLI and Gemini CLI (.tools/) in tmux against the loopback
-   stand-in (tests/clients/standin.py), ``agent-room watch`` delivering: per message, from
+   stand-in (agent_room/demo/client_api.py), ``agent-room watch`` delivering: per message, from
    the spawn of ``agent-room send`` until the nudge shows in the pane, and until the
    client's own hook has receipted it. Needs tmux and both clients (``--hooks-only``
    skips this part).
@@ -44,8 +44,7 @@ from _common import (
     write_result,
 )
 
-sys.path.insert(0, str(ROOT))
-from tests.clients.standin import StandIn
+from agent_room.demo.client_api import StandIn
 
 FIXTURES = ROOT / "tests" / "fixtures"
 CLIENT_BUDGET = 1.25

@@ -22,8 +22,8 @@ from typing import Any
 import libtmux
 import pytest
 
+from agent_room.demo.client_api import StandIn
 from agent_room.room import Room
-from tests.clients.standin import StandIn
 from tests.conftest import REPO, Cli, Result, require_tool
 from tests.tmux.conftest import wait_for
 

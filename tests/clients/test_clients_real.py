@@ -11,8 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+from agent_room.demo.client_api import StandIn
 from tests.clients.conftest import KEY_SETTLE, READY, ClientRoom
-from tests.clients.standin import StandIn
 from tests.real.test_enter_resume import Terminal
 
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from agent_room.demo.client_api import StandIn
 from agent_room.demo.model_api import Reply, Script
 from tests.clients.conftest import KEY_SETTLE, READY, client_binary
-from tests.clients.standin import StandIn
 from tests.conftest import require_tool
 from tests.real.conftest import STARTUP, TURN, RealRoom
 

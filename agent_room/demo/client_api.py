@@ -1,14 +1,15 @@
-"""A loopback stand-in for the OpenAI Responses API (Codex CLI) and the Gemini API.
+"""A loopback stand-in for the OpenAI Responses API (Codex CLI) and the Gemini API, for
+the demo's Codex and Gemini agents and the tests of both clients.
 
-Ported from the stand-in Codex CLI 0.169.0 and Gemini CLI 0.61.0 were first run against
-(see tests/fixtures/README.md). Scripted by the last user text: ``RUNSHELL: CMD`` makes
-one shell tool call (Codex ``exec_command``, Gemini ``run_shell_command``), ``RUNESC: CMD``
-one the client asks the user about (Codex: outside its sandbox); ``SLOWREPLY``
-answers after ``slow`` seconds; a tool result is answered ``TOOL-RESULT-SEEN: ...``;
-anything else ``PONG: <text>``. It also answers Codex's title request, Gemini's router
-classifier (JSON from the schema, integers at least 1: a 0 fails its check) and Gemini's
-session summaries. Every request is recorded. Bodies end with the connection (Gemini
-hangs on a kept-alive stream without a length).
+Ported from the stand-in Codex CLI 0.169.0 and Gemini CLI 0.61.0 were first run against.
+Scripted by the last user text: ``RUNSHELL: CMD`` makes one shell tool call (Codex
+``exec_command``, Gemini ``run_shell_command``), ``RUNESC: CMD`` one the client asks the
+user about (Codex: outside its sandbox); ``SLOWREPLY`` answers after ``slow`` seconds; a
+tool result is answered ``TOOL-RESULT-SEEN: ...``; anything else ``PONG: <text>``. It also
+answers Codex's title request, Gemini's router classifier (JSON from the schema, integers
+at least 1: a 0 fails its check) and Gemini's session summaries. Every request is
+recorded. Bodies end with the connection (Gemini hangs on a kept-alive stream without a
+length).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ def _shell_command(text: str) -> str | None:
     return found.group(1).strip() if found else None
 
 
-def _fill(schema: Any, name: str = "") -> Any:
+def _fill(schema: Any) -> Any:
     """A value matching a JSON schema (Gemini's internal JSON calls)."""
     if not isinstance(schema, dict):
         return None
@@ -45,7 +46,7 @@ def _fill(schema: Any, name: str = "") -> Any:
     if schema.get("enum"):
         return schema["enum"][0]
     if kind == "object" or "properties" in schema:
-        return {k: _fill(v, k) for k, v in (schema.get("properties") or {}).items()}
+        return {k: _fill(v) for k, v in (schema.get("properties") or {}).items()}
     if kind == "string":
         return "stand-in"
     if kind in {"number", "integer"}:
@@ -68,8 +69,8 @@ class StandIn:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def log_message(self, format: str, *args: Any) -> None:
-                return
+            def log_message(self, *_args: Any) -> None:
+                return  # quiet: the requests are recorded
 
             def do_GET(self) -> None:
                 self._json(404, {"error": {"message": "not in the stand-in", "code": 404}})
