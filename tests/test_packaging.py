@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import tomllib
+import zipfile
+from pathlib import Path
 
-from tests.conftest import REPO
+from tests.conftest import REPO, copy_source
 
 
 def test_every_package_is_listed() -> None:
@@ -18,3 +22,29 @@ def test_every_package_is_listed() -> None:
     assert found <= listed, sorted(found - listed)
     assert "agent_room._plugin" in listed
     assert config["tool"]["setuptools"]["package-dir"]["agent_room._plugin"] == "plugin"
+
+
+def test_the_license_is_an_spdx_string_with_its_file() -> None:
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())
+    assert config["project"]["license"] == "MIT"
+    assert config["project"]["license-files"] == ["LICENSE"]
+    assert (REPO / "LICENSE").read_text().startswith("MIT License\n")
+
+
+def test_building_prints_no_deprecation_warnings(tmp_path: Path) -> None:
+    src = copy_source(tmp_path / "src")
+    build = f"from setuptools import build_meta as b; b.build_wheel({str(tmp_path / 'dist')!r})"
+    result = subprocess.run(
+        [sys.executable, "-W", "default", "-c", build],
+        cwd=src,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    output = result.stdout + result.stderr
+    assert "Deprecat" not in output, output
+    (wheel,) = (tmp_path / "dist").glob("*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        assert "agent_room-0.1.0.dist-info/licenses/LICENSE" in archive.namelist()
