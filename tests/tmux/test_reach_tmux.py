@@ -165,3 +165,15 @@ def test_the_notifier_shows_what_needs_the_operator_on_every_client(
     assert [a.key for a in told] == [f"handover:{hid}"]
     wait_for(lambda: f"handover #{hid} waits for you" in inner.status_line(), timeout=10)
     assert notifier.run_once() == []  # told once
+
+
+def test_what_an_agent_wrote_reaches_tmux_as_text_never_as_a_command(
+    inner: Inner, room: Room, tmp_path: Path
+) -> None:
+    planted = tmp_path / "planted"
+    room.join("api")
+    room.send("api", "operator", f"#[fg=red]#(touch {planted})")
+    notifier = Notifier(room, SystemProbe(), [TmuxChannel(lambda: [inner.socket])], use_lease=False)
+    assert [a.kind for a in notifier.run_once()] == ["message"]
+    wait_for(lambda: "@api writes to you: #[fg=red]#(touch" in inner.status_line(), timeout=10)
+    assert not planted.exists()

@@ -177,3 +177,27 @@ def test_an_unknown_channel_in_the_settings_file_is_one_line(cli: Cli, tmp_path:
     watch = cli("watch", env={"XDG_CONFIG_HOME": str(tmp_path / "config")})
     assert watch.code != 0
     assert watch.err.strip() == lines[0]
+
+
+def test_the_desktop_channel_runs_notify_send_with_the_text_as_one_escaped_argument(
+    tmp_path: Path,
+) -> None:
+    from agent_room.adapters.reach import DesktopChannel
+
+    out = tmp_path / "argv.json"
+    fake = tmp_path / "notify-send"
+    fake.write_text(
+        f"#!{sys.executable}\nimport json, sys\n"
+        f"open({str(out)!r}, 'w').write(json.dumps(sys.argv[1:]))\n"
+    )
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    channel = DesktopChannel(str(fake))
+    assert channel.available() is None
+    channel.send([Alert("k", "message", "api", "@api writes to you: \x1b]0;pwned\x07 -rf")])
+    assert json.loads(out.read_text()) == [
+        "--app-name=agent-room",
+        "--",
+        "agent-room: message",
+        "@api writes to you: \\x1b]0;pwned\\x07 -rf",
+    ]
+    assert DesktopChannel(str(tmp_path / "missing")).available() is not None
