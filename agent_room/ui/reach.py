@@ -69,9 +69,12 @@ class ReachMixin(EnterMixin):
         self._run_leased("notifier", self._make_notifier)
 
     def _make_notifier(self, room: Room) -> LeasedWorker:
+        from agent_room.ui.settings import NotifySettings
         from agent_room.workers.notifier import Notifier, build_channels
 
         channels, problems = build_channels(self.settings.notify, room, self.where.socket)
+        if self.settings.notify.channels == NotifySettings().channels:
+            problems = []  # the defaults: no desktop here is no news (agent-room notify says)
         for problem in problems:
             self.call_from_thread(
                 self.notify, problem, title="Notifications", severity="warning", timeout=10

@@ -141,7 +141,8 @@ def build_channels(
     """The configured channels that can speak here, and why the others cannot.
 
     tmux speaks on every server a live agent runs in (and the caller's own), read again
-    at each alert: agents come and go."""
+    at each alert: agents come and go. With neither, it tells nobody: a default server
+    that no agent of this room runs in is someone else's business."""
     from agent_room.adapters.reach import CommandChannel, DesktopChannel, TmuxChannel
 
     def sockets() -> list[str | None]:
@@ -150,7 +151,7 @@ def build_channels(
             " WHERE left_at IS NULL AND state != 'ended' AND pane IS NOT NULL"
         ).fetchall()
         named = [own_socket] if own_socket else []
-        return [*named, *(s for (s,) in found)] or [None]
+        return [*named, *(s for (s,) in found)]
 
     made: dict[str, NotifyChannel] = {
         "tmux": TmuxChannel(sockets),
