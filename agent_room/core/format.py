@@ -53,6 +53,11 @@ def format_messages(rows: Iterable[Row]) -> str:
     return "\n".join(format_message(row) for row in rows)
 
 
+VIA = {"nudge": "tmux", "native": "socket", "stop": "Stop hook", "hook": "hook"}
+"""How a message was delivered (``messages.via``), in the words the room prints: typed
+into its pane, through Claude Code's messaging socket, at a turn boundary, at start."""
+
+
 def format_terminal(row: Row) -> str:
     """``format_message`` for a terminal: each header escaped to its one line, the body
     escaped but for its newlines and tabs (``core.printable``). The model is handed the
@@ -61,7 +66,12 @@ def format_terminal(row: Row) -> str:
 
     shown = {k: printable(v) if isinstance(v, str) else v for k, v in row.items()}
     shown["body"] = printable(str(row["body"]), multiline=True)
-    return format_message(shown)
+    text = format_message(shown)
+    via = row.get("via")
+    if via and row.get("status") in ("delivered", "read"):  # how, for the operator only
+        head, sep, rest = text.partition("\n---\n")
+        text = f"{head}\ndelivery: via {printable(VIA.get(str(via), str(via)))}{sep}{rest}"
+    return text
 
 
 def format_terminal_messages(rows: Iterable[Row]) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from agent_room.core.format import VIA
 from agent_room.core.links import links_summary
 from agent_room.core.snapshot import (
     Edge,
@@ -44,8 +45,6 @@ FLOW_LIMIT = 60
 TRAFFIC_WINDOW = 5000
 """The traffic picture weighs the room's last this many messages: who talks now."""
 LIVENESS_INTERVAL = 2.0
-_VIA = {"nudge": "tmux", "native": "socket", "stop": "Stop hook", "hook": "hook"}
-"""How a delivery was made, in the flow's words (``messages.via``)."""
 OUTSIDE_INTERVAL = 1.0
 """Seconds between reads of Claude Code's own registry (sessions outside the room)."""
 """Seconds between liveness checks of the registered processes."""
@@ -242,7 +241,7 @@ class SnapshotReader:
             import json
 
             via = json.loads(row["data"] or "{}").get("via")
-            summary = f"via {_VIA.get(via, via)} · {summary}" if via else summary
+            summary = f"via {VIA.get(via, via)} · {summary}" if via else summary
         elif str(row["kind"]).startswith("link."):  # the link's own life, not a message
             import json
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from agent_room.core.native import wrap
 from agent_room.room import Room
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, Cli
 from tests.hooks.conftest import Hook, new_session
 
 PAYLOADS = FIXTURES / "claude-native" / "user-prompt-submit-cross-session.jsonl"
@@ -29,7 +29,7 @@ def _join(hook: Hook, name: str, pid: int) -> dict[str, Any]:
 
 
 def test_send_message_traffic_is_in_the_history_with_the_verified_sender(
-    hook: Hook, room_home: Path, agent_proc: subprocess.Popen[bytes]
+    hook: Hook, room_home: Path, agent_proc: subprocess.Popen[bytes], cli: Cli
 ) -> None:
     _join(hook, "proj-94", agent_proc.pid)
     worker = _join(hook, "worker-b", os.getpid())
@@ -52,6 +52,9 @@ def test_send_message_traffic_is_in_the_history_with_the_verified_sender(
         ("native", "~fake-recv", "worker-b", "delivered", "native"),
     ]
     assert history[0]["body"] == "hello from proj-94 via SendMessage"
+    printed = cli("history").out
+    assert "from: ~fake-recv\nto: worker-b\n" in printed
+    assert printed.count("kind: native\ndelivery: via socket\n---\n") == 2
     assert len(turns) == 2
     assert not (room_home / "errors.log").exists()
 

@@ -460,3 +460,20 @@ def test_the_room_becomes_a_peer_only_once_a_client_is_reachable(
     deliverer.run_once()
     assert peer.socket is not None
     assert len(_sent(client)) == 1
+
+
+def test_an_idle_notice_wakes_the_deliverer(
+    registry: Registry_, folder: Path, room: Room, client: Client
+) -> None:
+    woken = threading.Event()
+    peer = PeerSocket(registry, folder=folder, cwd=room.home, on_receipt=woken.set)
+    try:
+        peer.open()
+        notice = _recorded_control("peer_idle_notice") | {"from": f"uds:{client.path}"}
+        client.answer(str(peer.socket), notice)
+        assert woken.wait(5)
+        (receipt,) = peer.receipts()
+        assert not isinstance(receipt, str)
+        assert receipt.orig_msg_id == notice["orig_msg_id"]
+    finally:
+        peer.close()
