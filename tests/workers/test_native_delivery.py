@@ -477,3 +477,16 @@ def test_an_idle_notice_wakes_the_deliverer(
         assert receipt.orig_msg_id == notice["orig_msg_id"]
     finally:
         peer.close()
+
+
+def test_an_agent_outside_tmux_is_reached_through_its_socket(
+    room: Room, deliverer: Deliverer, client: Client, mux: ScriptedMux
+) -> None:
+    room.store.conn.execute("UPDATE sessions SET pane = NULL WHERE name = 'frontend'")
+    room.store.conn.commit()
+    message_id = room.send("backend", "frontend", "hello")
+    deliverer.run_once()
+    (frame,) = _sent(client)
+    assert f"(#{message_id})" in frame["message"]["content"]
+    assert mux.calls == []
+    assert "frontend" not in room.store.notes()  # not held as "not in tmux"
