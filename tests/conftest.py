@@ -8,10 +8,14 @@ import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from agent_room.room import Room
+
+if TYPE_CHECKING:
+    from tests.pgcluster import Cluster
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures"
@@ -55,11 +59,61 @@ def agent_proc() -> Iterator[subprocess.Popen[bytes]]:
     proc.wait()
 
 
+ENGINE = "AGENT_ROOM_TEST_ENGINE"
+"""``postgresql``: every room of the run lives in a throw-away PostgreSQL cluster (the
+suite's second engine pass); otherwise each room is its own SQLite file."""
+
+
+def postgres_pass() -> bool:
+    """Whether this run tests the rooms on PostgreSQL."""
+    return os.environ.get(ENGINE) == "postgresql"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """In the PostgreSQL pass, leave out the tests of the SQLite file itself."""
+    if not postgres_pass():
+        return
+    left_out = [item for item in items if item.get_closest_marker("sqlite")]
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = [item for item in items if not item.get_closest_marker("sqlite")]
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[Cluster]:
+    """A PostgreSQL cluster of Debian's server in a temporary directory, for this run."""
+    from tests.pgcluster import Cluster, server_bin
+
+    bindir = server_bin()
+    require_tool(bindir is not None, "PostgreSQL's server (Debian's postgresql package)")
+    assert bindir is not None
+    cluster = Cluster(bindir)
+    yield cluster
+    cluster.destroy()
+
+
 @pytest.fixture
-def room_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A fresh, private room for this test, named by ``$AGENT_ROOM_HOME``."""
+def room_database(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str | None:
+    """The test room's PostgreSQL URL in the engine pass (a fresh schema), else ``None``."""
+    monkeypatch.delenv("AGENT_ROOM_DATABASE", raising=False)
+    if not postgres_pass():
+        return None
+    cluster: Cluster = request.getfixturevalue("pg_cluster")
+    url = cluster.new_room(f"room_{os.urandom(6).hex()}")
+    monkeypatch.setenv("AGENT_ROOM_DATABASE", url)
+    for key, value in cluster.env().items():
+        monkeypatch.setenv(key, value)
+    return url
+
+
+@pytest.fixture
+def room_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, room_database: str | None) -> Path:
+    """A fresh, private room for this test, named by ``$AGENT_ROOM_HOME`` (and
+    ``$AGENT_ROOM_DATABASE`` in the PostgreSQL pass)."""
     home = tmp_path / "room"
     monkeypatch.setenv("AGENT_ROOM_HOME", str(home))
+    # no background deliverer from start/join: a test starts the workers it wants
+    monkeypatch.setenv("AGENT_ROOM_WATCH", "off")
     for var in ("AGENT_ROOM_NAME", "TMUX_PANE", "TMUX", "CLAUDE_PID", "AGENT_ROOM_PARENT"):
         monkeypatch.delenv(var, raising=False)
     return home

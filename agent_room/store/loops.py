@@ -54,7 +54,8 @@ def _at_least(conn: sqlite3.Connection, count: int, where: str, args: tuple[obje
     """Whether ``count`` agents' messages match ``where``: it reads no more than that many,
     so a flood one way costs what a quiet room does."""
     found = conn.execute(
-        f"SELECT count(*) FROM (SELECT 1 FROM messages WHERE {where} AND kind != 'system' LIMIT ?)",
+        f"SELECT count(*) FROM (SELECT 1 FROM messages WHERE {where} AND kind != 'system' LIMIT ?)"
+        " AS found",
         (*args, count),
     ).fetchone()[0]
     return bool(found >= count)

@@ -83,6 +83,21 @@ def items(
     return found
 
 
+_MATCHES_SQLITE = (
+    "SELECT i.seq, i.kind, i.text, bm25(memory_fts) AS rank FROM memory_fts"
+    " JOIN memory_items i ON i.id = memory_fts.rowid WHERE memory_fts MATCH ?"
+    " AND i.session_id = ? AND i.seq <= ? ORDER BY rank LIMIT ?"
+)
+_MATCHES_POSTGRES = (
+    "SELECT i.seq, i.kind, i.text, -ts_rank(to_tsvector('simple', i.text), q) AS rank"
+    " FROM memory_items i, websearch_to_tsquery('simple', ?) q"
+    " WHERE to_tsvector('simple', i.text) @@ q"
+    " AND i.session_id = ? AND i.seq <= ? ORDER BY rank LIMIT ?"
+)
+"""The same question of PostgreSQL's full-text index (the FTS5 query's quoted words
+joined by OR read the same in ``websearch_to_tsquery``); lower ranks match better."""
+
+
 def candidates(
     store: StoreBase, session_id: str, query: str | None, *, upto: int | None = None
 ) -> list[Candidate]:
@@ -95,9 +110,7 @@ def candidates(
     ]
     if query:
         found = store.conn.execute(
-            "SELECT i.seq, i.kind, i.text, bm25(memory_fts) AS rank FROM memory_fts"
-            " JOIN memory_items i ON i.id = memory_fts.rowid WHERE memory_fts MATCH ?"
-            " AND i.session_id = ? AND i.seq <= ? ORDER BY rank LIMIT ?",
+            _MATCHES_POSTGRES if store.engine == "postgresql" else _MATCHES_SQLITE,
             (query, session_id, last, MATCHES),
         )
         offered += [Candidate(int(r[0]), r[1], r[2], float(r[3])) for r in found]

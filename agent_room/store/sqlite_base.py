@@ -7,7 +7,8 @@ import sqlite3
 
 from agent_room.core.errors import RoomUnavailable
 from agent_room.store.db import connect
-from agent_room.store.home import DB_NAME
+from agent_room.store.engine import database_url
+from agent_room.store.home import DB_NAME, ensure_room_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -59,7 +60,10 @@ def json_object(data: dict[str, Any]) -> tuple[str, list[Any]]:
         elif isinstance(value, float):  # SQLite would round it to 15 digits
             parts.append("?, json(?)")
             params += [key, repr(value)]
-        elif value is None or isinstance(value, str | int):
+        elif value is None:  # typed (a PostgreSQL parameter alone would not be)
+            parts.append("?, json(?)")
+            params += [key, "null"]
+        elif isinstance(value, str | int):
             parts.append("?, ?")
             params += [key, value]
         else:
@@ -74,10 +78,20 @@ class StoreBase:
     """Owns the connection to ``<home>/room.db``."""
 
     def __init__(self, home: StrPath, *, timeout: float = 10.0) -> None:
-        self.conn = connect(home, timeout=timeout)
         self.home = os.fspath(home)
         self.timeout = timeout
+        self.url = database_url(self.home)
+        """The PostgreSQL room this store uses, or ``None`` for ``<home>/room.db``."""
+        if self.url is None:
+            self.conn = connect(home, timeout=timeout)
+        else:
+            self.conn = _connect_postgres(self.home, self.url, timeout)
         self._files = _files(self.home)
+
+    @property
+    def engine(self) -> str:
+        """``sqlite`` or ``postgresql``."""
+        return "sqlite" if self.url is None else "postgresql"
 
     def close(self) -> None:
         """Close the connection; the store cannot be used afterwards."""
@@ -101,6 +115,8 @@ class StoreBase:
         the log, so a different or missing log was removed from outside. What the old
         log holds is saved into the database before the connection is let go.
         """
+        if self.url is not None:
+            return False  # the room's files are a server's own business
         now = _files(self.home)
         if now == self._files or (self._files[1] is None and now[0] == self._files[0]):
             self._files = now
@@ -121,6 +137,16 @@ class StoreBase:
         except sqlite3.Error:
             pass
         return True
+
+
+def _connect_postgres(home: str, url: str, timeout: float) -> sqlite3.Connection:
+    """The room on PostgreSQL, behind the ``sqlite3`` interface the store speaks (see
+    ``store.postgres``); the room directory stays, private, for this host's own files."""
+    from agent_room.store.postgres import connect as connect_postgres
+
+    ensure_room_dir(home)
+    conn: Any = connect_postgres(url, timeout=timeout)
+    return conn  # type: ignore[no-any-return]
 
 
 def _files(home: str) -> tuple[int | None, int | None]:

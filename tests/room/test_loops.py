@@ -128,6 +128,7 @@ def test_the_console_flow_shows_the_loop(linked: Room) -> None:
     assert event.summary == "loop #1: @b → @a → @b held (agent-room loops)"
 
 
+@pytest.mark.sqlite
 def test_the_check_on_every_send_scans_no_history(linked: Room, room_home: Path) -> None:
     """The fast path's reads (and the cycle search's) keep to an index on any history."""
     import sqlite3

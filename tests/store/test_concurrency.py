@@ -65,6 +65,7 @@ def test_twenty_processes_each_message_once_in_order(room: Room, room_home: Path
     assert events == SENDERS * PER_SENDER
 
 
+@pytest.mark.sqlite
 def test_writer_killed_mid_write_leaves_a_valid_store(room: Room, room_home: Path) -> None:
     room.join("killed")
     for name in RECIPIENTS:

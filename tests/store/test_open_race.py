@@ -8,6 +8,10 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.sqlite
+
 PROCESSES = 8
 ROOMS = 80
 

@@ -12,6 +12,8 @@ import re
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from agent_room.room.snapshot import SnapshotReader
 from agent_room.store.links import LinkStore
 from agent_room.workers.deliverer import Deliverer
@@ -20,6 +22,8 @@ from tests.fakes import FakeMux
 from tests.ui.seed import AliveProbe, seed_room
 
 FULL_SCAN = re.compile(r"^SCAN (messages|m)\b(?! USING)")
+
+pytestmark = pytest.mark.sqlite
 
 
 def test_no_pass_scans_the_messages(room_home: Path) -> None:

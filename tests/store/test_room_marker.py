@@ -18,6 +18,8 @@ from agent_room.store.db import connect
 from agent_room.store.home import MARKER
 from tests.conftest import Cli
 
+pytestmark = pytest.mark.sqlite
+
 
 def _room_with_data(cli: Cli) -> None:
     assert cli("join", "backend").code == 0

@@ -1,0 +1,80 @@
+"""Which database engine holds the room: the embedded SQLite file, or PostgreSQL.
+
+One setting chooses: ``$AGENT_ROOM_DATABASE`` (a ``postgresql://`` URL), else the
+``database`` line of the room's own ``room.conf`` (mode 0600: it may hold a password),
+else the SQLite file in the room directory. Standard library only, and cheap when
+nothing is set: the hooks ask on every turn.
+
+A URL is never shown as given: ``describe`` drops the password, so no message or log
+line carries a credential.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from agent_room.core.errors import UnsafeRoom
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+DATABASE_VAR = "AGENT_ROOM_DATABASE"
+CONFIG_NAME = "room.conf"
+"""``database = postgresql://...`` (one ``key = value`` a line, ``#`` comments)."""
+_SCHEMES = ("postgresql://", "postgres://")
+
+
+def database_url(home: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """The PostgreSQL URL the room lives in, or ``None`` for the SQLite file."""
+    env = os.environ if environ is None else environ
+    url = env.get(DATABASE_VAR, "").strip()
+    if not url:
+        url = _configured(os.path.join(home, CONFIG_NAME))
+    if not url or url.startswith("sqlite"):
+        return None
+    if not url.startswith(_SCHEMES):
+        raise UnsafeRoom(
+            f"{DATABASE_VAR} must be a postgresql:// URL (or empty for the room's SQLite file)"
+        )
+    return url
+
+
+def _configured(path: str) -> str:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return ""
+    except OSError as exc:
+        raise UnsafeRoom(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if st.st_uid != os.geteuid() or stat.S_IMODE(st.st_mode) & 0o077:
+            raise UnsafeRoom(f"{path} may hold a password and is open to others: chmod 600 {path}")
+        text = os.read(fd, 65536).decode("utf-8", "replace")
+    finally:
+        os.close(fd)
+    for line in text.splitlines():
+        key, sep, value = line.partition("=")
+        if sep and key.strip() == "database" and not line.lstrip().startswith("#"):
+            return value.strip().strip("'\"")
+    return ""
+
+
+def describe(url: str) -> str:
+    """``url`` as it may be shown: host, port and database, never the password."""
+    rest = url.split("://", 1)[-1]
+    location = rest.partition("?")[0]
+    if "@" in location:
+        user, _, location = location.rpartition("@")
+        location = f"{user.split(':', 1)[0]}@{location}"
+    return f"postgresql://{location}" if location else "postgresql (from the PG* environment)"
+
+
+def has_password(url: str) -> bool:
+    """Whether ``url`` carries a password (refused where it would be seen: a command line)."""
+    location = url.split("://", 1)[-1].partition("?")[0]
+    query = url.partition("?")[2]
+    user = location.rpartition("@")[0] if "@" in location else ""
+    return ":" in user or any(p.startswith("password=") for p in query.split("&"))
