@@ -35,15 +35,20 @@ def print_status(fmt: str | None, environ: Mapping[str, str]) -> int:
     """Print the room's status line in ``fmt`` (default ``core.attention``'s)."""
     from agent_room.core.status_line import (
         DEFAULT_STATUS_FORMAT,
+        StatusCounts,
         check_status_format,
         render_status,
     )
-    from agent_room.store.attention import status_counts
+    from agent_room.store.attention import room_exists, status_counts
     from agent_room.store.home import room_home
     from agent_room.store.sqlite_base import StoreBase
 
     text = check_status_format(DEFAULT_STATUS_FORMAT if fmt is None else fmt)
-    store = StoreBase(room_home(environ), timeout=2.0)
+    home = room_home(environ)
+    if not room_exists(home):  # an empty room's line, and none made: a status bar asks forever
+        sys.stdout.write(render_status(text, StatusCounts()) + "\n")
+        return 0
+    store = StoreBase(home, timeout=2.0)
     try:
         line = render_status(text, status_counts(store.conn))
     finally:

@@ -9,7 +9,10 @@ long history costs nothing: pending handovers, live sessions, unread messages.
 
 from __future__ import annotations
 
+import os
+
 from agent_room.core.status_line import OPERATOR, StatusCounts
+from agent_room.store.home import DB_NAME, ensure_room_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,6 +28,14 @@ _COUNTS = (
     " (SELECT count(*) FROM links WHERE state = 'frozen'),"
     " (SELECT count(*) FROM messages WHERE recipient = ? AND read_at IS NULL)"
 )
+
+
+def room_exists(home: str) -> bool:
+    """Whether ``home`` holds a room's database; a room folder that is not private is
+    refused (``UnsafeRoom``) rather than passed over."""
+    if os.path.lexists(home):
+        ensure_room_dir(home)
+    return os.path.exists(os.path.join(home, DB_NAME))
 
 
 def status_counts(conn: sqlite3.Connection) -> StatusCounts:

@@ -20,6 +20,13 @@ def test_status_prints_one_line_for_the_status_bar(cli: Cli, room: Room) -> None
     assert cli("status", "--format=#{handovers}").out == "#1\n"
 
 
+def test_status_in_no_room_yet_prints_an_empty_rooms_line_and_makes_none(
+    cli: Cli, room_home: Path
+) -> None:
+    assert cli("status").out == "⚑0 ⏸0 ✗0\n"
+    assert not room_home.exists()
+
+
 def test_a_status_format_with_an_unknown_field_is_one_line_and_touches_nothing(
     cli: Cli, room_home: Path
 ) -> None:
