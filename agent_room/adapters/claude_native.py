@@ -239,6 +239,7 @@ class PeerSocket:
         self.socket = str(path)
         sessions = self.registry.sessions_dir
         sessions.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self._sweep()
         stat_ = procfs.read_stat(self.pid)
         start = str(stat_.start_ticks) if stat_ else ""
         domain = pid_domain(self.pid)
@@ -275,6 +276,27 @@ class PeerSocket:
             target=self._serve, name="agent-room-native-peer", daemon=True
         )
         self._thread.start()
+
+    def _sweep(self) -> None:
+        """Take out the entries (and sockets) of the room's peers that died without
+        closing (killed): the clients would list them, the room never does."""
+        for path in self.registry.sessions_dir.glob("*.json"):
+            data = _read_json(path)
+            pid = path.stem
+            if not (isinstance(data, dict) and data.get(ROOM_PEER_MARK) and pid.isdigit()):
+                continue
+            start = data.get("procStart")
+            ticks = int(start) if isinstance(start, str) and start.isdigit() else None
+            if int(pid) == self.pid or self.registry.probe.is_alive(int(pid), ticks):
+                continue
+            socket_path = data.get("messagingSocketPath")
+            if isinstance(socket_path, str) and Path(socket_path).parent == self.folder:
+                with contextlib.suppress(OSError):
+                    if stat.S_ISSOCK(Path(socket_path).lstat().st_mode):
+                        Path(socket_path).unlink()
+            for stale in [path, *self.registry.sessions_dir.glob(f"{pid}.*.key")]:
+                with contextlib.suppress(OSError):
+                    stale.unlink()
 
     def close(self) -> None:
         """Stop listening and take the room's entry out of the clients' registry."""

@@ -13,6 +13,8 @@ import contextlib
 import json
 import os
 import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -490,3 +492,27 @@ def test_an_agent_outside_tmux_is_reached_through_its_socket(
     assert f"(#{message_id})" in frame["message"]["content"]
     assert mux.calls == []
     assert "frontend" not in room.store.notes()  # not held as "not in tmux"
+
+
+def test_a_killed_peers_entry_is_taken_out_by_the_next(
+    tmp_path: Path, folder: Path, room: Room
+) -> None:
+    registry = FileRegistry(tmp_path / "claude", SystemProbe())
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    first = PeerSocket(registry, folder=folder, cwd=room.home)
+    first.pid = dead.pid  # a peer that was killed: its files stay behind
+    first.open()
+    first._stop.set()
+    first._files.clear()  # as after a SIGKILL: nothing removed
+    assert len(list(registry.sessions_dir.iterdir())) == 2
+    second = PeerSocket(registry, folder=folder, cwd=room.home)
+    try:
+        second.open()
+        left = sorted(p.name for p in registry.sessions_dir.iterdir())
+        assert left[-1] == f"{os.getpid()}.json"
+        assert not any(name.startswith(f"{dead.pid}.") for name in left)
+        assert not (folder / f"{dead.pid}.sock").exists()
+    finally:
+        second.close()
+        first.close()
