@@ -44,8 +44,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
         for demo in demo_room.running():
             print(demo.root)
         return 0
-    demo = demo_room.start(os.environ, claude=args.claude)
+    clients = [k for k in ("codex", "gemini") if getattr(args, k, False)]
+    demo = demo_room.start(os.environ, claude=args.claude, clients=clients)
     kind = "real Claude Code clients" if args.claude else "four simulated agents"
+    if clients:
+        kind += ", " + " and ".join(
+            {"codex": "a Codex CLI (@reviewer)", "gemini": "a Gemini CLI (@docs)"}[k]
+            for k in clients
+        )
     attach = " ".join(demo.attach_argv())
     terminal = sys.stdin.isatty() and sys.stdout.isatty()
     if args.detach:

@@ -234,6 +234,8 @@ def _room_commands(sub: _Only) -> None:
     p.add_argument(
         "--claude", action="store_true", help="real Claude Code clients (a built-in model stand-in)"
     )
+    p.add_argument("--codex", action="store_true", help="add a real Codex CLI agent (@reviewer)")
+    p.add_argument("--gemini", action="store_true", help="add a real Gemini CLI agent (@docs)")
     p.add_argument(
         "--detach", action="store_true", help="set it up and print how to watch and stop it"
     )

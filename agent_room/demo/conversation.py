@@ -19,6 +19,8 @@ from agent_room.demo.model_api import Reply, Rule, Script
 
 AGENTS = ("backend", "frontend", "infra", "mobile")
 """The demo's agents, in the order they start."""
+OTHER_AGENTS = {"codex": "reviewer", "gemini": "docs"}
+"""The agents ``demo --codex`` / ``--gemini`` add, by the client each one runs."""
 
 PROMPTS = {
     "backend": "DEMO-BACKEND: publish the tasks API for frontend",
@@ -73,7 +75,7 @@ def _rules() -> list[Rule]:
         Rule(API, Reply("Wiring it in.", bash=f'agent-room send @backend "{ACK}"')),
         Rule(ACK, Reply("Handing the list view over.", bash=_handover())),
     ]
-    for name in AGENTS:
+    for name in (*AGENTS, *OTHER_AGENTS.values()):
         rules.append(
             Rule(
                 f"{PING} {name}",

@@ -29,6 +29,8 @@ from agent_room.room import Room
 
 PINGS = (("backend", "infra"), ("infra", "frontend"), ("frontend", "backend"))
 """Who pings whom, in turn (@mobile sits in its permission dialog)."""
+OTHER_PINGS = {"codex": ("backend", "reviewer"), "gemini": ("frontend", "docs")}
+"""Who pings the Codex and Gemini agents of ``demo --codex`` / ``--gemini``."""
 ENTERS = 3
 """Extra Enters at most for a prompt that was typed but not submitted."""
 TURN = 60.0
@@ -38,11 +40,14 @@ TURN = 60.0
 class Director:
     """Types prompts into the demo's agents on behalf of the operator."""
 
-    def __init__(self, room: Room, *, interval: float, pings: int) -> None:
+    def __init__(
+        self, room: Room, *, interval: float, pings: int, clients: Sequence[str] = ()
+    ) -> None:
         self.room = room
         self.tmux = Tmux()
         self.interval = interval
         self.pings = pings
+        self.rounds = (*(OTHER_PINGS[k] for k in clients), *PINGS)
 
     def _ready(self, name: str) -> dict[str, Any] | None:
         """@name's session if it is idle at its prompt with nothing on its way to it."""
@@ -108,7 +113,7 @@ class Director:
         sent = 0
         turn = 0
         while sent < self.pings and not stop.wait(self.interval):
-            sender, peer = PINGS[turn % len(PINGS)]
+            sender, peer = self.rounds[turn % len(self.rounds)]
             turn += 1
             if self.type(sender, f"{PING} {peer}"):
                 sent += 1
@@ -121,7 +126,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--url-file", type=Path, help="where to write the model stand-in's URL")
     parser.add_argument("--interval", type=float, default=12.0, help="seconds between pings")
     parser.add_argument("--pings", type=int, default=50, help="pings at most")
+    parser.add_argument(
+        "--clients", default="", help="codex,gemini: serve their stand-in and ping them too"
+    )
+    parser.add_argument("--client-url-file", type=Path, help="where to write its URL")
     args = parser.parse_args(argv)
+    clients = [k for k in args.clients.split(",") if k in OTHER_PINGS]
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, lambda *_: stop.set())
@@ -133,18 +143,30 @@ def main(argv: Sequence[str] | None = None) -> int:
             partial.write_text(api.url + "\n")
             partial.replace(args.url_file)  # readers never see half a URL
         print(f"model stand-in at {api.url}", file=sys.stderr, flush=True)
+    others = None
+    if clients:
+        from agent_room.demo.client_api import StandIn
+
+        others = StandIn().__enter__()
+        if args.client_url_file is not None:
+            partial = args.client_url_file.with_name(args.client_url_file.name + ".part")
+            partial.write_text(others.url + "\n")
+            partial.replace(args.client_url_file)
+        print(f"Codex / Gemini stand-in at {others.url}", file=sys.stderr, flush=True)
     try:
         room = Room.open(os.environ)
     except RoomError as exc:
         print(f"agent-room: {exc}", file=sys.stderr)
         return 1
     print("directing the demo: first prompts, then a ping now and then", file=sys.stderr)
-    Director(room, interval=args.interval, pings=args.pings).run(stop)
+    Director(room, interval=args.interval, pings=args.pings, clients=clients).run(stop)
     print("done directing; the room keeps running", file=sys.stderr, flush=True)
     stop.wait()
     room.close()
     if api is not None:
         api.close()
+    if others is not None:
+        others.__exit__(None, None, None)
     return 0
 
 

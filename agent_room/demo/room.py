@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -121,9 +121,12 @@ def _write_claude_json(home: Path, folders: list[Path]) -> None:
 class _Setup:
     """The steps of one demo's start, with the environment they share."""
 
-    def __init__(self, demo: Demo, environ: Mapping[str, str], claude: bool) -> None:
+    def __init__(
+        self, demo: Demo, environ: Mapping[str, str], claude: bool, clients: Sequence[str] = ()
+    ) -> None:
         self.demo = demo
         self.claude = claude
+        self.clients = clients
         self.tmux = [_tmux(), "-S", str(demo.socket)]
         path = os.pathsep.join([str(Path(sys.executable).parent), environ.get("PATH", "")])
         self.env = {k: v for k, v in environ.items() if k not in LEAKED}
@@ -142,6 +145,12 @@ class _Setup:
                 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
             )
             for var in ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "CLAUDE_CONFIG_DIR"):
+                self.env.pop(var, None)
+        if clients:  # a HOME of the demo's own: the user's Codex and Gemini stay untouched
+            from agent_room.demo import others
+
+            self.env.update(HOME=str(demo.root / "home"), **others.client_env(clients, environ))
+            for var in ("CODEX_HOME", "GEMINI_CLI_HOME", "GOOGLE_GEMINI_BASE_URL"):
                 self.env.pop(var, None)
 
     def run(self, *argv: str) -> None:
@@ -166,17 +175,31 @@ class _Setup:
             "-c", str(self.demo.root), "--", *command,
         )  # fmt: skip
 
-    def model_url(self) -> str:
+    def model_url(self, name: str = "model-url", variable: str = "ANTHROPIC_BASE_URL") -> str:
         """Wait for the director's model stand-in and hand its URL to the clients."""
-        url_file = self.demo.root / "model-url"
+        url_file = self.demo.root / name
         deadline = time.monotonic() + CLIENT_TIMEOUT
         while not url_file.exists():
             if time.monotonic() > deadline:
                 raise Refused("the demo's model stand-in did not start")
             time.sleep(0.05)
         url = url_file.read_text().strip()
-        self.run(*self.tmux, "set-environment", "-g", "ANTHROPIC_BASE_URL", url)
+        self.run(*self.tmux, "set-environment", "-g", variable, url)
         return url
+
+    def other_agents(self) -> None:
+        """Codex and Gemini agents against the director's stand-in, each greeted once."""
+        from agent_room.demo import others
+
+        url = self.model_url("client-url", "GOOGLE_GEMINI_BASE_URL")
+        others.write_home(self.demo.root / "home", url)
+        for kind in self.clients:
+            name = others.agent_name(kind)
+            work = self.demo.root / "work" / name
+            work.mkdir(parents=True, exist_ok=True)
+            self.run(*_agent_room(), "start", name, "--agent", kind, "--cwd", str(work), "--detach")
+        for kind in self.clients:
+            others.greet(self.tmux, others.agent_name(kind), kind)
 
     def agent(self, name: str) -> None:
         work = self.demo.root / "work" / name
@@ -191,28 +214,35 @@ class _Setup:
         self.run(*start)
 
 
-def start(environ: Mapping[str, str], *, claude: bool = False) -> Demo:
-    """Create a demo room and start it running: console, worker, director, four agents."""
+def start(environ: Mapping[str, str], *, claude: bool = False, clients: Sequence[str] = ()) -> Demo:
+    """Create a demo room and start it running: console, worker, director, four agents
+    (and a Codex and a Gemini agent for ``clients``)."""
     demo = Demo(Path(tempfile.mkdtemp(prefix=PREFIX)))
     try:
         folders = [demo.root / "work" / name for name in AGENTS]
         for folder in folders:
             folder.mkdir(parents=True)
-        (demo.root / MARK).write_text(json.dumps({"claude": claude, "pid": os.getpid()}))
+        mark = {"claude": claude, "clients": list(clients), "pid": os.getpid()}
+        (demo.root / MARK).write_text(json.dumps(mark))
         if claude:
             _write_claude_json(demo.root / "home", folders)
-        setup = _Setup(demo, environ, claude)
+        setup = _Setup(demo, environ, claude, clients)
         Room.open({"AGENT_ROOM_HOME": str(demo.home)}).close()  # schema first, then writers
         setup.server()
         setup.window("watch", *_agent_room(), "watch")
         director = [sys.executable, "-m", "agent_room.demo.director"]
         if claude:
             director += ["--claude", "--url-file", str(demo.root / "model-url")]
+        if clients:
+            director += ["--clients", ",".join(clients)]
+            director += ["--client-url-file", str(demo.root / "client-url")]
         setup.window("director", *director)
         if claude:
             setup.model_url()
         for name in AGENTS:
             setup.agent(name)
+        if clients:
+            setup.other_agents()
     except BaseException:
         stop(demo)
         raise
