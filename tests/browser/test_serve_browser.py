@@ -147,12 +147,16 @@ def test_the_served_console_approves_a_handover_from_a_browser(
                     ),
                 ),
             )
+            asked: list[str] = []
+            page.on("request", lambda request: asked.append(request.url))
             page.goto(served + f"?token={TOKEN}")
             shows("@api", "@web", "1 pending handover", "Build the list view")
             page.click(".textual-terminal")
             page.keyboard.press("a")
             shows(f"Handover #{hid} approved.")
             page.screenshot(path=str(tmp_path / "served.png"))
+            outside = [u for u in asked if not u.startswith(served.replace("http", "ws", 1))]
+            assert [u for u in outside if not u.startswith(served)] == []  # nothing from outside
         finally:
             browser.close()
     row = room.store.handover(hid)
