@@ -29,10 +29,9 @@ from agent_room.core.delivery import (
 from agent_room.core.errors import PaneUnavailable
 from agent_room.core.prompts import nudge_text
 from agent_room.room import Room
-from agent_room.store.wake import not_a_poke
 from agent_room.workers.guard import Guard
 from agent_room.workers.lease import Lease
-from agent_room.workers.wakeup import WakeListener
+from agent_room.workers.wakeup import RoomWatch, WakeListener
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -196,6 +195,7 @@ class Deliverer:
         step: int = 5,
         on_pass: Callable[[bool], None] | None = None,
         on_problem: Callable[[str | None], None] | None = None,
+        room_watch: RoomWatch | None = None,
     ) -> None:
         """Deliver until ``stop`` is set: on a poke, on room changes, every half second.
 
@@ -203,19 +203,19 @@ class Deliverer:
         deliverer holds the lease or stands by); ``on_problem`` hears of a pass that
         failed (the room locked, the disk full ...) and of the first pass that works
         again (``None``), standard error if not given. A failed pass is retried, less
-        often while the fault lasts.
+        often while the fault lasts. Room changes come from ``room_watch``, the process's
+        shared watch, or from a watch of its own (``debounce``, ``step``).
         """
         guard = Guard("deliverer", self.store, on_problem)
         listener = self.wake
         changed_r, changed_w = os.pipe()
         os.set_blocking(changed_w, False)
-        watcher = threading.Thread(
-            target=self._watch_room,
-            args=(stop, changed_w, debounce, step),
-            name="agent-room-watchfiles",
-            daemon=True,
-        )
-        watcher.start()
+        watcher = room_watch or RoomWatch(self.room.home, debounce=debounce, step=step, stop=stop)
+
+        def changed() -> None:
+            _signal(changed_w)
+
+        watcher.subscribe(changed)
         try:
             while not stop.is_set():
                 active = guard.run(self.run_once)
@@ -237,26 +237,11 @@ class Deliverer:
             listener.close()
             self.release()
             stop.set()
-            watcher.join(timeout=2)
+            watcher.unsubscribe(changed)
+            if room_watch is None:
+                watcher.join(timeout=2)
             os.close(changed_r)
             os.close(changed_w)
-
-    def _watch_room(self, stop: threading.Event, out: int, debounce: int, step: int) -> None:
-        """File events on the room directory, as bytes on ``out``; ends with ``stop``."""
-        from watchfiles import watch
-
-        try:
-            for _changes in watch(
-                self.room.home,
-                debounce=debounce,
-                step=step,
-                stop_event=stop,
-                raise_interrupt=False,
-                watch_filter=not_a_poke,
-            ):
-                _signal(out)
-        finally:
-            _signal(out)  # wake the loop: it sees ``stop`` (or runs on the timer alone)
 
 
 def _signal(fd: int) -> None:

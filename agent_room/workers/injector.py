@@ -25,9 +25,9 @@ from agent_room.core.timers import wait_for
 from agent_room.room.crossing import Crossings
 from agent_room.room.links import Links
 from agent_room.room.registry import Registry
-from agent_room.store.wake import not_a_poke
 from agent_room.workers.guard import Guard
 from agent_room.workers.lease import Lease
+from agent_room.workers.wakeup import RoomWatch
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -99,10 +99,11 @@ class Injector:
         step: int = 5,
         on_pass: Callable[[bool], None] | None = None,
         on_problem: Callable[[str | None], None] | None = None,
+        room_watch: RoomWatch | None = None,
     ) -> None:
         """Inject until ``stop`` is set: on every room change, and when a timer is due.
 
-        ``on_pass(active)`` and ``on_problem`` are called as the deliverer does; a
+        ``on_pass(active)``, ``on_problem`` and ``room_watch`` are as the deliverer's; a
         failed pass is retried, less often while the fault lasts.
         """
         guard = Guard("injector", self.store, on_problem)
@@ -113,10 +114,8 @@ class Injector:
                 on_pass(active)
 
         wake = threading.Event()
-        watcher = threading.Thread(
-            target=self._watch, args=(stop, wake, debounce, step), daemon=True
-        )
-        watcher.start()
+        watcher = room_watch or RoomWatch(self.room.home, debounce=debounce, step=step, stop=stop)
+        watcher.subscribe(wake.set)
         try:
             one_pass()
             while not stop.is_set():
@@ -130,25 +129,6 @@ class Injector:
                     one_pass()
         finally:
             self.release()
-            watcher.join(timeout=5)
-
-    def _watch(
-        self, stop: threading.Event, wake: threading.Event, debounce: int, step: int
-    ) -> None:
-        """Turn file events in the room directory into wake-ups (and stop into one)."""
-        from watchfiles import watch
-
-        try:
-            for _changes in watch(
-                self.room.home,
-                debounce=debounce,
-                step=step,
-                rust_timeout=int(SAFETY_INTERVAL * 1000),
-                yield_on_timeout=False,
-                stop_event=stop,
-                raise_interrupt=False,
-                watch_filter=not_a_poke,
-            ):
-                wake.set()
-        finally:
-            wake.set()
+            watcher.unsubscribe(wake.set)
+            if room_watch is None:
+                watcher.join(timeout=5)

@@ -1,13 +1,21 @@
-"""The listening end of ``store.wake``: pokes from processes that just queued work."""
+"""Wake-ups for the workers: pokes from processes that just queued work (the listening
+end of ``store.wake``), and one watch of the room directory shared by every worker."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import stat
+import threading
 from pathlib import Path
 
-from agent_room.store.wake import wake_path
+from agent_room.store.wake import not_a_poke, wake_path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+    Changes = Iterable[tuple[object, str]]
 
 
 class WakeListener:
@@ -62,3 +70,70 @@ class WakeListener:
             with contextlib.suppress(OSError):
                 os.close(self.fd)
             self.fd = None
+
+
+class RoomWatch:
+    """One watch of the room directory, fanned out to every worker of a process.
+
+    A watchfiles watcher wakes every ``step`` ms to look for the end of a burst, whether
+    anything changed or not: at rest that is most of what a worker costs, so a process
+    keeps one watch, not one per worker (the deliverer, the injector, the console's
+    reader). It starts with its first listener and ends when ``stop`` is set; each
+    listener is called on every burst of changes it wants, and once more when the watch
+    ends (so that it looks at its own stop).
+    """
+
+    def __init__(self, home: str, *, debounce: int, step: int, stop: threading.Event) -> None:
+        self.home = home
+        self.debounce = debounce
+        self.step = step
+        self.stop = stop
+        self._lock = threading.Lock()
+        self._listeners: dict[Callable[[], None], Callable[[str], bool] | None] = {}
+        self._thread: threading.Thread | None = None
+
+    def subscribe(
+        self, wake: Callable[[], None], want: Callable[[str], bool] | None = None
+    ) -> None:
+        """Call ``wake`` on room changes (only those to a path ``want`` accepts)."""
+        with self._lock:
+            self._listeners[wake] = want
+            if self._thread is None and not self.stop.is_set():
+                self._thread = threading.Thread(
+                    target=self._run, name="agent-room-watchfiles", daemon=True
+                )
+                self._thread.start()
+
+    def unsubscribe(self, wake: Callable[[], None]) -> None:
+        """Stop calling ``wake`` (it is not called once this returns)."""
+        with self._lock:
+            self._listeners.pop(wake, None)
+
+    def join(self, timeout: float = 2.0) -> None:
+        """Wait for the watch to end (after ``stop``)."""
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=timeout)
+
+    def _run(self) -> None:
+        from watchfiles import watch
+
+        try:
+            for changes in watch(
+                self.home,
+                debounce=self.debounce,
+                step=self.step,
+                stop_event=self.stop,
+                raise_interrupt=False,
+                watch_filter=not_a_poke,
+            ):
+                self._fan_out(changes)
+        finally:
+            self._fan_out(None)
+
+    def _fan_out(self, changes: Changes | None) -> None:
+        paths = None if changes is None else [path for _change, path in changes]
+        with self._lock:  # under the lock: a listener gone is never called again
+            for wake, want in self._listeners.items():
+                if paths is None or want is None or any(want(path) for path in paths):
+                    wake()
