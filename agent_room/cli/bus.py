@@ -42,6 +42,10 @@ def cmd_join(args: argparse.Namespace) -> int:
         print(f"@{row['renamed_from']}{pane} is now @{row['name']}", file=sys.stderr)
         return 0
     print(f"@{row['name']} joined the room{pane}", file=sys.stderr)
+    if row["pane"]:  # an agent a deliverer can reach
+        from agent_room.cli.background import ensure_deliverer
+
+        ensure_deliverer(os.environ, opted_out=args.no_watch)
     return 0
 
 

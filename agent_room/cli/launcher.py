@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agent_room.cli.background import ensure_deliverer
 from agent_room.core.errors import BadInput, NotFound, Refused, RoomError
 from agent_room.core.names import is_valid_name, parse_name
 from agent_room.core.printable import printable
@@ -248,7 +249,7 @@ def cmd_start(args: argparse.Namespace) -> int:
         pane_id, _, window = out[0].partition(" ")
         tmux("set-option", "-w", "-t", window, TAG, name)
         shown = printable(f"{name} ({pane_id}, {cwd})")
-        print(f"@{name} started in tmux window {shown}", file=sys.stderr)
+        _started(args, f"@{name} started in tmux window {shown}", label, pane_id, tmux)
         return 0
     try:
         pane_id = tmux.new_session(session, options, command)
@@ -259,11 +260,29 @@ def cmd_start(args: argparse.Namespace) -> int:
     attach = not args.detach and sys.stdin.isatty() and sys.stdout.isatty()
     hint = "" if attach else f"; attach: {tmux.attach_hint(session)}"
     shown = printable(f"{session} ({pane_id}, {cwd}){hint}")
-    print(f"@{name} started in tmux session {shown}", file=sys.stderr)
+    _started(args, f"@{name} started in tmux session {shown}", label, pane_id, tmux)
     if attach:
         sys.stderr.flush()
         os.execv(tmux.argv[0], [*tmux.argv, "attach-session", "-t", f"={session}"])  # noqa: S606
     return 0
+
+
+def _started(args: argparse.Namespace, said: str, label: str, pane_id: str, tmux: _Tmux) -> None:
+    """Say the agent started, and make sure a deliverer runs for it.
+
+    An ``--agent command`` agent is joined by its pane: it has no hooks that would
+    register it, so ``who`` would otherwise never list the agent just started."""
+    if args.agent == "command":
+        from agent_room.room import Room
+
+        room = Room.open(os.environ)
+        try:
+            room.join(args.name, pane=pane_id, agent=label, tmux_socket=tmux.socket)
+        finally:
+            room.close()
+        said += "; joined the room by its pane (a command has no hooks to register itself)"
+    print(said, file=sys.stderr)
+    ensure_deliverer(os.environ, opted_out=args.no_watch)
 
 
 def _registered(room: Room | None, name: str, pane_pids: set[int]) -> list[Process]:

@@ -42,6 +42,14 @@ def _add_identity(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_no_watch(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--no-watch",
+        action="store_true",
+        help="do not start a background deliverer when none runs (also: AGENT_ROOM_WATCH=off)",
+    )
+
+
 def _message_id(text: str) -> int:
     value = text.removeprefix("#")
     if not value.isdigit() or int(value) < 1:
@@ -134,6 +142,7 @@ def _bus_commands(sub: _Only) -> None:
     p.add_argument("name", metavar="NAME")
     p.add_argument("--pane", help="the tmux pane id the agent runs in, e.g. %%3")
     p.add_argument("--agent", default="claude", help="the kind of agent (default: claude)")
+    _add_no_watch(p)
     p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_join"))
 
     p = sub.add_parser("leave", help="remove a name from the room")
@@ -226,6 +235,9 @@ def _room_commands(sub: _Only) -> None:
     p = sub.add_parser("watch", help="deliver messages to idle agents (headless worker)")
     p.add_argument("--debounce", type=int, default=10, help="file-event debounce, ms")
     p.add_argument("--step", type=int, default=5, help="file-event step, ms")
+    p.add_argument("--status", action="store_true", help="say which process delivers, if any")
+    p.add_argument("--stop", action="store_true", help="stop the room's background watch")
+    p.add_argument("--background", action="store_true", help=argparse.SUPPRESS)  # start/join
     p.set_defaults(handler=_lazy("agent_room.cli.watch", "cmd_watch"))
 
     p = sub.add_parser(
@@ -583,6 +595,7 @@ def _launcher_commands(sub: _Only) -> None:
     p.add_argument(
         "--detach", action="store_true", help="do not attach, nor open a window inside tmux"
     )
+    _add_no_watch(p)
     if isinstance(p, _Parser):  # not a stand-in for a command this process skips
         launcher.take_agent_args(p)
     p.set_defaults(handler=launcher.cmd_start)

@@ -30,7 +30,12 @@ def cmd_watch(args: argparse.Namespace) -> int:
     from agent_room.workers.injector import Injector
     from agent_room.workers.memory import MemoryWorker
     from agent_room.workers.native import native_delivery
+    from agent_room.workers.wakeup import RoomWatch
 
+    if args.status or args.stop:
+        from agent_room.cli.background import cmd_watch_status, cmd_watch_stop
+
+        return cmd_watch_status(args) if args.status else cmd_watch_stop(args)
     notify = _notify_settings()
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
@@ -49,12 +54,13 @@ def cmd_watch(args: argparse.Namespace) -> int:
         file=sys.stderr,
         flush=True,
     )
+    # one watch of the room for every worker: a watcher costs the same whether anything
+    # changes or not (a send wakes the deliverer through its FIFO, without waiting on it)
+    room_watch = RoomWatch(delivery_room.home, debounce=args.debounce, step=args.step, stop=stop)
     worker = threading.Thread(
         target=injector.run,
         args=(stop,),
-        # a crossing waits for a turn to end anyway: a slower file watch costs nothing
-        # there, and halves what an idle room costs
-        kwargs={"debounce": max(args.debounce, 50), "step": max(args.step, 25)},
+        kwargs={"room_watch": room_watch},
         name="agent-room-injector",
         daemon=True,
     )
@@ -64,10 +70,14 @@ def cmd_watch(args: argparse.Namespace) -> int:
     )
     remembering.start()
     notifying = _start_notifier(notify, notify_room, stop)
+    idling = _start_idle_exit(stop) if args.background else None
     try:
-        deliverer.run(stop, debounce=args.debounce, step=args.step)
+        deliverer.run(stop, room_watch=room_watch)
     finally:
         stop.set()
+        room_watch.join()
+        if idling is not None:
+            idling.join(timeout=10)
         worker.join(timeout=10)
         remembering.join(timeout=10)
         if notifying is not None:
@@ -77,6 +87,41 @@ def cmd_watch(args: argparse.Namespace) -> int:
         injector_room.close()
         memory_room.close()
     return 0
+
+
+def _start_idle_exit(stop: threading.Event) -> threading.Thread:
+    """The background watch's own end: once no agent has been alive in the room for
+    ``IDLE_EXIT`` seconds, or the room is gone, it stops (and forgets its pid file)."""
+    import time
+
+    from agent_room.cli.background import IDLE_EXIT, idle, remove_pid_file, write_pid_file
+    from agent_room.core.errors import RoomError
+    from agent_room.room import Room
+
+    room = Room.open(os.environ)
+    write_pid_file(room.home)
+    idle_exit = float(os.environ.get("AGENT_ROOM_WATCH_IDLE_EXIT") or IDLE_EXIT)
+
+    def watch_idle() -> None:
+        since = time.monotonic()
+        try:
+            while not stop.wait(min(5.0, idle_exit / 4)):
+                try:
+                    quiet = idle(room)
+                except RoomError:
+                    quiet = False  # a passing fault: ask again at the next pass
+                if not quiet:
+                    since = time.monotonic()
+                elif time.monotonic() - since >= idle_exit:
+                    print("agent-room: no agent in the room for a while: stopping", flush=True)
+                    stop.set()
+        finally:
+            remove_pid_file(room.home)
+            room.close()
+
+    thread = threading.Thread(target=watch_idle, name="agent-room-idle-exit", daemon=True)
+    thread.start()
+    return thread
 
 
 def _notify_settings() -> NotifySettings:

@@ -106,6 +106,7 @@ class ClientRoom:
             "AGENT_ROOM_TMUX": self.socket,
             "AGENT_ROOM_CODEX": str(client_binary("codex")),
             "AGENT_ROOM_GEMINI": str(client_binary("gemini")),
+            "AGENT_ROOM_WATCH": "off",  # the test runs the watch it wants
         }
         self.cli = Cli(room_home)
         self._watch: subprocess.Popen[bytes] | None = None

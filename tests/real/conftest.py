@@ -109,6 +109,7 @@ class RealRoom:
             "AGENT_ROOM_HOME": str(room_home),
             "AGENT_ROOM_TMUX": self.socket,
             "AGENT_ROOM_CLAUDE": str(claude_binary()),
+            "AGENT_ROOM_WATCH": "off",  # the test runs the watch it wants
         }
         self.cli = Cli(room_home)
         self._trusted: dict[str, Any] = {}

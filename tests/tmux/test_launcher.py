@@ -174,7 +174,7 @@ def test_claude_gets_the_plugin_and_the_room(
     env = {
         **tmux_env,
         "AGENT_ROOM_CLAUDE": str(fake),
-        "AGENT_ROOM_HOME": os.path.relpath(room_home),  # made absolute for the agent
+        "AGENT_ROOM_HOME": str(room_home),  # a relative one is refused (test_first_contact)
         "CLAUDECODE": "1",  # a launching Claude's own variables must not reach the new one
         "CLAUDE_PID": "1",
     }

@@ -1,0 +1,175 @@
+"""A deliverer in the background: ``start`` and ``join`` make sure one runs for the room.
+
+Without a deliverer a message waits in the room until someone thinks of ``agent-room
+watch`` or the console. So ``start`` and ``join`` (for an agent in a pane) start
+``agent-room watch --background`` when no deliverer listens: its own process group, its
+output in the room's ``watch.log``, its pid in ``watch.pid``. It stands by like any other
+watch while a console or another watch holds the lease, ends by itself once no agent has
+been alive in the room for a while (or the room is gone), and ``agent-room watch
+--status`` / ``--stop`` show and end it. ``--no-watch`` or ``AGENT_ROOM_WATCH=off`` opt out.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from agent_room.store.home import open_private, room_home
+from agent_room.store.wake import listening
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Mapping
+
+    from agent_room.room import Room
+
+PID_FILE = "watch.pid"
+"""The background watch's ``PID START_TICKS``, written by itself, removed on its exit."""
+LOG_FILE = "watch.log"
+"""Where the background watch's diagnostics go (it has no terminal)."""
+OPT_OUT = "AGENT_ROOM_WATCH"
+"""``off``: start and join never start a deliverer (scripts, tests, a watch elsewhere)."""
+IDLE_EXIT = 600.0
+"""Seconds without a live agent in the room after which the background watch ends."""
+LISTEN_WAIT = 3.0
+"""How long ``start``/``join`` wait for a new background watch to take the lease."""
+
+
+def ensure_deliverer(environ: Mapping[str, str], *, opted_out: bool = False) -> None:
+    """Start a background watch for the room unless a deliverer listens; say which."""
+    if opted_out or environ.get(OPT_OUT, "").lower() in {"off", "0", "no"}:
+        return
+    home = room_home(environ)
+    if listening(home):
+        return
+    log = open_private(Path(home, LOG_FILE), os.O_WRONLY | os.O_APPEND)
+    try:
+        proc = subprocess.Popen(
+            [*_agent_room(), "watch", "--background"],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            env={k: v for k, v in environ.items() if k not in ("TMUX_PANE", "AGENT_ROOM_NAME")},
+            start_new_session=True,  # not ended with the terminal or the agent's pane
+        )
+    finally:
+        os.close(log)
+    deadline = time.monotonic() + LISTEN_WAIT
+    while not listening(home) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if proc.poll() is not None:
+        print(
+            f"agent-room: the background deliverer exited at once (see {home}/{LOG_FILE});"
+            " run agent-room watch",
+            file=sys.stderr,
+        )
+        return
+    print(
+        f"a deliverer runs in the background (pid {proc.pid}; agent-room watch --status, --stop)",
+        file=sys.stderr,
+    )
+
+
+def _agent_room() -> list[str]:
+    """This install's ``agent-room`` (beside this Python), else ``python -m agent_room``."""
+    beside = Path(sys.executable).parent / "agent-room"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return [str(beside)]
+    return [sys.executable, "-m", "agent_room"]
+
+
+def write_pid_file(home: str) -> None:
+    """Record this process as the room's background watch."""
+    from agent_room.adapters.procfs import read_stat
+
+    stat = read_stat(os.getpid())
+    path = Path(home, PID_FILE)
+    fd = open_private(path, os.O_WRONLY | os.O_TRUNC)
+    try:
+        os.write(fd, f"{os.getpid()} {stat.start_ticks if stat else ''}\n".encode())
+    finally:
+        os.close(fd)
+
+
+def remove_pid_file(home: str) -> None:
+    """Forget this process as the room's background watch (if it still is the one)."""
+    path = Path(home, PID_FILE)
+    pid, _ = _read_pid_file(home)
+    if pid == os.getpid():
+        path.unlink(missing_ok=True)
+
+
+def _read_pid_file(home: str) -> tuple[int | None, int | None]:
+    try:
+        words = Path(home, PID_FILE).read_text().split()
+    except OSError:
+        return None, None
+    pid = int(words[0]) if words and words[0].isdigit() else None
+    start = int(words[1]) if len(words) > 1 and words[1].isdigit() else None
+    return pid, start
+
+
+def background_pid(home: str) -> int | None:
+    """The room's background watch, if its process is still the one that wrote the file."""
+    from agent_room.adapters.procfs import is_alive
+
+    pid, start = _read_pid_file(home)
+    return pid if pid is not None and is_alive(pid, start) else None
+
+
+def idle(room: Room) -> bool:
+    """Whether no agent is alive in the room (or the room is gone): a session with a
+    live process, or one joined by hand in a pane and not ended."""
+    if not Path(room.home).is_dir():
+        return True
+    return not any((row["pid"] or row["pane"]) and row["state"] != "ended" for row in room.who())
+
+
+def cmd_watch_status(_args: argparse.Namespace) -> int:
+    """Say which process delivers for the room: 0 if one does, 1 if none."""
+    from agent_room.adapters.procfs import is_alive
+    from agent_room.room import Room
+    from agent_room.workers.deliverer import LEASE
+
+    home = room_home(os.environ)
+    background = background_pid(home)
+    holder = None
+    if Path(home, "room.db").exists():
+        room = Room.open(os.environ)
+        try:
+            row = room.store.lease(LEASE)
+        finally:
+            room.close()
+        if row and row["pid"] and is_alive(int(row["pid"]), row["pid_start"]):
+            holder = int(row["pid"])
+    if holder is None and not listening(home):
+        print("no deliverer is running: messages wait (agent-room watch, or the console)")
+        return 1
+    where = "the background watch" if holder == background else "agent-room watch or a console"
+    print(f"deliverer: pid {holder} ({where})" if holder else "deliverer: running")
+    if background is not None and background != holder:
+        print(f"background watch: pid {background} (standing by)")
+    if background is not None:
+        print("stop the background watch: agent-room watch --stop")
+    return 0
+
+
+def cmd_watch_stop(_args: argparse.Namespace) -> int:
+    """End the room's background watch (SIGTERM); others are left alone."""
+    import signal
+
+    home = room_home(os.environ)
+    pid = background_pid(home)
+    if pid is None:
+        print("no background watch is running for this room", file=sys.stderr)
+        return 0
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 10.0
+    while background_pid(home) == pid and time.monotonic() < deadline:
+        time.sleep(0.05)
+    print(f"stopped the background watch (pid {pid})", file=sys.stderr)
+    return 0
