@@ -8,6 +8,7 @@ from tests.real.conftest import TURN, RealRoom
 def test_a_half_typed_line_is_cleared_before_the_nudge(real: RealRoom) -> None:
     """An earlier nudge left unsubmitted in the input line is not prefixed to the next one
     (Claude Code 2.1.330 empties its line with ctrl+e ctrl+u)."""
+    assert real.run("transport", "tmux").code == 0  # the typed nudge, not the client's socket
     real.start("frontend")
     stale = "[agent-room] 1 new message from @backend (#999)"
     real.server.cmd("send-keys", "-t", "=ac-frontend:", "-l", "--", stale)
