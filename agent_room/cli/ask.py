@@ -22,7 +22,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
 
-    from agent_room.adapters.claude import ClaudeHeadless
+    from agent_room.core.ports import HeadlessClient
+    from agent_room.room import Room
     from agent_room.room.intercom import Asker
 
 QUESTION_LIMIT = 256 * 1024
@@ -37,7 +38,9 @@ def _say(line: str) -> None:
     print(printable(line), file=sys.stderr, flush=True)
 
 
-def client_env(label: str, asker: Asker, environ: dict[str, str]) -> dict[str, str]:
+def client_env(
+    label: str, asker: Asker, environ: dict[str, str], kind: str = "claude"
+) -> dict[str, str]:
     """The client's environment: the asker's, without what identifies the asker, plus the
     room's variables, so that its hooks register it as ``@ask-LABEL`` under the asker."""
     from agent_room.cli.launcher import LEAKED, agent_env
@@ -45,16 +48,36 @@ def client_env(label: str, asker: Asker, environ: dict[str, str]) -> dict[str, s
 
     name = f"ask-{label}"[:MAX_NAME_LENGTH].rstrip("-_")
     env = {k: v for k, v in environ.items() if k not in LEAKED and k not in HIDDEN}
-    env.update(agent_env(name, "claude", environ))
+    env.update(agent_env(name, kind, environ))
     env.pop("AGENT_ROOM_PARENT", None)
     if asker.parent != OPERATOR_PARENT:
         env["AGENT_ROOM_PARENT"] = asker.parent
     return env
 
 
-def _client(label: str, asker: Asker) -> ClaudeHeadless:
+def _kind(room: Room, repo: str) -> str:
+    """The client to ask: Codex where REPO names a member that runs Codex, else Claude."""
+    from agent_room.core.names import is_valid_name
+
+    name = repo.removeprefix("@")
+    row = room.store.holder(name) if is_valid_name(name) else None
+    return "codex" if row is not None and row["agent"] == "codex" else "claude"
+
+
+def _client(label: str, asker: Asker, kind: str, room: Room) -> HeadlessClient:
     from agent_room.adapters.claude import ClaudeHeadless
     from agent_room.plugin import claude_flags
+
+    if kind == "codex":
+        from agent_room.adapters.codex import CodexHeadless
+        from agent_room.room.clients import client_binary, client_launch
+
+        env = client_env(label, asker, dict(os.environ), kind)
+        args, _ = client_launch(
+            kind, name=env["AGENT_ROOM_NAME"], cwd=".", home=room.home, environ=env, tui=False
+        )
+        binary = client_binary(kind, dict(os.environ))
+        return CodexHeadless(shutil.which(binary) or binary, args=args, env=env)
 
     wanted = os.environ.get("AGENT_ROOM_CLAUDE") or "claude"
     binary = shutil.which(wanted) or wanted
@@ -75,7 +98,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
         _repo, label = intercom.repository(args.repo)
     except BadInput:
         label = "repo"  # the use case reports the bad REPO, and records it
-    intercom.client = _client(label, asker)
+    intercom.client = _client(label, asker, _kind(room, args.repo), room)
     record = intercom.ask(
         args.repo,
         question,

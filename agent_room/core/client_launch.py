@@ -71,15 +71,22 @@ def codex_trusted_hash(event: str, command: str, timeout: int) -> str:
 
 
 def codex_args(
-    hook_command: HookCommand, *, cwd: str, room: str, user: Mapping[str, Any] | None = None
+    hook_command: HookCommand,
+    *,
+    cwd: str,
+    room: str,
+    user: Mapping[str, Any] | None = None,
+    tui: bool = True,
 ) -> list[str]:
-    """The arguments that put a Codex TUI (a launch or a resume) in the room.
+    """The arguments that put a Codex TUI (a launch or a resume; ``tui=False``: a
+    ``codex exec`` run) in the room.
 
     ``user`` is the user's own ``config.toml``: an override replaces a whole table, so
     the hooks the user trusted and the writable roots the user gave are carried over.
     """
     user = user or {}
-    args = ["--no-daemon", "-c", "tui.disable_paste_burst=true", "-c", "allow_login_shell=false"]
+    args = ["--no-daemon", "-c", "tui.disable_paste_burst=true"] if tui else []
+    args += ["-c", "allow_login_shell=false"]
     args += ["-c", f"projects={{{_toml(cwd)}={{trust_level={_toml('trusted')}}}}}"]
     roots = _table(user, "sandbox_workspace_write").get("writable_roots")
     given = (

@@ -155,3 +155,33 @@ def client_output(kind: str, event: str, output: dict[str, Any]) -> dict[str, An
     if kind == "claude" or not isinstance(specific, dict):
         return output
     return dict(output, hookSpecificOutput=dict(specific, hookEventName=event))
+
+
+def codex_exec_answer(jsonl: str) -> dict[str, Any]:
+    """``codex exec --json``'s events as the answer ``claude -p --output-format json``
+    gives (``session_id``, ``result``, ``num_turns``, ``is_error``, ``subtype``), so an
+    ask reads both alike. Error items are warnings; a top-level ``error`` event or a
+    failed turn without an answer is an error."""
+    import json
+
+    answer: dict[str, Any] = {"result": "", "num_turns": 0, "is_error": False, "subtype": ""}
+    failure = ""
+    for line in jsonl.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        kind = event.get("type") if isinstance(event, dict) else None
+        item = event.get("item") if kind == "item.completed" else None
+        if kind == "thread.started" and isinstance(event.get("thread_id"), str):
+            answer["session_id"] = event["thread_id"]
+        elif isinstance(item, dict) and item.get("type") == "agent_message":
+            answer["result"] = str(item.get("text") or "")
+        elif kind == "turn.completed":
+            answer["num_turns"] += 1
+        elif kind in {"error", "turn.failed"}:
+            error = event.get("error")
+            failure = str(event.get("message") or (error or {}).get("message") or kind)
+    if failure and not answer["result"]:
+        answer |= {"is_error": True, "subtype": "error", "result": failure}
+    return answer

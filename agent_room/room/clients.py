@@ -103,14 +103,15 @@ def _codex_config(environ: dict[str, str]) -> dict[str, object]:
 
 
 def client_launch(
-    kind: str, *, name: str, cwd: str, home: str, environ: dict[str, str]
+    kind: str, *, name: str, cwd: str, home: str, environ: dict[str, str], tui: bool = True
 ) -> tuple[list[str], dict[str, str]]:
     """The arguments (before the user's own) and the environment for a session of ``kind``
-    started as ``name`` in ``cwd`` (a launch or a resume alike)."""
+    started as ``name`` in ``cwd`` (a launch or a resume alike; ``tui=False``: headless)."""
     room = ensure_room_dir(home)
     if kind == "codex":
         user = _codex_config(environ)
-        return codex_args(lambda e: hook_command(kind, e), cwd=cwd, room=room, user=user), {}
+        hooks = lambda e: hook_command(kind, e)  # noqa: E731
+        return codex_args(hooks, cwd=cwd, room=room, user=user, tui=tui), {}
     if kind != "gemini":
         raise BadInput(f"no launch description for agent kind {kind!r}")
     return [], gemini_env(gemini_home(room, name, environ))

@@ -1,0 +1,69 @@
+"""Codex CLI run headless for ``agent-room ask``: ``codex exec --json`` in a repository.
+
+The same process handling as Claude Code's (``adapters.claude``): stdin closed, its own
+process group ended with its tools on a timeout. Its JSONL events are handed back as the
+answer object ``claude -p`` prints (``core.clients.codex_exec_answer``); a session
+resumes with ``codex exec resume ID``. Codex has no turn limit to pass.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+from agent_room.adapters.claude import ClientMissing, Run, _end
+from agent_room.core.clients import codex_exec_answer
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+
+class CodexHeadless:
+    """A ``HeadlessClient`` over the Codex CLI."""
+
+    def __init__(
+        self, binary: str, *, args: Sequence[str] = (), env: Mapping[str, str] | None = None
+    ) -> None:
+        self.binary = binary
+        self.args = tuple(args)
+        """Arguments every run gets (the room's hooks, trusted)."""
+        self.env = dict(env) if env is not None else None
+
+    def argv(self, prompt: str, *, resume: str | None) -> list[str]:
+        """The command line of one ask (the prompt last, after ``--``)."""
+        argv = [self.binary, "exec", *(["resume"] if resume else [])]
+        argv += ["--json", "--skip-git-repo-check", *self.args]
+        return [*argv, *([resume] if resume else []), "--", prompt]
+
+    def run(
+        self, cwd: str, prompt: str, *, resume: str | None, max_turns: int, timeout: float
+    ) -> Run:
+        """Ask once; on ``timeout`` end the client's whole process group."""
+        del max_turns  # Codex has no such limit
+        try:
+            proc = subprocess.Popen(
+                self.argv(prompt, resume=resume),
+                cwd=cwd,
+                env=self.env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise ClientMissing(
+                f"cannot run the client {self.binary}: {exc.strerror or exc}"
+                " (install Codex CLI or set AGENT_ROOM_CODEX)"
+            ) from None
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            out, err = _end(proc)
+            return Run(None, "", err.decode(errors="replace"))
+        except BaseException:
+            _end(proc)
+            raise
+        answer = codex_exec_answer(out.decode(errors="replace"))
+        text = json.dumps(answer) if "session_id" in answer else out.decode(errors="replace")
+        return Run(proc.returncode, text, err.decode(errors="replace"))
