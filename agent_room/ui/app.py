@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from agent_room.core.snapshot import RoomSnapshot
     from agent_room.room import Room
     from agent_room.room.enter import Where
+    from agent_room.workers.wakeup import RoomWatch
 
     class LeasedWorker(Protocol):
         """The deliverer or the injector: run until stopped, reporting each pass."""
@@ -65,7 +66,7 @@ AGE_REFRESH = 30.0
 WORKERS = ("reader", "watcher", "deliverer", "injector", "memory", "notifier")
 
 
-def _room_files(_change: object, path: str) -> bool:
+def _room_files(path: str) -> bool:
     """Only the database and its write-ahead log wake the reader."""
     return Path(path).name in {"room.db", "room.db-wal"}
 
@@ -118,6 +119,7 @@ class RoomConsole(ReachMixin, App[int]):
         self._stop = threading.Event()
         self._watch_stop: asyncio.Event | None = None
         self._deliver_stops: list[threading.Event] = []
+        self._shared_watch: RoomWatch | None = None
         self._background_started = False
         self._theme_problems = self._register_themes()
 
@@ -189,6 +191,7 @@ class RoomConsole(ReachMixin, App[int]):
         if self._background_started or self._stop.is_set():
             return
         self._background_started = True
+        self._room_watch()  # made here, before the threads that share it ask for it
         reading = any(w.name == "reader" and not w.is_finished for w in self.workers)
         if self.settings.live and not reading:
             self._read_room()
@@ -209,6 +212,8 @@ class RoomConsole(ReachMixin, App[int]):
             self._watch_stop.set()
         for stop in self._deliver_stops:
             stop.set()
+        if self._shared_watch is not None:
+            self._shared_watch.stop.set()
         self.workers.cancel_all()
 
     def on_unmount(self) -> None:
@@ -305,23 +310,30 @@ class RoomConsole(ReachMixin, App[int]):
 
     @work(exclusive=True, group="watcher", exit_on_error=False, name="watcher")
     async def _watch_room(self) -> None:
-        """Wake the reader when the room's database changes (an async watchfiles worker)."""
-        from watchfiles import awatch
-
+        """Wake the reader when the room's database changes (through the console's watch)."""
         self._watch_stop = stop = asyncio.Event()
+        watch = self._room_watch()
         self.post_message(WorkerStatus("watcher", "on"))
-        async for _changes in awatch(
-            self.settings.home,
-            watch_filter=_room_files,
-            debounce=self.settings.debounce,
-            step=self.settings.step,
-            stop_event=stop,
-            recursive=False,
-            rust_timeout=1000,
-            yield_on_timeout=False,
-        ):
-            self._wake.set()
+        watch.subscribe(self._wake.set, want=_room_files)
+        try:
+            await stop.wait()
+        finally:
+            watch.unsubscribe(self._wake.set)
         self.post_message(WorkerStatus("watcher", "off"))
+
+    def _room_watch(self) -> RoomWatch:
+        """The console's one watch of the room, for the reader and the workers alike (a
+        watcher costs the same at rest whatever it serves)."""
+        if self._shared_watch is None or self._shared_watch.stop.is_set():
+            from agent_room.workers.wakeup import RoomWatch
+
+            self._shared_watch = RoomWatch(
+                self.settings.home,
+                debounce=self.settings.debounce,
+                step=self.settings.step,
+                stop=threading.Event(),
+            )
+        return self._shared_watch
 
     @work(thread=True, exclusive=True, group="deliverer", exit_on_error=False, name="deliverer")
     def _deliver(self) -> None:
@@ -334,6 +346,7 @@ class RoomConsole(ReachMixin, App[int]):
             lambda room: Deliverer(
                 room, self.mux, self.probe, native=native_delivery(room, os.environ)
             ),
+            watched=True,
         )
 
     @work(thread=True, exclusive=True, group="injector", exit_on_error=False, name="injector")
@@ -341,7 +354,7 @@ class RoomConsole(ReachMixin, App[int]):
         """The link injector (crossings, due timers): active while it holds its lease."""
         from agent_room.workers.injector import Injector
 
-        self._run_leased("injector", lambda room: Injector(room, self.probe))
+        self._run_leased("injector", lambda room: Injector(room, self.probe), watched=True)
 
     @work(thread=True, exclusive=True, group="memory", exit_on_error=False, name="memory")
     def _remember(self) -> None:
@@ -350,9 +363,12 @@ class RoomConsole(ReachMixin, App[int]):
 
         self._run_leased("memory", lambda room: MemoryWorker(room, self.probe))
 
-    def _run_leased(self, name: str, make: Callable[[Room], LeasedWorker]) -> None:
+    def _run_leased(
+        self, name: str, make: Callable[[Room], LeasedWorker], *, watched: bool = False
+    ) -> None:
         """Run one of the room's leased workers on its own connection until stopped,
-        showing whether it is active or standing by."""
+        showing whether it is active or standing by; a ``watched`` one is woken by the
+        console's watch of the room."""
         stop = threading.Event()
         self._deliver_stops.append(stop)
         room = self.open_room()
@@ -377,6 +393,7 @@ class RoomConsole(ReachMixin, App[int]):
                 step=self.settings.step,
                 on_pass=on_pass,
                 on_problem=on_problem,
+                **({"room_watch": self._room_watch()} if watched else {}),
             )
         finally:
             room.close()

@@ -6,6 +6,8 @@ liveness check are off, and tmux is a fake that records what it is asked to do.
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -226,6 +228,31 @@ async def test_the_watcher_shows_a_change_without_polling(
         await until(pilot, lambda: app.snapshot is not None)
         room.join("newcomer", pane="%9")
         await until(pilot, lambda: "newcomer" in _names(app))
+
+
+def _inotify_instances() -> int:
+    """File watches this process holds (each watcher opens one inotify instance)."""
+    fds = Path("/proc/self/fd")
+    links = []
+    for fd in fds.iterdir():
+        with contextlib.suppress(OSError):
+            links.append(os.readlink(fd))
+    return sum(link == "anon_inode:inotify" for link in links)
+
+
+async def test_the_reader_and_the_workers_share_one_watch(
+    console: Callable[..., RoomConsole], room_home: Path, seeded: tuple[Room, FrozenClock]
+) -> None:
+    """A watcher costs the same at rest whatever it serves: one for the whole console."""
+    room, _clock = seeded
+    before = _inotify_instances()
+    app = console(watch=True, deliver=True, safety_interval=3600.0)
+    async with app.run_test(size=SIZE) as pilot:
+        workers = ("watcher", "deliverer", "injector")
+        await until(pilot, lambda: all(app.statuses.get(w) in {"on", "active"} for w in workers))
+        room.join("newcomer", pane="%9")
+        await until(pilot, lambda: "newcomer" in _names(app))
+        assert _inotify_instances() == before + 1
 
 
 class _BrokenProbe:
