@@ -141,10 +141,21 @@ def test_a_nudge_clears_the_input_line_first(
 def test_no_clearing_keys_for_a_kind_not_checked(
     room: Room, mux: ScriptedMux, deliverer: Deliverer
 ) -> None:
-    room.join("codexer", pane="%2", agent="codex")
-    room.send("backend", "codexer", "hello")
+    room.join("scripted", pane="%2", agent="command")
+    room.send("backend", "scripted", "hello")
     deliverer.run_once()
     assert [c[3] for c in mux.calls] == [()]
+
+
+def test_codex_and_gemini_lines_are_cleared_too(
+    room: Room, mux: ScriptedMux, deliverer: Deliverer
+) -> None:
+    room.join("codexer", pane="%2", agent="codex")
+    room.join("geminier", pane="%3", agent="gemini")
+    room.send("backend", "codexer", "hello")
+    room.send("backend", "geminier", "hello")
+    deliverer.run_once()
+    assert [c[3] for c in mux.calls] == [("C-e", "C-u"), ("C-e", "C-u")]
 
 
 def test_the_settle_delay_follows_the_agent_kind(
