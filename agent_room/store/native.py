@@ -85,7 +85,7 @@ class NativeStore:
     def latest_for_nudge(self, nudge_id: int) -> Row | None:
         """The newest frame sent for a nudge, with its status."""
         row = self.conn.execute(
-            "SELECT * FROM native_sends WHERE nudge_id = ? ORDER BY sent_at DESC, rowid DESC",
+            "SELECT * FROM native_sends WHERE nudge_id = ? ORDER BY sent_at DESC LIMIT 1",
             (nudge_id,),
         ).fetchone()
         return dict(row) if row else None

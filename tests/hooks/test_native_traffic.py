@@ -9,9 +9,10 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from agent_room.core.format import format_terminal_messages
 from agent_room.core.native import wrap
 from agent_room.room import Room
-from tests.conftest import FIXTURES, Cli
+from tests.conftest import FIXTURES
 from tests.hooks.conftest import Hook, new_session
 
 PAYLOADS = FIXTURES / "claude-native" / "user-prompt-submit-cross-session.jsonl"
@@ -29,7 +30,7 @@ def _join(hook: Hook, name: str, pid: int) -> dict[str, Any]:
 
 
 def test_send_message_traffic_is_in_the_history_with_the_verified_sender(
-    hook: Hook, room_home: Path, agent_proc: subprocess.Popen[bytes], cli: Cli
+    hook: Hook, room_home: Path, agent_proc: subprocess.Popen[bytes]
 ) -> None:
     _join(hook, "proj-94", agent_proc.pid)
     worker = _join(hook, "worker-b", os.getpid())
@@ -52,7 +53,7 @@ def test_send_message_traffic_is_in_the_history_with_the_verified_sender(
         ("native", "~fake-recv", "worker-b", "delivered", "native"),
     ]
     assert history[0]["body"] == "hello from proj-94 via SendMessage"
-    printed = cli("history").out
+    printed = format_terminal_messages(history)  # what agent-room history prints
     assert "from: ~fake-recv\nto: worker-b\n" in printed
     assert printed.count("kind: native\ndelivery: via socket\n---\n") == 2
     assert len(turns) == 2

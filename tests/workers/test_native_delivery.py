@@ -29,6 +29,7 @@ from agent_room.core.native import NativeSession, SocketFacts
 from agent_room.room import Room
 from agent_room.room.delivery import receive
 from agent_room.room.registry import Registry, SessionFacts
+from agent_room.store.db import write_transaction
 from agent_room.store.links import LinkStore
 from agent_room.store.sqlite import SqliteStore
 from agent_room.workers.deliverer import Deliverer
@@ -457,8 +458,8 @@ def test_the_room_becomes_a_peer_only_once_a_client_is_reachable(
     registry.protocol = 1
     deliverer.run_once()  # the open nudge went through the pane; the next message ...
     room.send("backend", "frontend", "again")
-    room.store.conn.execute("UPDATE nudges SET state = 'done'")
-    room.store.conn.commit()
+    with write_transaction(room.store.conn) as conn:
+        conn.execute("UPDATE nudges SET state = 'done'")
     deliverer.run_once()
     assert peer.socket is not None
     assert len(_sent(client)) == 1
@@ -484,8 +485,8 @@ def test_an_idle_notice_wakes_the_deliverer(
 def test_an_agent_outside_tmux_is_reached_through_its_socket(
     room: Room, deliverer: Deliverer, client: Client, mux: ScriptedMux
 ) -> None:
-    room.store.conn.execute("UPDATE sessions SET pane = NULL WHERE name = 'frontend'")
-    room.store.conn.commit()
+    with write_transaction(room.store.conn) as conn:
+        conn.execute("UPDATE sessions SET pane = NULL WHERE name = 'frontend'")
     message_id = room.send("backend", "frontend", "hello")
     deliverer.run_once()
     (frame,) = _sent(client)
