@@ -233,8 +233,10 @@ def _room_commands(sub: _Only) -> None:
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_handovers"))
     p = sub.add_parser("watch", help="deliver messages to idle agents (headless worker)")
-    p.add_argument("--debounce", type=int, default=10, help="file-event debounce, ms")
-    p.add_argument("--step", type=int, default=5, help="file-event step, ms")
+    # a send wakes the deliverer through its FIFO at once: file events (hooks changing an
+    # agent's state) can wait tens of ms, and a slower step costs a quarter at rest
+    p.add_argument("--debounce", type=int, default=50, help="file-event debounce, ms")
+    p.add_argument("--step", type=int, default=25, help="file-event step, ms")
     p.add_argument("--status", action="store_true", help="say which process delivers, if any")
     p.add_argument("--stop", action="store_true", help="stop the room's background watch")
     p.add_argument("--background", action="store_true", help=argparse.SUPPRESS)  # start/join
