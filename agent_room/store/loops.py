@@ -66,7 +66,11 @@ class LoopStore:
 
     def __init__(self, store: SqliteStore) -> None:
         self.store = store
-        self.conn = store.conn
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """The store's connection now (a worker reopens it when the room's files move)."""
+        return self.store.conn
 
     def settings(self, conn: sqlite3.Connection | None = None) -> tuple[int, float]:
         """(messages per step, window in seconds) of the loop breaker."""

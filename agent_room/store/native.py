@@ -14,6 +14,8 @@ from agent_room.store.sqlite_base import event
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import sqlite3
+
     from agent_room.store.sqlite import SqliteStore
     from agent_room.store.sqlite_base import Row
 
@@ -26,7 +28,11 @@ class NativeStore:
 
     def __init__(self, store: SqliteStore) -> None:
         self.store = store
-        self.conn = store.conn
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """The store's connection now (a worker reopens it when the room's files move)."""
+        return self.store.conn
 
     def record_send(
         self,

@@ -29,7 +29,11 @@ class TimerStore:
 
     def __init__(self, store: SqliteStore) -> None:
         self.store = store
-        self.conn = store.conn
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """The store's connection now (a worker reopens it when the room's files move)."""
+        return self.store.conn
 
     def _message(
         self,
