@@ -1,5 +1,10 @@
 """``agent-room hook EVENT``: what every agent session tells the room, on every turn.
 
+Claude Code's plugin runs ``agent-room hook EVENT``; Codex CLI and Gemini CLI, started by
+the room, run ``agent-room hook --client codex|gemini EVENT`` with their own event names
+and payloads, which ``core.clients`` puts in the room's terms first (and the answer back
+in theirs).
+
 A hook never breaks the agent: whatever goes wrong, it exits 0, writes one line to the
 room's error log and changes nothing else. It stays on the standard library (json,
 sqlite3, /proc), because it runs on every turn of every agent.
