@@ -8,7 +8,7 @@ as plain functions.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from rich.text import Text
@@ -27,6 +27,8 @@ class CellContext:
     now: float
     colours: Mapping[str, str]
     """Theme variables, e.g. ``state-busy``."""
+    widths: Mapping[str, int] = field(default_factory=dict)
+    """The columns' widths as fitted to the window (cells that cut text to fit use it)."""
 
 
 def age(seconds: float) -> str:
@@ -63,11 +65,16 @@ def _unread(row: SessionRow, _ctx: CellContext) -> Text:
 
 
 def _delivery(row: SessionRow, ctx: CellContext) -> Text:
+    text = printable(row.delivery)
     if row.failed:
-        return Text(printable(row.delivery), style=ctx.colours.get("error", "red"))
+        return Text(text, style=ctx.colours.get("error", "red"), overflow="ellipsis")
     if row.clash and not row.note:
-        return Text(printable(row.delivery), style=ctx.colours.get("warning", "yellow"))
-    return Text(printable(row.delivery), style="dim")
+        return Text(text, style=ctx.colours.get("warning", "yellow"), overflow="ellipsis")
+    return Text(text, style="dim", overflow="ellipsis")
+
+
+def _cwd(row: SessionRow, ctx: CellContext) -> Text:
+    return Text(short_path(printable(row.cwd or ""), ctx.widths.get("cwd", 28)))
 
 
 def _links(row: SessionRow, ctx: CellContext) -> Text:
@@ -88,44 +95,96 @@ class Column:
     (a ``[`` in a path would be taken for a style, and parsing costs on a big room); any
     text that an agent or a hook supplied goes through ``core.printable`` first."""
     sort: Callable[[SessionRow], Any]
-    width: int | None = None
-    """Fixed width in cells: measuring every cell of a big room is what costs."""
+    least: int
+    """The narrowest it gets when the window is narrow (its text is cut with …)."""
+    most: int
+    """The widest its content makes it (the last column also takes what is left)."""
 
 
 COLUMNS: tuple[Column, ...] = (
-    Column("name", "Name", _name, lambda r: r.name, 20),
+    Column("name", "Name", _name, lambda r: r.name, 8, 32),
     Column(
-        "agent", "Agent", lambda r, _c: Text(printable(r.agent)), lambda r: (r.agent, r.name), 7
+        "agent",
+        "Agent",
+        lambda r, _c: Text(printable(r.agent), overflow="ellipsis"),
+        lambda r: (r.agent, r.name),
+        5,
+        12,
     ),
-    Column("state", "State", _state, lambda r: (STATE_ORDER.get(r.state, 9), r.name), 10),
-    Column("links", "Links", _links, lambda r: (not r.links, r.links, r.name), 20),
-    Column(
-        "cwd",
-        "Cwd",
-        lambda r, _c: Text(short_path(printable(r.cwd or ""))),
-        lambda r: (r.cwd or "", r.name),
-        28,
-    ),
+    Column("state", "State", _state, lambda r: (STATE_ORDER.get(r.state, 9), r.name), 9, 10),
+    Column("links", "Links", _links, lambda r: (not r.links, r.links, r.name), 5, 30),
+    Column("cwd", "Cwd", _cwd, lambda r: (r.cwd or "", r.name), 8, 60),
     Column(
         "pane",
         "Pane",
         lambda r, _c: Text(printable(r.pane or "")),
         lambda r: (r.pane or "", r.name),
-        5,
+        4,
+        6,
     ),
     Column(
         "age",
         "Age",
         lambda r, c: Text(age(c.now - r.started_at)),
         lambda r: (-r.started_at, r.name),
+        3,
         4,
     ),
-    Column("unread", "Unread", _unread, lambda r: (-r.unread, r.name), 6),
-    Column("delivery", "Delivery", _delivery, lambda r: (-r.failed, r.note, r.name), 24),
+    Column("unread", "Unread", _unread, lambda r: (-r.unread, r.name), 6, 6),
+    Column("delivery", "Delivery", _delivery, lambda r: (-r.failed, r.note, r.name), 8, 60),
 )
 """The columns in display order."""
 
 SORT_KEYS = tuple(c.key for c in COLUMNS)
+
+SHRINK_ORDER = ("cwd", "delivery", "links", "name", "agent", "state", "pane", "age")
+"""The columns that give up width when the window is too narrow for all (in this
+order when two have as much to give)."""
+DROP_ORDER = ("pane", "age", "agent", "cwd")
+"""Which columns are left out, in turn, when even their narrowest is too wide."""
+
+
+def natural_widths(rows: Sequence[SessionRow], ctx: CellContext) -> dict[str, int]:
+    """Each column as wide as its label and its widest cell, within its ``most``."""
+    widths = {c.key: len(c.label) for c in COLUMNS}
+    for row in rows:
+        for col in COLUMNS:
+            if col.key == "cwd":
+                length = len(printable(row.cwd or ""))  # drawn cut to the width it gets
+            else:
+                length = col.cell(row, ctx).cell_len
+            widths[col.key] = max(widths[col.key], length)
+    return {c.key: max(min(widths[c.key], c.most), c.least) for c in COLUMNS}
+
+
+def fit_widths(natural: Mapping[str, int], available: int, padding: int) -> dict[str, int]:
+    """Column widths that fill ``available`` cells exactly when they can: what is left
+    goes to the last column, what is missing is taken from the columns with the most to
+    give (``SHRINK_ORDER`` on a tie) down to each column's ``least``, and the columns of
+    ``DROP_ORDER`` are left out (absent from the result) when even that is too wide:
+    never a sideways scrollbar."""
+    widths = dict(natural)
+    if available <= 0:
+        return widths
+    least = {c.key: c.least for c in COLUMNS}
+    for key in DROP_ORDER:  # columns that cannot fit even at their narrowest go
+        if sum(least[k] + padding for k in widths) <= available:
+            break
+        del widths[key]
+    spare = available - sum(widths.values()) - padding * len(widths)
+    if spare >= 0:
+        widths[COLUMNS[-1].key] += spare
+        return widths
+    shrinking = [key for key in SHRINK_ORDER if key in widths]
+    while spare < 0:
+        # a cell at a time from the column with the most to give (the first on a tie),
+        # so a long cwd and a long delivery note are cut alike
+        key = max(shrinking, key=lambda k: widths[k] - least[k])
+        if widths[key] <= least[key]:
+            break
+        widths[key] -= 1
+        spare += 1
+    return widths
 
 
 def column(key: str) -> Column:

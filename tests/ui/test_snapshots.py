@@ -63,7 +63,8 @@ def test_main_screen_wide(snap_compare: SnapCompare, seeded: tuple[Room, FrozenC
 def test_main_screen_narrow(snap_compare: SnapCompare, seeded: tuple[Room, FrozenClock]) -> None:
     """100x32, dark theme: the same room in a small terminal. Every panel is still there
     (sessions, tree, flow, traffic, handover queue and preview), narrower; the sessions
-    table scrolls sideways rather than wrapping; the header still counts 2 pending."""
+    columns are fitted to their panel (cut with …, never a sideways scrollbar); the header
+    still counts 2 pending."""
     room, clock = seeded
     assert snap_compare(_app(room, clock), terminal_size=(100, 32), run_before=_settle)
 

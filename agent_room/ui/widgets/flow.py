@@ -37,6 +37,27 @@ EVENT_MARKS = {
     "expired": "⌛",
 }
 
+FIXED_COLUMNS = (
+    ("Time", "time", 8),
+    ("", "mark", 2),
+    ("Event", "event", 18),
+    ("From → To", "route", 26),
+    ("Status", "status", 9),
+)
+"""The flow's columns before the message, with their widths."""
+NARROW_COLUMNS = (
+    ("Time", "time", 8),
+    ("", "mark", 2),
+    ("Event", "event", 18),
+    ("From → To", "route", 20),
+    ("Status", "status", 8),
+)
+"""The same in a panel under ``NARROW`` cells: the message keeps room to be read."""
+NARROW = 100
+TINY_COLUMNS = (("Time", "time", 8), ("", "mark", 2), ("From → To", "route", 20))
+"""In a panel under ``TINY`` cells: the route and the message, the mark for the event."""
+TINY = 80
+
 
 class FlowTimeline(DataTable[object]):
     """The message flow of the room."""
@@ -49,19 +70,35 @@ class FlowTimeline(DataTable[object]):
         self.utc = utc
         """Times in UTC rather than local time."""
         self._drawn: tuple[FlowEvent, ...] | None = None
+        self._summary_width = 0
+        """The message column's width as last fitted."""
+        self._keys: tuple[str, ...] = ()
+        """The columns shown (a narrow panel leaves some out)."""
 
     def on_mount(self) -> None:
-        """The columns."""
-        for label, key, width in (
-            ("Time", "time", 8),
-            ("", "mark", 2),
-            ("Event", "event", 18),
-            ("From → To", "route", 26),
-            ("Status", "status", 9),
-            ("Message", "summary", 60),
-        ):  # fixed widths: no measuring of every cell
-            self.add_column(label, key=key, width=width)
+        """Columns are added when the rows are drawn, fitted to the width."""
         self.watch(self.app, "theme", lambda _t: self._redraw(force=True), init=False)
+
+    def on_resize(self) -> None:
+        """The message column takes the new width."""
+        self._redraw(force=True)
+
+    def _fit_columns(self) -> bool:
+        """Fixed widths (no measuring of every cell) but the message's, which takes what
+        the window leaves; whether the columns changed (the rows are then drawn anew)."""
+        room = self.scrollable_content_region.width
+        fixed = TINY_COLUMNS if room < TINY else NARROW_COLUMNS if room < NARROW else FIXED_COLUMNS
+        used = sum(width for _, _, width in fixed) + 2 * self.cell_padding * (len(fixed) + 1)
+        summary = max(12, room - used)
+        if summary == self._summary_width and len(fixed) + 1 == len(self._keys):
+            return False
+        self._summary_width = summary
+        self.clear(columns=True)
+        self._keys = (*(key for _, key, _ in fixed), "summary")
+        for label, key, width in fixed:
+            self.add_column(label, key=key, width=width)
+        self.add_column("Message", key="summary", width=summary)
+        return True
 
     def watch_snapshot(self) -> None:
         """A new room picture."""
@@ -75,6 +112,7 @@ class FlowTimeline(DataTable[object]):
         if not self.is_mounted:
             return
         events = self.snapshot.flow if self.snapshot else ()
+        force = self._fit_columns() or force
         if events == self._drawn and not force:
             return
         self._drawn = events
@@ -83,14 +121,15 @@ class FlowTimeline(DataTable[object]):
         for event in events:
             colour = colours.get(STATUS_COLOURS.get(event.status, ""), "")
             kind = f"{event.message_kind} {event.kind}" if event.message_kind else event.kind
-            self.add_row(
-                Text(self._time(event.at), style="dim"),
-                Text(EVENT_MARKS.get(event.kind, "·")),
-                Text(kind),
-                Text.assemble(f"@{event.sender}", (" → ", "dim"), f"@{event.recipient}"),
-                Text(event.status, style=colour),
-                Text(printable(event.summary), overflow="ellipsis", no_wrap=True),
-            )
+            cells = {
+                "time": Text(self._time(event.at), style="dim"),
+                "mark": Text(EVENT_MARKS.get(event.kind, "·")),
+                "event": Text(kind),
+                "route": Text.assemble(f"@{event.sender}", (" → ", "dim"), f"@{event.recipient}"),
+                "status": Text(event.status, style=colour),
+                "summary": Text(printable(event.summary), overflow="ellipsis", no_wrap=True),
+            }
+            self.add_row(*(cells[key] for key in self._keys))
         self.scroll_end(animate=False)
         total = self.snapshot.messages if self.snapshot else 0
         self.border_title = f"Message flow · {total:,} messages"

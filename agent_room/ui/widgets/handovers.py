@@ -47,6 +47,7 @@ class HandoverQueue(OptionList):
         super().__init__(id=id)
         self.rows: tuple[HandoverRow, ...] = ()
         """The handovers listed, in order."""
+        self.border_title = "Handovers 0 pending"
 
     @property
     def selected(self) -> HandoverRow | None:
@@ -59,6 +60,7 @@ class HandoverQueue(OptionList):
     def watch_snapshot(self) -> None:
         """Rebuild the list when the pending handovers change."""
         rows = self.snapshot.handovers if self.snapshot else ()
+        self.border_title = f"Handovers {len(rows)} pending"  # also when none ever was
         if rows == self.rows:
             return
         current = self.selected.id if self.selected else None
@@ -73,7 +75,6 @@ class HandoverQueue(OptionList):
         ids = [r.id for r in rows]
         if rows:
             self.highlighted = ids.index(current) if current in ids else 0
-        self.border_title = f"Handovers {len(rows)} pending"
         self.post_message(self.Highlighted(self, self.selected))
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:

@@ -14,7 +14,16 @@ from textual.reactive import reactive, var
 from textual.widgets import DataTable
 
 from agent_room.core.snapshot import RoomSnapshot, SessionRow
-from agent_room.ui.columns import COLUMNS, SORT_KEYS, CellContext, age, visible
+from agent_room.ui.columns import (
+    COLUMNS,
+    SORT_KEYS,
+    CellContext,
+    Column,
+    age,
+    fit_widths,
+    natural_widths,
+    visible,
+)
 
 
 class SessionsTable(DataTable[object]):
@@ -40,12 +49,16 @@ class SessionsTable(DataTable[object]):
         """The rows on screen, in order."""
         self._drawn: tuple[tuple[SessionRow, ...], tuple[str, ...]] | None = None
         """The rows and their ages as last drawn."""
+        self._widths: dict[str, int] = {}
+        """The columns' widths as last fitted to the window and the content."""
 
     def on_mount(self) -> None:
-        """Columns come from ``ui.columns``."""
-        for col in COLUMNS:
-            self.add_column(col.label, key=col.key, width=col.width)
+        """Columns come from ``ui.columns``, sized when the rows are drawn."""
         self.watch(self.app, "theme", lambda _theme: self.redraw(force=True), init=False)
+
+    def on_resize(self) -> None:
+        """Fit the columns to the new width."""
+        self.redraw(force=True)
 
     def watch_snapshot(self) -> None:
         """A new room picture."""
@@ -109,8 +122,17 @@ class SessionsTable(DataTable[object]):
         ctx = CellContext(now=snapshot.taken_at, colours=self.app.theme_variables)
         ages = tuple(age(ctx.now - row.started_at) for row in shown)
         drawn = (tuple(shown), ages)
+        self._retitle(len(snapshot.sessions))  # a new filter or order shows at once
         if drawn == self._drawn and not force:
             return
+        widths = fit_widths(
+            natural_widths(shown, ctx),
+            self.scrollable_content_region.width,
+            padding=2 * self.cell_padding,
+        )
+        ctx = CellContext(now=ctx.now, colours=ctx.colours, widths=widths)
+        refit = widths != self._widths
+        force = force or refit
         previous = self._drawn
         self._drawn = drawn
         if not force and previous and [r.name for r in previous[0]] == [r.name for r in shown]:
@@ -120,17 +142,32 @@ class SessionsTable(DataTable[object]):
             old_rows, old_ages = previous
             for old, old_age, new, new_age in zip(old_rows, old_ages, shown, ages, strict=True):
                 if (old, old_age) != (new, new_age):
-                    for col in COLUMNS:
+                    for col in self._shown_columns():
                         self.update_cell(new.name, col.key, col.cell(new, ctx))
         else:
             current = self.selected.name if self.selected else None
-            self.clear()
+            self.clear(columns=refit)
+            if refit:
+                self._widths = widths
+                for col in self._shown_columns():
+                    self.add_column(col.label, key=col.key, width=widths[col.key])
             self.shown = shown
+            columns = self._shown_columns()
             for row in shown:
-                self.add_row(*(col.cell(row, ctx) for col in COLUMNS), key=row.name)
+                self.add_row(*(col.cell(row, ctx) for col in columns), key=row.name)
             if current is not None:
                 self.select_name(current)
+        self._retitle(len(snapshot.sessions))
+
+    def _shown_columns(self) -> list[Column]:
+        """The columns that fit the window (a narrow one leaves some out)."""
+        return [col for col in COLUMNS if col.key in self._widths]
+
+    def _retitle(self, total: int) -> None:
+        """The title: how many are shown of how many, the filter and the order."""
+        shown = len(
+            visible(self.snapshot.sessions, query=self.filter_text) if self.snapshot else ()
+        )
         sort = f" · by {self.sort_key}{' ↓' if self.reverse else ''}" if self.sort_key else ""
         query = f" · filter “{self.filter_text}”" if self.filter_text else ""
-        total = len(snapshot.sessions)
-        self.border_title = f"Sessions {len(self.shown)}/{total}{query}{sort}"
+        self.border_title = f"Sessions {shown}/{total}{query}{sort}"
