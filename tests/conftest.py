@@ -99,24 +99,34 @@ def room_database(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatc
     if not postgres_pass():
         return None
     cluster: Cluster = request.getfixturevalue("pg_cluster")
-    url = cluster.new_room(f"room_{os.urandom(6).hex()}")
-    monkeypatch.setenv("AGENT_ROOM_DATABASE", url)
-    for key, value in cluster.env().items():
-        monkeypatch.setenv(key, value)
-    return url
+    return cluster.new_room(f"room_{os.urandom(6).hex()}")
 
 
 @pytest.fixture
 def room_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, room_database: str | None) -> Path:
-    """A fresh, private room for this test, named by ``$AGENT_ROOM_HOME`` (and
-    ``$AGENT_ROOM_DATABASE`` in the PostgreSQL pass)."""
+    """A fresh, private room for this test, named by ``$AGENT_ROOM_HOME``.
+
+    In the PostgreSQL pass the room's ``room.conf`` names its database, so every process
+    given only ``$AGENT_ROOM_HOME`` (hooks, the command line, workers) finds it; another
+    room a test makes beside it stays a SQLite file of its own."""
     home = tmp_path / "room"
     monkeypatch.setenv("AGENT_ROOM_HOME", str(home))
     # no background deliverer from start/join: a test starts the workers it wants
     monkeypatch.setenv("AGENT_ROOM_WATCH", "off")
     for var in ("AGENT_ROOM_NAME", "TMUX_PANE", "TMUX", "CLAUDE_PID", "AGENT_ROOM_PARENT"):
         monkeypatch.delenv(var, raising=False)
+    if room_database is not None:
+        write_room_conf(home, room_database)
     return home
+
+
+def write_room_conf(home: Path, url: str) -> None:
+    """Make ``home`` a room on the PostgreSQL database ``url`` (credentials: the cluster's
+    password file, named in the URL)."""
+    home.mkdir(mode=0o700, parents=True, exist_ok=True)
+    conf = home / "room.conf"
+    conf.touch(mode=0o600)
+    conf.write_text(f"database = {url}\n")
 
 
 @pytest.fixture

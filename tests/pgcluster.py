@@ -134,13 +134,17 @@ class Cluster:
         return f"{base}?options=-csearch_path%3D{schema}" if schema else base
 
     def new_room(self, schema: str) -> str:
-        """Make an empty schema for one room; return its URL."""
+        """Make an empty schema for one room; return its URL (naming the password file)."""
         self.psql(f"CREATE SCHEMA {schema} AUTHORIZATION {ROLE}", DATABASE)
-        return self.url(schema)
+        return self.passfile_url(self.url(schema))
 
     def env(self) -> dict[str, str]:
         """What a process needs to reach the cluster (the password file)."""
         return {"PGPASSFILE": str(self.passfile), "PGCONNECT_TIMEOUT": "5"}
+
+    def passfile_url(self, url: str) -> str:
+        """``url`` naming the cluster's password file (libpq's ``passfile``)."""
+        return f"{url}{'&' if '?' in url else '?'}passfile={self.passfile}"
 
     def destroy(self) -> None:
         """Stop the server and remove every file of the cluster."""

@@ -83,14 +83,11 @@ def _parse_and_run(args_list: list[str]) -> int:
             command.error(f"unrecognized arguments: {printable(' '.join(extra))}")
         args.text = [*args.text, *extra]
     if _reads_only(args_list):
-        from pathlib import Path
+        from agent_room.store.attention import room_exists
+        from agent_room.store.home import room_home
 
-        from agent_room.store.home import DB_NAME, ensure_room_dir, room_home
-
-        home = Path(room_home(os.environ))
-        if os.path.lexists(home):
-            ensure_room_dir(home)  # one that is not private is refused, not passed over
-        if not (home / DB_NAME).exists():
+        # one that is not private is refused, not passed over
+        if not room_exists(room_home(os.environ)):
             return _in_an_empty_room(args)
     code: int = args.handler(args)
     return code

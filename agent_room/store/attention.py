@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 
 from agent_room.core.status_line import OPERATOR, StatusCounts
+from agent_room.store.engine import database_url
 from agent_room.store.home import DB_NAME, ensure_room_dir
 
 TYPE_CHECKING = False
@@ -35,6 +36,8 @@ def room_exists(home: str) -> bool:
     refused (``UnsafeRoom``) rather than passed over."""
     if os.path.lexists(home):
         ensure_room_dir(home)
+        if database_url(home) is not None:  # on PostgreSQL: made when first opened
+            return True
     return os.path.exists(os.path.join(home, DB_NAME))
 
 

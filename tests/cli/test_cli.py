@@ -170,6 +170,7 @@ def test_unknown_identity_is_a_clear_error(joined: Cli) -> None:
     _one_line_error(joined("send", "@frontend", "x", "--as", "ghost"), 2, "@ghost")
 
 
+@pytest.mark.sqlite
 def test_unsafe_room_is_refused(cli: Cli) -> None:
     cli.home.mkdir(mode=0o700)
     cli.home.chmod(0o777)
@@ -234,6 +235,7 @@ def test_the_quick_send_path_means_what_the_parser_means(
     assert quick.out == f"{history[0]['id']}\n"
 
 
+@pytest.mark.sqlite
 def test_the_quick_send_path_loads_no_argparse(joined: Cli) -> None:
     """Every delivery starts with a send: it loads neither argparse nor enum, re or json."""
     probe = (

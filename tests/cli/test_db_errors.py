@@ -21,6 +21,7 @@ def _one_line(result: Result, *fragments: str) -> None:
         assert fragment in lines[0], (fragment, lines[0])
 
 
+@pytest.mark.sqlite
 @pytest.mark.parametrize(
     "argv",
     [("who",), ("history",), ("send", "@frontend", "hello"), ("inbox",), ("join", "mobile")],

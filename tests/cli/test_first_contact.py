@@ -78,6 +78,7 @@ def test_demo_claude_finds_the_client_pinned_in_the_checkout() -> None:
     assert claude_binary({"PATH": "/nonexistent"}) == str(pinned.absolute())
 
 
+@pytest.mark.sqlite
 def test_stop_stops_the_demo_this_terminal_points_at_and_no_other(cli: Cli, tmp_path: Path) -> None:
     from agent_room.demo.room import MARK, PREFIX
 
@@ -112,6 +113,7 @@ def test_a_relative_room_home_is_refused_by_commands_and_hooks(
     assert not (Path.cwd() / value).exists()
 
 
+@pytest.mark.sqlite
 @pytest.mark.parametrize(
     "argv",
     [
@@ -138,6 +140,7 @@ def test_reading_commands_make_no_room(cli: Cli, argv: tuple[str, ...]) -> None:
     assert not cli.home.exists()
 
 
+@pytest.mark.sqlite
 def test_a_writing_command_still_makes_the_room(cli: Cli) -> None:
     assert cli("join", "backend").code == 0
     assert (cli.home / "room.db").is_file()

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from agent_room.room import Room
 from tests.conftest import Cli
 
@@ -20,6 +22,7 @@ def test_status_prints_one_line_for_the_status_bar(cli: Cli, room: Room) -> None
     assert cli("status", "--format=#{handovers}").out == "#1\n"
 
 
+@pytest.mark.sqlite
 def test_status_in_no_room_yet_prints_an_empty_rooms_line_and_makes_none(
     cli: Cli, room_home: Path
 ) -> None:
@@ -27,6 +30,7 @@ def test_status_in_no_room_yet_prints_an_empty_rooms_line_and_makes_none(
     assert not room_home.exists()
 
 
+@pytest.mark.sqlite
 def test_a_status_format_with_an_unknown_field_is_one_line_and_touches_nothing(
     cli: Cli, room_home: Path
 ) -> None:

@@ -62,6 +62,7 @@ def test_bad_payload_is_logged_and_changes_nothing(
     assert _dump(seeded) == before
 
 
+@pytest.mark.sqlite
 def test_locked_room_is_logged_and_the_agent_goes_on(hook: Hook, seeded: Path) -> None:
     before = _dump(seeded)
     blocker = sqlite3.connect(seeded / "room.db", isolation_level=None)
@@ -77,6 +78,7 @@ def test_locked_room_is_logged_and_the_agent_goes_on(hook: Hook, seeded: Path) -
     assert _dump(seeded) == before
 
 
+@pytest.mark.sqlite
 def test_unreachable_database_is_logged(hook: Hook, room_home: Path) -> None:
     room_home.mkdir(mode=0o700)
     (room_home / "room.db").mkdir()
@@ -86,6 +88,7 @@ def test_unreachable_database_is_logged(hook: Hook, room_home: Path) -> None:
     assert "room.db" in line
 
 
+@pytest.mark.sqlite
 def test_unsafe_room_is_left_alone(hook: Hook, room_home: Path) -> None:
     room_home.mkdir()
     room_home.chmod(0o777)

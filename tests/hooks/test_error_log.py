@@ -73,7 +73,7 @@ def test_an_undecodable_event_name_is_logged_not_raised(
 def test_a_hard_linked_log_is_never_written_through(
     hook: Hook, room_home: Path, tmp_path: Path
 ) -> None:
-    room_home.mkdir(mode=0o700)
+    room_home.mkdir(mode=0o700, exist_ok=True)
     victim = tmp_path / "victim.txt"
     victim.write_bytes(b"precious\n" * 200_000)  # over the log's size limit: no truncating
     victim.chmod(0o600)
