@@ -214,8 +214,31 @@ class Navigator:
         socket = where.socket if inside else target.socket
         name = f"{target.name}-resumed" if inside else f"ar-{target.name}"
         pane = self.mux.open_window(socket, target.cwd, plan.argv, name=name, inside=inside)
+        if target.agent == "codex" and target.session_id:
+            self._resumed_in(target.session_id, pane, socket)
         moved = replace(target, pane=pane, socket=socket, pane_alive=True)
         return Plan(Move.SWITCH if inside else Move.ATTACH, moved)
+
+    def _resumed_in(self, session_id: str, pane: str, socket: str | None) -> None:
+        """The session lives again in ``pane``: Codex tells its hooks of a resume only at
+        the first prompt, and until then another ``enter`` must switch to this pane, not
+        start a second writer. Its process is registered by that first prompt's hook
+        (nothing is typed into the pane before it)."""
+        from agent_room.room.registry import Registry, SessionFacts
+
+        row = self.store.session(session_id)
+        if row is None:
+            return
+        facts = SessionFacts(
+            session_id=session_id,
+            cwd=row["cwd"],
+            transcript_path=row["transcript_path"],
+            pane=pane,
+            tmux_socket=socket,
+            agent=str(row["agent"]),
+            name=str(row["name"]),
+        )
+        Registry(self.room, self.probe).register(facts)
 
     # -- exit -------------------------------------------------------------------------
 

@@ -103,6 +103,11 @@ def test_enter_resumes_an_ended_session(
     try:
         pane = "=ar-worker:"  # the resumed client's own tmux session
         clients.wait(lambda: READY[kind] in clients.screen(pane), 60, pane)
+        # in the room again before its first prompt (Codex's hooks hear of it only then):
+        # another enter switches to this pane instead of starting a second writer
+        clients.wait(lambda: clients.member("worker").get("state") == "idle", 30, pane)
+        resumed = clients.server.cmd("display-message", "-p", "-t", pane, "#{pane_id}")
+        assert clients.member("worker")["pane"] == resumed.stdout[0]
         clients.type("worker", "what did I say", target=pane)
         clients.wait(lambda: clients.member("worker").get("state") == "idle", 60, pane)
         assert clients.member("worker")["session_id"] == session  # the same conversation
