@@ -279,6 +279,12 @@ def _room_commands(sub: _Only) -> None:
     )
     pp = psub.add_parser("path", help="print the plugin folder (for claude --plugin-dir)")
     pp.set_defaults(handler=_lazy("agent_room.cli.plugin", "cmd_plugin_path"))
+    pp = psub.add_parser(
+        "marketplace",
+        help="make a local marketplace offering the plugin and print its folder"
+        " (for claude plugin marketplace add)",
+    )
+    pp.set_defaults(handler=_lazy("agent_room.cli.plugin", "cmd_plugin_marketplace"))
 
 
 def _seconds(text: str) -> float:
@@ -569,6 +575,9 @@ def _operator_commands(sub: _Only) -> None:
     p.add_argument("--test", action="store_true", help="send one test notification")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=_lazy(handlers, "cmd_notify"))
+
+    p = sub.add_parser("doctor", help="check what the room needs and say how to fix it")
+    p.set_defaults(handler=_lazy("agent_room.cli.doctor", "cmd_doctor"))
 
     p = sub.add_parser("serve", help="serve the console to a web browser (textual-serve)")
     p.add_argument("--host", default="127.0.0.1", help="the address to listen on (loopback)")
