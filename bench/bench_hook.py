@@ -8,7 +8,7 @@ Run it from the project root::
 Claude Code starts one ``agent-room hook EVENT`` process per hook event, with the event's
 JSON payload on stdin, and waits for it. This benchmark does exactly that with the venv's
 ``agent-room`` console script and the real payloads recorded from Claude Code
-(``/work/shared/fixtures``), in a throw-away room (a temporary ``$AGENT_ROOM_HOME``) with
+(``tests/fixtures``), in a throw-away room (a temporary ``$AGENT_ROOM_HOME``) with
 ``AGENT_ROOM_NAME=backend``, ``TMUX_PANE=%1`` and ``CLAUDE_PID`` set to a ``sleep 600``
 started for the run, so the hook sees a real live agent process.
 
