@@ -150,3 +150,15 @@ async def test_an_empty_room_titles_the_handover_queue(room: Room) -> None:
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         assert app.screen.query_one("#queue", HandoverQueue).border_title == ("Handovers 0 pending")
+
+
+def test_the_readmes_picture_is_the_current_console() -> None:
+    """docs/console.svg is the 120x35 picture above; after a change to the console,
+    update the snapshots, look at them, then copy it:
+    cp 'tests/ui/__snapshots__/test_console_sizes/test_console_pictures[120x35-agent-room-dark].svg'
+    docs/console.svg"""
+    root = Path(__file__).parents[2]
+    snapshot = Path(__file__).parent / "__snapshots__" / "test_console_sizes"
+    picture = snapshot / "test_console_pictures[120x35-agent-room-dark].svg"
+    assert (root / "docs" / "console.svg").read_bytes() == picture.read_bytes()
+    assert "docs/console.svg" in (root / "README.md").read_text()
