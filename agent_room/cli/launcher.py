@@ -271,8 +271,11 @@ def _started(args: argparse.Namespace, said: str, label: str, pane_id: str, tmux
     """Say the agent started, and make sure a deliverer runs for it.
 
     An ``--agent command`` agent is joined by its pane: it has no hooks that would
-    register it, so ``who`` would otherwise never list the agent just started."""
-    if args.agent == "command":
+    register it, so ``who`` would otherwise never list the agent just started. A Codex
+    agent is too, until its first prompt (Codex's hooks hear of the session only then,
+    and it takes the name over): messages to it wait in the room meanwhile, never typed
+    into its pane before it is registered."""
+    if args.agent in {"command", "codex"}:
         from agent_room.room import Room
 
         room = Room.open(os.environ)
@@ -280,7 +283,11 @@ def _started(args: argparse.Namespace, said: str, label: str, pane_id: str, tmux
             room.join(args.name, pane=pane_id, agent=label, tmux_socket=tmux.socket)
         finally:
             room.close()
-        said += "; joined the room by its pane (a command has no hooks to register itself)"
+        said += (
+            "; joined the room by its pane (a command has no hooks to register itself)"
+            if args.agent == "command"
+            else "; joined the room by its pane until its first prompt registers it"
+        )
     print(said, file=sys.stderr)
     ensure_deliverer(os.environ, opted_out=args.no_watch)
 

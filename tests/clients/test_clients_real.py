@@ -7,12 +7,14 @@ itself with ``agent-room send``."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
 
 from agent_room.demo.client_api import StandIn
-from tests.clients.conftest import KEY_SETTLE, READY, ClientRoom
+from tests.clients.conftest import KEY_SETTLE, READY, ClientRoom, client_binary
+from tests.conftest import require_tool
 from tests.real.test_enter_resume import Terminal
 
 
@@ -131,3 +133,24 @@ def test_a_half_typed_line_is_cleared_before_a_nudge(clients: ClientRoom, kind: 
     clients.wait(lambda: clients.message(sent)["status"] == "delivered", 60, "worker")
     nudge = f"[agent-room] 1 new message from @lead (#{sent})"
     assert clients.turns("worker")[-1]["prompt"] == nudge  # submitted alone
+
+
+def test_a_message_to_codex_before_its_first_prompt_waits_for_it(
+    clients: ClientRoom, standin: StandIn
+) -> None:
+    """Codex registers at its first prompt; until then its name is held by its pane, so
+    a message waits (it is never typed into the pane before the agent is registered)."""
+    binary = client_binary("codex")
+    require_tool(binary.is_file() and os.access(binary, os.X_OK), f"codex at {binary}")
+    assert clients.run("join", "lead").code == 0
+    clients.start("worker", "codex")
+    assert clients.member("worker")["agent"] == "codex"
+    early = clients.send("lead", "worker", "sent before any prompt EARLY-BODY")
+    time.sleep(2)
+    assert clients.message(early)["status"] == "queued"
+    assert "[agent-room]" not in clients.screen("worker")
+
+    clients.type("worker", "say hello")
+    clients.wait(lambda: clients.message(early)["status"] == "delivered", 60, "worker")
+    clients.wait(lambda: standin.saw("EARLY-BODY"), 30, "worker")
+    assert clients.member("worker")["session_id"]  # the hook took the name over
