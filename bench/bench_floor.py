@@ -1,0 +1,634 @@
+"""Speed near the floor: the short processes and the idle watcher, install by install.
+
+Run it from the project root::
+
+    .venv/bin/python bench/bench_floor.py                       # this tree, editable
+    .venv/bin/python bench/bench_floor.py --wheel --baseline REV  # and a wheel; and REV
+
+Each figure is measured side by side with the floor it is compared to, for every
+install given, in the same rounds (one run of each install per round, the order turning
+round by round), so that a loaded machine slows them alike:
+
+- **installs**: ``dev`` is the project's venv as it is (an editable install); ``--wheel``
+  adds the install a user has: a wheel built from the tree, installed into a fresh
+  virtual environment (its dependencies from the project's venv); ``--baseline REV``
+  adds the same for a git revision (a temporary worktree; its dev install is the
+  project's venv with the worktree first on the path).
+- **send -> line submitted**: the stand-in agent (``tests/standin_agent.py``, firing the
+  install's own hooks) idle in a pane of a private tmux server, one ``agent-room watch``
+  of the install delivering; a fresh ``agent-room send`` timed from its spawn until the
+  pane echoes the nudge's Enter (the line submitted; seen through a control-mode client
+  as tmux reads it). The floor: ``python -c pass`` of the same
+  interpreter, plus one commit and one tmux command through a kept client.
+- **hooks**: SessionStart, UserPromptSubmit, Stop and SessionEnd with recorded payloads
+  (a watcher holds the room open, as in a room with a deliverer), against ``python -c
+  pass`` with a payload on stdin: the ratio of the medians.
+- **who and history**: ``agent-room who`` on rooms of 50, 500 and 2,000 sessions, and
+  ``agent-room history 20`` on rooms of 10,000 and 1,000,000 messages (each seeded by
+  the install's own code), against ``python -c pass``.
+- **CPU at rest**: ``agent-room watch`` on a room of 50 idle agents (live processes),
+  its CPU time over a quiet window.
+
+Budgets (for the installs of this tree): send median <= 20 ms and p95 <= 35 ms; every
+hook <= 2x ``python -c pass``; ``who`` at 2,000 sessions and ``history`` at 1,000,000
+messages within 1.25x of the smallest room; the watcher at rest <= 0.5 % of a core.
+Results go to ``bench/results/floor.json``; the exit code is 1 when a budget fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shlex
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from _common import (
+    ROOT,
+    STANDIN,
+    Stats,
+    bench_env,
+    git_state,
+    print_table,
+    progress,
+    stop_process,
+    venv_python,
+    wait_until,
+    write_result,
+)
+from _tmux_observer import SESSION, Control, TmuxServer, perf
+
+SEND_MEDIAN_MS = 20.0
+SEND_P95_MS = 35.0
+HOOK_RATIO = 2.0
+FLAT_RATIO = 1.25
+REST_PCT = 0.5
+HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd")
+PROMPTED = re.compile(rb"\[agent-room\] 1 new message from @backend \(#(\d+)\)\r\n")
+"""The nudge, then the terminal's echo of its Enter: the line submitted to the agent."""
+
+
+@dataclass
+class Install:
+    """One way of having agent-room: an interpreter, its console script, its path."""
+
+    label: str
+    python: Path
+    source: Path
+    """The tree it was made from (its own code seeds its rooms)."""
+    path: str = ""
+    """``PYTHONPATH`` (a worktree on the project's venv), empty for an installed wheel."""
+
+    @property
+    def slug(self) -> str:
+        """The label as a file name."""
+        return re.sub(r"[^A-Za-z0-9._-]+", "-", self.label)
+
+    @property
+    def script(self) -> Path:
+        return self.python.parent / "agent-room"
+
+    def env(self, home: Path, **extra: str) -> dict[str, str]:
+        env = bench_env(home, **extra)
+        env.pop("PYTHONPATH", None)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # compiled once, as an installed package
+        if self.path:
+            env["PYTHONPATH"] = self.path
+        return env
+
+
+def dev_install(label: str, source: Path) -> Install:
+    return Install(label, venv_python(), source, "" if source == ROOT else str(source))
+
+
+def wheel_install(label: str, source: Path, tmp: Path) -> Install:
+    """A wheel of ``source`` in a fresh venv (its dependencies from the project's venv)."""
+    label_slug = re.sub(r"[^A-Za-z0-9._-]+", "-", label)
+    copy = tmp / f"src-{label_slug}"
+    shutil.copytree(
+        source,
+        copy,
+        ignore=shutil.ignore_patterns(
+            ".venv", ".tools", ".git", "__pycache__", "results", "*.egg-info", "build", "tests"
+        ),
+    )
+    wheels = tmp / f"wheels-{label_slug}"
+    pip_wheel = ["-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w"]
+    _run([str(venv_python()), *pip_wheel, str(wheels), str(copy)])
+    venv = tmp / f"venv-{label_slug}"
+    _run([str(venv_python()), "-m", "venv", str(venv)])
+    wheel = next(wheels.glob("agent_room-*.whl"))
+    python = venv / "bin" / "python"
+    _run([str(python), "-m", "pip", "install", "--no-deps", "--no-index", "-q", str(wheel)])
+    site = _run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"])
+    deps = _run([str(venv_python()), "-c", "import textual; print(textual.__path__[0])"])
+    (Path(site) / "_agent_room_deps.pth").write_text(str(Path(deps).parent) + "\n")
+    _run([str(python), "-m", "compileall", "-q", str(Path(site) / "agent_room")])
+    return Install(label, python, source)
+
+
+def _run(argv: Sequence[str]) -> str:
+    """Run a set-up step; its output, stripped."""
+    return subprocess.run(list(argv), check=True, capture_output=True).stdout.decode().strip()
+
+
+def baseline_worktree(rev: str, tmp: Path) -> Path:
+    path = tmp / "baseline"
+    subprocess.run(
+        ["git", "worktree", "add", "--detach", "--quiet", str(path), rev],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    )
+    return path
+
+
+def rounds(installs: Sequence[Install], runs: int) -> list[list[Install]]:
+    """``runs`` rounds with every install once, the first turning round by round."""
+    n = len(installs)
+    return [[installs[(r + i) % n] for i in range(n)] for r in range(runs)]
+
+
+def timed(argv: Sequence[str], env: dict[str, str], stdin: bytes | None = None) -> float:
+    start = perf()
+    proc = subprocess.run(list(argv), env=env, input=stdin, capture_output=True, check=False)
+    elapsed = perf() - start
+    if proc.returncode:
+        raise RuntimeError(f"{' '.join(map(str, argv))}: {proc.stderr.decode().strip()}")
+    return elapsed
+
+
+# -- send -> the line submitted ------------------------------------------------------
+
+
+@dataclass
+class Lane:
+    """One install's room, recipient pane and watcher."""
+
+    install: Install
+    home: Path
+    pane: str
+    watch: subprocess.Popen[bytes] | None = None
+    times: list[float] = field(default_factory=list)
+    bare: list[float] = field(default_factory=list)
+
+    def db(self) -> sqlite3.Connection:
+        return sqlite3.connect(f"file:{self.home / 'room.db'}?mode=ro", uri=True, timeout=30)
+
+    def row(self, sql: str, *args: Any) -> Any:
+        conn = self.db()
+        try:
+            return conn.execute(sql, args).fetchone()
+        finally:
+            conn.close()
+
+
+def start_lane(server: TmuxServer, install: Install, tmp: Path, first: bool) -> Lane:
+    home = tmp / f"send-{install.slug}" / "room"
+    env = install.env(home, AGENT_ROOM_NAME="frontend")
+    subprocess.run([str(install.script), "join", "backend"], env=install.env(home), check=True,
+                   capture_output=True)  # fmt: skip
+    keep = ("AGENT_ROOM_", "PYTHONPATH", "PATH", "HOME")
+    assign = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items() if k.startswith(keep))
+    # from the room's folder: the stand-in's hooks run ``python -m agent_room``, which
+    # would import the tree in the current directory before the install's own
+    command = f"cd {shlex.quote(str(home.parent))} && exec env {assign} {install.python} {STANDIN}"
+    pane = server.start(command) if first else server.new_window(install.slug, command)
+    lane = Lane(install, home, pane)
+    try:
+        wait_until(
+            lambda: lane.row("SELECT state FROM sessions WHERE name = 'frontend'") == ("idle",),
+            timeout=30,
+            step=0.05,
+            what=f"{install.label}: the stand-in registered",
+        )
+    except TimeoutError as exc:
+        raise TimeoutError(f"{exc}:\n{server.run('capture-pane', '-p', '-t', pane)}") from None
+    log = home.parent / "watch.log"
+    with log.open("wb") as out:
+        lane.watch = subprocess.Popen(
+            [str(install.script), "watch"], env=install.env(home), stdin=subprocess.DEVNULL,
+            stdout=out, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    try:
+        wait_until(
+            lambda: (
+                lane.row("SELECT pid FROM leases WHERE name = 'deliverer'")
+                == (lane.watch.pid if lane.watch else None,)
+            ),
+            timeout=30,
+            step=0.05,
+            what=f"{install.label}: the watcher's lease",
+        )
+    except TimeoutError as exc:
+        raise TimeoutError(f"{exc}:\n{log.read_text()}") from None
+    return lane
+
+
+def one_send(ctl: Control, lane: Lane, n: int) -> float:
+    """Spawn ``send`` until its nudge is a submitted prompt in the stand-in; settle."""
+    stream = ctl.clear(lane.pane)
+    env = lane.install.env(lane.home, AGENT_ROOM_NAME="backend")
+    spawned = ctl.spawn([str(lane.install.script), "send", "@frontend", f"floor {n}"], env)
+    match = ctl.wait(
+        lambda: PROMPTED.search(stream.data, stream.mark), timeout=20, what="the prompt"
+    )
+    elapsed = stream.last_at - spawned.started
+    ctl.wait_exit(spawned)
+    mid = int(match[1])
+
+    def settled() -> bool:
+        status = lane.row("SELECT status FROM messages WHERE id = ?", mid)
+        state = lane.row("SELECT state FROM sessions WHERE name = 'frontend'")
+        return bool(status == ("delivered",) and state == ("idle",))
+
+    ctl.wait(settled, timeout=20, what=f"#{mid} receipted", step=0.02)
+    ctl.wait_quiet(lane.pane)
+    return elapsed
+
+
+def commit_cost(runs: int = 200) -> float:
+    """One send's commit in process (the part of the floor that is the room's own)."""
+    from agent_room.room import Room
+
+    with tempfile.TemporaryDirectory() as tmp:
+        room = Room.open({"AGENT_ROOM_HOME": str(Path(tmp) / "room")})
+        try:
+            room.join("a")
+            room.join("b")
+            times = []
+            for i in range(runs):
+                start = perf()
+                room.send("a", "b", f"floor {i}")
+                times.append(perf() - start)
+        finally:
+            room.close()
+    return Stats.of(times).median
+
+
+def measure_send(
+    installs: Sequence[Install], runs: int, tmp: Path, step: Callable[[str], None]
+) -> dict[str, Any]:
+    server = TmuxServer(bench_env(tmp))
+    lanes: list[Lane] = []
+    with ExitStack() as stack:
+        stack.callback(server.kill)
+        for i, install in enumerate(installs):
+            lanes.append(start_lane(server, install, tmp, first=i == 0))
+            watch = lanes[-1].watch
+            assert watch is not None
+            stack.callback(stop_process, watch)
+        ctl = Control(server, SESSION)
+        stack.callback(ctl.close)
+        by_label = {lane.install.label: lane for lane in lanes}
+        step(f"send -> submitted: {runs} rounds of {len(lanes)} installs (1 warm-up)")
+        for r, order in enumerate(rounds(installs, runs + 1)):
+            for install in order:
+                lane = by_label[install.label]
+                elapsed = one_send(ctl, lane, r)
+                bare = timed([str(install.python), "-c", "pass"], install.env(lane.home))
+                if r:
+                    lane.times.append(elapsed)
+                    lane.bare.append(bare)
+    commit = commit_cost()
+    control = 0.05e-3  # a kept control-mode client's command (bench_delivery measures it)
+    return {
+        lane.install.label: {
+            "send": Stats.of(lane.times).as_ms(),
+            "python": Stats.of(lane.bare).as_ms(),
+            "floor_ms": round((Stats.of(lane.bare).median + commit + control) * 1e3, 2),
+        }
+        for lane in lanes
+    }
+
+
+# -- hooks -----------------------------------------------------------------------------
+
+
+def measure_hooks(
+    installs: Sequence[Install], runs: int, tmp: Path, step: Callable[[str], None]
+) -> dict[str, Any]:
+    from bench_hook import agent_process, load_payloads
+
+    fixtures = Path("/work/shared/fixtures")
+    _session, payloads = load_payloads(fixtures)
+    found: dict[str, dict[str, list[float]]] = {i.label: {} for i in installs}
+    with agent_process() as agent_pid:
+        homes = {}
+        keepers = []
+        for install in installs:
+            home = tmp / f"hooks-{install.slug}" / "room"
+            env = install.env(home, AGENT_ROOM_NAME="backend", TMUX_PANE="%1",
+                              CLAUDE_PID=str(agent_pid))  # fmt: skip
+            timed([str(install.script), "hook", "SessionStart"], env, payloads["SessionStart"])
+            keeper = sqlite3.connect(home / "room.db")
+            keeper.execute("SELECT count(*) FROM sessions").fetchone()
+            keepers.append(keeper)
+            homes[install.label] = (home, env)
+        step(f"hooks: {runs} rounds of {len(installs)} installs x {len(HOOK_EVENTS) + 1}")
+        try:
+            for r, order in enumerate(rounds(installs, runs + 1)):
+                for install in order:
+                    _home, env = homes[install.label]
+                    argvs = [("python -c pass", [str(install.python), "-c", "pass"], b"{}")]
+                    argvs += [
+                        (e, [str(install.script), "hook", e], payloads[e]) for e in HOOK_EVENTS
+                    ]
+                    for what, argv, stdin in argvs:
+                        elapsed = timed(argv, env, stdin)
+                        if r:
+                            found[install.label].setdefault(what, []).append(elapsed)
+        finally:
+            for keeper in keepers:
+                keeper.close()
+    result: dict[str, Any] = {}
+    for label, runs_of in found.items():
+        bare = Stats.of(runs_of.pop("python -c pass")).median
+        result[label] = {
+            "python_ms": round(bare * 1e3, 2),
+            **{e: {**Stats.of(t).as_ms(), "ratio": round(Stats.of(t).median / bare, 2)}
+               for e, t in runs_of.items()},
+        }  # fmt: skip
+    return result
+
+
+# -- who and history -------------------------------------------------------------------
+
+
+def seed(home: Path, sessions: int, messages: int) -> None:
+    """A room seeded by the running install's own code (``--seed``)."""
+    from bench_console import seed_big_room
+
+    seed_big_room(home, sessions, messages)
+
+
+def seeded(install: Install, tmp: Path, sessions: int, messages: int) -> Path:
+    """A room for ``install``; the rooms of one source tree are seeded once and copied."""
+    master = tmp / f"seed-{install.source.name}-{sessions}-{messages}" / "room"
+    if not master.exists():
+        subprocess.run(
+            [str(install.python), __file__, "--seed", str(master), str(sessions), str(messages)],
+            env=install.env(master),
+            check=True,
+            capture_output=True,
+        )
+    home = tmp / f"room-{install.slug}-{sessions}-{messages}" / "room"
+    if not home.exists():
+        shutil.copytree(master.parent, home.parent)
+    return home
+
+
+READS = (
+    ("who", 50, 200, ["who"]),
+    ("who", 500, 200, ["who"]),
+    ("who", 2000, 200, ["who"]),
+    ("history 20", 40, 10_000, ["history", "20"]),
+    ("history 20", 40, 1_000_000, ["history", "20"]),
+)
+
+
+def measure_reads(
+    installs: Sequence[Install], runs: int, tmp: Path, step: Callable[[str], None]
+) -> dict[str, Any]:
+    step("who and history: seeding rooms (1,000,000 messages take a while)")
+    cases = []
+    for what, sessions, messages, args in READS:
+        for install in installs:
+            home = seeded(install, tmp, sessions, messages)
+            cases.append(
+                (install, f"{what} @ {sessions} sessions, {messages:,} messages", home, args)
+            )
+            timed([str(install.script), *args], install.env(home))  # migrated, compiled
+    found: dict[tuple[str, str], list[float]] = {}
+    step(f"who and history: {runs} rounds")
+    for r in range(runs):
+        for install, label, home, args in cases[r % len(cases) :] + cases[: r % len(cases)]:
+            found.setdefault((install.label, label), []).append(
+                timed([str(install.script), *args], install.env(home))
+            )
+        for install in installs:
+            found.setdefault((install.label, "python -c pass"), []).append(
+                timed([str(install.python), "-c", "pass"], install.env(tmp))
+            )
+    result: dict[str, Any] = {}
+    for (label, what), times in found.items():
+        result.setdefault(label, {})[what] = Stats.of(times).as_ms()
+    return result
+
+
+# -- CPU at rest -----------------------------------------------------------------------
+
+
+def measure_rest(
+    installs: Sequence[Install], seconds: float, tmp: Path, step: Callable[[str], None]
+) -> dict[str, Any]:
+    sleepers = [subprocess.Popen(["sleep", "3600"], stdin=subprocess.DEVNULL) for _ in range(50)]
+    result: dict[str, Any] = {}
+    try:
+        for install in installs:
+            home = tmp / f"rest-{install.slug}" / "room"
+            pids = ",".join(str(p.pid) for p in sleepers)
+            subprocess.run(
+                [str(install.python), __file__, "--seed-idle", str(home), pids],
+                env=install.env(home),
+                check=True,
+                capture_output=True,
+            )
+            watch = subprocess.Popen(
+                [str(install.script), "watch"], env=install.env(home), stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            )  # fmt: skip
+            try:
+                time.sleep(3.0)
+                before, wall = cpu_seconds(watch.pid), perf()
+                time.sleep(seconds)
+                used, elapsed = cpu_seconds(watch.pid) - before, perf() - wall
+            finally:
+                stop_process(watch)
+            result[install.label] = {"cpu_pct": round(100 * used / elapsed, 3)}
+            step(f"at rest: {install.label} {100 * used / elapsed:.2f} % of a core")
+    finally:
+        for proc in sleepers:
+            stop_process(proc)
+    return result
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def seed_idle(home: Path, pids: list[int]) -> None:
+    """50 registered idle agents, each a live process (``--seed-idle``)."""
+    from agent_room.adapters.procfs import read_stat
+    from agent_room.room import Room
+    from agent_room.room.registry import Registry, SessionFacts
+
+    class Alive:
+        def is_alive(self, _pid: int, _start: int | None) -> bool:
+            return True
+
+    room = Room.open({"AGENT_ROOM_HOME": str(home)})
+    registry = Registry(room, Alive())
+    for n, pid in enumerate(pids):
+        stat = read_stat(pid)
+        registry.register(
+            SessionFacts(
+                session_id=str(uuid.uuid4()), cwd="/srv", transcript_path=None, pid=pid,
+                pid_start=stat.start_ticks if stat else None, pane=f"%{1000 + n}",
+                tmux_socket="/nonexistent", agent="claude", name=f"agent-{n:02d}",
+                parent_hint=None, ancestors=(),
+            )
+        )  # fmt: skip
+    room.close()
+
+
+# -- the report ------------------------------------------------------------------------
+
+
+def report(data: dict[str, Any], labels: list[str], current: list[str]) -> list[str]:
+    """Print the tables; return the budgets that failed."""
+    failed: list[str] = []
+
+    def cells(values: dict[str, str]) -> list[str]:
+        return [values.get(label, "-") for label in labels]
+
+    if "send" in data:
+        send = data["send"]
+
+        def column(pick: Callable[[dict[str, Any]], float]) -> list[str]:
+            return cells({k: f"{pick(v):.1f}" for k, v in send.items()})
+
+        rows = [
+            ["median ms", *column(lambda v: v["send"]["median_ms"])],
+            ["p95 ms", *column(lambda v: v["send"]["p95_ms"])],
+            ["floor ms (python + commit + tmux)", *column(lambda v: v["floor_ms"])],
+            ["python -c pass ms", *column(lambda v: v["python"]["median_ms"])],
+        ]
+        print_table(["send -> line submitted", *labels], rows, title="send -> the nudge submitted")
+        for label in current:
+            s = send[label]["send"]
+            if s["median_ms"] > SEND_MEDIAN_MS or s["p95_ms"] > SEND_P95_MS:
+                failed.append(f"{label}: send median {s['median_ms']} / p95 {s['p95_ms']} ms")
+    if "hooks" in data:
+        hooks = data["hooks"]
+        rows = [
+            ["python -c pass ms", *cells({k: f"{v['python_ms']:.1f}" for k, v in hooks.items()})]
+        ]
+        for event in HOOK_EVENTS:
+            shown = {
+                k: f"{v[event]['median_ms']:.1f} ({v[event]['ratio']:.2f}x)"
+                for k, v in hooks.items()
+            }
+            rows.append([f"{event} ms (x python)", *cells(shown)])
+        print_table(["hook, median", *labels], rows, title="Hooks against the bare interpreter")
+        for label in current:
+            worst = max(hooks[label][e]["ratio"] for e in HOOK_EVENTS)
+            if worst > HOOK_RATIO:
+                failed.append(f"{label}: a hook at {worst}x python -c pass")
+    if "reads" in data:
+        reads = data["reads"]
+        whats = list(next(iter(reads.values())))
+        rows = [
+            [w, *cells({k: f"{v[w]['median_ms']:.1f}" for k, v in reads.items()})] for w in whats
+        ]
+        print_table(["median ms", *labels], rows, title="who and history as the room grows")
+        pairs = [
+            ("who @ 50 ", "who @ 2000 "),
+            ("history 20 @ 40 sessions, 10,000", "history 20 @ 40 sessions, 1,000,000"),
+        ]
+        for label in current:
+            r = reads[label]
+            for small, big in pairs:
+                a = next(v for k, v in r.items() if k.startswith(small))["median_ms"]
+                b = next(v for k, v in r.items() if k.startswith(big))["median_ms"]
+                if b > a * FLAT_RATIO:
+                    failed.append(f"{label}: {big} {b} ms against {a} ms")
+    if "rest" in data:
+        rest = data["rest"]
+        shown = {k: f"{v['cpu_pct']:.2f}" for k, v in rest.items()}
+        rows = [["agent-room watch, 50 idle agents, % of a core", *cells(shown)]]
+        print_table(["CPU at rest", *labels], rows, title="The watcher at rest")
+        for label in current:
+            if rest[label]["cpu_pct"] > REST_PCT:
+                failed.append(f"{label}: watch at rest {rest[label]['cpu_pct']} %")
+    return failed
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--quick", action="store_true", help="few runs: a smoke run")
+    parser.add_argument("--runs", type=int, help="rounds per figure")
+    parser.add_argument("--baseline", metavar="REV", help="also measure this git revision")
+    parser.add_argument("--wheel", action="store_true", help="also a wheel in a fresh venv")
+    parser.add_argument("--only", nargs="+", choices=("send", "hooks", "reads", "rest"))
+    parser.add_argument("--rest-seconds", type=float, help="CPU window at rest")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    parser.add_argument("--seed", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--seed-idle", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.seed:
+        seed(Path(args.seed[0]), int(args.seed[1]), int(args.seed[2]))
+        return 0
+    if args.seed_idle:
+        seed_idle(Path(args.seed_idle[0]), [int(p) for p in args.seed_idle[1].split(",")])
+        return 0
+    runs = args.runs or (3 if args.quick else 30)
+    rest_seconds = args.rest_seconds or (5.0 if args.quick else 30.0)
+    parts = args.only or ["send", "hooks", "reads", "rest"]
+    step = progress(args.quiet)
+    data: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="agent-room-floor-") as name:
+        tmp = Path(name)
+        worktree = baseline_worktree(args.baseline, tmp) if args.baseline else None
+        try:
+            installs = [dev_install("dev", ROOT)]
+            if args.wheel:
+                step("building the wheel of this tree into a fresh venv")
+                installs.append(wheel_install("wheel", ROOT, tmp))
+            if worktree is not None:
+                installs.append(dev_install(f"{args.baseline} dev", worktree))
+                if args.wheel:
+                    step(f"building the wheel of {args.baseline} into a fresh venv")
+                    installs.append(wheel_install(f"{args.baseline} wheel", worktree, tmp))
+            if "send" in parts:
+                data["send"] = measure_send(installs, runs, tmp, step)
+            if "hooks" in parts:
+                data["hooks"] = measure_hooks(installs, runs, tmp, step)
+            if "reads" in parts:
+                data["reads"] = measure_reads(installs, max(runs // 2, 3), tmp, step)
+            if "rest" in parts:
+                data["rest"] = measure_rest(installs, rest_seconds, tmp, step)
+        finally:
+            if worktree is not None:
+                subprocess.run(["git", "worktree", "remove", "--force", str(worktree)], cwd=ROOT,
+                               check=False, capture_output=True)  # fmt: skip
+    labels = [i.label for i in installs]
+    current = [i.label for i in installs if i.source == ROOT]
+    failed = report(data, labels, current)
+    print(f"\nload average {os.getloadavg()[0]:.2f}")
+    for problem in failed:
+        print(f"  FAIL {problem}")
+    print(f"Overall: {'FAIL' if failed else 'PASS'}{' (quick run)' if args.quick else ''}")
+    path = write_result(
+        "floor",
+        {"quick": args.quick, "runs": runs, "baseline": args.baseline, "git": git_state(),
+         "installs": labels, "load_average": os.getloadavg(), **data, "failed": failed},
+    )  # fmt: skip
+    print(f"Results: {path}")
+    return 1 if failed and not args.quick else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
