@@ -35,10 +35,12 @@ from agent_room.ui.widgets.sessions import SessionsTable
 from agent_room.ui.widgets.status import StatusBar
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
     from typing import Protocol
 
+    from textual.app import SystemCommand
     from textual.notifications import SeverityLevel
+    from textual.screen import Screen
 
     from agent_room.core.ports import Clock, Multiplexer, ProcessProbe
     from agent_room.core.snapshot import RoomSnapshot
@@ -146,6 +148,10 @@ class RoomConsole(ReachMixin, App[int]):
             self.register_theme(theme)
             self.user_themes.add(theme.name)
         problems = [*errors, *user_errors]
+        ours = {theme.name for theme in (*shipped, *users)}
+        for name in list(self.available_themes):  # Textual's own two dozen: not offered
+            if name not in ours and name != "textual-dark":  # the last resort, below
+                self.unregister_theme(name)
         wanted = self.settings.theme
         if wanted not in self.available_themes:
             problems.append(f"no theme named {wanted!r}")
@@ -157,6 +163,7 @@ class RoomConsole(ReachMixin, App[int]):
         """Report theme problems, show the first snapshot, start the reader."""
         for problem in self._theme_problems:
             self.notify(problem, title="Theme not loaded", severity="warning", timeout=10)
+        self.watch(self, "theme", self._remember_theme, init=False)
         self.statuses = dict.fromkeys(WORKERS, "off")
         if self._first is not None:
             self.snapshot = self._first
@@ -508,6 +515,19 @@ class RoomConsole(ReachMixin, App[int]):
         """Flip the sessions' order."""
         table = self.main.query_one("#sessions", SessionsTable)
         table.reverse = not table.reverse
+
+    def _remember_theme(self, name: str) -> None:
+        """The theme chosen now is the one the next start opens with."""
+        from agent_room.ui.settings import remember_theme
+
+        remember_theme(self.settings.theme_memory, name)
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        """Textual's commands, less its theme picker: the palette's own ``Theme: NAME``
+        entries offer the console's themes (the shipped three and the user's)."""
+        for command in super().get_system_commands(screen):
+            if command.title != "Theme":
+                yield command
 
     def action_use_theme(self, name: str) -> None:
         """Switch theme."""

@@ -100,6 +100,10 @@ class ConsoleSettings:
     """Quit once a decision leaves no handover pending (``agent-room popup --until-clear``)."""
     served: bool = False
     """Running in a web browser (``agent-room serve``): no tmux pane to enter from here."""
+    theme_memory: str | None = None
+    """The file that remembers the theme last chosen in the console, read at the next
+    start when neither ``--theme``, ``AGENT_ROOM_THEME`` nor the file sets one; ``None``
+    (the tests): not remembered."""
 
     @classmethod
     def validate(cls, values: Mapping[str, object]) -> ConsoleSettings:
@@ -115,25 +119,56 @@ class ConsoleSettings:
 
         folder = config_dir(environ)
         home = str(room_home(environ))
+        memory = theme_memory(environ)
         theme = environ.get("AGENT_ROOM_THEME") or None
         theme_dirs = (str(folder / "themes"), str(Path(home) / "themes"))
         path = folder / "console.toml"
         if not path.is_file():  # nothing the user wrote: nothing to validate
-            return cls(home=home, theme=theme or DEFAULT_THEME, theme_dirs=theme_dirs)
+            chosen = theme or remembered_theme(memory) or DEFAULT_THEME
+            return cls(home=home, theme=chosen, theme_dirs=theme_dirs, theme_memory=memory)
         try:
             values: dict[str, object] = tomllib.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
             raise BadInput(f"{path}: {exc}") from None
         values.setdefault("theme_dirs", theme_dirs)
         values["home"] = home
-        if theme:
-            values["theme"] = theme
+        values["theme_memory"] = memory
+        if theme or "theme" not in values:
+            values["theme"] = theme or remembered_theme(memory) or DEFAULT_THEME
         from pydantic import ValidationError
 
         try:
             return cls.validate(values)
         except ValidationError as exc:
             raise BadInput(f"{path}: {first_problem(exc)}") from None
+
+
+def theme_memory(environ: Mapping[str, str]) -> str:
+    """Where the console remembers the theme chosen last (the XDG state folder)."""
+    state = environ.get("XDG_STATE_HOME") or str(Path(environ.get("HOME", "~"), ".local", "state"))
+    return str(Path(state).expanduser() / "agent-room" / "theme")
+
+
+def remembered_theme(path: str | None) -> str | None:
+    """The theme name remembered in ``path``, if any (a bad file counts as none)."""
+    if path is None:
+        return None
+    try:
+        name = Path(path).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return name if name and len(name) <= 64 and name.isprintable() else None
+
+
+def remember_theme(path: str | None, name: str) -> None:
+    """Remember ``name`` for the next start (silently not, if the file cannot be written)."""
+    if path is None:
+        return
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        Path(path).write_text(name + "\n", encoding="utf-8")
+    except OSError:
+        pass
 
 
 def default_environ() -> Mapping[str, str]:
