@@ -245,6 +245,8 @@ class SqliteStore(SessionStore, DeliveryStore):
                 if cursor.rowcount:
                     delivered.append(message_id)
                     event(conn, at, "message.delivered", name, name, message_id, {"via": via})
+                    # the body reached the model: read, and the flow shows it so
+                    event(conn, at, "message.read", name, name, message_id)
         return [row for row in (self.message(i) for i in delivered) if row is not None]
 
     def queued(self, name: str) -> list[Row]:

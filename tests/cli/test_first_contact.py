@@ -166,3 +166,22 @@ def test_as_that_disagrees_with_agent_room_name_is_refused(cli: Cli) -> None:
     refused = cli("send", "@web", "hello", "--as", "web", name="api")
     _one_line_error(refused, 2, "--as web disagrees with AGENT_ROOM_NAME=api")
     assert cli("send", "@web", "hello", "--as", "api", name="api").code == 0
+
+
+def test_a_body_a_hook_hands_over_is_read_in_the_flow(cli: Cli) -> None:
+    from agent_room.room import Room
+    from agent_room.room.snapshot import SnapshotReader
+
+    assert cli("join", "api").code == 0
+    assert cli("join", "web").code == 0
+    assert cli("send", "@web", "hello", name="api").code == 0
+    room = Room.open({"AGENT_ROOM_HOME": str(cli.home)})
+    try:
+        (message,) = room.history(1)
+        room.store.mark_delivered("web", [message["id"]], at=room.clock(), via="nudge")
+        kinds = [event.kind for event in SnapshotReader(room).read().flow]
+    finally:
+        room.close()
+    assert kinds[-2:] == ["delivered", "read"]
+    (row,) = json.loads(cli("who", "--json").out)[1:]
+    assert row["unread"] == 0
