@@ -18,14 +18,15 @@ if TYPE_CHECKING:
     from typing import Any, ClassVar
 
 OPEN = "<cross-session-message"
-_WRAPPER = re.compile(
-    r"\A<cross-session-message((?:\s+[a-z][a-z-]*=\"[^\"]*\")*)\s*>\n?(.*?)\n?"
-    r"</cross-session-message>\s*\Z",
-    re.S,
+_WRAPPER = (
+    r"(?s)\A<cross-session-message((?:\s+[a-z][a-z-]*=\"[^\"]*\")*)\s*>\n?(.*?)\n?"
+    r"</cross-session-message>\s*\Z"
 )
-_ATTR = re.compile(r"([a-z][a-z-]*)=\"([^\"]*)\"")
+_ATTR = r"([a-z][a-z-]*)=\"([^\"]*)\""
 _ENTITIES = (("&quot;", '"'), ("&lt;", "<"), ("&gt;", ">"), ("&apos;", "'"), ("&amp;", "&"))
-_SOCKET_PID = re.compile(r"/(\d+)\.sock\Z")
+_SOCKET_PID = r"/(\d+)\.sock\Z"
+"""Patterns compiled on first use (``re`` keeps them): every prompt's hook imports this
+module, few prompts come wrapped."""
 
 
 class PeerPrompt(Record):
@@ -44,7 +45,7 @@ class PeerPrompt(Record):
     @property
     def socket_pid(self) -> int | None:
         """The sending client's pid, where its socket has the default name ``PID.sock``."""
-        found = _SOCKET_PID.search(self.socket or "")
+        found = re.search(_SOCKET_PID, self.socket or "")
         return int(found.group(1)) if found else None
 
 
@@ -58,10 +59,10 @@ def parse_peer_prompt(prompt: str) -> PeerPrompt | None:
     """The wrapped message, or None for any other prompt (typed, a nudge, link input)."""
     if not prompt.startswith(OPEN):
         return None
-    found = _WRAPPER.match(prompt)
+    found = re.match(_WRAPPER, prompt)
     if found is None:
         return None
-    attrs = {k: _unescape(v) for k, v in _ATTR.findall(found.group(1))}
+    attrs = {k: _unescape(v) for k, v in re.findall(_ATTR, found.group(1))}
     sender = attrs.get("from", "")
     return PeerPrompt(
         body=found.group(2),

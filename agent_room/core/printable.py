@@ -31,8 +31,10 @@ _BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 _OTHER = "\u2028\u2029\ud800-\udfff"
 """Line and paragraph separators; lone surrogates (undecodable bytes from argv or a file
 name, which could not even be encoded for the terminal)."""
-_MULTILINE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}{_OTHER}]")
-_ONE_LINE = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI}{_OTHER}]")
+_MULTILINE = f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}{_OTHER}]"
+_ONE_LINE = f"[\x00-\x1f\x7f-\x9f{_BIDI}{_OTHER}]"
+"""Compiled on first use (``re`` keeps them): most processes that import this module,
+every hook among them, never print anything unusual."""
 _NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
 
 
@@ -51,7 +53,9 @@ def printable(text: str, *, multiline: bool = False) -> str:
     ``multiline`` keeps newlines and tabs (for bodies printed as several lines); without
     it the result is always a single line.
     """
-    pattern = _MULTILINE if multiline else _ONE_LINE
+    if text.isprintable():  # no control, format, separator or surrogate character at all
+        return text
+    pattern = re.compile(_MULTILINE if multiline else _ONE_LINE)
     if pattern.search(text) is None:
         return text
     return pattern.sub(_escape, text)
@@ -68,4 +72,4 @@ def printable_json(data: Any, *, indent: int | None = 2) -> str:
     import json
 
     raw = json.dumps(data, ensure_ascii=False, indent=indent)
-    return _MULTILINE.sub(lambda m: f"\\u{ord(m.group()):04x}", raw)
+    return re.compile(_MULTILINE).sub(lambda m: f"\\u{ord(m.group()):04x}", raw)

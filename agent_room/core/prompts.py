@@ -23,8 +23,9 @@ COMPACTING = "session.compacting"
 RESUME_MARK = "[agent-room resume]"
 """The first line of a resume checkpoint's context left for a starting agent: its
 SessionStart hook hands such a message over."""
-LINK_PREFIX = re.compile(r"^\[From @([a-z0-9][a-z0-9_-]{0,31})\]")
-NUDGE_IDS = re.compile(r"\(((?:#\d+\s*)+)\)\s*$")
+LINK_PREFIX = r"^\[From @([a-z0-9][a-z0-9_-]{0,31})\]"
+NUDGE_IDS = r"\(((?:#\d+\s*)+)\)\s*$"
+"""Patterns compiled on first use (``re`` keeps them): not in every hook's start-up."""
 
 DEFAULT_CHECKPOINT_PATTERNS: tuple[str, ...] = (
     r"^\[agent-room checkpoint\]",
@@ -70,13 +71,13 @@ def classify(
     """Classify one prompt as the UserPromptSubmit hook received it."""
     text = prompt.strip()
     if text.startswith(NUDGE_PREFIX):
-        found = NUDGE_IDS.search(text)
+        found = re.search(NUDGE_IDS, text)
         ids = tuple(int(i) for i in re.findall(r"\d+", found.group(1))) if found else ()
         if ids or "new message" in text:
             return Prompt(kind=PromptKind.NUDGE, message_ids=ids)
     if any(re.search(p, text) for p in checkpoint_patterns):
         return Prompt(kind=PromptKind.CHECKPOINT)
-    linked = LINK_PREFIX.match(text)
+    linked = re.match(LINK_PREFIX, text)
     if linked:
         return Prompt(kind=PromptKind.LINK, peer=linked.group(1))
     return Prompt(kind=PromptKind.HUMAN)
