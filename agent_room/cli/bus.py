@@ -198,7 +198,10 @@ def cmd_who(args: argparse.Namespace) -> int:
         )
         for s in sessions
     ]
-    widths = [max(len(row[i]) for row in table) for i in range(len(header) - 1)]
+    if len({s.get("host") for s in sessions}) > 1:  # a room across machines: say where
+        hosts = ["HOST", *(printable(s.get("host") or "-") for s in sessions)]
+        table = [(*row[:3], host, *row[3:]) for row, host in zip(table, hosts, strict=True)]
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]) - 1)]
     for row in table:
         cells = [cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])]
         print("  ".join([*cells, row[-1]]))

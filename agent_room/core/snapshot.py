@@ -46,6 +46,8 @@ class SessionRow:
     """A file this agent and another live one both changed lately (the room warned both)."""
     outside: bool = False
     """A Claude Code session outside the room (from the client's own registry)."""
+    host: str | None = None
+    """The machine it runs on, in a room across machines (else ``None``)."""
 
     @property
     def live(self) -> bool:

@@ -21,6 +21,8 @@ class TreeNode:
     kind: str = "session"
     """``session`` or ``subagent``."""
     children: list[TreeNode] = field(default_factory=list)
+    host: str | None = None
+    """The machine a session runs on (a room across machines)."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form, children nested."""
@@ -30,6 +32,7 @@ class TreeNode:
             "state": self.state,
             "depth": self.depth,
             "kind": self.kind,
+            "host": self.host,
             "children": [c.as_dict() for c in self.children],
         }
 
@@ -66,6 +69,7 @@ def build_tree(
             session_id=row.get("session_id"),
             state=str(row["state"]),
             depth=0,
+            host=row.get("host"),
         )
         parents[sid] = row.get("parent")
         order.append(sid)
@@ -116,11 +120,24 @@ def _set_depth(node: TreeNode, depth: int) -> None:
 def render_tree(roots: Iterable[TreeNode]) -> str:
     """Draw the tree with box characters, one node a line."""
     lines: list[str] = []
+    roots = list(roots)
+    hosts: set[str | None] = set()
+
+    def gather(node: TreeNode) -> None:
+        if node.kind == "session":
+            hosts.add(node.host)
+        for child in node.children:
+            gather(child)
+
+    for root in roots:
+        gather(root)
+    several = len(hosts) > 1  # a room across machines: each session says where
 
     def walk(node: TreeNode, prefix: str, last: bool, top: bool) -> None:
         branch = "" if top else ("└── " if last else "├── ")
         marker = f"({node.kind})" if node.kind == "subagent" else f"[{node.state}]"
-        lines.append(f"{prefix}{branch}{node.label} {marker}")
+        where = f" on {node.host or '?'}" if several and node.kind == "session" else ""
+        lines.append(f"{prefix}{branch}{node.label} {marker}{where}")
         child_prefix = prefix if top else prefix + ("    " if last else "│   ")
         for index, child in enumerate(node.children):
             walk(child, child_prefix, index == len(node.children) - 1, False)

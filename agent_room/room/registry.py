@@ -147,4 +147,9 @@ class Registry:
         from agent_room.store.intercom import IntercomStore
 
         intercom = IntercomStore(self.store).sessions()
-        return build_tree(self.store.members(), self.store.subagents(), intercom)
+        silent = self.room.silent_hosts(self.room.clock())
+        members = [
+            {**r, "state": "unknown"} if r["host"] in silent and r["state"] != "ended" else r
+            for r in self.store.members()
+        ]
+        return build_tree(members, self.store.subagents(), intercom)

@@ -230,18 +230,29 @@ class Room:
             raise BadInput("history needs a positive count")
         return self.store.history(limit)
 
+    def silent_hosts(self, now: float) -> set[str]:
+        """Hosts of a room on PostgreSQL whose watcher has gone silent (none on SQLite)."""
+        if self.store.engine != "postgresql":
+            return set()
+        from agent_room.store.hosts import silent_hosts
+
+        return silent_hosts(self.store, now)
+
     def who(self) -> list[dict[str, Any]]:
         """One object per session in the room, for ``who`` and the console."""
         now = self.clock()
         rows = self.store.members()
         notes = self.store.notes()
         by_session = {r["session_id"]: r["name"] for r in rows if r["session_id"]}
+        silent = self.silent_hosts(now)
         sessions = [
             {
                 "name": r["name"],
                 "session_id": r["session_id"],
                 "agent": r["agent"],
-                "state": r["state"],
+                # a silent host's sessions cannot be judged: neither running nor ended
+                "state": "unknown" if r["host"] in silent and r["state"] != "ended" else r["state"],
+                "host": r["host"],
                 "pane": r["pane"],
                 "pid": r["pid"],
                 "cwd": r["cwd"],

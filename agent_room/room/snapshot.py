@@ -137,6 +137,15 @@ class SnapshotReader:
         notes = store.notes()
         for name, count in LoopStore(store).held_by_recipient().items():
             notes[name] = f"{count} held (loop)"  # the loop breaker's: the operator decides
+        several = len({m["host"] for m in members}) > 1  # a room across machines
+        silent = self.room.silent_hosts(now)
+        for member in members:
+            if member["host"] in silent:
+                notes[member["name"]] = f"host {member['host']} is silent: state unknown"
+        members = [
+            {**m, "state": "unknown"} if m["host"] in silent and m["state"] != "ended" else m
+            for m in members
+        ]
         linked = {
             r["name"]: r
             for r in Links(self.room).flag(
@@ -145,7 +154,9 @@ class SnapshotReader:
         }
         clashes = clash_notes(store, now - CLASH_WINDOW)
         sessions = tuple(
-            self._session(r, notes, linked[r["name"]], clashes.get(r["session_id"], ""))
+            self._session(
+                r, notes, linked[r["name"]], clashes.get(r["session_id"], ""), several=several
+            )
             for r in members
         )
         outside = self._outside_rows(now)
@@ -208,7 +219,12 @@ class SnapshotReader:
 
     @staticmethod
     def _session(
-        row: Row, notes: dict[str, str], linked: dict[str, Any], clash: str = ""
+        row: Row,
+        notes: dict[str, str],
+        linked: dict[str, Any],
+        clash: str = "",
+        *,
+        several: bool = False,
     ) -> SessionRow:
         return SessionRow(
             name=row["name"],
@@ -228,6 +244,7 @@ class SnapshotReader:
             links=links_summary(linked["links"], unanchored=linked["unanchored"]),
             unanchored=bool(linked["unanchored"]),
             clash=clash,
+            host=row["host"] if several else None,
         )
 
     @staticmethod

@@ -37,16 +37,20 @@ class DeliveryStore(StoreBase):
                 row is None
                 or row["holder"] == holder
                 or row["expires_at"] < at
-                or (row["pid"] is not None and not alive(row["pid"], row["pid_start"]))
+                or (
+                    row["pid"] is not None
+                    and (row["host"] or self.host) == self.host  # judged on its own host
+                    and not alive(row["pid"], row["pid_start"])
+                )
             )
             if not free:
                 return False
             conn.execute(
-                "INSERT INTO leases (name, holder, pid, pid_start, expires_at)"
-                " VALUES (?,?,?,?,?) ON CONFLICT(name) DO UPDATE SET holder = excluded.holder,"
+                "INSERT INTO leases (name, holder, pid, pid_start, expires_at, host)"
+                " VALUES (?,?,?,?,?,?) ON CONFLICT(name) DO UPDATE SET holder = excluded.holder,"
                 " pid = excluded.pid, pid_start = excluded.pid_start,"
-                " expires_at = excluded.expires_at",
-                (name, holder, pid, pid_start, at + ttl),
+                " expires_at = excluded.expires_at, host = excluded.host",
+                (name, holder, pid, pid_start, at + ttl, self.host),
             )
             if row is None or row["holder"] != holder:
                 event(conn, at, "deliverer.lease", "room", name, data={"holder": holder})
@@ -69,14 +73,15 @@ class DeliveryStore(StoreBase):
 
         return rows(
             self.conn.execute(
-                "SELECT s.* FROM sessions s WHERE s.left_at IS NULL AND ("
+                "SELECT s.* FROM sessions s WHERE s.left_at IS NULL"
+                " AND coalesce(s.host, ?) = ? AND ("
                 " EXISTS (SELECT 1 FROM messages m WHERE m.recipient = s.name"
                 "  AND m.status = 'queued')"
                 " OR EXISTS (SELECT 1 FROM nudges n WHERE n.recipient = s.name"
                 "  AND n.state = 'open')"
                 " OR EXISTS (SELECT 1 FROM messages m WHERE m.recipient = s.name"
                 "  AND m.read_at IS NULL AND m.status = 'failed' AND m.attempts < ?))",
-                (MAX_NUDGES,),
+                (self.host, self.host, MAX_NUDGES),
             )
         )
 

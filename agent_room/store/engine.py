@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 DATABASE_VAR = "AGENT_ROOM_DATABASE"
+HOST_VAR = "AGENT_ROOM_HOST"
 CONFIG_NAME = "room.conf"
 """``database = postgresql://...`` (one ``key = value`` a line, ``#`` comments)."""
 _SCHEMES = ("postgresql://", "postgres://")
@@ -39,6 +40,13 @@ def database_url(home: str, environ: Mapping[str, str] | None = None) -> str | N
             f"{DATABASE_VAR} must be a postgresql:// URL (or empty for the room's SQLite file)"
         )
     return url
+
+
+def host_id(environ: Mapping[str, str] | None = None) -> str:
+    """This machine's id in the room: ``$AGENT_ROOM_HOST``, else its host name (stable
+    across sessions; no lookup, no import: the hooks ask on every turn)."""
+    env = os.environ if environ is None else environ
+    return env.get(HOST_VAR, "").strip() or os.uname().nodename or "localhost"
 
 
 def _configured(path: str) -> str:

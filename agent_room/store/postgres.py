@@ -63,7 +63,11 @@ CREATE OR REPLACE TRIGGER messages_wake AFTER INSERT OR UPDATE OF status ON mess
 CREATE OR REPLACE TRIGGER sessions_wake AFTER UPDATE OF state ON sessions
     FOR EACH ROW WHEN (NEW.state IS DISTINCT FROM OLD.state)
     EXECUTE FUNCTION agent_room_wake();
+CREATE OR REPLACE TRIGGER events_wake AFTER INSERT ON events
+    FOR EACH STATEMENT EXECUTE FUNCTION agent_room_wake();
 """
+"""Every change the room logs (and what queues a delivery) wakes the listeners, once per
+transaction (PostgreSQL folds equal notifications), when it commits."""
 
 # -- statements --------------------------------------------------------------------------
 
@@ -430,6 +434,42 @@ class PgConnection:
     def close(self) -> None:
         """Let the server go."""
         self.raw.close()
+
+
+def listen(url: str, stop: Any, heard: Callable[[], None]) -> None:
+    """Call ``heard`` on every wake-up of the room at ``url`` until ``stop`` is set.
+
+    A connection of its own, LISTENing on ``CHANNEL``; notifications of other rooms in
+    the database (other schemas) are passed over. A lost server is waited for (a second,
+    then up to ten) and listened to again; ``heard`` is called once it is back, as
+    anything may have changed meanwhile.
+    """
+    pause = 1.0
+    lost = False
+    while not stop.is_set():
+        try:
+            conn = psycopg.connect(url, autocommit=True, connect_timeout=5)
+        except psycopg.Error:
+            stop.wait(pause)
+            pause, lost = min(pause * 2, 10.0), True
+            continue
+        try:
+            schema = (conn.execute("SELECT current_schema()").fetchone() or [""])[0]
+            conn.execute(f"LISTEN {CHANNEL}")
+            pause = 1.0
+            if lost:
+                heard()
+                lost = False
+            while not stop.is_set():
+                for note in conn.notifies(timeout=0.5, stop_after=64):
+                    if note.payload == schema:
+                        heard()
+                        break
+        except psycopg.Error:
+            lost = True
+            stop.wait(pause)
+        finally:
+            conn.close()
 
 
 def connect(url: str, *, timeout: float = 10.0) -> PgConnection:

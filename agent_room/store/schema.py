@@ -381,6 +381,17 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX native_sends_nudge ON native_sends(nudge_id);
     """,
+    # hosts: the machine each session runs on and each lease's holder runs on (liveness
+    # is judged only there), and when each host's watcher was last seen.
+    """
+    ALTER TABLE sessions ADD COLUMN host TEXT;
+    ALTER TABLE leases ADD COLUMN host TEXT;
+    CREATE TABLE hosts (
+        host TEXT PRIMARY KEY,
+        seen_at REAL NOT NULL,
+        pid INTEGER
+    );
+    """,
 )
 """Each entry moves the schema from version ``index`` to ``index + 1``."""
 

@@ -34,7 +34,8 @@ class SessionStore(StoreBase):
         return rows(
             self.conn.execute(
                 "SELECT session_id, name, pid, pid_start FROM sessions"
-                " WHERE state != 'ended' AND pid IS NOT NULL"
+                " WHERE state != 'ended' AND pid IS NOT NULL AND coalesce(host, ?) = ?",
+                (self.host, self.host),
             )
         )
 
@@ -61,6 +62,7 @@ class SessionStore(StoreBase):
                 "SELECT * FROM sessions WHERE session_id = ?", (session_id,)
             ).fetchone()
             columns = {k: v for k, v in facts.items() if k != "session_id"}
+            columns.setdefault("host", self.host)
             if existing is not None and existing["left_at"] is None:
                 self._update(conn, existing["rowid"], {**columns, "ended_at": None}, at)
                 event(
@@ -73,7 +75,13 @@ class SessionStore(StoreBase):
                 )
                 rowid = existing["rowid"]
             else:
-                name = self._claim(conn, wanted, session_id, explicit, at, alive, unique_name)
+                here = self.host
+
+                def alive_here(pid: int, start: int | None, host: str | None = None) -> bool:
+                    # another host's process cannot be judged from here: it stands
+                    return (host or here) != here or bool(alive(pid, start))
+
+                name = self._claim(conn, wanted, session_id, explicit, at, alive_here, unique_name)
                 if existing is not None:  # a resumed session whose name was given up
                     conn.execute(
                         "UPDATE sessions SET name = ?, left_at = NULL WHERE rowid = ?",
@@ -137,7 +145,7 @@ class SessionStore(StoreBase):
         holders = {
             r["name"]: r
             for r in conn.execute(
-                "SELECT rowid, name, session_id, state, pid, pid_start FROM sessions"
+                "SELECT rowid, name, session_id, state, pid, pid_start, host FROM sessions"
                 " WHERE left_at IS NULL"
             )
         }
@@ -145,7 +153,7 @@ class SessionStore(StoreBase):
         if holder is None or holder["session_id"] is None:
             return str(wanted)
         holder_live = holder["state"] != "ended" and (
-            holder["pid"] is None or alive(holder["pid"], holder["pid_start"])
+            holder["pid"] is None or alive(holder["pid"], holder["pid_start"], holder["host"])
         )
         if explicit and not holder_live:
             # the name's previous session is over: the newcomer takes the name over

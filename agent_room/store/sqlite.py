@@ -100,14 +100,15 @@ class SqliteStore(SessionStore, DeliveryStore):
             if row:
                 conn.execute(
                     "UPDATE sessions SET pane = coalesce(?, pane),"
-                    " tmux_socket = coalesce(?, tmux_socket), updated_at = ? WHERE rowid = ?",
-                    (pane, tmux_socket, at, row[0]),
+                    " tmux_socket = coalesce(?, tmux_socket), updated_at = ?,"
+                    " host = coalesce(?, host) WHERE rowid = ?",  # a pane: on this host
+                    (pane, tmux_socket, at, self.host if pane else None, row[0]),
                 )
             else:
                 conn.execute(
                     "INSERT INTO sessions (name, agent, state, pane, tmux_socket, started_at,"
-                    " updated_at) VALUES (?, ?, 'idle', ?, ?, ?, ?)",
-                    (name, agent, pane, tmux_socket, at, at),
+                    " updated_at, host) VALUES (?, ?, 'idle', ?, ?, ?, ?, ?)",
+                    (name, agent, pane, tmux_socket, at, at, self.host),
                 )
             event(conn, at, "session.joined", name, name, data={"pane": pane})
         holder = self.holder(name)

@@ -7,7 +7,7 @@ import sqlite3
 
 from agent_room.core.errors import RoomUnavailable
 from agent_room.store.db import connect
-from agent_room.store.engine import database_url
+from agent_room.store.engine import database_url, host_id
 from agent_room.store.home import DB_NAME, ensure_room_dir
 
 TYPE_CHECKING = False
@@ -80,6 +80,8 @@ class StoreBase:
     def __init__(self, home: StrPath, *, timeout: float = 10.0) -> None:
         self.home = os.fspath(home)
         self.timeout = timeout
+        self.host = host_id()
+        """The machine this process runs on: its sessions, panes and processes are ours."""
         self.url = database_url(self.home)
         """The PostgreSQL room this store uses, or ``None`` for ``<home>/room.db``."""
         if self.url is None:

@@ -57,6 +57,8 @@ def _name(row: SessionRow, ctx: CellContext) -> Text:
     if row.needs_operator:  # waits for the operator: a handover, a dialog, a failure
         text.append("⚑ ", style=ctx.colours.get("warning", "yellow"))
     text.append(f"@{row.name}")
+    if row.host:  # a room across machines: where the session runs
+        text.append(f" on {printable(row.host)}", style="dim")
     return text
 
 

@@ -29,6 +29,7 @@ from agent_room.core.delivery import (
 from agent_room.core.errors import PaneUnavailable
 from agent_room.core.prompts import nudge_text
 from agent_room.room import Room
+from agent_room.store.hosts import BEAT, host_seen
 from agent_room.workers.guard import Guard
 from agent_room.workers.lease import Lease
 from agent_room.workers.wakeup import RoomWatch, WakeListener
@@ -43,6 +44,16 @@ if TYPE_CHECKING:
 
 LEASE = "deliverer"
 LEASE_TTL = 3.0
+
+
+def delivery_lease(room: Room) -> str:
+    """The lease of the room's deliverer; on PostgreSQL one per host, so that each
+    host's watcher types into its own host's panes and no other."""
+    if room.store.engine == "postgresql":
+        return f"{LEASE}@{room.store.host}"
+    return LEASE
+
+
 """A holder that stops renewing for this long is presumed gone."""
 SAFETY_INTERVAL = 0.5
 """Seconds between passes when no file event arrives."""
@@ -68,7 +79,8 @@ class Deliverer:
         self.probe = probe
         self.receipt_timeout = receipt_timeout
         self.retry_after = retry_after
-        self.lease = Lease(self.store, LEASE, probe, ttl=lease_ttl)
+        self.lease = Lease(self.store, delivery_lease(room), probe, ttl=lease_ttl)
+        self._seen_at = 0.0
         self.passes = 0
         """Passes made, standing by or not."""
         self.wake = WakeListener(room.home)
@@ -92,6 +104,9 @@ class Deliverer:
         self.passes += 1
         if not self.lease.hold(now):
             return False
+        if self.store.engine == "postgresql" and now - self._seen_at >= BEAT:
+            host_seen(self.store, at=now, pid=os.getpid())  # this host's watcher lives
+            self._seen_at = now
         if self.native is not None:
             self.native.begin_pass(now)
         served = set()

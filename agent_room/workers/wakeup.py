@@ -118,6 +118,13 @@ class RoomWatch:
     def _run(self) -> None:
         from watchfiles import watch
 
+        from agent_room.store.engine import database_url
+
+        url = database_url(self.home)
+        if url is not None:  # the room's changes come from the server, not from files
+            threading.Thread(
+                target=self._listen, args=(url,), name="agent-room-listen", daemon=True
+            ).start()
         try:
             for changes in watch(
                 self.home,
@@ -130,6 +137,17 @@ class RoomWatch:
                 self._fan_out(changes)
         finally:
             self._fan_out(None)
+
+    def _listen(self, url: str) -> None:
+        """Fan PostgreSQL's wake-ups out as changes of the room's database."""
+        from watchfiles import Change
+
+        from agent_room.store.home import DB_NAME
+        from agent_room.store.postgres import listen
+
+        path = os.path.join(self.home, DB_NAME)  # what a write to SQLite would touch
+        changed = {(Change.modified, path), (Change.modified, path + "-wal")}
+        listen(url, self.stop, lambda: self._fan_out(changed))
 
     def _fan_out(self, changes: Changes | None) -> None:
         paths = None if changes is None else [path for _change, path in changes]
