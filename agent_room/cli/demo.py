@@ -59,8 +59,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
         print(
             f"The demo room runs with {kind} in {demo.root}.\n"
             f"Watch it: {attach}   (detach: C-b d)\n"
-            "Use agent-room on it: eval the two export lines above.\n"
-            f"Stop it: agent-room demo --stop {demo.root}",
+            f"Use {_me()} on it: eval the two export lines above.\n"
+            f"Stop it: {_me()} demo --stop {demo.root}",
             file=sys.stderr,
         )
         return 0
@@ -82,9 +82,21 @@ def _attach(demo: Demo, kind: str) -> int:
     print(
         f"You left the demo room; it is still running in {demo.root}.\n"
         f"Back to it:  {' '.join(demo.attach_argv())}\n"
-        f"Stop it:     agent-room demo --stop {demo.root}"
+        f"Stop it:     {_me()} demo --stop {demo.root}"
     )
     return 0
+
+
+def _me() -> str:
+    """How to run this agent-room again: its name when the PATH finds this one, else
+    its full path (after .ci/demo it is only in the checkout's .venv/bin)."""
+    import shutil
+
+    script = Path(sys.argv[0])
+    found = shutil.which("agent-room")
+    if script.name != "agent-room" or (found and Path(found).resolve() == script.resolve()):
+        return "agent-room"
+    return str(script.resolve())
 
 
 def _stop(which: str) -> int:

@@ -138,7 +138,7 @@ def subcommand_parser(parser: argparse.ArgumentParser, words: list[str]) -> argp
 
 
 def _bus_commands(sub: _Only) -> None:
-    p = sub.add_parser("join", help="register a name in the room (seed join.sh)")
+    p = sub.add_parser("join", help="register a name in the room by hand (an agent in a pane without hooks)")
     p.add_argument("name", metavar="NAME")
     p.add_argument("--pane", help="the tmux pane id the agent runs in, e.g. %%3")
     p.add_argument("--agent", default="claude", help="the kind of agent (default: claude)")
@@ -590,7 +590,7 @@ def _launcher_commands(sub: _Only) -> None:
 
     p = sub.add_parser(
         "start",
-        help="start an agent in tmux session ac-NAME (seed start.sh)",
+        help="start an agent in tmux session ac-NAME, in the room",
         usage="%(prog)s [-h] [--cwd DIR] [--agent KIND] [--agent-kind LABEL] [--detach]"
         " NAME [-- AGENT-ARGS ...]",
     )
