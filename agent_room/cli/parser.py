@@ -138,7 +138,7 @@ def subcommand_parser(parser: argparse.ArgumentParser, words: list[str]) -> argp
 
 
 def _bus_commands(sub: _Only) -> None:
-    p = sub.add_parser("join", help="register a name in the room by hand (an agent in a pane without hooks)")
+    p = sub.add_parser("join", help="register a name by hand (an agent in a pane without hooks)")
     p.add_argument("name", metavar="NAME")
     p.add_argument("--pane", help="the tmux pane id the agent runs in, e.g. %%3")
     p.add_argument("--agent", default="claude", help="the kind of agent (default: claude)")
@@ -420,7 +420,7 @@ def _timeout(text: str) -> float:
 
 def _intercom_commands(sub: _Only) -> None:
     handlers = "agent_room.cli.ask"
-    p = sub.add_parser("ask", help="ask a headless agent in another repository (seed 000)")
+    p = sub.add_parser("ask", help="ask a headless agent in another repository")
     p.add_argument("repo", metavar="REPO", help="a directory, or the @name of a room member")
     p.add_argument("question", metavar="QUESTION", nargs="*", help="else --file or stdin")
     p.add_argument("--file", help="read the question from a file ('-' for stdin)")
