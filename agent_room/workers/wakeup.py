@@ -145,7 +145,7 @@ class RoomWatch:
         from agent_room.store.home import DB_NAME
         from agent_room.store.postgres import listen
 
-        path = os.path.join(self.home, DB_NAME)  # what a write to SQLite would touch
+        path = str(Path(self.home) / DB_NAME)  # what a write to SQLite would touch
         changed = {(Change.modified, path), (Change.modified, path + "-wal")}
         listen(url, self.stop, lambda: self._fan_out(changed))
 
