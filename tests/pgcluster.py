@@ -84,10 +84,12 @@ class Cluster:
             shutil.chown(self.passfile, "root")
 
     def start(self) -> None:
-        """Start the server (again) on the same port and data."""
+        """Start the server (again) on the same port and data; nothing if it runs."""
+        if self._run("pg_ctl", "status", "-D", str(self.data), check=False).returncode == 0:
+            return
         options = (
             f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1"
-            " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+            " -c fsync=off -c full_page_writes=off"
             " -c max_connections=300 -c shared_buffers=32MB"
         )
         self._run(

@@ -1,0 +1,166 @@
+"""The room on PostgreSQL, in every pass: the setting that chooses it, credentials kept
+out of sight, hosts, the wake-ups of LISTEN/NOTIFY.
+
+Each test makes its own room (a schema) in the run's throw-away cluster, whichever
+engine the rest of the pass uses.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agent_room.core.errors import UnsafeRoom
+from agent_room.room import Room
+from agent_room.room.registry import Registry
+from agent_room.store.engine import database_url, describe, has_password
+from agent_room.store.hosts import SILENT_AFTER, host_seen
+from agent_room.workers.wakeup import RoomWatch
+from tests.conftest import write_room_conf
+from tests.pgcluster import Cluster
+from tests.tmux.conftest import wait_for
+
+
+class Probe:
+    """Every process of this host is dead (those of other hosts cannot be asked)."""
+
+    def is_alive(self, pid: int, start_ticks: int | None) -> bool:
+        return False
+
+
+@pytest.fixture
+def pg_home(tmp_path: Path, pg_cluster: Cluster) -> Path:
+    home = tmp_path / "pgroom"
+    write_room_conf(home, pg_cluster.new_room(f"room_{time.monotonic_ns()}"))
+    return home
+
+
+def _open(home: Path, host: str, monkeypatch: pytest.MonkeyPatch) -> Room:
+    monkeypatch.setenv("AGENT_ROOM_HOST", host)
+    return Room.open({"AGENT_ROOM_HOME": str(home)})
+
+
+@pytest.fixture
+def hosts(pg_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Room, Room]]:
+    """The same room seen from two machines, ``laptop`` and ``devbox``."""
+    laptop, devbox = _open(pg_home, "laptop", monkeypatch), _open(pg_home, "devbox", monkeypatch)
+    yield laptop, devbox
+    laptop.close()
+    devbox.close()
+
+
+def _register(room: Room, name: str, pid: int) -> None:
+    room.store.register(
+        {"session_id": f"s-{name}", "state": "idle", "pid": pid, "pid_start": 1},
+        wanted=name,
+        explicit=True,
+        at=room.clock(),
+        alive=lambda *_: True,
+    )
+
+
+def _state(room: Room, session_id: str) -> str:
+    row = room.store.session(session_id)
+    assert row is not None
+    return str(row["state"])
+
+
+def test_the_room_conf_chooses_postgresql_and_the_sqlite_file_is_never_made(
+    pg_home: Path,
+) -> None:
+    room = Room.open({"AGENT_ROOM_HOME": str(pg_home)})
+    try:
+        assert room.store.engine == "postgresql"
+        room.join("api")
+        assert [m["name"] for m in room.store.members()] == ["api"]
+    finally:
+        room.close()
+    assert not (pg_home / "room.db").exists()
+
+
+def test_a_room_conf_open_to_others_is_refused(pg_home: Path) -> None:
+    (pg_home / "room.conf").chmod(0o644)
+    with pytest.raises(UnsafeRoom, match="chmod 600"):
+        database_url(str(pg_home), {})
+
+
+def test_a_password_is_never_shown() -> None:
+    url = "postgresql://room:s3cret@db.example:5432/agentroom?sslmode=verify-full"
+    assert describe(url) == "postgresql://room@db.example:5432/agentroom"
+    assert has_password(url)
+    assert has_password("postgresql://db/x?password=s3cret")
+    assert not has_password("postgresql://room@db/x?sslmode=require")
+
+
+def test_a_session_is_judged_alive_only_on_its_own_host(hosts: tuple[Room, Room]) -> None:
+    laptop, devbox = hosts
+    _register(laptop, "api", pid=4242)
+    _register(devbox, "web", pid=4242)
+    assert {m["name"]: m["host"] for m in laptop.store.members()} == {
+        "api": "laptop",
+        "web": "devbox",
+    }
+    assert Registry(laptop, Probe()).refresh() == ["s-api"]  # not devbox's session
+    assert _state(laptop, "s-web") == "idle"
+    assert Registry(devbox, Probe()).refresh() == ["s-web"]
+
+
+def test_each_host_delivers_only_to_its_own_sessions(hosts: tuple[Room, Room]) -> None:
+    laptop, devbox = hosts
+    _register(laptop, "api", pid=1)
+    _register(devbox, "web", pid=2)
+    laptop.send("api", "web", "over to you")
+    devbox.send("web", "api", "and back")
+    assert [t["name"] for t in laptop.store.delivery_targets()] == ["api"]
+    assert [t["name"] for t in devbox.store.delivery_targets()] == ["web"]
+
+
+def _take(room: Room, holder: str, at: float) -> bool:
+    """Take the notifier's lease for a process this host finds dead."""
+    return room.store.acquire_lease(
+        "notifier", holder=holder, pid=99, pid_start=1, ttl=10.0, at=at, alive=lambda *_: False
+    )
+
+
+def test_another_hosts_lease_lapses_only_by_time(hosts: tuple[Room, Room]) -> None:
+    laptop, devbox = hosts
+    assert _take(devbox, "d", 100.0)
+    assert not _take(laptop, "l", 105.0)  # its pid is devbox's: not judged from here
+    assert _take(laptop, "l", 111.0)
+
+
+def test_a_silent_hosts_sessions_are_unknown_not_ended(hosts: tuple[Room, Room]) -> None:
+    laptop, devbox = hosts
+    _register(devbox, "web", pid=2)
+    host_seen(devbox.store, at=devbox.clock(), pid=2)
+    assert laptop.who()[0]["state"] == "idle"
+    laptop.clock = lambda: time.time() + SILENT_AFTER + 1
+    (web,) = laptop.who()
+    assert (web["state"], web["host"]) == ("unknown", "devbox")
+    (node,) = Registry(laptop, Probe()).tree()
+    assert node.state == "unknown"
+    assert _state(devbox, "s-web") == "idle"  # the record is untouched
+
+
+def test_a_message_from_another_host_wakes_the_watch_at_once(
+    hosts: tuple[Room, Room],
+) -> None:
+    laptop, devbox = hosts
+    stop = threading.Event()
+    watch = RoomWatch(laptop.home, debounce=10, step=5, stop=stop)
+    heard: list[float] = []
+    watch.subscribe(lambda: heard.append(time.monotonic()), want=lambda p: p.endswith("room.db"))
+    try:
+        time.sleep(0.5)  # the listener is connected
+        heard.clear()
+        sent = time.monotonic()
+        devbox.join("web")
+        wait_for(lambda: heard, timeout=5)
+        assert heard[0] - sent < 0.5
+    finally:
+        stop.set()
+        watch.join()
