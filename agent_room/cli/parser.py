@@ -204,6 +204,15 @@ def _bus_commands(sub: _Only) -> None:
 
 
 def _room_commands(sub: _Only) -> None:
+    p = sub.add_parser("room", help="the room itself: copy a SQLite room into PostgreSQL")
+    rsub = p.add_subparsers(
+        title="room commands", metavar="COMMAND", parser_class=_Parser, required=True
+    )
+    rp = rsub.add_parser("copy", help="copy this room, audit log and all, into PostgreSQL")
+    rp.add_argument("--to", required=True, metavar="URL", help="postgresql://user@host/db")
+    rp.add_argument("--replace", action="store_true", help="overwrite a room already there")
+    rp.set_defaults(handler=_lazy("agent_room.cli.room_copy", "cmd_room_copy"))
+
     p = sub.add_parser("tree", help="the session tree: who descends from whom")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_tree"))

@@ -75,6 +75,12 @@ _IDENTITY = re.compile(r"CREATE TABLE (\w+) \(\s*(\w+) INTEGER PRIMARY KEY", re.
 _ID_COLUMNS = dict(_IDENTITY.findall("\n".join(MIGRATIONS)))
 """Each table's own id column, returned by its INSERTs (``cursor.lastrowid``)."""
 
+
+def id_column(table: str) -> str | None:
+    """The column a table numbers its rows by, if it does (an identity in PostgreSQL)."""
+    return _ID_COLUMNS.get(table)
+
+
 _INSERT = re.compile(r"^\s*INSERT\s+(?:OR\s+(\w+)\s+)?INTO\s+(\w+)", re.IGNORECASE)
 _RESERVED = {"offset": '"offset"'}
 _WORD = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")

@@ -1,0 +1,42 @@
+"""``agent-room room copy --to postgresql://...``: move a SQLite room into PostgreSQL."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from agent_room.core.errors import BadInput
+
+
+def cmd_room_copy(args: argparse.Namespace) -> int:
+    """Copy this room (everything, the audit log included) into a PostgreSQL room."""
+    from agent_room.store.copy import copy_room
+    from agent_room.store.engine import describe, has_password
+    from agent_room.store.home import room_home
+    from agent_room.store.sqlite import SqliteStore
+
+    url = str(args.to).strip()
+    if not url.startswith(("postgresql://", "postgres://")):
+        raise BadInput("--to must be a postgresql:// URL")
+    if has_password(url):
+        raise BadInput(
+            "a password on the command line is seen by others (ps, shell history): put it"
+            " in ~/.pgpass or a file named by PGPASSFILE (mode 0600), not in the URL"
+        )
+    store = SqliteStore(room_home(os.environ))
+    try:
+        counts = copy_room(store, url, replace=args.replace)
+    finally:
+        store.close()
+    print(
+        f"copied the room into {describe(url)}: {counts.get('messages', 0)} messages,"
+        f" {counts.get('events', 0)} events, {counts.get('sessions', 0)} sessions",
+        file=sys.stderr,
+    )
+    print(
+        "use it on every host with: database = <the URL> in room.conf (mode 0600),"
+        " or AGENT_ROOM_DATABASE",
+        file=sys.stderr,
+    )
+    return 0
