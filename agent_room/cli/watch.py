@@ -93,6 +93,7 @@ def _start_idle_exit(stop: threading.Event) -> threading.Thread:
     """The background watch's own end: once no agent has been alive in the room for
     ``IDLE_EXIT`` seconds, or the room is gone, it stops (and forgets its pid file)."""
     import time
+    from pathlib import Path
 
     from agent_room.cli.background import IDLE_EXIT, idle, remove_pid_file, write_pid_file
     from agent_room.core.errors import RoomError
@@ -112,7 +113,7 @@ def _start_idle_exit(stop: threading.Event) -> threading.Thread:
                     quiet = False  # a passing fault: ask again at the next pass
                 if not quiet:
                     since = time.monotonic()
-                elif time.monotonic() - since >= idle_exit:
+                elif time.monotonic() - since >= idle_exit or not Path(room.home).is_dir():
                     print("agent-room: no agent in the room for a while: stopping", flush=True)
                     stop.set()
         finally:

@@ -134,6 +134,7 @@ class _Setup:
             PATH=path,
             AGENT_ROOM_HOME=str(demo.home),
             AGENT_ROOM_TMUX=str(demo.socket),
+            AGENT_ROOM_WATCH="off",  # the demo runs its own watch, inside its tmux server
         )
         if claude:
             self.env["AGENT_ROOM_CLAUDE"] = claude_binary(environ)

@@ -97,3 +97,18 @@ def test_start_joins_a_command_agent_by_its_pane(cli: Cli, tmp_path: Path) -> No
         assert row["pane"].startswith("%")
     finally:
         subprocess.run(["tmux", "-S", socket, "kill-server"], check=False, capture_output=True)
+
+
+def test_the_background_watch_ends_at_once_when_its_room_is_removed(watched: Cli) -> None:
+    assert watched("join", "api", "--pane", "%3", env=ON).code == 0
+    pid = background_pid(str(watched.home))
+    assert pid is not None
+    shutil.rmtree(watched.home)
+    _wait(lambda: not Path(f"/proc/{pid}").exists() or _zombie(pid), timeout=15)
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] == "Z"
+    except OSError:
+        return True
