@@ -162,6 +162,7 @@ def bench_env(home: Path, **extra: str) -> dict[str, str]:
     """The caller's environment pointed at a throw-away room, plus ``extra``."""
     env = {k: v for k, v in os.environ.items() if k not in _STRIPPED_ENV}
     env["AGENT_ROOM_HOME"] = str(home)
+    env["AGENT_ROOM_WATCH"] = "off"  # a benchmark runs the deliverer it times
     env.update(extra)
     return env
 

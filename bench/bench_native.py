@@ -79,6 +79,7 @@ def _env(home: Path, room: Path, api: ModelApi, socket: str) -> dict[str, str]:
         "AGENT_ROOM_HOME": str(room),
         "AGENT_ROOM_TMUX": socket,
         "AGENT_ROOM_CLAUDE": str(CLAUDE),
+        "AGENT_ROOM_WATCH": "off",  # the benchmark runs the deliverer it times
     }
 
 
