@@ -9,8 +9,6 @@ hook reads every prompt with it.
 
 from __future__ import annotations
 
-import re
-
 from agent_room.core.records import Record
 
 TYPE_CHECKING = False
@@ -45,6 +43,8 @@ class PeerPrompt(Record):
     @property
     def socket_pid(self) -> int | None:
         """The sending client's pid, where its socket has the default name ``PID.sock``."""
+        import re
+
         found = re.search(_SOCKET_PID, self.socket or "")
         return int(found.group(1)) if found else None
 
@@ -59,6 +59,8 @@ def parse_peer_prompt(prompt: str) -> PeerPrompt | None:
     """The wrapped message, or None for any other prompt (typed, a nudge, link input)."""
     if not prompt.startswith(OPEN):
         return None
+    import re
+
     found = re.match(_WRAPPER, prompt)
     if found is None:
         return None

@@ -20,10 +20,9 @@ The choices, for whoever reads the output:
 
 from __future__ import annotations
 
-import re
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import re
     from typing import Any
 
 _BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
@@ -55,6 +54,8 @@ def printable(text: str, *, multiline: bool = False) -> str:
     """
     if text.isprintable():  # no control, format, separator or surrogate character at all
         return text
+    import re
+
     pattern = re.compile(_MULTILINE if multiline else _ONE_LINE)
     if pattern.search(text) is None:
         return text
@@ -70,6 +71,7 @@ def printable_json(data: Any, *, indent: int | None = 2) -> str:
     replacing them anywhere in the output is sound.
     """
     import json
+    import re
 
     raw = json.dumps(data, ensure_ascii=False, indent=indent)
     return re.compile(_MULTILINE).sub(lambda m: f"\\u{ord(m.group()):04x}", raw)

@@ -7,7 +7,6 @@ recipient's hook can receipt exactly those.
 
 from __future__ import annotations
 
-import re
 from enum import StrEnum
 
 from agent_room.core.records import Record
@@ -23,15 +22,17 @@ COMPACTING = "session.compacting"
 RESUME_MARK = "[agent-room resume]"
 """The first line of a resume checkpoint's context left for a starting agent: its
 SessionStart hook hands such a message over."""
-LINK_PREFIX = r"^\[From @([a-z0-9][a-z0-9_-]{0,31})\]"
-NUDGE_IDS = r"\(((?:#\d+\s*)+)\)\s*$"
-"""Patterns compiled on first use (``re`` keeps them): not in every hook's start-up."""
+LINK_OPEN = "[From @"
+NAME_FIRST = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+NAME_REST = NAME_FIRST | {"_", "-"}
 
 DEFAULT_CHECKPOINT_PATTERNS: tuple[str, ...] = (
     r"^\[agent-room checkpoint\]",
     r"^(ANCHOR|CHECK|WAIT):",
 )
 """The room's own checkpoint and timer prompts: their turns never cross a link."""
+_DEFAULT_CHECKPOINT_STARTS = ("[agent-room checkpoint]", "ANCHOR:", "CHECK:", "WAIT:")
+"""The same, as prefixes: the hook classifies every prompt without loading ``re``."""
 
 
 class PromptKind(StrEnum):
@@ -71,13 +72,52 @@ def classify(
     """Classify one prompt as the UserPromptSubmit hook received it."""
     text = prompt.strip()
     if text.startswith(NUDGE_PREFIX):
-        found = re.search(NUDGE_IDS, text)
-        ids = tuple(int(i) for i in re.findall(r"\d+", found.group(1))) if found else ()
+        ids = nudge_ids(text)
         if ids or "new message" in text:
             return Prompt(kind=PromptKind.NUDGE, message_ids=ids)
-    if any(re.search(p, text) for p in checkpoint_patterns):
+    if checkpoint_patterns is DEFAULT_CHECKPOINT_PATTERNS:
+        checkpoint = text.startswith(_DEFAULT_CHECKPOINT_STARTS)
+    else:
+        import re
+
+        checkpoint = any(re.search(p, text) for p in checkpoint_patterns)
+    if checkpoint:
         return Prompt(kind=PromptKind.CHECKPOINT)
-    linked = re.match(LINK_PREFIX, text)
-    if linked:
-        return Prompt(kind=PromptKind.LINK, peer=linked.group(1))
+    peer = link_peer(text)
+    if peer is not None:
+        return Prompt(kind=PromptKind.LINK, peer=peer)
     return Prompt(kind=PromptKind.HUMAN)
+
+
+def nudge_ids(text: str) -> tuple[int, ...]:
+    """The ids a nudge names at its end: ``(#41 #42)``, then only whitespace."""
+    body = text.rstrip()
+    if not body.endswith(")"):
+        return ()
+    inner = body[body.rfind("(") + 1 : -1]
+    ids: list[int] = []
+    at, end = 0, len(inner)
+    while at < end:
+        if inner[at] != "#":
+            return ()
+        digits = at + 1
+        while digits < end and inner[digits].isdecimal():
+            digits += 1
+        if digits == at + 1:
+            return ()
+        ids.append(int(inner[at + 1 : digits]))
+        at = digits
+        while at < end and inner[at].isspace():
+            at += 1
+    return tuple(ids)
+
+
+def link_peer(text: str) -> str | None:
+    """The name in front of link input, ``[From @name]``; None for anything else."""
+    if not text.startswith(LINK_OPEN):
+        return None
+    close = text.find("]", len(LINK_OPEN))
+    name = text[len(LINK_OPEN) : close]
+    if close < 0 or not 0 < len(name) <= 32 or name[0] not in NAME_FIRST:
+        return None
+    return name if all(ch in NAME_REST for ch in name) else None

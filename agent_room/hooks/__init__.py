@@ -6,17 +6,18 @@ and payloads, which ``core.clients`` puts in the room's terms first (and the ans
 in theirs).
 
 A hook never breaks the agent: whatever goes wrong, it exits 0, writes one line to the
-room's error log and changes nothing else. It stays on the standard library (json,
-sqlite3, /proc), because it runs on every turn of every agent.
+room's error log and changes nothing else. It stays on the standard library (sqlite3,
+/proc, JSON through ``core.fastjson``, no ``re``), because it runs on every turn of every
+agent (``tests/hooks/test_hook_imports.py`` holds it there).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
 
+from agent_room.core import fastjson
 from agent_room.core.errors import RoomError
 from agent_room.core.printable import printable
 from agent_room.hooks.payload import HookPayload, HookProblem, read_stdin
@@ -92,7 +93,7 @@ def run_hook(argv: Sequence[str], environ: Mapping[str, str], stdin: IO[bytes]) 
         log_error(home, logged, f"internal error: {type(exc).__name__}: {exc}")
         return 0
     if output:
-        sys.stdout.write(json.dumps(output, ensure_ascii=False))
+        sys.stdout.write(fastjson.dumps(output, ensure_ascii=False))
         sys.stdout.flush()
     return 0
 

@@ -9,9 +9,7 @@ so that a huge final answer still ends the turn. Standard library only.
 
 from __future__ import annotations
 
-import json
-import re  # loaded by json already
-
+from agent_room.core import fastjson
 from agent_room.core.records import Record
 
 KNOWN_EVENTS = frozenset(
@@ -30,7 +28,6 @@ READ_LIMIT = 8 << 20
 """Bytes of stdin read at most; the rest is drained unread (the writer must not block)."""
 TEXT_KEEP = 256 * 1024
 """Characters kept of a prompt or a final answer (the body limit: it may cross a link)."""
-_SPACE = re.compile(r"[ \t\n\r]*")
 _TEXT_FIELDS = frozenset({"prompt", "last_assistant_message"})
 """The members a payload may be cut in, and still be kept (as far as they go)."""
 
@@ -57,7 +54,7 @@ def _cut_text(rest: str) -> str:
     rest = rest[: TEXT_KEEP * 6]  # no more than the kept text can take, even escaped
     for trim in range(12):  # the longest escape is a surrogate pair, 12 characters
         try:
-            text = json.loads('"' + rest[: len(rest) - trim] + '"')
+            text = fastjson.loads('"' + rest[: len(rest) - trim] + '"')
         except ValueError:
             continue
         assert isinstance(text, str)
@@ -67,40 +64,33 @@ def _cut_text(rest: str) -> str:
     return ""
 
 
-def _skip(text: str, at: int) -> int:
-    """The index of the first character from ``at`` on that is not JSON whitespace."""
-    space = _SPACE.match(text, at)
-    return space.end() if space else at
-
-
 def _prefix_members(text: str) -> dict[str, Any]:
     """The members of a JSON object cut off somewhere: those that came whole, and a text
     member cut in its value as far as it goes."""
-    at = _skip(text, 0)
+    at = fastjson.skip_space(text, 0)
     if text[at : at + 1] != "{":
         raise HookProblem("payload is not a JSON object")
-    decoder = json.JSONDecoder()
     found: dict[str, Any] = {}
     at += 1
     while True:
-        at = _skip(text, at)
+        at = fastjson.skip_space(text, at)
         if text[at : at + 1] != '"':
             return found
         try:
-            key, at = decoder.raw_decode(text, at)
+            key, at = fastjson.raw_decode(text, at)
         except ValueError:
             return found
-        at = _skip(text, at)
+        at = fastjson.skip_space(text, at)
         if text[at : at + 1] != ":":
             return found
-        at = _skip(text, at + 1)
+        at = fastjson.skip_space(text, at + 1)
         try:
-            found[key], at = decoder.raw_decode(text, at)
+            found[key], at = fastjson.raw_decode(text, at)
         except ValueError:
             if key in _TEXT_FIELDS and text[at : at + 1] == '"':
                 found[key] = _cut_text(text[at + 1 :])
             return found
-        at = _skip(text, at)
+        at = fastjson.skip_space(text, at)
         if text[at : at + 1] != ",":
             return found
         at += 1
@@ -109,8 +99,8 @@ def _prefix_members(text: str) -> dict[str, Any]:
 def _decode(raw: bytes, cut: bool) -> dict[str, Any]:
     if not cut:
         try:
-            data = json.loads(raw)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            data = fastjson.loads(raw)
+        except ValueError as exc:  # UnicodeDecodeError and JSONDecodeError among them
             raise HookProblem(f"invalid JSON on stdin: {exc}") from None
         if not isinstance(data, dict):
             raise HookProblem("payload is not a JSON object")
