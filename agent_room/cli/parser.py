@@ -112,6 +112,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     sub = _Only(real, command if known else None)
     _bus_commands(sub)
     _room_commands(sub)
+    _first_contact_commands(sub)
     _console_commands(sub)
     _link_commands(sub)
     _loop_commands(sub)
@@ -251,6 +252,9 @@ def _room_commands(sub: _Only) -> None:
     p.add_argument("--background", action="store_true", help=argparse.SUPPRESS)  # start/join
     p.set_defaults(handler=_lazy("agent_room.cli.watch", "cmd_watch"))
 
+
+def _first_contact_commands(sub: _Only) -> None:
+    """The demo room and the plugin: what a newcomer runs first."""
     p = sub.add_parser(
         "demo", help="a demo room to watch: four simulated agents in tmux, and the console"
     )
