@@ -2,9 +2,10 @@
 
 The wheel is installed into a fresh virtual environment outside the checkout, put on
 the PATH as the README says, the plugin installed with Claude Code's own plugin manager
-from ``agent-room plugin marketplace``; a Claude Code session started by hand in tmux
-(only ``AGENT_ROOM_NAME`` set) appears in ``who`` under its name; then everything is
-uninstalled again.
+from ``agent-room plugin marketplace``; two Claude Code sessions started by hand in tmux
+(only ``AGENT_ROOM_NAME`` set) appear in ``who`` under their names; with ``agent-room
+watch`` running, a handover the operator approves reaches the other model; then
+everything is uninstalled again.
 """
 
 from __future__ import annotations
@@ -20,8 +21,12 @@ from pathlib import Path
 import pytest
 
 from agent_room.demo.model_api import ModelApi
-from tests.real.conftest import API_KEY, PROMPT, STARTUP, claude_binary
+from tests.real.conftest import API_KEY, PROMPT, STARTUP, TURN, claude_binary
+from tests.real.model import Conversations
 from tests.tmux.conftest import wait_for
+
+NAMES = ("api", "web")
+TODO = "Build the task list view (todo-5c1e)"
 
 
 class Walk:
@@ -29,11 +34,10 @@ class Walk:
 
     def __init__(self, root: Path, api: ModelApi) -> None:
         self.root = root
+        self.api = api
         self.venv = root / "venv"
         self.home = root / "home"
         self.home.mkdir()
-        self.work = root / "api"
-        self.work.mkdir()
         self.socket = str(root / "tmux.sock")
         node = shutil.which("node")
         assert node is not None
@@ -76,8 +80,30 @@ class Walk:
         out = self.run("agent-room", "who", "--json").stdout
         return {row["name"]: row for row in json.loads(out)}
 
-    def screen(self) -> str:
-        return self.run("tmux", "-S", self.socket, "capture-pane", "-p", "-t", "api:").stdout
+    def start(self, *argv: str) -> subprocess.Popen[bytes]:
+        """A command left running, as in a terminal of its own."""
+        program = shutil.which(argv[0], path=self.env["PATH"])
+        assert program is not None
+        return subprocess.Popen(
+            [program, *argv[1:]],
+            cwd=self.home,
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
+    def state(self, name: str) -> object:
+        return self.who().get(name, {}).get("state")
+
+    def screen(self, name: str) -> str:
+        return self.run("tmux", "-S", self.socket, "capture-pane", "-p", "-t", f"{name}:").stdout
+
+    def problems(self) -> str:
+        """The panes and the room's errors.log, for a failure's message."""
+        log = self.root / "room" / "errors.log"
+        panes = "\n".join(f"--- {name}:\n{self.screen(name)}" for name in NAMES)
+        return f"{panes}\nwho: {self.who()}\nerrors.log: {log.read_text() if log.exists() else ''}"
 
 
 @pytest.fixture
@@ -104,31 +130,51 @@ def test_the_readme_walk_through_with_the_real_client(walk: Walk, wheel: Path) -
     assert "ok   plugin: installed in Claude Code (agent-room@agent-room" in doctor
     assert f"ok   agent-room on PATH: {walk.venv / 'bin' / 'agent-room'}" in doctor
 
-    # A session of your own, named, in a tmux pane: no --plugin-dir, no AGENT_ROOM_BIN
+    # Sessions of your own, named, in tmux panes: no --plugin-dir, no AGENT_ROOM_BIN
     config = {
         "hasCompletedOnboarding": True,
         "customApiKeyResponses": {"approved": [API_KEY[-20:]], "rejected": []},
-        "projects": {str(walk.work): {"hasTrustDialogAccepted": True}},
+        "projects": {str(walk.root / n): {"hasTrustDialogAccepted": True} for n in NAMES},
         "fullscreenUpsellSeenCount": 99,
         "hasSeenAutoDefaultNotice": True,
     }
     settings = walk.home / ".claude.json"
     config.update(json.loads(settings.read_text()) if settings.exists() else {})
     settings.write_text(json.dumps(config))
-    walk.run(
-        "tmux", "-S", walk.socket, "new-session", "-d", "-s", "api", "-x", "160", "-y", "50",
-        "-c", str(walk.work), "-e", "AGENT_ROOM_NAME=api", "--", claude,
-    )  # fmt: skip
+    for name in NAMES:
+        (walk.root / name).mkdir(exist_ok=True)
+        walk.run(
+            "tmux", "-S", walk.socket, "new-session", "-d", "-s", name, "-x", "160", "-y", "50",
+            "-c", str(walk.root / name), "-e", f"AGENT_ROOM_NAME={name}", "--", claude,
+        )  # fmt: skip
     try:
-        wait_for(lambda: PROMPT in walk.screen(), timeout=STARTUP)
-        wait_for(lambda: walk.who().get("api", {}).get("state") == "idle", timeout=STARTUP)
+        for name in NAMES:
+            wait_for(lambda n=name: PROMPT in walk.screen(n), timeout=STARTUP)  # type: ignore[misc]
+            wait_for(lambda n=name: walk.state(n) == "idle", timeout=STARTUP)  # type: ignore[misc]
     except AssertionError as exc:
-        log = walk.root / "room" / "errors.log"
-        errors = log.read_text() if log.exists() else ""
-        raise AssertionError(f"{exc}\n{walk.screen()}\nerrors.log: {errors}") from None
-    row = walk.who()["api"]
-    assert (row["agent"], row["cwd"]) == ("claude", str(walk.work))
-    assert str(row["pane"]).startswith("%")
+        raise AssertionError(f"{exc}\n{walk.problems()}") from None
+    for name in NAMES:
+        row = walk.who()[name]
+        assert (row["agent"], row["cwd"]) == ("claude", str(walk.root / name))
+        assert str(row["pane"]).startswith("%")
+
+    # The deliverer in a terminal of its own, a handover, the operator's approval
+    watch = walk.start("agent-room", "watch")
+    try:
+        fields = ("--changed", "Added GET /tasks", "--todo", TODO, "--contract", "Task = {id}")
+        walk.env["AGENT_ROOM_NAME"] = "api"
+        walk.run("agent-room", "send", "@web", "--handover", *fields)
+        del walk.env["AGENT_ROOM_NAME"]
+        (pending,) = json.loads(walk.run("agent-room", "handovers", "--json").stdout)
+        assert pending["fields"]["what_to_do"] == TODO
+        walk.run("agent-room", "approve", str(pending["message_id"]))
+        try:
+            wait_for(lambda: Conversations(walk.api).turns_showing("web", TODO), timeout=TURN)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}\n{walk.problems()}") from None
+    finally:
+        watch.terminate()
+        watch.wait(timeout=30)
 
     # Uninstall: the plugin, its marketplace, the package
     walk.run("tmux", "-S", walk.socket, "kill-server")
