@@ -133,15 +133,16 @@ def cmd_watch_status(_args: argparse.Namespace) -> int:
     """Say which process delivers for the room: 0 if one does, 1 if none."""
     from agent_room.adapters.procfs import is_alive
     from agent_room.room import Room
-    from agent_room.workers.deliverer import LEASE
+    from agent_room.store.attention import room_exists
+    from agent_room.workers.deliverer import delivery_lease
 
     home = room_home(os.environ)
     background = background_pid(home)
     holder = None
-    if Path(home, "room.db").exists():
+    if room_exists(home):
         room = Room.open(os.environ)
         try:
-            row = room.store.lease(LEASE)
+            row = room.store.lease(delivery_lease(room))
         finally:
             room.close()
         if row and row["pid"] and is_alive(int(row["pid"]), row["pid_start"]):

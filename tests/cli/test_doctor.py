@@ -6,9 +6,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import Cli
 
 
+@pytest.mark.sqlite
 def test_doctor_makes_no_room_and_names_what_is_missing(cli: Cli, tmp_path: Path) -> None:
     bare = tmp_path / "bin"
     bare.mkdir()

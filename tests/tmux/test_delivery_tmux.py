@@ -12,7 +12,7 @@ import pytest
 from agent_room.adapters.processes import SystemProbe
 from agent_room.adapters.tmux import Tmux
 from agent_room.room import Room
-from agent_room.workers.deliverer import Deliverer
+from agent_room.workers.deliverer import Deliverer, delivery_lease
 from tests.tmux.conftest import agent_command, wait_for
 
 
@@ -179,12 +179,12 @@ def test_killed_deliverer_is_replaced_and_nothing_is_delivered_twice(
         for _ in range(2)
     ]
     try:
-        wait_for(lambda: room.store.lease("deliverer"))
+        wait_for(lambda: room.store.lease(delivery_lease(room)))
         ids = []
         for n in range(30):
             ids.append(room.send("backend", "frontend", f"burst {n}"))
             if n == 10:
-                lease = room.store.lease("deliverer")
+                lease = room.store.lease(delivery_lease(room))
                 assert lease is not None
                 os.kill(int(lease["pid"]), signal.SIGKILL)
             time.sleep(0.05)
@@ -194,7 +194,7 @@ def test_killed_deliverer_is_replaced_and_nothing_is_delivered_twice(
         )
         for message_id in ids:
             assert _delivered_events(room, message_id) == 1
-        survivor = room.store.lease("deliverer")
+        survivor = room.store.lease(delivery_lease(room))
         assert survivor is not None
         assert survivor["pid"] in {w.pid for w in watchers}
         assert "burst 29" in screen(pane) or _delivered_events(room, ids[-1]) == 1

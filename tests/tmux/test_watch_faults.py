@@ -84,6 +84,7 @@ def _renewed_after(room: Room, lease: str, moment: float) -> bool:
     return row is not None and float(row["expires_at"]) > moment + 1.0
 
 
+@pytest.mark.sqlite
 def test_watch_outlives_a_write_lock_held_past_the_busy_timeout(
     room_home: Path, watched: tuple[Room, libtmux.Pane, Watchers]
 ) -> None:
@@ -134,6 +135,7 @@ def test_watch_outlives_a_full_disk(
             room.close()
 
 
+@pytest.mark.sqlite
 def test_a_deleted_write_ahead_log_is_noticed_and_the_room_reopened(
     room_home: Path, cli: Cli, watched: tuple[Room, libtmux.Pane, Watchers]
 ) -> None:
@@ -156,6 +158,7 @@ def test_a_deleted_write_ahead_log_is_noticed_and_the_room_reopened(
     assert watchers.running(), watchers.said()
 
 
+@pytest.mark.sqlite
 def test_watch_outlives_damaged_pages_until_the_room_is_restored(
     room_home: Path, tmp_path: Path, watched: tuple[Room, libtmux.Pane, Watchers]
 ) -> None:
