@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent_room.cli.background import ensure_deliverer
+from agent_room.core.client_launch import ci_markers
 from agent_room.core.errors import BadInput, NotFound, Refused, RoomError
 from agent_room.core.names import is_valid_name, parse_name
 from agent_room.core.printable import printable
@@ -236,7 +237,8 @@ def cmd_start(args: argparse.Namespace) -> int:
     tmux = _Tmux(environ)
     _refuse_if_running(tmux, name)
 
-    unset = [f"-u{var}" for var in LEAKED if var not in env]
+    hidden = [*LEAKED, *ci_markers(args.agent, environ)]
+    unset = [f"-u{var}" for var in hidden if var not in env]
     command = [_binary("env", "a POSIX system is needed"), *unset, "--", *argv]
     options = [f"-e{k}={v}" for k, v in env.items()]
     options += ["-c", str(cwd), "-P", "-F", "#{pane_id} #{window_id}"]

@@ -170,6 +170,21 @@ def gemini_env(gemini_home: str) -> dict[str, str]:
     return {"GEMINI_CLI_HOME": gemini_home, "GEMINI_CLI_TRUST_WORKSPACE": "true"}
 
 
+def ci_markers(kind: str, environ: Mapping[str, str]) -> list[str]:
+    """The variables to remove from a ``kind`` session's environment.
+
+    Gemini CLI takes ``CI``, ``CONTINUOUS_INTEGRATION`` or any ``CI_*`` variable (its
+    UI library's ``is-in-ci``) for a non-interactive run and exits at once instead of
+    opening its prompt, so an agent started from a CI job or a shell that exports them
+    would end before its first turn.
+    """
+    if kind != "gemini":
+        return []
+    return sorted(
+        var for var in environ if var in {"CI", "CONTINUOUS_INTEGRATION"} or var.startswith("CI_")
+    )
+
+
 def resume_args(kind: str, session_id: str) -> list[str]:
     """What resumes a session of ``kind`` (before the launch arguments)."""
     if kind == "codex":

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from agent_room.core.client_launch import (
     GEMINI_POLICY,
+    ci_markers,
     codex_args,
     gemini_env,
     gemini_settings,
@@ -132,4 +133,5 @@ def resume_argv(
     room_env = {"AGENT_ROOM_NAME": name, "AGENT_ROOM_HOME": home, "AGENT_ROOM_AGENT": kind}
     assigned = [f"{k}={v}" for k, v in {**room_env, **env}.items()]
     binary = client_binary(kind, environ)
-    return ("env", *assigned, binary, *resume_args(kind, session_id), *extra)
+    unset = [f"-u{var}" for var in ci_markers(kind, environ)]
+    return ("env", *unset, *assigned, binary, *resume_args(kind, session_id), *extra)

@@ -110,3 +110,23 @@ def test_codex_keeps_the_users_trusted_hooks_and_writable_roots(tmp_path: Path) 
     state = next(v for v in values if v.startswith("hooks.state="))
     assert '"/u/.codex/hooks.json:stop:0:0"={trusted_hash="sha256:abc"}' in state
     assert f'"{CODEX_OVERRIDES_FILE}:stop:0:0"' in state
+
+
+def test_a_gemini_session_does_not_see_that_it_runs_under_ci(tmp_path: Path) -> None:
+    """Gemini CLI exits at once, without a prompt, when it sees CI variables."""
+    from agent_room.core.client_launch import ci_markers
+    from agent_room.room.clients import resume_argv
+
+    environ = {"CI": "true", "CI_JOB_ID": "7", "CONTINUOUS_INTEGRATION": "1", "HOME": "/h"}
+    assert ci_markers("gemini", environ) == ["CI", "CI_JOB_ID", "CONTINUOUS_INTEGRATION"]
+    assert ci_markers("codex", environ) == []
+    argv = resume_argv(
+        "gemini",
+        name="docs",
+        session_id="s-1",
+        cwd=str(tmp_path),
+        home=str(tmp_path / "room"),
+        environ={**environ, "HOME": str(tmp_path)},
+    )
+    assert argv[0] == "env"
+    assert {"-uCI", "-uCI_JOB_ID", "-uCONTINUOUS_INTEGRATION"} <= set(argv)
