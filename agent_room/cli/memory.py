@@ -160,16 +160,15 @@ def cmd_resume(args: argparse.Namespace) -> int:
 def start_resumed(room: Room, name: str, text: str, *, cwd: str | None, detach: bool) -> int:
     """Start agent ``name`` through ``start``, the checkpoint's context waiting for it in the
     room: its SessionStart hook hands it over."""
-    import argparse
-
     from agent_room.cli import launcher
+    from agent_room.cli.parser import build_parser
     from agent_room.core.names import parse_name
     from agent_room.room.checkpoints import cancel_resume, queue_resume
 
     message_id = queue_resume(room, parse_name(name), text)
-    start = argparse.Namespace(
-        name=name, cwd=cwd, agent="claude", agent_kind=None, detach=detach, agent_args=[]
-    )
+    # through the parser, so the start gets every option's default as typed by hand
+    words = ["start", name, *(["--cwd", cwd] if cwd else []), *(["--detach"] if detach else [])]
+    start = build_parser("start").parse_args(words)
     try:
         return launcher.cmd_start(start)
     except BaseException:
