@@ -529,6 +529,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="small counts: a smoke run")
     parser.add_argument("--runs", type=int, help="fresh consoles timed on the big room")
+    parser.add_argument("--sessions", type=int, help="sessions in the big room (default 200)")
     parser.add_argument(
         "--baseline",
         metavar="REV",
@@ -547,7 +548,7 @@ def main(argv: list[str] | None = None) -> int:
     # the console is timed as installed: with its bytecode compiled (as .ci/setup does)
     compileall.compile_dir(ROOT / "agent_room", quiet=1)
     sizes = QUICK if args.quick else Sizes()
-    sizes = with_given(sizes, paint_runs=args.runs)
+    sizes = with_given(sizes, paint_runs=args.runs, sessions=args.sessions)
     with tempfile.TemporaryDirectory(prefix="agent-room-bench-") as raw:
         tmp = Path(raw)
         (tmp / "config").mkdir()

@@ -99,6 +99,8 @@ class RoomWatch:
         with self._lock:
             self._listeners[wake] = want
             if self._thread is None and not self.stop.is_set():
+                import watchfiles  # noqa: F401 - loaded here, so the thread watches at once
+
                 self._thread = threading.Thread(
                     target=self._run, name="agent-room-watchfiles", daemon=True
                 )

@@ -25,6 +25,11 @@ from agent_room.ui.columns import (
     visible,
 )
 
+FIRST_ROWS = 100
+"""Rows drawn before the first frame; the rest just after it. Only about a screenful is
+visible, and a table measures every row it is given: a room of thousands of sessions
+then paints as soon as one of a hundred."""
+
 
 class SessionsTable(DataTable[object]):
     """The sessions of the room."""
@@ -51,6 +56,8 @@ class SessionsTable(DataTable[object]):
         """The rows and their ages as last drawn."""
         self._widths: dict[str, int] = {}
         """The columns' widths as last fitted to the window and the content."""
+        self._later: tuple[list[SessionRow], CellContext] | None = None
+        """Rows of the last full draw still to be added (see ``FIRST_ROWS``)."""
 
     def on_mount(self) -> None:
         """Columns come from ``ui.columns``, sized when the rows are drawn."""
@@ -97,6 +104,8 @@ class SessionsTable(DataTable[object]):
         """Put the cursor on ``name``; False if it is not shown."""
         for index, row in enumerate(self.shown):
             if row.name == name:
+                if index >= self.row_count:  # not drawn yet: draw the rest now
+                    self._add_later()
                 self.move_cursor(row=index)
                 return True
         return False
@@ -138,6 +147,7 @@ class SessionsTable(DataTable[object]):
         if not force and previous and [r.name for r in previous[0]] == [r.name for r in shown]:
             # the same sessions in the same order (a state, a count or an age moved on):
             # change the cells that differ; the table keeps its size, so only it redraws
+            self._add_later()
             self.shown = shown
             old_rows, old_ages = previous
             for old, old_age, new, new_age in zip(old_rows, old_ages, shown, ages, strict=True):
@@ -147,17 +157,30 @@ class SessionsTable(DataTable[object]):
         else:
             current = self.selected.name if self.selected else None
             self.clear(columns=refit)
+            self._later = None
             if refit:
                 self._widths = widths
                 for col in self._shown_columns():
                     self.add_column(col.label, key=col.key, width=widths[col.key])
             self.shown = shown
-            columns = self._shown_columns()
-            for row in shown:
-                self.add_row(*(col.cell(row, ctx) for col in columns), key=row.name)
+            self._add_rows(shown[:FIRST_ROWS], ctx)
+            if len(shown) > FIRST_ROWS:
+                self._later = (shown[FIRST_ROWS:], ctx)
+                self.call_after_refresh(self._add_later)
             if current is not None:
                 self.select_name(current)
         self._retitle(len(snapshot.sessions))
+
+    def _add_rows(self, rows: list[SessionRow], ctx: CellContext) -> None:
+        columns = self._shown_columns()
+        for row in rows:
+            self.add_row(*(col.cell(row, ctx) for col in columns), key=row.name)
+
+    def _add_later(self) -> None:
+        """Add the rows a full draw left for after its frame (at once if asked first)."""
+        later, self._later = self._later, None
+        if later is not None:
+            self._add_rows(*later)
 
     def _shown_columns(self) -> list[Column]:
         """The columns that fit the window (a narrow one leaves some out)."""

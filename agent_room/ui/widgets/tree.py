@@ -19,6 +19,9 @@ from agent_room.core.printable import printable
 from agent_room.core.snapshot import RoomSnapshot, TreeRow
 from agent_room.ui.messages import SessionChosen
 
+FIRST_NODES = 100
+"""Nodes added before the first frame; the rest just after it (only a screenful shows)."""
+
 
 class SessionTree(Tree[str]):
     """The session tree; a node's data is the session's name (``""`` for a subagent)."""
@@ -30,6 +33,8 @@ class SessionTree(Tree[str]):
         super().__init__("room", id=id)
         self.show_root = False
         self._drawn: tuple[TreeRow, ...] | None = None
+        self._later: list[tuple[TreeNode[str], TreeRow]] = []
+        """Nodes of the last rebuild still to be added, as a stack (depth first)."""
 
     def on_mount(self) -> None:
         """Redraw with the new colours when the theme changes."""
@@ -52,16 +57,27 @@ class SessionTree(Tree[str]):
         label.append(f"  {row.state}", style="dim")
         return label
 
-    def _add(self, parent: TreeNode[str], row: TreeRow) -> None:
-        name = row.label if row.kind == "session" else ""
-        if row.children:
-            node = parent.add(self._label(row), data=name, expand=True)
-            for child in row.children:
-                self._add(node, child)
-        else:
-            parent.add_leaf(self._label(row), data=name)
+    def _add(self, limit: int | None) -> None:
+        """Add nodes from the stack, depth first, ``limit`` at most (None: all)."""
+        stack, added = self._later, 0
+        while stack and (limit is None or added < limit):
+            parent, row = stack.pop()
+            name = row.label if row.kind == "session" else ""
+            if row.children:
+                node = parent.add(self._label(row), data=name, expand=True)
+                stack.extend((node, child) for child in reversed(row.children))
+            else:
+                parent.add_leaf(self._label(row), data=name)
+            added += 1
+
+    def _add_later(self) -> None:
+        """Add what a rebuild left for after its frame (at once if needed first)."""
+        if self._later:
+            self._add(None)
+            self.root.expand_all()
 
     def _rebuild(self, *, force: bool = False) -> None:
+        self._add_later()
         snapshot = self.snapshot
         rows = snapshot.tree if snapshot else ()
         if rows == self._drawn and not force:
@@ -73,9 +89,11 @@ class SessionTree(Tree[str]):
         self._drawn = rows
         line = self.cursor_line
         self.clear()
-        for row in rows:
-            self._add(self.root, row)
+        self._later = [(self.root, row) for row in reversed(rows)]
+        self._add(FIRST_NODES if line < FIRST_NODES else None)  # the cursor's line kept
         self.root.expand_all()
+        if self._later:
+            self.call_after_refresh(self._add_later)
         self.cursor_line = min(line, max(0, self.last_line))
         count = sum(1 for _ in _walk(rows))
         self.border_title = f"Tree {count}"
