@@ -39,7 +39,10 @@ def outside_sessions(room: Room, registry: NativeRegistry | None) -> list[dict[s
     """``who`` rows for the live client sessions that are not in the room."""
     if registry is None:
         return []
-    return outside(registry.sessions(), room.store.members(), room.clock())
+    sessions = registry.sessions()
+    if not sessions:  # nobody to compare: the members' query grows with the room
+        return []
+    return outside(sessions, room.store.members(), room.clock())
 
 
 def outside_nodes(rows: list[dict[str, Any]]) -> list[TreeNode]:
