@@ -74,7 +74,9 @@ def raw_decode(text: str, at: int = 0) -> tuple[Any, int]:
 
 def loads(data: str | bytes) -> Any:
     """``json.loads`` (UTF-8 for bytes, a byte order mark allowed as ``json`` does)."""
-    text = data.decode("utf-8-sig") if isinstance(data, bytes) else data
+    if isinstance(data, bytes):  # (a byte order mark by hand: utf-8-sig is one more import)
+        data = data.decode("utf-8").removeprefix("\ufeff")
+    text = data
     value, end = raw_decode(text, skip_space(text, 0))
     extra = skip_space(text, end)
     if extra != len(text):

@@ -15,12 +15,10 @@ from agent_room.adapters.processes import SystemProbe
 from agent_room.adapters.procfs import agent_process, ancestors, read_stat
 from agent_room.core.enums import SessionState
 from agent_room.core.names import is_pane_id, tmux_socket_of
-from agent_room.core.peer_prompt import parse_peer_prompt
 from agent_room.core.prompts import COMPACTING, RESUME_MARK, PromptKind, classify
 from agent_room.hooks import additional_context
 from agent_room.hooks.payload import TEXT_KEEP, HookPayload
 from agent_room.room import Room
-from agent_room.room.delivery import deliver_at_stop, receive
 from agent_room.room.registry import Registry, SessionFacts
 from agent_room.store.sqlite import SqliteStore
 
@@ -120,6 +118,9 @@ def _prompt(
     room: Room, registry: Registry, session: Mapping[str, Any], payload: HookPayload
 ) -> dict[str, Any] | None:
     prompt = payload.prompt or ""
+    from agent_room.core.peer_prompt import parse_peer_prompt
+    from agent_room.room.delivery import receive  # (each event loads only what it uses)
+
     peer = parse_peer_prompt(prompt)  # from another session, through its client's socket
     kind = classify(prompt if peer is None else peer.body)
     registry.set_state(payload.session_id, SessionState.BUSY, new_turn=True)
@@ -154,6 +155,8 @@ def _stop(
         at=room.clock(),
     )
     if not failed:
+        from agent_room.room.delivery import deliver_at_stop
+
         reason = deliver_at_stop(room, session)
         if reason:
             return {"decision": "block", "reason": reason}
