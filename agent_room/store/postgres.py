@@ -1,8 +1,8 @@
-"""The room on PostgreSQL (psycopg 3): the same store code, a second engine.
+"""The room on PostgreSQL: the same store code, a second engine.
 
 The store speaks the standard library's ``sqlite3`` connection interface (``execute``
 with ``?`` parameters, rows by name and position, ``BEGIN IMMEDIATE`` ... ``COMMIT``).
-``PgConnection`` offers that interface over a psycopg connection, so every store
+``PgConnection`` offers that interface over libpq (``store.libpq``), so every store
 operation is written once: statements are translated once each (placeholders, the few
 SQLite spellings PostgreSQL lacks) and cached; PostgreSQL errors come back as the
 ``sqlite3`` errors the callers already handle (a constraint, a database that is
@@ -21,20 +21,19 @@ queued message, a state change or a decided handover notifies the channel
 
 from __future__ import annotations
 
-import re
+import itertools
 import sqlite3
-from collections.abc import Callable
-from typing import Any
-
-import psycopg
-from psycopg import pq
-from psycopg.adapt import Loader
-from psycopg.types.string import StrDumper
 
 from agent_room.core.errors import RoomUnavailable
 from agent_room.store.db import _statements
 from agent_room.store.engine import describe
+from agent_room.store.libpq import Connection, PgError, Result
 from agent_room.store.schema import MIGRATIONS, SCHEMA_VERSION
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # not at run time: ``typing`` loads ``re``, 4 ms of every hook
+    from collections.abc import Callable, Iterator
+    from typing import Any
 
 CHANNEL = "agent_room"
 """LISTEN/NOTIFY channel of the wake-ups; the payload is the room's schema."""
@@ -71,8 +70,21 @@ transaction (PostgreSQL folds equal notifications), when it commits."""
 
 # -- statements --------------------------------------------------------------------------
 
-_IDENTITY = re.compile(r"CREATE TABLE (\w+) \(\s*(\w+) INTEGER PRIMARY KEY", re.IGNORECASE)
-_ID_COLUMNS = dict(_IDENTITY.findall("\n".join(MIGRATIONS)))
+
+def _identity_columns() -> dict[str, str]:
+    """Each table's own id column (``INTEGER PRIMARY KEY`` on the line after its name)."""
+    found: dict[str, str] = {}
+    for script in MIGRATIONS:
+        lines = script.splitlines()
+        for line, after in itertools.pairwise(lines):
+            words, column = line.split(), after.split()
+            table = words[:2] == ["CREATE", "TABLE"] and words[-1] == "("
+            if table and " ".join(column[1:4]).rstrip(",") == "INTEGER PRIMARY KEY":
+                found[words[2].lower()] = column[0]
+    return found
+
+
+_ID_COLUMNS = _identity_columns()
 """Each table's own id column, returned by its INSERTs (``cursor.lastrowid``)."""
 
 
@@ -81,69 +93,77 @@ def id_column(table: str) -> str | None:
     return _ID_COLUMNS.get(table)
 
 
-_INSERT = re.compile(r"^\s*INSERT\s+(?:OR\s+(\w+)\s+)?INTO\s+(\w+)", re.IGNORECASE)
 _RESERVED = {"offset": '"offset"'}
-_WORD = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
-_cache: dict[str, tuple[str, str | None, tuple[int, ...]]] = {}
+_cache: dict[str, Statement] = {}
 
 
-def translate(sql: str) -> tuple[str, str | None, tuple[int, ...]]:
-    """SQLite's statement in PostgreSQL's terms, the id column its INSERT returns, and
-    which parameters are a ``LIMIT`` (SQLite's ``LIMIT -1`` is PostgreSQL's ``NULL``)."""
+class Statement:
+    """One SQLite statement as PostgreSQL runs it."""
+
+    __slots__ = ("limits", "names", "returning", "text")
+
+    def __init__(
+        self, text: str, returning: str | None, limits: tuple[int, ...], names: tuple[str, ...]
+    ) -> None:
+        self.text = text
+        self.returning = returning
+        """The id column an INSERT returns (``cursor.lastrowid``)."""
+        self.limits = limits
+        """Which parameters are a ``LIMIT`` (SQLite's ``LIMIT -1`` is ``NULL`` here)."""
+        self.names = names
+        """The order of ``:name`` parameters (empty: ``?`` parameters)."""
+
+    def params(self, given: Any) -> list[Any]:
+        """The statement's parameters, in ``$1``... order."""
+        values = [given[n] for n in self.names] if self.names else list(given)
+        for index in self.limits:
+            if isinstance(values[index], int) and values[index] < 0:
+                values[index] = None
+        return values
+
+
+def translate(sql: str) -> Statement:
+    """SQLite's statement in PostgreSQL's terms (cached)."""
     found = _cache.get(sql)
     if found is None:
         found = _cache[sql] = _translate(sql)
     return found
 
 
-def _translate(sql: str) -> tuple[str, str | None, tuple[int, ...]]:
+def _translate(sql: str) -> Statement:
     returning = None
-    insert = _INSERT.match(sql)
-    if insert:
-        mode, table = insert.group(1), insert.group(2)
+    words = sql.split(None, 5)
+    if words and words[0].upper() == "INSERT":
+        mode = words[2] if words[1].upper() == "OR" else None
+        table = (words[4] if mode else words[2]).split("(")[0].lower()
         if mode:
-            sql = re.sub(r"INSERT\s+OR\s+\w+\s+INTO", "INSERT INTO", sql, count=1, flags=re.I)
-            target = "" if mode.upper() == "IGNORE" else f"({_conflict_key(table)})"
-            action = "DO NOTHING" if mode.upper() == "IGNORE" else _replace_all(sql)
-            sql = f"{sql.rstrip().rstrip(';')} ON CONFLICT {target} {action}"
-        column = _ID_COLUMNS.get(table.lower())
+            from agent_room.store.postgres_schema import insert_or
+
+            sql = insert_or(sql, mode, table)
+        column = _ID_COLUMNS.get(table)
         if column and "RETURNING" not in sql.upper():
             sql = f"{sql.rstrip().rstrip(';')} RETURNING {column}"
             returning = column
-    sql = re.sub(r"\bjson_object\(", "json_build_object(", sql)
-    # SQLite's way of fixing the join order; PostgreSQL's planner takes a plain join
-    sql = re.sub(r"\bCROSS JOIN (\w+(?: \w+)?) ON ", r"JOIN \1 ON ", sql)
+    sql = sql.replace("json_object(", "json_build_object(")
+    if "CROSS JOIN" in sql:
+        from agent_room.store.postgres_schema import plain_joins
+
+        sql = plain_joins(sql)
     limits: list[int] = []
-    return _placeholders(sql, limits), returning, tuple(limits)
+    names: list[str] = []
+    text = _placeholders(sql, limits, names)
+    return Statement(text, returning, tuple(limits), tuple(names))
 
 
-def _conflict_key(table: str) -> str:
-    """The primary key of ``table`` (for ``INSERT OR REPLACE``)."""
-    for script in MIGRATIONS:
-        match = re.search(rf"CREATE TABLE {table} \((.*?)\n\s*\);", script, re.S | re.I)
-        if not match:
-            continue
-        body = match.group(1)
-        composite = re.search(r"PRIMARY KEY \(([^)]*)\)", body)
-        if composite:
-            return composite.group(1)
-        single = re.search(r"^\s*(\w+) [A-Z ]*PRIMARY KEY", body, re.M)
-        if single:
-            return single.group(1)
-    raise RoomUnavailable(f"no primary key known for {table}")
+def _word_end(sql: str, start: int) -> int:
+    end = start
+    while end < len(sql) and (sql[end].isalnum() or sql[end] == "_"):
+        end += 1
+    return end
 
 
-def _replace_all(sql: str) -> str:
-    columns = re.search(r"INTO\s+\w+\s*\(([^)]*)\)", sql, re.I)
-    if not columns:
-        return "DO NOTHING"
-    names = [c.strip() for c in columns.group(1).split(",")]
-    return "DO UPDATE SET " + ", ".join(f"{n} = excluded.{n}" for n in names)
-
-
-def _placeholders(sql: str, limits: list[int]) -> str:
-    """``?`` and ``:name`` to psycopg's ``%s`` and ``%(name)s``; ``%`` escaped; literals
-    and quoted names left as they are."""
+def _placeholders(sql: str, limits: list[int], names: list[str]) -> str:
+    """``?`` and ``:name`` to ``$1``...; literals and quoted names left as they are."""
     out: list[str] = []
     i, n = 0, len(sql)
     count, last_word = 0, ""
@@ -158,87 +178,33 @@ def _placeholders(sql: str, limits: list[int]) -> str:
                         continue
                     break
                 end += 1
-            out.append(sql[i : end + 1].replace("%", "%%"))
+            out.append(sql[i : end + 1])
             i = end + 1
         elif c == "?":
             if last_word.upper() == "LIMIT":
                 limits.append(count)
-            out.append("%s")
             count += 1
-            i += 1
-        elif c == "%":
-            out.append("%%")
+            out.append(f"${count}")
             i += 1
         elif c == ":" and i + 1 < n and (sql[i + 1].isalpha() or sql[i + 1] == "_"):
-            word = _WORD.match(sql, i + 1)
-            assert word is not None
-            out.append(f"%({word.group()})s")
-            i = word.end()
+            end = _word_end(sql, i + 1)
+            name = sql[i + 1 : end]
+            if name not in names:
+                names.append(name)
+            out.append(f"${names.index(name) + 1}")
+            i = end
         elif c.isalpha() or c == "_":
-            word = _WORD.match(sql, i)
-            assert word is not None
-            out.append(_RESERVED.get(word.group(), word.group()))
-            last_word = word.group()
-            i = word.end()
+            end = _word_end(sql, i)
+            last_word = sql[i:end]
+            out.append(_RESERVED.get(last_word, last_word))
+            i = end
         else:
             out.append(c)
             i += 1
     return "".join(out)
 
 
-# -- schema ------------------------------------------------------------------------------
-
-_TRIGGER_REFUSE = re.compile(
-    r"CREATE TRIGGER (\w+) (BEFORE|AFTER) (\w+) ON (\w+)\s+BEGIN SELECT RAISE\(ABORT,"
-    r" '([^']*)'\); END;?",
-    re.I | re.S,
-)
-_FTS = re.compile(
-    r"CREATE VIRTUAL TABLE (\w+) USING fts5\(\s*(\w+), content='(\w+)', content_rowid='(\w+)'",
-    re.I,
-)
-
-
-def migration_statements(script: str) -> list[str]:
-    """One SQLite migration as PostgreSQL statements."""
-    fts_tables: list[str] = []
-    found: list[str] = []
-    for statement in _statements(script):
-        text = statement.strip()
-        refuse = _TRIGGER_REFUSE.match(text)
-        fts = _FTS.match(text)
-        if refuse:
-            name, when, what, table, message = refuse.groups()
-            found.append(
-                f"CREATE TRIGGER {name} {when} {what} ON {table} FOR EACH ROW"
-                f" EXECUTE FUNCTION agent_room_refuse('{message}')"
-            )
-        elif fts:
-            table, column, content, _rowid = fts.groups()
-            fts_tables.append(table)
-            found.append(
-                f"CREATE INDEX {table} ON {content} USING gin (to_tsvector('simple', {column}))"
-            )
-        elif text.upper().startswith("CREATE TRIGGER") and any(t in text for t in fts_tables):
-            continue  # keeps the FTS5 table in step: PostgreSQL's index does that itself
-        else:
-            found.append(_types(text))
-    return found
-
-
-def _types(statement: str) -> str:
-    statement = re.sub(
-        r"\bINTEGER PRIMARY KEY( AUTOINCREMENT)?",
-        "BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY",
-        statement,
-    )
-    statement = re.sub(r"\bINTEGER\b", "BIGINT", statement)
-    statement = re.sub(r"\bREAL\b", "DOUBLE PRECISION", statement)
-    return re.sub(r"^(\s*)offset ", r'\1"offset" ', statement, flags=re.M)
-
-
-def _migrate(raw: psycopg.Connection[Any], where: str) -> None:
-    version = _version(raw)
+def _migrate(conn: Connection, where: str, version: int | None) -> None:
     if version == SCHEMA_VERSION:
         return
     if version is not None and version > SCHEMA_VERSION:
@@ -246,32 +212,33 @@ def _migrate(raw: psycopg.Connection[Any], where: str) -> None:
             f"the room at {where} has schema {version}, newer than this agent-room"
             f" understands ({SCHEMA_VERSION}); upgrade agent-room"
         )
-    with raw.transaction():
-        raw.execute("SELECT pg_advisory_xact_lock(hashtext(current_schema() || ':schema'))")
+    conn.execute("BEGIN")
+    try:
+        conn.execute("SELECT pg_advisory_xact_lock(hashtext(current_schema() || ':schema'))")
+        from agent_room.store.postgres_schema import migration_statements
+
         for statement in _statements(_COMPAT):
-            raw.execute(statement)
-        row = raw.execute("SELECT version FROM agent_room_schema").fetchone()
-        version = row[0] if row else 0
+            conn.execute(statement)
+        rows = conn.execute("SELECT version FROM agent_room_schema").rows
+        version = int(rows[0][0]) if rows else 0
         for index in range(version, SCHEMA_VERSION):
             for statement in migration_statements(MIGRATIONS[index]):
-                raw.execute(statement)
+                conn.execute(statement)
         for statement in _statements(_WAKE):
-            raw.execute(statement)
-        raw.execute("DELETE FROM agent_room_schema")
-        raw.execute("INSERT INTO agent_room_schema (version) VALUES (%s)", (SCHEMA_VERSION,))
-
-
-def _version(raw: psycopg.Connection[Any]) -> int | None:
-    if (raw.execute("SELECT to_regclass('agent_room_schema')").fetchone() or [None])[0] is None:
-        return None
-    row = raw.execute("SELECT version FROM agent_room_schema").fetchone()
-    return int(row[0]) if row else None
+            conn.execute(statement)
+        conn.execute("DELETE FROM agent_room_schema")
+        conn.execute("INSERT INTO agent_room_schema (version) VALUES ($1)", [SCHEMA_VERSION])
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
 
 
 # -- the connection ----------------------------------------------------------------------
 
 
-class PgRow(tuple[Any, ...]):
+class PgRow(tuple):  # type: ignore[type-arg]
     """A row by position and by column name, like ``sqlite3.Row``."""
 
     columns: dict[str, int]
@@ -286,73 +253,63 @@ class PgRow(tuple[Any, ...]):
         return list(self.columns)
 
 
-def _row_factory(cursor: Any) -> Any:
-    names = [c.name for c in cursor.description or ()]
-    index: dict[str, int] = {}
-    for position, name in enumerate(names):
-        index.setdefault(name, position)
-
-    def make(values: Any) -> PgRow:
-        row = PgRow(values)
-        row.columns = index
-        return row
-
-    return make
-
-
-class _Number(Loader):
-    """``numeric`` (what ``sum`` and ``avg`` give) as ``int`` or ``float``, as SQLite."""
-
-    def load(self, data: Any) -> Any:
-        text = bytes(data).decode()
-        return int(text) if text.lstrip("-").isdigit() else float(text)
-
-
 class PgCursor:
-    """The part of ``sqlite3.Cursor`` the store uses."""
+    """The part of ``sqlite3.Cursor`` the store uses, over rows already fetched."""
 
-    def __init__(self, cursor: psycopg.Cursor[Any], returning: str | None) -> None:
-        self.cursor = cursor
+    def __init__(self, result: Result, returning: str | None) -> None:
+        self.rowcount = result.rowcount
         self.lastrowid: int | None = None
-        if returning and cursor.description is not None:
-            rows = cursor.fetchall()
-            self.lastrowid = rows[-1][0] if rows else None
-            self._done = True
-        else:
-            self._done = cursor.description is None
+        self.description: list[tuple[str | None, ...]] | None = None
+        self._rows: list[PgRow] = []
+        if returning:
+            self.lastrowid = result.rows[-1][0] if result.rows else None
+            return
+        if result.columns:
+            self.description = [
+                (name, None, None, None, None, None, None) for name in result.columns
+            ]
+            index: dict[str, int] = {}
+            for position, name in enumerate(result.columns):
+                index.setdefault(name, position)
+            for values in result.rows:
+                row = PgRow(values)
+                row.columns = index
+                self._rows.append(row)
+        self._next = 0
 
-    @property
-    def rowcount(self) -> int:
-        return self.cursor.rowcount
+    def fetchone(self) -> PgRow | None:
+        if self.description is None or self._next >= len(self._rows):
+            return None
+        self._next += 1
+        return self._rows[self._next - 1]
 
-    @property
-    def description(self) -> Any:
-        return None if self._done else self.cursor.description
+    def fetchmany(self, size: int) -> list[PgRow]:
+        if self.description is None:
+            return []
+        found = self._rows[self._next : self._next + size]
+        self._next += len(found)
+        return found
 
-    def fetchone(self) -> Any:
-        return None if self._done else self.cursor.fetchone()
+    def fetchall(self) -> list[PgRow]:
+        return self.fetchmany(len(self._rows))
 
-    def fetchall(self) -> list[Any]:
-        return [] if self._done else self.cursor.fetchall()
-
-    def __iter__(self) -> Any:
+    def __iter__(self) -> Iterator[PgRow]:
         return iter(self.fetchall())
 
 
-def _mapped(exc: psycopg.Error, where: str) -> sqlite3.Error:
+def _mapped(exc: PgError, where: str) -> sqlite3.Error:
     """The ``sqlite3`` error its callers already handle for a PostgreSQL one."""
-    message = exc.diag.message_primary or str(exc).strip()
-    if isinstance(exc, psycopg.errors.IntegrityError):
-        return sqlite3.IntegrityError(message)
-    if isinstance(exc, psycopg.errors.LockNotAvailable | psycopg.errors.QueryCanceled):
-        return sqlite3.OperationalError(f"database is locked: {message}")
-    if isinstance(exc, psycopg.OperationalError):
+    if exc.sqlstate.startswith("23"):
+        return sqlite3.IntegrityError(exc.message)
+    if exc.sqlstate in ("55P03", "57014", "40P01"):
+        return sqlite3.OperationalError(f"database is locked: {exc.message}")
+    if exc.broken:
         return sqlite3.OperationalError(f"the room's database {where} is unreachable")
-    return sqlite3.OperationalError(message)
+    return sqlite3.OperationalError(exc.message)
 
 
 class PgConnection:
-    """The part of ``sqlite3.Connection`` the store uses, over psycopg."""
+    """The part of ``sqlite3.Connection`` the store uses, over libpq."""
 
     def __init__(self, url: str, *, timeout: float) -> None:
         self.url = url
@@ -360,74 +317,67 @@ class PgConnection:
         self.timeout = timeout
         self._trace: Callable[[str], object] | None = None
         self.raw = self._open()
-        _migrate(self.raw, self.where)
-        key = self.raw.execute("SELECT hashtext(current_schema() || ':write')").fetchone()
-        assert key is not None
-        self.lock_key = int(key[0])
+        # one round trip: the writers' lock, the lock timeout, whether there is a schema
+        (first,) = self.raw.execute(
+            "SELECT hashtext(current_schema() || ':write'), set_config('lock_timeout', $1,"
+            " false), to_regclass('agent_room_schema') IS NOT NULL",
+            [str(int(self.timeout * 1000))],
+        ).rows
+        self.lock_key = int(first[0])
+        version = None
+        if first[2]:
+            rows = self.raw.execute("SELECT version FROM agent_room_schema").rows
+            version = int(rows[0][0]) if rows else None
+        _migrate(self.raw, self.where, version)
 
-    def _open(self) -> psycopg.Connection[Any]:
+    def _open(self) -> Connection:
+        extra = {
+            "connect_timeout": str(max(2, round(self.timeout))),
+            "application_name": "agent-room",
+            "client_encoding": "UTF8",
+        }
+        query = "&".join(f"{k}={v}" for k, v in extra.items() if f"{k}=" not in self.url)
+        conninfo = f"{self.url}{'&' if '?' in self.url else '?'}{query}"
         try:
-            raw: psycopg.Connection[Any] = psycopg.connect(
-                self.url,
-                autocommit=True,
-                connect_timeout=max(1, round(self.timeout)),
-                application_name="agent-room",
-                row_factory=_row_factory,
-            )
-        except psycopg.Error as exc:
-            reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+            conn = Connection(conninfo)
+        except PgError as exc:
+            reason = exc.message.strip().splitlines()[-1] if exc.message.strip() else "no reason"
             raise RoomUnavailable(
                 f"the room's database {self.where} is unreachable ({reason})"
             ) from None
-        raw.adapters.register_loader("numeric", _Number)
-        # text, not "unknown": a string passed to a function taking anything (the audit
-        # log's json_build_object) must have a type
-        raw.adapters.register_dumper(str, StrDumper)
-        milliseconds = int(self.timeout * 1000)
-        raw.execute(f"SET lock_timeout = {milliseconds}")
-        return raw
+        return conn
 
     @property
     def in_transaction(self) -> bool:
-        status = self.raw.info.transaction_status
-        return status in (pq.TransactionStatus.INTRANS, pq.TransactionStatus.INERROR)
+        return self.raw.in_transaction
 
     def execute(self, sql: str, params: Any = ()) -> PgCursor:
         """One statement, as ``sqlite3.Connection.execute`` runs it."""
         if self._trace is not None:
             self._trace(sql)
-        if self.raw.closed or self.raw.broken:
+        if self.raw.broken and not self.raw.in_transaction:
             self._reconnect()
         if sql == "PRAGMA user_version":  # the schema's version, as SQLite keeps it
-            return self._run("SELECT version FROM agent_room_schema", ())
+            return self._run("SELECT version FROM agent_room_schema", [])
         if sql == "BEGIN IMMEDIATE":
-            self._run("BEGIN", ())
-            return self._run("SELECT pg_advisory_xact_lock(%s)", (self.lock_key,))
-        text, returning, limits = translate(sql)
-        if limits and isinstance(params, list | tuple):
-            params = [
-                None if i in limits and p is not None and p < 0 else p for i, p in enumerate(params)
-            ]
-        return self._run(text, params, returning)
+            self._run("BEGIN", [])
+            return self._run("SELECT pg_advisory_xact_lock($1)", [self.lock_key])
+        statement = translate(sql)
+        return self._run(statement.text, statement.params(params), statement.returning)
+
+    def executemany(self, sql: str, seq: Any) -> None:
+        """One statement for each parameter set."""
+        for params in seq:
+            self.execute(sql, params)
 
     def set_trace_callback(self, callback: Callable[[str], object] | None) -> None:
         """Hand each statement (as the store wrote it) to ``callback``, as SQLite does."""
         self._trace = callback
 
-    def executemany(self, sql: str, seq: Any) -> None:
-        """One statement for each parameter set."""
-        text, _returning, _limits = translate(sql)
-        if _returning:
-            text = text[: text.rindex(" RETURNING ")]
-        try:
-            self.raw.cursor().executemany(text, list(seq))
-        except psycopg.Error as exc:
-            raise _mapped(exc, self.where) from None
-
-    def _run(self, text: str, params: Any, returning: str | None = None) -> PgCursor:
+    def _run(self, text: str, params: list[Any], returning: str | None = None) -> PgCursor:
         try:
             return PgCursor(self.raw.execute(text, params), returning)
-        except psycopg.Error as exc:
+        except PgError as exc:
             raise _mapped(exc, self.where) from None
 
     def _reconnect(self) -> None:
@@ -435,6 +385,14 @@ class PgConnection:
             fresh = self._open()
         except RoomUnavailable as exc:
             raise sqlite3.OperationalError(str(exc)) from None
+        try:
+            fresh.execute(
+                "SELECT set_config('lock_timeout', $1, false)", [str(int(self.timeout * 1000))]
+            )
+        except PgError as exc:
+            fresh.close()
+            raise _mapped(exc, self.where) from None
+        self.raw.close()
         self.raw = fresh
 
     def close(self) -> None:
@@ -450,6 +408,8 @@ def listen(url: str, stop: Any, heard: Callable[[], None]) -> None:
     then up to ten) and listened to again; ``heard`` is called once it is back, as
     anything may have changed meanwhile.
     """
+    import psycopg  # the long-lived watchers only: its import costs a hook 80 ms
+
     pause = 1.0
     lost = False
     while not stop.is_set():
@@ -484,5 +444,5 @@ def connect(url: str, *, timeout: float = 10.0) -> PgConnection:
         return PgConnection(url, timeout=timeout)
     except sqlite3.Error as exc:
         raise RoomUnavailable(str(exc)) from None
-    except psycopg.Error as exc:
+    except PgError as exc:
         raise RoomUnavailable(str(_mapped(exc, describe(url)))) from None

@@ -1,0 +1,215 @@
+"""PostgreSQL's own client library (libpq) through ``ctypes``: what the room's statements need.
+
+The hooks run on every turn of every agent and ``agent-room send`` on every message, as
+fresh processes: importing psycopg costs them about 80 ms, loading libpq through ctypes
+about 7. The statements go out with ``PQexecParams`` (``$1`` parameters, each typed by
+its Python value, results in text form converted by column type), which is all the
+store asks; LISTEN/NOTIFY for the long-lived watchers stays with psycopg.
+
+libpq is the system's (Debian's ``libpq5``), else the one bundled in psycopg's binary
+wheel. Everything libpq reads itself works as with any PostgreSQL client: the URL, the
+``PG*`` environment, the password file, TLS settings.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+_OK, _TUPLES, _IDLE, _ACTIVE, _INTRANS, _INERROR = 1, 2, 0, 1, 2, 3
+_SQLSTATE, _PRIMARY = ord("C"), ord("M")
+_INTS = {20, 21, 23, 26}
+_FLOATS = {700, 701}
+_BOOL, _NUMERIC, _TEXT, _INT8, _FLOAT8 = 16, 1700, 25, 20, 701
+
+_lib: Any = None
+
+
+class PgError(Exception):
+    """A statement or a connection that failed: its SQLSTATE (empty if none) and why."""
+
+    def __init__(self, sqlstate: str, message: str, *, broken: bool = False) -> None:
+        super().__init__(message)
+        self.sqlstate = sqlstate
+        self.message = message
+        self.broken = broken
+        """The connection is lost (the server gone, the network down)."""
+
+
+def _load() -> Any:
+    global _lib  # noqa: PLW0603 - loaded once per process, on first use
+    if _lib is not None:
+        return _lib
+    lib = None
+    for name in ("libpq.so.5", "libpq.so", "libpq.5.dylib"):
+        try:
+            lib = ctypes.CDLL(name)
+            break
+        except OSError:
+            continue
+    if lib is None:
+        lib = ctypes.CDLL(_bundled())
+    p, i, s, u = ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint
+    for fn, args, result in (
+        ("PQconnectdb", [s], p),
+        ("PQstatus", [p], i),
+        ("PQerrorMessage", [p], s),
+        ("PQfinish", [p], None),
+        ("PQtransactionStatus", [p], i),
+        ("PQexecParams", [p, s, i, ctypes.POINTER(u), ctypes.POINTER(s), p, p, i], p),
+        ("PQresultStatus", [p], i),
+        ("PQresultErrorField", [p, i], s),
+        ("PQresultErrorMessage", [p], s),
+        ("PQntuples", [p], i),
+        ("PQnfields", [p], i),
+        ("PQfname", [p, i], s),
+        ("PQftype", [p, i], u),
+        ("PQgetvalue", [p, i, i], s),
+        ("PQgetisnull", [p, i, i], i),
+        ("PQcmdTuples", [p], s),
+        ("PQclear", [p], None),
+    ):
+        function = getattr(lib, fn)
+        function.argtypes = args
+        function.restype = result
+    _lib = lib
+    return lib
+
+
+def _bundled() -> str:
+    """The libpq inside psycopg's binary wheel (found without importing psycopg)."""
+    import glob
+    import importlib.util
+
+    spec = importlib.util.find_spec("psycopg_binary")
+    if spec is None or not spec.submodule_search_locations:
+        raise PgError("", "libpq (PostgreSQL's client library) is not installed")
+    folder = os.path.dirname(next(iter(spec.submodule_search_locations)))
+    found = sorted(glob.glob(os.path.join(folder, "psycopg_binary.libs", "libpq*.so*")))
+    if not found:
+        raise PgError("", "libpq (PostgreSQL's client library) is not installed")
+    return found[0]
+
+
+class Result:
+    """What one statement gave back."""
+
+    __slots__ = ("columns", "rowcount", "rows")
+
+    def __init__(self, columns: list[str], rows: list[tuple[Any, ...]], rowcount: int) -> None:
+        self.columns = columns
+        self.rows = rows
+        self.rowcount = rowcount
+
+
+def _value(oid: int, raw: bytes) -> Any:
+    if oid in _INTS:
+        return int(raw)
+    if oid in _FLOATS:
+        return float(raw)
+    if oid == _BOOL:
+        return raw == b"t"
+    if oid == _NUMERIC:
+        return int(raw) if raw.lstrip(b"-").isdigit() else float(raw)
+    return raw.decode("utf-8")
+
+
+def _param(value: Any) -> tuple[int, bytes | None]:
+    """A parameter's type (so that a function taking anything knows it) and its text."""
+    if value is None:
+        return 0, None
+    if isinstance(value, bool):
+        return _BOOL, b"true" if value else b"false"
+    if isinstance(value, int):
+        return _INT8, str(value).encode()
+    if isinstance(value, float):
+        return _FLOAT8, repr(value).encode()
+    if isinstance(value, str):
+        return _TEXT, value.encode("utf-8")
+    return 0, str(value).encode("utf-8")
+
+
+class Connection:
+    """One libpq connection, used by one thread at a time."""
+
+    def __init__(self, conninfo: str) -> None:
+        self.lib = _load()
+        self.handle = self.lib.PQconnectdb(conninfo.encode())
+        if self.lib.PQstatus(self.handle) != 0:
+            message = (self.lib.PQerrorMessage(self.handle) or b"").decode(errors="replace")
+            self.lib.PQfinish(self.handle)
+            self.handle = None
+            raise PgError("08006", message.strip() or "cannot connect", broken=True)
+
+    @property
+    def broken(self) -> bool:
+        """Whether the connection is closed or lost."""
+        return self.handle is None or self.lib.PQstatus(self.handle) != 0
+
+    @property
+    def in_transaction(self) -> bool:
+        """Inside a transaction (a failed one included)."""
+        if self.handle is None:
+            return False
+        return bool(self.lib.PQtransactionStatus(self.handle) in (_INTRANS, _INERROR))
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Result:
+        """Run one statement with ``$1``... parameters; every row fetched."""
+        if self.handle is None:
+            raise PgError("08003", "the connection is closed", broken=True)
+        count = len(params)
+        types = (ctypes.c_uint * count)()
+        values = (ctypes.c_char_p * count)()
+        for index, value in enumerate(params):
+            types[index], values[index] = _param(value)
+        lib = self.lib
+        result = lib.PQexecParams(
+            self.handle, sql.encode("utf-8"), count, types, values, None, None, 0
+        )
+        try:
+            status = lib.PQresultStatus(result) if result else -1
+            if status not in (_OK, _TUPLES):
+                raise self._error(result)
+            if status == _OK:
+                tuples = lib.PQcmdTuples(result)
+                return Result([], [], int(tuples) if tuples else -1)
+            fields = lib.PQnfields(result)
+            columns = [lib.PQfname(result, c).decode() for c in range(fields)]
+            oids = [lib.PQftype(result, c) for c in range(fields)]
+            rows = []
+            for r in range(lib.PQntuples(result)):
+                rows.append(
+                    tuple(
+                        None
+                        if lib.PQgetisnull(result, r, c)
+                        else _value(oids[c], lib.PQgetvalue(result, r, c))
+                        for c in range(fields)
+                    )
+                )
+            return Result(columns, rows, len(rows))
+        finally:
+            if result:
+                lib.PQclear(result)
+
+    def _error(self, result: Any) -> PgError:
+        lib = self.lib
+        if not result:
+            message = (lib.PQerrorMessage(self.handle) or b"").decode(errors="replace")
+            return PgError("08006", message.strip(), broken=True)
+        state = (lib.PQresultErrorField(result, _SQLSTATE) or b"").decode()
+        primary = lib.PQresultErrorField(result, _PRIMARY)
+        whole = lib.PQresultErrorMessage(result) or lib.PQerrorMessage(self.handle) or b""
+        message = (primary or whole).decode(errors="replace").strip()
+        broken = self.broken or state.startswith("08") or state in ("57P01", "57P02", "57P03")
+        return PgError(state, message, broken=broken)
+
+    def close(self) -> None:
+        """Let the server go."""
+        if self.handle is not None:
+            self.lib.PQfinish(self.handle)
+            self.handle = None

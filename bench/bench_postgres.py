@@ -1,0 +1,337 @@
+"""Benchmark of the room on PostgreSQL beside the same room on SQLite.
+
+Run it from the project root::
+
+    .venv/bin/python bench/bench_postgres.py            # the full run (a few minutes)
+    .venv/bin/python bench/bench_postgres.py --quick    # a smoke run with small counts
+
+PostgreSQL is a throw-away cluster of Debian's server (``tests/pgcluster.py``) in a
+temporary directory, on this machine: the network is the loopback. The parts:
+
+1. **send → nudge**: one deliverer (the real ``Deliverer`` with its room watch: file
+   events and the FIFO on SQLite, LISTEN/NOTIFY on PostgreSQL) and a multiplexer that
+   only notes when it is asked to type; each message is sent on another connection, the
+   nudge receipted at once (as the agent's hook would), the next sent once it is.
+   Timed from the send's call to the typing.
+2. **Whole processes**: ``agent-room send`` and the ``UserPromptSubmit`` hook as fresh
+   processes, beside ``python -c pass`` (budget: the hook on PostgreSQL within 4x the
+   bare interpreter).
+3. **A simulated fleet**: up to 10 hosts of 50 sessions (500 sessions), a history of
+   100,000 messages, one deliverer per host (each its own host id and lease); a burst of
+   messages to sessions spread over the active hosts, timed until every one is typed:
+   deliveries per second and the send → nudge latency as hosts (and sessions) grow.
+
+Results go to ``bench/results/postgres.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from _common import (
+    ROOT,
+    Stats,
+    bench_env,
+    print_table,
+    run_once,
+    venv_python,
+    write_result,
+)
+
+from agent_room.room import Room
+from agent_room.workers.deliverer import Deliverer
+
+sys.path.insert(0, str(ROOT))  # the throw-away cluster of the tests
+from tests.pgcluster import Cluster, server_bin
+
+HOOK_BUDGET = 4.0
+"""The hook on PostgreSQL, as a multiple of the bare interpreter's start."""
+
+
+class TimingMux:
+    """The multiplexer port: every pane is an idle agent; typing is noted and receipted."""
+
+    def __init__(self, on_typed: Callable[[str, str], None]) -> None:
+        self.on_typed = on_typed
+
+    def typing_refusal(self, *_args: object) -> str | None:
+        return None
+
+    def type_line(self, _socket: str | None, pane: str, text: str, **_kw: Any) -> bool:
+        self.on_typed(pane, text)
+        return True
+
+    def press_enter(self, *_args: object) -> None:
+        return None
+
+    def capture(self, *_args: object) -> str:
+        return ""
+
+    def pane_exists(self, *_args: object) -> bool:
+        return True
+
+
+class Alive:
+    def is_alive(self, _pid: int, _start: int | None) -> bool:
+        return True
+
+    def start_ticks(self, _pid: int) -> int | None:
+        return 1
+
+
+@contextmanager
+def engine_home(kind: str, cluster: Cluster | None, label: str) -> Iterator[Path]:
+    """A throw-away room on ``kind`` (``sqlite`` or ``postgresql``)."""
+    with tempfile.TemporaryDirectory(prefix=f"ar-bench-{label}-") as tmp:
+        home = Path(tmp) / "room"
+        if kind == "postgresql":
+            assert cluster is not None
+            home.mkdir(mode=0o700)
+            conf = home / "room.conf"
+            conf.touch(mode=0o600)
+            conf.write_text(f"database = {cluster.new_room(f'{label}_{os.getpid()}')}\n")
+        yield home
+
+
+def _open(home: Path, host: str = "bench") -> Room:
+    os.environ["AGENT_ROOM_HOST"] = host
+    return Room.open({"AGENT_ROOM_HOME": str(home)})
+
+
+def _register(room: Room, name: str, pane: str) -> None:
+    room.store.register(
+        {"session_id": f"s-{name}", "state": "idle", "pane": pane, "pid": os.getpid()},
+        wanted=name,
+        explicit=True,
+        at=time.time(),
+        alive=lambda *_: True,
+    )
+
+
+class Fleet:
+    """Deliverers, one per host, each with a multiplexer that receipts what it types."""
+
+    def __init__(self, home: Path, hosts: Sequence[str]) -> None:
+        self.typed: dict[int, float] = {}
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.threads: list[threading.Thread] = []
+        self.rooms: list[Room] = []
+        for host in hosts:
+            room = _open(home, host)
+            receipts = _open(home, host)
+            self.rooms += [room, receipts]
+            mux = TimingMux(self._typed_by(receipts))
+            worker = Deliverer(room, mux, Alive(), receipt_timeout=5.0)  # type: ignore[arg-type]
+            self.threads.append(threading.Thread(target=worker.run, args=(self.stop,)))
+
+    def _typed_by(self, receipts: Room) -> Callable[[str, str], None]:
+        def typed(pane: str, text: str) -> None:
+            now = time.perf_counter()
+            ids = [int(word[2:].rstrip(")")) for word in text.split() if word.startswith("(#")]
+            ids += [int(w[1:].rstrip(")")) for w in text.split() if w.startswith("#")]
+            name = pane.removeprefix("%p-")
+            receipts.store.mark_delivered(name, ids, at=time.time(), via="nudge")
+            with self.lock:
+                for message_id in ids:
+                    self.typed.setdefault(message_id, now)
+
+        return typed
+
+    def __enter__(self) -> Fleet:
+        for thread in self.threads:
+            thread.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.stop.set()
+        for thread in self.threads:
+            thread.join(timeout=10)
+        for room in self.rooms:
+            room.close()
+
+    def wait(self, ids: Sequence[int], timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self.lock:
+                if all(i in self.typed for i in ids):
+                    return
+            time.sleep(0.001)
+        raise RuntimeError(f"{sum(i not in self.typed for i in ids)} messages never typed")
+
+
+def bench_send_to_nudge(home: Path, count: int) -> Stats:
+    """One recipient, one deliverer: send → typed, one message at a time."""
+    room = _open(home)
+    room.join("backend")
+    _register(room, "frontend", "%p-frontend")
+    latencies = []
+    with Fleet(home, ["bench"]) as fleet:
+        time.sleep(1.0)  # the deliverer holds its lease and listens
+        for n in range(count):
+            start = time.perf_counter()
+            message_id = room.send("backend", "frontend", f"message {n}")
+            fleet.wait([message_id], timeout=10)
+            latencies.append(fleet.typed[message_id] - start)
+            time.sleep(0.02)
+    room.close()
+    return Stats.of(latencies)
+
+
+def bench_processes(home: Path, runs: int) -> dict[str, Stats]:
+    """``agent-room send`` and a hook as fresh processes, and the bare interpreter."""
+    python = str(venv_python())
+    room = _open(home)
+    room.join("frontend")
+    room.close()
+    fixture = ROOT / "tests" / "fixtures" / "claude-code-2.1.330"
+    start = json.loads((fixture / "hook-SessionStart-startup.json").read_text())
+    prompt = json.loads((fixture / "hook-UserPromptSubmit.json").read_text())
+    env = bench_env(home, CLAUDE_PID=str(os.getpid()), AGENT_ROOM_NAME="backend")
+    for key in ("AGENT_ROOM_HOST",):
+        env.pop(key, None)
+    hook = [python, "-m", "agent_room", "hook"]
+    run_once([*hook, "SessionStart"], env, stdin=json.dumps(start).encode())
+    timings: dict[str, list[float]] = {"python -c pass": [], "send": [], "hook": []}
+    for n in range(runs):
+        timings["python -c pass"].append(run_once([python, "-c", "pass"], env)[0])
+        send = [python, "-m", "agent_room", "send", "@frontend", f"process {n}"]
+        timings["send"].append(run_once(send, env)[0])
+        payload = json.dumps(prompt).encode()
+        timings["hook"].append(run_once([*hook, "UserPromptSubmit"], env, stdin=payload)[0])
+    return {label: Stats.of(values) for label, values in timings.items()}
+
+
+def seed_history(home: Path, messages: int) -> None:
+    """``messages`` already read messages between ten names, with their audit events."""
+    room = _open(home)
+    conn = room.store.conn
+    rows = [
+        (
+            "chat",
+            f"n{i % 10}",
+            f"n{(i + 1) % 10}",
+            f"history {i}",
+            1000.0 + i,
+            "read",
+            1000.0 + i,
+            1000.0 + i,
+        )
+        for i in range(messages)
+    ]
+    conn.execute("BEGIN IMMEDIATE")
+    conn.executemany(
+        "INSERT INTO messages (kind, sender, recipient, body, created_at, status,"
+        " delivered_at, read_at) VALUES (?,?,?,?,?,?,?,?)",
+        rows,
+    )
+    conn.execute("COMMIT")
+    room.close()
+
+
+def bench_fleet(home: Path, hosts: int, per_host: int, burst: int) -> dict[str, Any]:
+    """``hosts`` deliverers over ``hosts * per_host`` sessions; a burst, timed."""
+    names = [f"h{h}-a{a}" for h in range(hosts) for a in range(per_host)]
+    for h in range(hosts):
+        room = _open(home, f"host{h}")
+        for a in range(per_host):
+            _register(room, f"h{h}-a{a}", f"%p-h{h}-a{a}")
+        room.close()
+    sender = _open(home, "sender")
+    sender.join("boss")
+    latencies = []
+    with Fleet(home, [f"host{h}" for h in range(hosts)]) as fleet:
+        time.sleep(1.5)
+        sent: dict[int, float] = {}
+        began = time.perf_counter()
+        for n in range(burst):
+            at = time.perf_counter()
+            sent[sender.send("boss", names[(n * 7) % len(names)], f"burst {n}")] = at
+        fleet.wait(list(sent), timeout=120)
+        took = max(fleet.typed[i] for i in sent) - began
+        latencies = [fleet.typed[i] - at for i, at in sent.items()]
+    sender.close()
+    stats = Stats.of(latencies)
+    return {
+        "hosts": hosts,
+        "sessions": len(names),
+        "burst": burst,
+        "deliveries_per_second": round(burst / took, 1),
+        "latency": stats.as_ms(),
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small counts (a smoke run)")
+    args = parser.parse_args(argv)
+    sends, runs = (20, 5) if args.quick else (200, 30)
+    history, burst = (5_000, 100) if args.quick else (100_000, 500)
+    fleet_hosts = (1, 2) if args.quick else (1, 2, 5, 10)
+    bindir = server_bin()
+    if bindir is None:
+        print("PostgreSQL's server is not installed (Debian's postgresql)", file=sys.stderr)
+        return 2
+    cluster = Cluster(bindir)
+    os.environ.update(cluster.env())
+    results: dict[str, Any] = {"send_to_nudge": {}, "processes": {}, "fleet": []}
+    try:
+        for kind in ("sqlite", "postgresql"):
+            with engine_home(kind, cluster, "nudge") as home:
+                results["send_to_nudge"][kind] = bench_send_to_nudge(home, sends).as_ms()
+            with engine_home(kind, cluster, "proc") as home:
+                stats = bench_processes(home, runs)
+                results["processes"][kind] = {k: v.as_ms() for k, v in stats.items()}
+        for hosts in fleet_hosts:
+            with engine_home("postgresql", cluster, f"fleet{hosts}") as home:
+                seed_history(home, history)
+                results["fleet"].append(bench_fleet(home, hosts, 50, burst))
+    finally:
+        cluster.destroy()
+    nudge = results["send_to_nudge"]
+    print_table(
+        ["engine", "median ms", "p95 ms"],
+        [[k, str(v["median_ms"]), str(v["p95_ms"])] for k, v in nudge.items()],
+        title="send → nudge typed (one deliverer, receipted at once)",
+    )
+    rows = []
+    for kind, stats in results["processes"].items():
+        for label, value in stats.items():
+            rows.append([kind, label, str(value["median_ms"]), str(value["p95_ms"])])
+    print_table(["engine", "process", "median ms", "p95 ms"], rows, title="whole processes")
+    print_table(
+        ["hosts", "sessions", "burst", "deliveries/s", "median ms", "p95 ms"],
+        [
+            [
+                str(f["hosts"]),
+                str(f["sessions"]),
+                str(f["burst"]),
+                str(f["deliveries_per_second"]),
+                str(f["latency"]["median_ms"]),
+                str(f["latency"]["p95_ms"]),
+            ]
+            for f in results["fleet"]
+        ],
+        title=f"a fleet on PostgreSQL ({history:,} messages of history)",
+    )
+    pg = results["processes"]["postgresql"]
+    ratio = pg["hook"]["median_ms"] / pg["python -c pass"]["median_ms"]
+    results["hook_ratio"] = round(ratio, 2)
+    results["hook_budget_ok"] = ratio <= HOOK_BUDGET
+    print(f"hook on PostgreSQL: {ratio:.2f}x the bare interpreter (budget {HOOK_BUDGET}x)")
+    print(f"results: {write_result('postgres', results)}")
+    return 0 if results["hook_budget_ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
