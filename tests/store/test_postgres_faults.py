@@ -7,6 +7,7 @@ A cluster of its own: stopping it must not disturb the other tests of the run.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import subprocess
 import sys
@@ -100,10 +101,24 @@ def test_a_workers_connection_comes_back_with_the_server(
     room.close()
 
 
-def test_the_hooks_path_on_postgresql_stays_quick(tmp_path: Path, own_cluster: Cluster) -> None:
-    """Importing the store with a PostgreSQL room loads psycopg only when it is used."""
-    probe = "import sys, agent_room.hooks; print('psycopg' in sys.modules)"
-    result = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+def test_a_hook_on_postgresql_loads_no_psycopg(
+    tmp_path: Path, own_cluster: Cluster, agent_proc: subprocess.Popen[bytes]
+) -> None:
+    """psycopg costs a hook 80 ms to import: the hooks reach the room through libpq."""
+    home = tmp_path / "room"
+    write_room_conf(home, own_cluster.new_room(f"room_{time.monotonic_ns()}"))
+    probe = (
+        "import sys; from agent_room.cli import main; code = main(['hook', 'SessionStart']);"
+        " print(code, 'psycopg' in sys.modules, file=sys.stderr)"
     )
-    assert result.stdout.strip() == "False"
+    env = {"AGENT_ROOM_HOME": str(home), "CLAUDE_PID": str(agent_proc.pid), "PATH": "/bin"}
+    payload = json.dumps(new_session("SessionStart")).encode()
+    result = subprocess.run(
+        [sys.executable, "-c", probe], input=payload, capture_output=True, env=env, check=True
+    )
+    assert result.stderr.decode().split()[-2:] == ["0", "False"]
+    room = Room.open({"AGENT_ROOM_HOME": str(home)})
+    try:
+        assert len(room.store.members()) == 1  # registered, on PostgreSQL
+    finally:
+        room.close()
