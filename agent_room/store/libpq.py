@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+from _thread import allocate_lock
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -138,6 +139,8 @@ class Connection:
     """One libpq connection, used by one thread at a time."""
 
     def __init__(self, conninfo: str) -> None:
+        self.lock = allocate_lock()
+        """One statement at a time: two threads must never interleave on the wire."""
         self.lib = _load()
         self.handle = self.lib.PQconnectdb(conninfo.encode())
         if self.lib.PQstatus(self.handle) != 0:
@@ -160,6 +163,10 @@ class Connection:
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Result:
         """Run one statement with ``$1``... parameters; every row fetched."""
+        with self.lock:
+            return self._execute(sql, params)
+
+    def _execute(self, sql: str, params: Sequence[Any]) -> Result:
         if self.handle is None:
             raise PgError("08003", "the connection is closed", broken=True)
         count = len(params)
@@ -210,6 +217,7 @@ class Connection:
 
     def close(self) -> None:
         """Let the server go."""
-        if self.handle is not None:
-            self.lib.PQfinish(self.handle)
-            self.handle = None
+        with self.lock:
+            if self.handle is not None:
+                self.lib.PQfinish(self.handle)
+                self.handle = None

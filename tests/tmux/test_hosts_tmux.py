@@ -29,7 +29,8 @@ class Host:
         self.server = server
         self.stop = threading.Event()
         self.room = Room.open({"AGENT_ROOM_HOME": str(home)})
-        self.worker = Deliverer(self.room, Tmux(), SystemProbe(), receipt_timeout=1.0)
+        self.own = Room.open({"AGENT_ROOM_HOME": str(home)})  # the watcher's connection
+        self.worker = Deliverer(self.own, Tmux(), SystemProbe(), receipt_timeout=1.0)
         self.thread = threading.Thread(target=self.worker.run, args=(self.stop,), daemon=True)
 
     def start_agent(self, agent: str) -> libtmux.Pane:
@@ -66,6 +67,7 @@ def two_hosts(
     for host in made:
         host.halt()
         host.room.close()
+        host.own.close()
     other.kill()
 
 
