@@ -20,7 +20,7 @@ from agent_room.room.registry import Registry
 from agent_room.store.engine import database_url, describe, has_password
 from agent_room.store.hosts import SILENT_AFTER, host_seen
 from agent_room.workers.wakeup import RoomWatch
-from tests.conftest import write_room_conf
+from tests.conftest import Cli, write_room_conf
 from tests.pgcluster import Cluster
 from tests.tmux.conftest import wait_for
 
@@ -164,3 +164,16 @@ def test_a_message_from_another_host_wakes_the_watch_at_once(
     finally:
         stop.set()
         watch.join()
+
+
+def test_who_and_tree_say_where_each_session_runs(hosts: tuple[Room, Room], pg_home: Path) -> None:
+    laptop, devbox = hosts
+    _register(laptop, "api", pid=1)
+    _register(devbox, "web", pid=2)
+    cli = Cli(pg_home)
+    header, *rows = cli("who").out.splitlines()
+    assert header.split()[:4] == ["NAME", "STATE", "AGENT", "HOST"]
+    assert [row.split()[3] for row in rows] == ["laptop", "devbox"]
+    # seen from devbox (this process's host): its own web is judged (its pid is gone),
+    # laptop's api cannot be, laptop's watcher never having been seen
+    assert cli("tree").out == "api [unknown] on laptop\nweb [ended] on devbox\n"
