@@ -221,6 +221,11 @@ def seed_live_room(home: Path, count: int, messages: int) -> list[subprocess.Pop
         )
     names = [f"live-{i:02d}" for i in range(count)]
     add_history(room, names, messages, time.time(), random.Random(11))
+    # a room at rest has read its past: the memory worker's scan for entities is done
+    # (else its catching up, 500 messages a second, is what the window measures)
+    from agent_room.store import entities, memory
+
+    memory.set_bookmark(room.store, entities.MESSAGES_KEY, messages)
     room.store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     room.close()
     return procs
