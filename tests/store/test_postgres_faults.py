@@ -11,6 +11,7 @@ import json
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -122,3 +123,70 @@ def test_a_hook_on_postgresql_loads_no_psycopg(
         assert len(room.store.members()) == 1  # registered, on PostgreSQL
     finally:
         room.close()
+
+
+class _Typist:
+    """The multiplexer port: every pane an idle agent; what is typed is noted."""
+
+    def __init__(self) -> None:
+        self.typed: list[str] = []
+
+    def typing_refusal(self, *_args: object) -> str | None:
+        return None
+
+    def type_line(self, _socket: str | None, _pane: str, text: str, **_kw: object) -> bool:
+        self.typed.append(text)
+        return True
+
+    def press_enter(self, *_args: object) -> None:
+        return None
+
+    def capture(self, *_args: object) -> str:
+        return ""
+
+    def pane_exists(self, *_args: object) -> bool:
+        return True
+
+
+def test_delivery_resumes_by_itself_when_the_server_returns(
+    tmp_path: Path, own_cluster: Cluster
+) -> None:
+    from agent_room.workers.deliverer import Deliverer
+    from tests.tmux.conftest import wait_for
+    from tests.ui.seed import AliveProbe
+
+    home = tmp_path / "room"
+    write_room_conf(home, own_cluster.new_room(f"room_{time.monotonic_ns()}"))
+    room = Room.open({"AGENT_ROOM_HOME": str(home)})
+    room.join("api")
+    room.store.register(
+        {"session_id": "s-web", "state": "idle", "pane": "%1", "pid": 1, "pid_start": 1},
+        wanted="web",
+        explicit=True,
+        at=room.clock(),
+        alive=lambda *_: True,
+    )
+    typist = _Typist()
+    worker = Deliverer(Room.open({"AGENT_ROOM_HOME": str(home)}), typist, AliveProbe())  # type: ignore[arg-type]
+    stop = threading.Event()
+    problems: list[str | None] = []
+    thread = threading.Thread(
+        target=worker.run, args=(stop,), kwargs={"on_problem": problems.append}, daemon=True
+    )
+    thread.start()
+    try:
+        before = room.send("api", "web", "before the outage")
+        wait_for(lambda: any(f"#{before}" in t for t in typist.typed))
+        own_cluster.stop("immediate")
+        wait_for(lambda: problems, timeout=10)  # the watcher noticed, and goes on
+        assert "unreachable" in str(problems[0])
+        time.sleep(2)
+        own_cluster.start()
+        room = Room.open({"AGENT_ROOM_HOME": str(home)})
+        after = room.send("api", "web", "after the outage")
+        wait_for(lambda: any(f"#{after}" in t for t in typist.typed), timeout=20)
+        assert thread.is_alive()
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+        own_cluster.start()
