@@ -148,9 +148,20 @@ class _Typist:
         return True
 
 
-def test_delivery_resumes_by_itself_when_the_server_returns(
-    tmp_path: Path, own_cluster: Cluster
+OUTAGE = 10.0
+"""How long the server stays away in the outage test (the issue's ten seconds)."""
+
+
+def _typed_once(typed: list[str], message_id: int) -> bool:
+    return sum(f"#{message_id}" in t for t in typed) == 1
+
+
+def test_ten_seconds_without_the_server_lose_nothing(
+    tmp_path: Path, own_cluster: Cluster, agent_proc: subprocess.Popen[bytes]
 ) -> None:
+    """The server stopped for ten seconds: hooks go on at once, ``send`` fails clearly,
+    the watcher goes on and resumes by itself; every message acknowledged before or
+    after is typed exactly once."""
     from agent_room.workers.deliverer import Deliverer
     from tests.tmux.conftest import wait_for
     from tests.ui.seed import AliveProbe
@@ -177,15 +188,37 @@ def test_delivery_resumes_by_itself_when_the_server_returns(
     try:
         before = room.send("api", "web", "before the outage")
         wait_for(lambda: any(f"#{before}" in t for t in typist.typed))
+        room.store.mark_delivered("web", [before], at=room.clock(), via="nudge")  # its hook
+        room.close()
         own_cluster.stop("immediate")
+        stopped = time.monotonic()
         wait_for(lambda: problems, timeout=10)  # the watcher noticed, and goes on
         assert "unreachable" in str(problems[0])
-        time.sleep(2)
+        hook_started = time.monotonic()
+        hooked = Hook(home, agent_proc.pid)("SessionStart", new_session("SessionStart"))
+        assert hooked == (0, None, "")
+        assert time.monotonic() - hook_started < 3
+        assert "unreachable" in (home / "errors.log").read_text()
+        refused = Cli(home)("send", "@web", "during the outage", name="api")
+        assert refused.code != 0
+        assert "unreachable" in refused.err
+        assert "Traceback" not in refused.err
+        time.sleep(max(0.0, OUTAGE - (time.monotonic() - stopped)))
+        assert thread.is_alive()
         own_cluster.start()
         room = Room.open({"AGENT_ROOM_HOME": str(home)})
         after = room.send("api", "web", "after the outage")
         wait_for(lambda: any(f"#{after}" in t for t in typist.typed), timeout=20)
+        room.store.mark_delivered("web", [after], at=room.clock(), via="nudge")
         assert thread.is_alive()
+        time.sleep(1.5)  # a second typing of either would have happened by now
+        assert _typed_once(typist.typed, before)
+        assert _typed_once(typist.typed, after)
+        bodies = [(m["body"], m["status"]) for m in room.history(10)]
+        assert bodies == [
+            ("before the outage", "delivered"),
+            ("after the outage", "delivered"),
+        ]
     finally:
         stop.set()
         thread.join(timeout=10)
