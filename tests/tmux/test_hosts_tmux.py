@@ -14,10 +14,15 @@ import pytest
 from agent_room.adapters.processes import SystemProbe
 from agent_room.adapters.tmux import Tmux
 from agent_room.room import Room
+from agent_room.room.enter import Where
+from agent_room.store.hosts import SILENT_AFTER
+from agent_room.ui.app import make_app
+from agent_room.ui.widgets.handovers import HandoverQueue
 from agent_room.workers.deliverer import Deliverer
 from tests.conftest import write_room_conf
 from tests.pgcluster import Cluster
 from tests.tmux.conftest import agent_command, wait_for
+from tests.ui.conftest import live_settings, until
 
 
 class Host:
@@ -100,3 +105,52 @@ def test_a_message_crosses_hosts_and_one_hosts_watcher_stopping_leaves_the_other
     laptop.halt()  # laptop's watcher stops: devbox goes on by itself
     second = laptop.room.send("backend", "frontend", "still there?")
     wait_for(lambda: _delivered(devbox.room, second))
+    wait_for(lambda: "still there?" in _screen(frontend))
+
+    # laptop silent for longer than SILENT_AFTER: seen from devbox, laptop's session is
+    # unknown (nobody can judge its process), not ended; devbox's watcher still beats
+    devbox.room.store.conn.execute(
+        "UPDATE hosts SET seen_at = seen_at - ? WHERE host = 'laptop'", (SILENT_AFTER + 1,)
+    )
+    seen_from_devbox = _states(devbox.room)
+    assert seen_from_devbox["backend"] == "unknown"
+    assert seen_from_devbox["frontend"] in ("idle", "busy")  # its own, judged on devbox
+    assert _states(laptop.room)["frontend"] in ("idle", "busy")  # devbox is not silent
+
+
+def _states(room: Room) -> dict[str, str]:
+    return {row["name"]: row["state"] for row in room.who()}
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """Textual runs on asyncio."""
+    return "asyncio"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("console_on", ["laptop", "devbox"])
+async def test_a_handover_between_hosts_is_approved_from_a_console_on_either(
+    two_hosts: tuple[Host, Host], console_on: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    laptop, devbox = two_hosts
+    laptop.start_agent("backend")
+    frontend = devbox.start_agent("frontend")
+    laptop.thread.start()
+    devbox.thread.start()
+    handover = laptop.room.send_handover("backend", "frontend", body="take the billing work")
+    monkeypatch.setenv("AGENT_ROOM_HOST", console_on)  # the console's own host
+    where = Where(socket=None, pane=None, session_id=None, actor="operator")
+    app = make_app(live_settings(laptop.home), mux=Tmux(), probe=SystemProbe(), where=where)
+    async with app.run_test(size=(160, 48)) as pilot:
+        queue = app.main.query_one("#queue", HandoverQueue)
+        await until(pilot, lambda: queue.selected is not None and queue.selected.id == handover)
+        await pilot.press("a")
+        await until(pilot, lambda: _handover_state(laptop.room, handover) == "approved")
+    wait_for(lambda: _delivered(devbox.room, handover))  # receipted by frontend, on devbox
+    wait_for(lambda: "take the billing work" in _screen(frontend))
+
+
+def _handover_state(room: Room, handover_id: int) -> str | None:
+    row = room.store.handover(handover_id)
+    return None if row is None else str(row["state"])
