@@ -1,4 +1,5 @@
-"""Small modal screens: the reason for a rejection, a yes/no confirmation, a new name."""
+"""Small modal screens: the reason for a rejection, a yes/no confirmation, a new name,
+and the one-line dialog they and the operator's voice share."""
 
 from __future__ import annotations
 
@@ -14,10 +15,50 @@ from textual.widgets import Button, Input, Label, Static
 from agent_room.core.printable import printable
 
 
-class RejectScreen(ModalScreen[str | None]):
-    """Asks why a handover is rejected; the sender receives the reason."""
+class TextDialog(ModalScreen[str | None]):
+    """A dialog that asks for one line: enter or the confirm button submits it,
+    escape or cancel leaves with ``None``. Subclasses check the line in ``_submit``."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+
+    def dialog(self, title: str, hint: str | Text, field: Input, confirm: Button) -> ComposeResult:
+        """The layout every one-line dialog shares: title, hint, field, error line, buttons."""
+        with Vertical(id="dialog"):
+            yield Label(title, id="dialog-title")
+            yield Static(hint, classes="hint")
+            yield field
+            yield Static("", id="dialog-error")
+            with Horizontal(id="dialog-buttons"):
+                yield confirm
+                yield Button("Cancel", id="cancel")
+
+    def refuse(self, why: str) -> None:
+        """Say under the field why the line is not taken; the dialog stays open."""
+        self.query_one("#dialog-error", Static).update(why)
+
+    def _submit(self) -> None:
+        raise NotImplementedError
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        """Enter in the field submits."""
+        event.stop()
+        self._submit()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        """Submit or cancel."""
+        event.stop()
+        if event.button.id == "confirm":
+            self._submit()
+        else:
+            self.dismiss(None)
+
+    def action_cancel(self) -> None:
+        """Leave without submitting."""
+        self.dismiss(None)
+
+
+class RejectScreen(TextDialog):
+    """Asks why a handover is rejected; the sender receives the reason."""
 
     def __init__(self, handover_id: int, route: str) -> None:
         super().__init__()
@@ -28,38 +69,19 @@ class RejectScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         """Title, reason, buttons."""
-        with Vertical(id="dialog"):
-            yield Label(f"Reject handover #{self.handover_id} {self.route}", id="dialog-title")
-            yield Static("The sender receives the reason.", classes="hint")
-            yield Input(placeholder="Why? (required)", id="reason")
-            yield Static("", id="dialog-error")
-            with Horizontal(id="dialog-buttons"):
-                yield Button("Reject", variant="error", id="confirm")
-                yield Button("Cancel", id="cancel")
+        yield from self.dialog(
+            f"Reject handover #{self.handover_id} {self.route}",
+            "The sender receives the reason.",
+            Input(placeholder="Why? (required)", id="reason"),
+            Button("Reject", variant="error", id="confirm"),
+        )
 
     def _submit(self) -> None:
         reason = self.query_one("#reason", Input).value.strip()
         if not reason:
-            self.query_one("#dialog-error", Static).update("A rejection needs a reason.")
+            self.refuse("A rejection needs a reason.")
             return
         self.dismiss(reason)
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        """Enter in the reason field rejects."""
-        event.stop()
-        self._submit()
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        """Reject or cancel."""
-        event.stop()
-        if event.button.id == "confirm":
-            self._submit()
-        else:
-            self.dismiss(None)
-
-    def action_cancel(self) -> None:
-        """Leave without rejecting."""
-        self.dismiss(None)
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -97,10 +119,8 @@ class ConfirmScreen(ModalScreen[bool]):
         self.dismiss(yes)
 
 
-class RenameScreen(ModalScreen[str | None]):
+class RenameScreen(TextDialog):
     """Asks for a session's new name; what waits for the session follows it."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
 
     def __init__(self, name: str) -> None:
         super().__init__()
@@ -109,39 +129,18 @@ class RenameScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         """Title, new name, buttons."""
-        with Vertical(id="dialog"):
-            yield Label(f"Rename @{self.old}", id="dialog-title")
-            yield Static("Its unread messages, timers and links follow it.", classes="hint")
-            yield Input(value=self.old, placeholder="the new name", id="new-name")
-            yield Static("", id="dialog-error")
-            with Horizontal(id="dialog-buttons"):
-                yield Button("Rename", variant="primary", id="confirm")
-                yield Button("Cancel", id="cancel")
+        yield from self.dialog(
+            f"Rename @{self.old}",
+            "Its unread messages, timers and links follow it.",
+            Input(value=self.old, placeholder="the new name", id="new-name"),
+            Button("Rename", variant="primary", id="confirm"),
+        )
 
     def _submit(self) -> None:
         from agent_room.core.names import is_valid_name
 
         new = self.query_one("#new-name", Input).value.strip().removeprefix("@")
         if not is_valid_name(new):
-            self.query_one("#dialog-error", Static).update(
-                "A name is a-z, 0-9, _ and -, up to 32, starting with a letter or digit."
-            )
+            self.refuse("A name is a-z, 0-9, _ and -, up to 32, starting with a letter or digit.")
             return
         self.dismiss(None if new == self.old else new)
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        """Enter in the name field renames."""
-        event.stop()
-        self._submit()
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        """Rename or cancel."""
-        event.stop()
-        if event.button.id == "confirm":
-            self._submit()
-        else:
-            self.dismiss(None)
-
-    def action_cancel(self) -> None:
-        """Leave the name as it is."""
-        self.dismiss(None)

@@ -8,19 +8,18 @@ from typing import ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from agent_room.core.printable import printable
+from agent_room.ui.screens.modals import TextDialog
 
 
-class WriteScreen(ModalScreen[str | None]):
+class WriteScreen(TextDialog):
     """Asks for what the operator writes to one agent; the agent gets it as a message
     from ``@operator``, delivered like any other."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
 
     def __init__(self, name: str, *, about: str = "") -> None:
         super().__init__()
@@ -31,39 +30,20 @@ class WriteScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         """Title, the text, buttons."""
-        with Vertical(id="dialog"):
-            yield Label(f"Write to @{self.recipient} as @operator", id="dialog-title")
-            hint = f"Answering: {self.about}" if self.about else "It is delivered like any message."
-            yield Static(Text(printable(hint)), classes="hint")
-            yield Input(placeholder="Your message", id="text")
-            yield Static("", id="dialog-error")
-            with Horizontal(id="dialog-buttons"):
-                yield Button("Send", variant="primary", id="confirm")
-                yield Button("Cancel", id="cancel")
+        hint = f"Answering: {self.about}" if self.about else "It is delivered like any message."
+        yield from self.dialog(
+            f"Write to @{self.recipient} as @operator",
+            Text(printable(hint)),
+            Input(placeholder="Your message", id="text"),
+            Button("Send", variant="primary", id="confirm"),
+        )
 
     def _submit(self) -> None:
         text = self.query_one("#text", Input).value.strip()
         if not text:
-            self.query_one("#dialog-error", Static).update("Write something first.")
+            self.refuse("Write something first.")
             return
         self.dismiss(text)
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        """Enter sends."""
-        event.stop()
-        self._submit()
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        """Send or cancel."""
-        event.stop()
-        if event.button.id == "confirm":
-            self._submit()
-        else:
-            self.dismiss(None)
-
-    def action_cancel(self) -> None:
-        """Leave without sending."""
-        self.dismiss(None)
 
 
 class OperatorInbox(ModalScreen[tuple[str, str] | None]):
