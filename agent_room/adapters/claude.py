@@ -61,30 +61,45 @@ class ClaudeHeadless:
         self, cwd: str, prompt: str, *, resume: str | None, max_turns: int, timeout: float
     ) -> Run:
         """Ask once; on ``timeout`` end the client's whole process group."""
-        try:
-            proc = subprocess.Popen(
-                self.argv(prompt, resume=resume, max_turns=max_turns),
-                cwd=cwd,
-                env=self.env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            raise ClientMissing(
-                f"cannot run the client {self.binary}: {exc.strerror or exc}"
-                " (install Claude Code or set AGENT_ROOM_CLAUDE)"
-            ) from None
-        try:
-            out, err = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            out, err = _end(proc)
-            return Run(None, out.decode(errors="replace"), err.decode(errors="replace"))
-        except BaseException:  # Ctrl-C: the client's group goes with us
-            _end(proc)
-            raise
-        return Run(proc.returncode, out.decode(errors="replace"), err.decode(errors="replace"))
+        returncode, out, err = run_headless(
+            self.argv(prompt, resume=resume, max_turns=max_turns),
+            cwd=cwd,
+            env=self.env,
+            timeout=timeout,
+            install="install Claude Code or set AGENT_ROOM_CLAUDE",
+        )
+        return Run(returncode, out.decode(errors="replace"), err.decode(errors="replace"))
+
+
+def run_headless(
+    argv: list[str], *, cwd: str, env: dict[str, str] | None, timeout: float, install: str
+) -> tuple[int | None, bytes, bytes]:
+    """Run a client with stdin closed in a process group of its own; on ``timeout`` (or
+    Ctrl-C) end the group. The return code (None when ended for time) and what it printed;
+    ``install`` says in the error how to get the client when it cannot be run."""
+    try:
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        raise ClientMissing(
+            f"cannot run the client {argv[0]}: {exc.strerror or exc} ({install})"
+        ) from None
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        out, err = _end(proc)
+        return None, out, err
+    except BaseException:  # Ctrl-C: the client's group goes with us
+        _end(proc)
+        raise
+    return proc.returncode, out, err
 
 
 def _end(proc: subprocess.Popen[bytes]) -> tuple[bytes, bytes]:

@@ -9,9 +9,8 @@ resumes with ``codex exec resume ID``. Codex has no turn limit to pass.
 from __future__ import annotations
 
 import json
-import subprocess
 
-from agent_room.adapters.claude import ClientMissing, Run, _end
+from agent_room.adapters.claude import Run, run_headless
 from agent_room.core.clients import codex_exec_answer
 
 TYPE_CHECKING = False
@@ -41,29 +40,15 @@ class CodexHeadless:
     ) -> Run:
         """Ask once; on ``timeout`` end the client's whole process group."""
         del max_turns  # Codex has no such limit
-        try:
-            proc = subprocess.Popen(
-                self.argv(prompt, resume=resume),
-                cwd=cwd,
-                env=self.env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            raise ClientMissing(
-                f"cannot run the client {self.binary}: {exc.strerror or exc}"
-                " (install Codex CLI or set AGENT_ROOM_CODEX)"
-            ) from None
-        try:
-            out, err = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            out, err = _end(proc)
+        returncode, out, err = run_headless(
+            self.argv(prompt, resume=resume),
+            cwd=cwd,
+            env=self.env,
+            timeout=timeout,
+            install="install Codex CLI or set AGENT_ROOM_CODEX",
+        )
+        if returncode is None:
             return Run(None, "", err.decode(errors="replace"))
-        except BaseException:
-            _end(proc)
-            raise
         answer = codex_exec_answer(out.decode(errors="replace"))
         text = json.dumps(answer) if "session_id" in answer else out.decode(errors="replace")
-        return Run(proc.returncode, text, err.decode(errors="replace"))
+        return Run(returncode, text, err.decode(errors="replace"))
