@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import os
-from _thread import allocate_lock
+from _thread import allocate_lock, start_new_thread
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -29,6 +29,8 @@ _FLOATS = {700, 701}
 _BOOL, _NUMERIC, _TEXT, _INT8, _FLOAT8 = 16, 1700, 25, 20, 701
 
 _lib: Any = None
+_early: dict[str, tuple[Any, list[Any]]] = {}
+"""Connections begun ahead (``connect_early``): conninfo → (its lock, what it gave)."""
 
 
 class PgError(Exception):
@@ -97,6 +99,54 @@ def _bundled() -> str:
     return found[0]
 
 
+def conninfo(url: str, timeout: float) -> str:
+    """The connection string the room connects with: ``url`` and the room's defaults
+    (those it names itself win)."""
+    extra = {
+        "connect_timeout": str(max(2, round(timeout))),
+        "application_name": "agent-room",
+        "client_encoding": "UTF8",
+    }
+    query = "&".join(f"{k}={v}" for k, v in extra.items() if f"{k}=" not in url)
+    return f"{url}{'&' if '?' in url else '?'}{query}"
+
+
+def connect_early(info: str) -> None:
+    """Load libpq and connect in a thread of its own, while the caller goes on importing.
+
+    A hook spends about as long importing its modules as loading libpq and connecting
+    (both waits on the GIL-free side of ctypes): begun together they overlap. The
+    ``Connection`` made next with the same ``info`` takes this one over, fault included.
+    """
+    done = allocate_lock()
+    done.acquire()
+    given: list[Any] = []
+
+    def begin() -> None:
+        try:
+            given.append(_load().PQconnectdb(info.encode()))
+        except BaseException as exc:  # noqa: BLE001 - handed to the connection's maker
+            given.append(exc)
+        finally:
+            done.release()
+
+    _early[info] = (done, given)
+    start_new_thread(begin, ())
+
+
+def _connected(info: str) -> Any:
+    """A handle to the server: the one begun early for ``info``, else a new one."""
+    early = _early.pop(info, None)
+    if early is None:
+        return _load().PQconnectdb(info.encode())
+    done, given = early
+    with done:
+        pass
+    if isinstance(given[0], BaseException):
+        raise given[0]
+    return given[0]
+
+
 class Result:
     """What one statement gave back."""
 
@@ -141,8 +191,8 @@ class Connection:
     def __init__(self, conninfo: str) -> None:
         self.lock = allocate_lock()
         """One statement at a time: two threads must never interleave on the wire."""
+        self.handle = _connected(conninfo)
         self.lib = _load()
-        self.handle = self.lib.PQconnectdb(conninfo.encode())
         if self.lib.PQstatus(self.handle) != 0:
             message = (self.lib.PQerrorMessage(self.handle) or b"").decode(errors="replace")
             self.lib.PQfinish(self.handle)

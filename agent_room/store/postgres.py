@@ -27,7 +27,7 @@ import sqlite3
 from agent_room.core.errors import RoomUnavailable
 from agent_room.store.db import _statements
 from agent_room.store.engine import describe
-from agent_room.store.libpq import Connection, PgError, Result
+from agent_room.store.libpq import Connection, PgError, Result, conninfo
 from agent_room.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 TYPE_CHECKING = False
@@ -36,7 +36,8 @@ if TYPE_CHECKING:  # not at run time: ``typing`` loads ``re``, 4 ms of every hoo
     from typing import Any
 
 CHANNEL = "agent_room"
-"""LISTEN/NOTIFY channel of the wake-ups; the payload is the room's schema."""
+"""LISTEN/NOTIFY channel of the wake-ups; the payload is the room's schema and a host
+(see ``_WAKE``)."""
 
 _COMPAT = """
 CREATE OR REPLACE FUNCTION max(anycompatible, anycompatible) RETURNS anycompatible
@@ -50,23 +51,38 @@ CREATE OR REPLACE FUNCTION agent_room_refuse() RETURNS trigger
     AS $$ BEGIN RAISE EXCEPTION USING MESSAGE = TG_ARGV[0], ERRCODE = '23000'; END $$
     LANGUAGE plpgsql;
 CREATE OR REPLACE FUNCTION agent_room_wake() RETURNS trigger
-    AS $$ BEGIN PERFORM pg_notify('agent_room', current_schema()); RETURN NULL; END $$
+    AS $$ BEGIN PERFORM pg_notify('agent_room', current_schema() || E'\t'); RETURN NULL; END $$
     LANGUAGE plpgsql;
+CREATE OR REPLACE FUNCTION agent_room_wake_session() RETURNS trigger AS $$ BEGIN
+    PERFORM pg_notify('agent_room', current_schema() || coalesce(E'\t' || NEW.host, ''))
+    ; RETURN NULL; END $$ LANGUAGE plpgsql;
+CREATE OR REPLACE FUNCTION agent_room_wake_recipient() RETURNS trigger AS $$ BEGIN
+    PERFORM pg_notify('agent_room', current_schema() || coalesce(E'\t' || (SELECT s.host
+    FROM sessions s WHERE s.name = NEW.recipient AND s.left_at IS NULL), ''))
+    ; RETURN NULL; END $$ LANGUAGE plpgsql;
 CREATE TABLE IF NOT EXISTS agent_room_schema (version INTEGER NOT NULL);
 """
 """What SQLite has built in and the store uses: scalar ``max``/``min``, ``json_extract``."""
 
 _WAKE = """
 CREATE OR REPLACE TRIGGER messages_wake AFTER INSERT OR UPDATE OF status ON messages
-    FOR EACH ROW WHEN (NEW.status = 'queued') EXECUTE FUNCTION agent_room_wake();
+    FOR EACH ROW WHEN (NEW.status = 'queued') EXECUTE FUNCTION agent_room_wake_recipient();
+CREATE OR REPLACE TRIGGER messages_receipt_wake AFTER UPDATE OF status ON messages
+    FOR EACH ROW WHEN (NEW.status IS DISTINCT FROM OLD.status AND NEW.status <> 'queued')
+    EXECUTE FUNCTION agent_room_wake_recipient();
 CREATE OR REPLACE TRIGGER sessions_wake AFTER UPDATE OF state ON sessions
     FOR EACH ROW WHEN (NEW.state IS DISTINCT FROM OLD.state)
-    EXECUTE FUNCTION agent_room_wake();
+    EXECUTE FUNCTION agent_room_wake_session();
+CREATE OR REPLACE TRIGGER sessions_join_wake AFTER INSERT ON sessions
+    FOR EACH ROW EXECUTE FUNCTION agent_room_wake_session();
 CREATE OR REPLACE TRIGGER events_wake AFTER INSERT ON events
     FOR EACH STATEMENT EXECUTE FUNCTION agent_room_wake();
 """
 """Every change the room logs (and what queues a delivery) wakes the listeners, once per
-transaction (PostgreSQL folds equal notifications), when it commits."""
+transaction (PostgreSQL folds equal notifications), when it commits. The payload is the
+room's schema, a tab, and the host a message's recipient (queued, receipted) or a changed
+session runs on (empty for the rest; no tab where there is no such host, as for a room
+on one machine): each host's deliverer passes over other hosts' wake-ups."""
 
 # -- statements --------------------------------------------------------------------------
 
@@ -331,15 +347,8 @@ class PgConnection:
         _migrate(self.raw, self.where, version)
 
     def _open(self) -> Connection:
-        extra = {
-            "connect_timeout": str(max(2, round(self.timeout))),
-            "application_name": "agent-room",
-            "client_encoding": "UTF8",
-        }
-        query = "&".join(f"{k}={v}" for k, v in extra.items() if f"{k}=" not in self.url)
-        conninfo = f"{self.url}{'&' if '?' in self.url else '?'}{query}"
         try:
-            conn = Connection(conninfo)
+            conn = Connection(conninfo(self.url, self.timeout))
         except PgError as exc:
             reason = exc.message.strip().splitlines()[-1] if exc.message.strip() else "no reason"
             raise RoomUnavailable(
@@ -400,13 +409,15 @@ class PgConnection:
         self.raw.close()
 
 
-def listen(url: str, stop: Any, heard: Callable[[], None]) -> None:
-    """Call ``heard`` on every wake-up of the room at ``url`` until ``stop`` is set.
+def listen(url: str, stop: Any, heard: Callable[[str | None], None]) -> None:
+    """Call ``heard(host)`` on every wake-up of the room at ``url`` until ``stop`` is set.
 
-    A connection of its own, LISTENing on ``CHANNEL``; notifications of other rooms in
-    the database (other schemas) are passed over. A lost server is waited for (a second,
-    then up to ten) and listened to again; ``heard`` is called once it is back, as
-    anything may have changed meanwhile.
+    ``host`` is the host the change concerns (a message queued for one of its sessions,
+    one of its sessions changed), ``""`` for a change of no host in particular, ``None``
+    for one that may concern every host. A connection of its own, LISTENing on
+    ``CHANNEL``; notifications of other rooms in the database (other schemas) are passed
+    over. A lost server is waited for (a second, then up to ten) and listened to again;
+    ``heard(None)`` is called once it is back, as anything may have changed meanwhile.
     """
     import psycopg  # the long-lived watchers only: its import costs a hook 80 ms
 
@@ -424,12 +435,13 @@ def listen(url: str, stop: Any, heard: Callable[[], None]) -> None:
             conn.execute(f"LISTEN {CHANNEL}")
             pause = 1.0
             if lost:
-                heard()
+                heard(None)
                 lost = False
             while not stop.is_set():
                 for note in conn.notifies(timeout=0.5, stop_after=64):
-                    if note.payload == schema:
-                        heard()
+                    room, tab, host = note.payload.partition("\t")
+                    if room == schema:  # no tab: a room made before hosts were named
+                        heard(host if tab else None)
                         break
         except psycopg.Error:
             lost = True

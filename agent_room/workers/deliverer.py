@@ -230,7 +230,7 @@ class Deliverer:
         def changed() -> None:
             _signal(changed_w)
 
-        watcher.subscribe(changed)
+        watcher.subscribe(changed, host=self.store.host)  # on PostgreSQL: its host's only
         try:
             while not stop.is_set():
                 active = guard.run(self.run_once)

@@ -90,14 +90,22 @@ class RoomWatch:
         self.stop = stop
         self._lock = threading.Lock()
         self._listeners: dict[Callable[[], None], Callable[[str], bool] | None] = {}
+        self._hosts: dict[Callable[[], None], str] = {}
         self._thread: threading.Thread | None = None
 
     def subscribe(
-        self, wake: Callable[[], None], want: Callable[[str], bool] | None = None
+        self,
+        wake: Callable[[], None],
+        want: Callable[[str], bool] | None = None,
+        *,
+        host: str | None = None,
     ) -> None:
-        """Call ``wake`` on room changes (only those to a path ``want`` accepts)."""
+        """Call ``wake`` on room changes (only those to a path ``want`` accepts; on
+        PostgreSQL, with ``host``, only those concerning that host's sessions)."""
         with self._lock:
             self._listeners[wake] = want
+            if host is not None:
+                self._hosts[wake] = host
             if self._thread is None and not self.stop.is_set():
                 import watchfiles  # noqa: F401 - loaded here, so the thread watches at once
 
@@ -110,6 +118,7 @@ class RoomWatch:
         """Stop calling ``wake`` (it is not called once this returns)."""
         with self._lock:
             self._listeners.pop(wake, None)
+            self._hosts.pop(wake, None)
 
     def join(self, timeout: float = 2.0) -> None:
         """Wait for the watch to end (after ``stop``)."""
@@ -149,11 +158,15 @@ class RoomWatch:
 
         path = str(Path(self.home) / DB_NAME)  # what a write to SQLite would touch
         changed = {(Change.modified, path), (Change.modified, path + "-wal")}
-        listen(url, self.stop, lambda: self._fan_out(changed))
+        listen(url, self.stop, lambda host: self._fan_out(changed, host))
 
-    def _fan_out(self, changes: Changes | None) -> None:
+    def _fan_out(self, changes: Changes | None, host: str | None = None) -> None:
+        """``host``: the host a wake-up from PostgreSQL concerns (``""`` none in
+        particular); ``None`` for every change that may concern any host."""
         paths = None if changes is None else [path for _change, path in changes]
         with self._lock:  # under the lock: a listener gone is never called again
             for wake, want in self._listeners.items():
+                if host is not None and self._hosts.get(wake, host) != host:
+                    continue  # another host's sessions: its own deliverer serves them
                 if paths is None or want is None or any(want(path) for path in paths):
                     wake()

@@ -166,6 +166,35 @@ def test_a_message_from_another_host_wakes_the_watch_at_once(
         watch.join()
 
 
+def test_a_hosts_watcher_wakes_only_for_its_own_hosts_sessions(
+    hosts: tuple[Room, Room],
+) -> None:
+    """A message to a session on laptop wakes laptop's deliverer and every console, not
+    devbox's deliverer; one to devbox wakes devbox's."""
+    laptop, devbox = hosts
+    _register(laptop, "api", pid=1)
+    _register(devbox, "web", pid=2)
+    stop = threading.Event()
+    watch = RoomWatch(laptop.home, debounce=10, step=5, stop=stop)
+    heard: dict[str, list[float]] = {"laptop": [], "devbox": [], "console": []}
+    for name in ("laptop", "devbox"):
+        watch.subscribe(lambda n=name: heard[n].append(1), host=name)  # type: ignore[misc]
+    watch.subscribe(lambda: heard["console"].append(1))
+    try:
+        time.sleep(0.5)  # the listener is connected
+        for found in heard.values():
+            found.clear()
+        laptop.send("web", "api", "for laptop")
+        wait_for(lambda: heard["laptop"] and heard["console"], timeout=5)
+        time.sleep(0.3)
+        assert heard["devbox"] == []
+        devbox.send("api", "web", "for devbox")
+        wait_for(lambda: heard["devbox"], timeout=5)
+    finally:
+        stop.set()
+        watch.join()
+
+
 def test_who_and_tree_say_where_each_session_runs(hosts: tuple[Room, Room], pg_home: Path) -> None:
     laptop, devbox = hosts
     _register(laptop, "api", pid=1)
