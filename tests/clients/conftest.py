@@ -11,11 +11,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
-import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +21,13 @@ import libtmux
 import pytest
 
 from agent_room.demo.client_api import StandIn
-from agent_room.room import Room
-from tests.conftest import REPO, Cli, Result, require_tool
+from tests.conftest import REPO, require_tool
+from tests.live import TURN as TURN  # noqa: PLC0414  (re-exported for the tier's tests)
+from tests.live import LiveRoom, mark_real
 from tests.tmux.conftest import wait_for
 
 STARTUP = 60.0
 """Seconds a client may take to reach its prompt (several on this 2-core machine)."""
-TURN = 60.0
 READY = {"codex": "Ask Codex to do anything", "gemini": "Type your message"}
 """What each client's input line shows when it waits for a prompt."""
 ENTERS = 3
@@ -55,10 +53,7 @@ def client_binary(kind: str) -> Path:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test of this folder is in the ``real`` tier (select it with ``-m real``)."""
-    here = Path(__file__).parent
-    for item in items:
-        if here in Path(item.path).parents:
-            item.add_marker(pytest.mark.real)
+    mark_real(__file__, items)
 
 
 @pytest.fixture(params=["codex", "gemini"])
@@ -78,17 +73,11 @@ def standin() -> Iterator[StandIn]:
         yield api
 
 
-class ClientRoom:
+class ClientRoom(LiveRoom[StandIn]):
     """The room of one test, with real Codex or Gemini agents started by ``agent-room start``."""
 
     def __init__(self, root: Path, api: StandIn, server: libtmux.Server, room_home: Path):
-        self.root = root
-        self.api = api
-        self.server = server
-        base = os.environ.get("TMUX_TMPDIR", "/tmp")
-        self.socket = f"{base}/tmux-{os.getuid()}/{server.socket_name}"
-        self.home = root / "home"
-        self.room_home = room_home
+        super().__init__(root, api, server, room_home)
         self._write_user_config()
         inherited = {
             k: v
@@ -108,8 +97,6 @@ class ClientRoom:
             "AGENT_ROOM_GEMINI": str(client_binary("gemini")),
             "AGENT_ROOM_WATCH": "off",  # the test runs the watch it wants
         }
-        self.cli = Cli(room_home)
-        self._watch: subprocess.Popen[bytes] | None = None
 
     def _write_user_config(self) -> None:
         """What a user of the stand-in has configured: a provider, an auth method."""
@@ -126,13 +113,6 @@ class ClientRoom:
         auth = {"security": {"auth": {"selectedType": "gemini-api-key"}}}
         (gemini / "settings.json").write_text(json.dumps(auth))
 
-    def run(self, *args: str, name: str | None = None) -> Result:
-        """``agent-room ARGS`` in this room's environment."""
-        env = dict(self.env)
-        if name:
-            env["AGENT_ROOM_NAME"] = name
-        return self.cli(*args, env=env)
-
     def start(self, name: str, kind: str) -> None:
         """Start the client as @name with ``agent-room start``; wait for its prompt."""
         work = self.root / name
@@ -140,24 +120,6 @@ class ClientRoom:
         result = self.run("start", name, "--agent", kind, "--cwd", str(work), "--detach")
         assert result.code == 0, result.err
         self.wait(lambda: READY[kind] in self.screen(name), STARTUP, name)
-
-    def wait(self, check: Callable[[], object], timeout: float = TURN, *names: str) -> object:
-        """``wait_for``, and on a timeout the room and the panes of ``names`` in the error."""
-        try:
-            return wait_for(check, timeout=timeout)
-        except AssertionError as exc:
-            screens = "\n".join(f"--- pane of @{n}:\n{self.screen(n)}" for n in names)
-            raise AssertionError(f"{exc}\n--- who: {self.who()}\n{screens}") from None
-
-    def screen(self, name: str) -> str:
-        """What the pane of @name (or the tmux target ``=SESSION:``) shows now."""
-        target = name if name.startswith("=") else f"=ac-{name}:"
-        out = self.server.cmd("capture-pane", "-p", "-t", target)
-        return "\n".join(out.stdout)
-
-    def keys(self, name: str, *keys: str) -> None:
-        """Press keys (tmux key names) in the pane of @name."""
-        self.server.cmd("send-keys", "-t", f"=ac-{name}:", *keys)
 
     def type(self, name: str, line: str, target: str | None = None) -> None:
         """Type a prompt as the user would, then Enter; see the client's hook take it (a
@@ -187,16 +149,6 @@ class ClientRoom:
         """Whether @name's hook has seen the prompt ``line``."""
         return any((t["prompt"] or "").strip() == line for t in self.turns(name))
 
-    def who(self) -> dict[str, dict[str, Any]]:
-        """``agent-room who --json`` by name."""
-        result = self.run("who", "--json")
-        assert result.code == 0, result.err
-        return {row["name"]: row for row in json.loads(result.out)}
-
-    def member(self, name: str) -> dict[str, Any]:
-        """One row of ``who``, or an empty one."""
-        return self.who().get(name, {})
-
     def message(self, message_id: int) -> dict[str, Any]:
         """One message of the room's history, as ``history --json`` shows it."""
         result = self.run("history", "100", "--json")
@@ -210,32 +162,6 @@ class ClientRoom:
         result = self.run("send", f"@{recipient}", body, name=sender)
         assert result.code == 0, result.err
         return int(result.out.strip())
-
-    def open(self) -> Room:
-        """The room service, read directly from the store."""
-        return Room.open({"AGENT_ROOM_HOME": str(self.room_home)})
-
-    def watch(self) -> None:
-        """Run the delivery worker (``agent-room watch``) in the background."""
-        self._watch = subprocess.Popen(
-            [sys.executable, "-m", "agent_room", "watch"],
-            env=self.env,
-            stdin=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-
-    def close(self) -> None:
-        """Stop the worker; keep the stand-in's request log beside the test's files."""
-        with (self.root / "model-requests.jsonl").open("w") as log:
-            for request in list(self.api.requests):
-                log.write(json.dumps(request._asdict()) + "\n")
-        if self._watch is not None:
-            self._watch.send_signal(signal.SIGTERM)
-            try:
-                self._watch.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self._watch.kill()
-                self._watch.wait()
 
 
 @pytest.fixture

@@ -11,10 +11,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
-import subprocess
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,16 +20,15 @@ import libtmux
 import pytest
 
 from agent_room.demo.model_api import ModelApi, Script
-from agent_room.room import Room
-from tests.conftest import REPO, Cli, Result, require_tool
+from tests.conftest import REPO, require_tool
+from tests.live import TURN as TURN  # noqa: PLC0414  (re-exported for the tier's tests)
+from tests.live import LiveRoom, mark_real
 from tests.real.model import Conversations
 from tests.tmux.conftest import wait_for
 
 API_KEY = "sk-ant-api03-standin-0123456789abcdefghijklmnop"
 STARTUP = 60.0
 """Seconds a client may take to reach its prompt (several on this 2-core machine)."""
-TURN = 60.0
-"""Seconds a scripted turn (hooks, tool calls, deliveries) may take."""
 ENTERS = 3
 """Enters at most for one typed prompt."""
 PROMPT = "\u276f"
@@ -50,10 +47,7 @@ def claude_binary() -> Path:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test of this folder is in the ``real`` tier (select it with ``-m real``)."""
-    here = Path(__file__).parent
-    for item in items:
-        if here in Path(item.path).parents:
-            item.add_marker(pytest.mark.real)
+    mark_real(__file__, items)
 
 
 @pytest.fixture(autouse=True)
@@ -76,22 +70,12 @@ def model_api(script: Script) -> Iterator[ModelApi]:
         yield api
 
 
-def _socket(server: libtmux.Server) -> str:
-    base = os.environ.get("TMUX_TMPDIR", "/tmp")
-    return f"{base}/tmux-{os.getuid()}/{server.socket_name}"
-
-
-class RealRoom:
+class RealRoom(LiveRoom[ModelApi]):
     """The room of one test, with real clients started through ``agent-room start``."""
 
     def __init__(self, root: Path, api: ModelApi, server: libtmux.Server, room_home: Path):
-        self.root = root
-        self.api = api
-        self.server = server
-        self.socket = _socket(server)
-        self.home = root / "home"
+        super().__init__(root, api, server, room_home)
         self.home.mkdir()
-        self.room_home = room_home
         self.seen = Conversations(api)
         venv_bin = str(Path(sys.executable).parent)
         inherited = {
@@ -111,11 +95,9 @@ class RealRoom:
             "AGENT_ROOM_CLAUDE": str(claude_binary()),
             "AGENT_ROOM_WATCH": "off",  # the test runs the watch it wants
         }
-        self.cli = Cli(room_home)
         self._trusted: dict[str, Any] = {}
         self.claude_json: dict[str, Any] = {}
         """More of the clients' ``.claude.json`` (set before ``start``)."""
-        self._watch: subprocess.Popen[bytes] | None = None
 
     def _write_claude_json(self) -> None:
         config = {
@@ -127,13 +109,6 @@ class RealRoom:
             **self.claude_json,
         }
         (self.home / ".claude.json").write_text(json.dumps(config))
-
-    def run(self, *args: str, name: str | None = None) -> Result:
-        """``agent-room ARGS`` in this room's environment."""
-        env = dict(self.env)
-        if name:
-            env["AGENT_ROOM_NAME"] = name
-        return self.cli(*args, env=env)
 
     def start(self, *names: str, args: Sequence[str] = (), plain: Sequence[str] = ()) -> None:
         """Start Claude Code as each @name with ``agent-room start``; wait for the prompts.
@@ -165,14 +140,6 @@ class RealRoom:
         for name in [*names, *plain]:
             self.wait(lambda n=name: PROMPT in self.screen(n), STARTUP, name)  # type: ignore[misc]
 
-    def wait(self, check: Callable[[], object], timeout: float = TURN, *names: str) -> object:
-        """``wait_for``, and on a timeout the room and the panes of ``names`` in the error."""
-        try:
-            return wait_for(check, timeout=timeout)
-        except AssertionError as exc:
-            screens = "\n".join(f"--- pane of @{n}:\n{self.screen(n)}" for n in names)
-            raise AssertionError(f"{exc}\n--- who: {self.who()}\n{screens}") from None
-
     def pane(self, name: str) -> libtmux.Pane:
         """The pane of session ac-NAME."""
         session = self.server.sessions.get(session_name=f"ac-{name}")
@@ -180,11 +147,6 @@ class RealRoom:
         pane = session.active_window.active_pane
         assert pane is not None
         return pane
-
-    def screen(self, name: str) -> str:
-        """What the pane of @name shows now."""
-        out = self.server.cmd("capture-pane", "-p", "-t", f"=ac-{name}:")
-        return "\n".join(out.stdout)
 
     def type(self, name: str, line: str) -> None:
         """Type a prompt as the user would, then Enter; see its turn start (a prompt
@@ -212,51 +174,10 @@ class RealRoom:
             room.close()
         return any((t["prompt"] or "").strip() == line for t in turns)
 
-    def keys(self, name: str, *keys: str) -> None:
-        """Press keys (tmux key names) in the pane of @name."""
-        self.server.cmd("send-keys", "-t", f"=ac-{name}:", *keys)
-
     def sessions(self) -> list[str]:
         """The tmux sessions of the room's server."""
         result = self.server.cmd("list-sessions", "-F", "#{session_name}")
         return list(result.stdout) if not result.returncode else []
-
-    def who(self) -> dict[str, dict[str, Any]]:
-        """``agent-room who --json`` by name."""
-        result = self.run("who", "--json")
-        assert result.code == 0, result.err
-        return {row["name"]: row for row in json.loads(result.out)}
-
-    def member(self, name: str) -> dict[str, Any]:
-        """One row of ``who``, or an empty one."""
-        return self.who().get(name, {})
-
-    def open(self) -> Room:
-        """The room service, read directly from the store."""
-        return Room.open({"AGENT_ROOM_HOME": str(self.room_home)})
-
-    def watch(self) -> None:
-        """Run the delivery worker (``agent-room watch``) in the background."""
-        self._watch = subprocess.Popen(
-            [sys.executable, "-m", "agent_room", "watch"],
-            env=self.env,
-            stdin=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-
-    def close(self) -> None:
-        """Stop the worker and keep the model's request log beside the test's files (for
-        reading a failure); the tmux server goes with libtmux's fixture."""
-        with (self.root / "model-requests.jsonl").open("w") as log:
-            for request in list(self.api.requests):
-                log.write(json.dumps(request._asdict()) + "\n")
-        if self._watch is not None:
-            self._watch.send_signal(signal.SIGTERM)
-            try:
-                self._watch.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self._watch.kill()
-                self._watch.wait()
 
 
 @pytest.fixture
