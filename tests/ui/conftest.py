@@ -16,6 +16,7 @@ from agent_room.room.enter import Where
 from agent_room.room.snapshot import SnapshotReader
 from agent_room.ui.app import RoomConsole, make_app
 from agent_room.ui.settings import ConsoleSettings
+from agent_room.ui.widgets.sessions import SessionsTable
 from tests.fakes import FakeMux
 from tests.ui.seed import AliveProbe, FrozenClock, seed_room
 
@@ -97,6 +98,17 @@ def still_snapshot(
         theme_dirs=(),
     )
     return settings, snapshot
+
+
+async def select_session(pilot: Pilot[int], name: str) -> SessionsTable:
+    """The sessions table once the seeded room's six sessions show, focused, on @name."""
+    app = pilot.app
+    assert isinstance(app, RoomConsole)
+    table = app.main.query_one("#sessions", SessionsTable)
+    await until(pilot, lambda: len(table.shown) == 6)
+    table.focus()
+    table.select_name(name)
+    return table
 
 
 async def run_from_palette(pilot: Pilot[int], text: str) -> None:

@@ -29,7 +29,7 @@ from agent_room.ui.widgets.handovers import HandoverQueue
 from agent_room.ui.widgets.sessions import SessionsTable
 from agent_room.ui.widgets.tree import SessionTree
 from tests.fakes import FakeMux
-from tests.ui.conftest import SOCKET, run_from_palette, until
+from tests.ui.conftest import SOCKET, run_from_palette, select_session, until
 from tests.ui.seed import AliveProbe, FrozenClock
 
 SIZE = (160, 48)
@@ -107,10 +107,7 @@ async def test_enter_switches_to_the_selected_live_session(
 ) -> None:
     app = console()
     async with app.run_test(size=SIZE) as pilot:
-        table = app.main.query_one("#sessions", SessionsTable)
-        await until(pilot, lambda: len(table.shown) == 6)
-        table.focus()
-        table.select_name("frontend")
+        await select_session(pilot, "frontend")
         await pilot.press("enter")
         await until(pilot, lambda: ("switch_client", SOCKET, "%2") in mux.calls)
         assert not [c for c in mux.calls if c[0] in {"open_window", "attach"}]
@@ -122,10 +119,7 @@ async def test_enter_on_an_ended_session_resumes_it_after_a_confirm(
     monkeypatch.setenv("AGENT_ROOM_CLAUDE", "/opt/claude/bin/claude")
     app = console()
     async with app.run_test(size=SIZE) as pilot:
-        table = app.main.query_one("#sessions", SessionsTable)
-        await until(pilot, lambda: len(table.shown) == 6)
-        table.focus()
-        table.select_name("docs")
+        await select_session(pilot, "docs")
         await pilot.press("e")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         assert not mux.calls  # nothing starts before the answer

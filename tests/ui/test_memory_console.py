@@ -17,8 +17,7 @@ from agent_room.room.checkpoints import Checkpoints
 from agent_room.store.sqlite import SqliteStore
 from agent_room.ui.app import RoomConsole
 from agent_room.ui.screens.checkpoints import CheckpointsScreen
-from agent_room.ui.widgets.sessions import SessionsTable
-from tests.ui.conftest import until
+from tests.ui.conftest import select_session, until
 
 SIZE = (160, 48)
 pytestmark = pytest.mark.anyio
@@ -40,10 +39,7 @@ async def test_c_lists_checkpoints_and_f_resumes_one(
     monkeypatch.setattr(subprocess, "run", fake_run)
     app = console()
     async with app.run_test(size=SIZE) as pilot:
-        table = app.main.query_one("#sessions", SessionsTable)
-        await until(pilot, lambda: len(table.shown) == 6)
-        table.focus()
-        table.select_name("frontend")
+        await select_session(pilot, "frontend")
         await pilot.press("c")
         await until(pilot, lambda: isinstance(app.screen, CheckpointsScreen))
         listed = app.screen.query_one("#checkpoints", DataTable)

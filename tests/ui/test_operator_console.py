@@ -20,7 +20,7 @@ from agent_room.ui.app import RoomConsole
 from agent_room.ui.screens.voice import OperatorInbox, WriteScreen
 from agent_room.ui.widgets.sessions import SessionsTable
 from tests.fakes import FakeMux
-from tests.ui.conftest import until
+from tests.ui.conftest import select_session, until
 
 SIZE = (160, 48)
 pytestmark = pytest.mark.anyio
@@ -67,10 +67,7 @@ async def test_w_writes_to_the_selected_agent_as_the_operator(
 ) -> None:
     app = console()
     async with app.run_test(size=SIZE) as pilot:
-        table = app.main.query_one("#sessions", SessionsTable)
-        await until(pilot, lambda: len(table.shown) == 6)
-        table.focus()
-        table.select_name("backend")
+        await select_session(pilot, "backend")
         await pilot.press("w")
         await until(pilot, lambda: isinstance(app.screen, WriteScreen))
         await pilot.press("enter")  # nothing written: nothing sent
@@ -128,10 +125,7 @@ async def test_a_console_in_a_browser_does_not_enter_agents(
 ) -> None:
     app = console(served=True)
     async with app.run_test(size=SIZE) as pilot:
-        table = app.main.query_one("#sessions", SessionsTable)
-        await until(pilot, lambda: len(table.shown) == 6)
-        table.focus()
-        table.select_name("backend")
+        await select_session(pilot, "backend")
         await pilot.press("e")
         await until(pilot, lambda: any("needs a terminal" in n.message for n in app._notifications))
         assert mux.calls == []

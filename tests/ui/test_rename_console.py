@@ -13,8 +13,7 @@ from agent_room.room import Room
 from agent_room.store.sqlite import SqliteStore
 from agent_room.ui.app import RoomConsole
 from agent_room.ui.screens.modals import RenameScreen
-from agent_room.ui.widgets.sessions import SessionsTable
-from tests.ui.conftest import run_from_palette, until
+from tests.ui.conftest import run_from_palette, select_session, until
 
 SIZE = (160, 48)
 pytestmark = pytest.mark.anyio
@@ -33,10 +32,7 @@ async def test_n_renames_the_selected_session(
 ) -> None:
     app = console()
     async with app.run_test(size=SIZE) as pilot:
-        table = app.main.query_one("#sessions", SessionsTable)
-        await until(pilot, lambda: len(table.shown) == 6)
-        table.focus()
-        table.select_name("frontend")
+        table = await select_session(pilot, "frontend")
         await pilot.press("n")
         await until(pilot, lambda: isinstance(app.screen, RenameScreen))
         field = app.screen.query_one("#new-name", Input)
@@ -56,10 +52,7 @@ async def test_the_palette_renames_and_a_taken_name_is_refused(
 ) -> None:
     app = console()
     async with app.run_test(size=SIZE) as pilot:
-        table = app.main.query_one("#sessions", SessionsTable)
-        await until(pilot, lambda: len(table.shown) == 6)
-        table.focus()
-        table.select_name("api")
+        await select_session(pilot, "api")
         await run_from_palette(pilot, "Rename the selected")
         await until(pilot, lambda: isinstance(app.screen, RenameScreen))
         field = app.screen.query_one("#new-name", Input)
