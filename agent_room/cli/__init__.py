@@ -58,8 +58,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _database_error(exc: Exception) -> bool:
-    """Whether ``exc`` is SQLite's (without importing sqlite3 where nothing did)."""
-    sqlite3 = sys.modules.get("sqlite3")
+    """Whether ``exc`` is SQLite's (without importing sqlite3 where nothing did; the store
+    loads the C module ``_sqlite3`` alone)."""
+    sqlite3 = sys.modules.get("_sqlite3")
     return sqlite3 is not None and isinstance(exc, sqlite3.Error)
 
 

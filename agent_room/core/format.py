@@ -6,8 +6,6 @@ Rows are plain mappings with the columns of the ``messages`` table.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -19,6 +17,8 @@ if TYPE_CHECKING:
 
 def iso_timestamp(epoch: float) -> str:
     """Format a Unix time as an ISO 8601 UTC timestamp with milliseconds."""
+    from datetime import UTC, datetime  # only when a message is printed: not every hook's
+
     moment = datetime.fromtimestamp(epoch, tz=UTC)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 

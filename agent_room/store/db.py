@@ -7,8 +7,10 @@ lock (which is what makes concurrent writers fail with "database is locked").
 
 from __future__ import annotations
 
+# sqlite3's own C module: the package adds datetime adapters the room never uses, and
+# with them the import of datetime, on every hook and send (``sqlite3`` is this module)
+import _sqlite3 as sqlite3
 import os
-import sqlite3
 
 from agent_room.core.errors import RoomUnavailable
 from agent_room.store.home import DB_NAME, MARKER, ensure_private_file, ensure_room_dir

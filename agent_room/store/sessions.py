@@ -6,7 +6,6 @@ one transaction with its audit events.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable
 
 from agent_room.store.db import write_transaction
@@ -14,6 +13,7 @@ from agent_room.store.sqlite_base import StoreBase, event, rows
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import sqlite3
     from typing import Any
 
     from agent_room.store.sqlite_base import Row

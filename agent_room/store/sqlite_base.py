@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import _sqlite3 as sqlite3  # as in store.db: sqlite3 without its datetime adapters
 import os
-import sqlite3
 
 from agent_room.core.errors import RoomUnavailable
 from agent_room.store.db import connect

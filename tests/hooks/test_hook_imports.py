@@ -40,13 +40,28 @@ payloads = [
 ]
 del sys.modules["json"], sys.modules["json.decoder"], sys.modules["json.scanner"]
 del sys.modules["json.encoder"], sys.modules["re"]  # this script's own use of them
+assert "sqlite3" not in sys.modules
 out = sys.stdout
 for event, raw in payloads:
     sys.stdout = io.StringIO()
     run_hook([event], {"AGENT_ROOM_HOME": sys.argv[2], "AGENT_ROOM_NAME": "frontend"},
              io.BytesIO(raw))
 sys.stdout = out
-print(" ".join(m for m in ("re", "json") if m in sys.modules))
+print(" ".join(m for m in ("re", "json", "sqlite3") if m in sys.modules))
+"""
+
+SEND = """
+import sys
+from agent_room.cli import main
+from agent_room.room import Room
+room = Room.open({"AGENT_ROOM_HOME": sys.argv[1]})
+room.join("backend")
+room.join("frontend")
+room.close()
+for name in ("re", "json", "datetime", "enum"):
+    sys.modules.pop(name, None)  # what Python's start may have loaded: the send must not
+main(["send", "@frontend", "hello", "--as", "backend"])
+print(" ".join(m for m in ("re", "json", "datetime", "enum", "sqlite3") if m in sys.modules))
 """
 
 
@@ -59,6 +74,20 @@ def test_hooks_load_neither_re_nor_json(tmp_path: Path) -> None:
     )  # fmt: skip
     assert result.stdout.strip() == ""
     assert not (room / "errors.log").exists() or not (room / "errors.log").read_text()
+
+
+def test_send_loads_no_more_than_it_needs(tmp_path: Path) -> None:
+    """``agent-room send`` starts every delivery: no ``re``, ``json``, ``enum``, and
+    ``sqlite3``'s C module without the package (its datetime adapters, datetime)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_ROOM_")}
+    env["AGENT_ROOM_HOME"] = str(tmp_path / "room")
+    result = subprocess.run(
+        [sys.executable, "-c", SEND, str(tmp_path / "room")],
+        capture_output=True, text=True, check=True, cwd=REPO, env=env,
+    )  # fmt: skip
+    message_id, *loaded = result.stdout.split()
+    assert message_id.isdigit()
+    assert loaded == []
 
 
 json_values = st.recursive(
