@@ -16,6 +16,7 @@ from agent_room.room.enter import Where
 from agent_room.room.snapshot import SnapshotReader
 from agent_room.ui.app import RoomConsole, make_app
 from agent_room.ui.settings import ConsoleSettings
+from agent_room.ui.widgets.handovers import HandoverQueue
 from agent_room.ui.widgets.sessions import SessionsTable
 from tests.fakes import FakeMux
 from tests.ui.seed import AliveProbe, FrozenClock, seed_room
@@ -98,6 +99,32 @@ def still_snapshot(
         theme_dirs=(),
     )
     return settings, snapshot
+
+
+THEMES = sorted(p.stem for p in (Path(__file__).parents[2] / "themes").glob("*.toml"))
+"""The shipped themes, for the pictures."""
+
+
+def still_app(room: Room, clock: FrozenClock, theme: str = "agent-room-dark") -> RoomConsole:
+    """The console of a picture: the seeded room's one snapshot, outside tmux, at ``clock``."""
+    settings, snapshot = still_snapshot(room, theme)
+    where = Where(socket=None, pane=None, session_id=None, actor="operator")
+    return make_app(
+        settings, mux=FakeMux(), probe=AliveProbe(), where=where, clock=clock, snapshot=snapshot
+    )
+
+
+async def settle_queue(pilot: Pilot[int]) -> None:
+    """Wait until the queue shows the last handover (the one with the cycle badge)."""
+    await pilot.pause()
+    while not pilot.app.screen.query("#queue"):
+        await pilot.pause(0.01)
+    queue = pilot.app.screen.query_one("#queue", HandoverQueue)
+    while queue.option_count < 2:
+        await pilot.pause(0.01)
+    # the first body is drawn after a frame; the second highlight draws at once
+    queue.highlighted = queue.option_count - 1
+    await pilot.pause()
 
 
 async def select_session(pilot: Pilot[int], name: str) -> SessionsTable:

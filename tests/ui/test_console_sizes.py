@@ -8,42 +8,20 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from textual.pilot import Pilot
 from textual.widgets import DataTable
 
 from agent_room.room import Room
 from agent_room.room.enter import Where
-from agent_room.ui.app import RoomConsole, make_app
+from agent_room.ui.app import make_app
 from agent_room.ui.widgets.handovers import HandoverQueue
 from agent_room.ui.widgets.sessions import SessionsTable
 from tests.fakes import FakeMux
-from tests.ui.conftest import still_snapshot
+from tests.ui.conftest import THEMES, settle_queue, still_app, still_snapshot
 from tests.ui.seed import AliveProbe, FrozenClock
 
 SnapCompare = Callable[..., bool]
 pytestmark = pytest.mark.anyio
-THEMES = sorted(p.stem for p in (Path(__file__).parents[2] / "themes").glob("*.toml"))
 SIZES = [(80, 24), (120, 35), (250, 60)]
-
-
-def _app(room: Room, clock: FrozenClock, theme: str = "agent-room-dark") -> RoomConsole:
-    settings, snapshot = still_snapshot(room, theme)
-    where = Where(socket=None, pane=None, session_id=None, actor="operator")
-    return make_app(
-        settings, mux=FakeMux(), probe=AliveProbe(), where=where, clock=clock, snapshot=snapshot
-    )
-
-
-async def _settle(pilot: Pilot[int]) -> None:
-    await pilot.pause()
-    while not pilot.app.screen.query("#queue"):
-        await pilot.pause(0.01)
-    queue = pilot.app.screen.query_one("#queue", HandoverQueue)
-    while queue.option_count < 2:
-        await pilot.pause(0.01)
-    # the first body is drawn after a frame; the second highlight draws at once
-    queue.highlighted = queue.option_count - 1
-    await pilot.pause()
 
 
 def _fits(table: DataTable[object]) -> bool:
@@ -70,7 +48,7 @@ def test_console_pictures(
     120x35 shows every panel with the message column readable; 250x60 the sessions'
     full cwd (/srv/shop/...) and the table filling its panel."""
     room, clock = seeded
-    assert snap_compare(_app(room, clock, theme), terminal_size=size, run_before=_settle)
+    assert snap_compare(still_app(room, clock, theme), terminal_size=size, run_before=settle_queue)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
@@ -78,9 +56,9 @@ async def test_every_session_and_handover_is_in_view_without_sideways_scrolling(
     seeded: tuple[Room, FrozenClock], size: tuple[int, int]
 ) -> None:
     room, clock = seeded
-    app = _app(room, clock)
+    app = still_app(room, clock)
     async with app.run_test(size=size) as pilot:
-        await _settle(pilot)
+        await settle_queue(pilot)
         table = app.screen.query_one("#sessions", SessionsTable)
         total = len(app.snapshot.sessions) if app.snapshot else 0
         assert total == 6
@@ -106,9 +84,9 @@ async def test_wide_columns_fill_the_panel_and_show_whole_paths(
     seeded: tuple[Room, FrozenClock], width: int
 ) -> None:
     room, clock = seeded
-    app = _app(room, clock)
+    app = still_app(room, clock)
     async with app.run_test(size=(width, 40)) as pilot:
-        await _settle(pilot)
+        await settle_queue(pilot)
         table = app.screen.query_one("#sessions", SessionsTable)
         widths = {str(key.value): column.width for key, column in table.columns.items()}
         used = sum(widths.values()) + 2 * table.cell_padding * len(widths)
@@ -123,9 +101,9 @@ async def test_titles_follow_the_filter_and_the_order_and_an_empty_queue(
     seeded: tuple[Room, FrozenClock],
 ) -> None:
     room, clock = seeded
-    app = _app(room, clock)
+    app = still_app(room, clock)
     async with app.run_test(size=(120, 35)) as pilot:
-        await _settle(pilot)
+        await settle_queue(pilot)
         table = app.screen.query_one("#sessions", SessionsTable)
         assert table.border_title == "Sessions 6/6"
         table.filter_text = "claude"

@@ -10,41 +10,14 @@ the SVGs by eye.
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
-from textual.pilot import Pilot
 
 from agent_room.room import Room
-from agent_room.room.enter import Where
-from agent_room.ui.app import RoomConsole, make_app
-from agent_room.ui.widgets.handovers import HandoverQueue
-from tests.fakes import FakeMux
-from tests.ui.conftest import still_snapshot
-from tests.ui.seed import AliveProbe, FrozenClock
+from tests.ui.conftest import THEMES, settle_queue, still_app
+from tests.ui.seed import FrozenClock
 
 SnapCompare = Callable[..., bool]
-THEMES = sorted(p.stem for p in (Path(__file__).parents[2] / "themes").glob("*.toml"))
-
-
-def _app(room: Room, clock: FrozenClock, theme: str = "agent-room-dark") -> RoomConsole:
-    settings, snapshot = still_snapshot(room, theme)
-    where = Where(socket=None, pane=None, session_id=None, actor="operator")
-    return make_app(
-        settings, mux=FakeMux(), probe=AliveProbe(), where=where, clock=clock, snapshot=snapshot
-    )
-
-
-async def _settle(pilot: Pilot[int]) -> None:
-    """Wait until the queue shows the last handover (the one with the cycle badge)."""
-    await pilot.pause()
-    while not pilot.app.screen.query("#queue"):
-        await pilot.pause(0.01)
-    queue = pilot.app.screen.query_one("#queue", HandoverQueue)
-    while queue.option_count < 2:
-        await pilot.pause(0.01)
-    queue.highlighted = queue.option_count - 1
-    await pilot.pause()
 
 
 def test_main_screen_wide(snap_compare: SnapCompare, seeded: tuple[Room, FrozenClock]) -> None:
@@ -57,7 +30,7 @@ def test_main_screen_wide(snap_compare: SnapCompare, seeded: tuple[Room, FrozenC
     "closes a cycle: @api → @backend → @frontend → @api" warning over its Markdown;
     "2 pending handovers" in the header; the status bar and the footer's keys."""
     room, clock = seeded
-    assert snap_compare(_app(room, clock), terminal_size=(160, 48), run_before=_settle)
+    assert snap_compare(still_app(room, clock), terminal_size=(160, 48), run_before=settle_queue)
 
 
 def test_main_screen_narrow(snap_compare: SnapCompare, seeded: tuple[Room, FrozenClock]) -> None:
@@ -66,7 +39,7 @@ def test_main_screen_narrow(snap_compare: SnapCompare, seeded: tuple[Room, Froze
     columns are fitted to their panel (cut with …, never a sideways scrollbar); the header
     still counts 2 pending."""
     room, clock = seeded
-    assert snap_compare(_app(room, clock), terminal_size=(100, 32), run_before=_settle)
+    assert snap_compare(still_app(room, clock), terminal_size=(100, 32), run_before=settle_queue)
 
 
 @pytest.mark.parametrize("theme", THEMES)
@@ -77,4 +50,6 @@ def test_each_theme(
     background, panels and the four state colours (busy, idle, waiting, ended), the
     cycle badge in the theme's cycle colour, and the traffic edges in its edge colour."""
     room, clock = seeded
-    assert snap_compare(_app(room, clock, theme), terminal_size=(140, 40), run_before=_settle)
+    assert snap_compare(
+        still_app(room, clock, theme), terminal_size=(140, 40), run_before=settle_queue
+    )
