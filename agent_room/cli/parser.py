@@ -50,6 +50,13 @@ def _add_no_watch(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _commands(parser: Any, what: str, metavar: str = "COMMAND", *, required: bool = True) -> Any:
+    """The subcommands of ``parser`` (a real one or a skipped command's stand-in)."""
+    return parser.add_subparsers(
+        title=f"{what} commands", metavar=metavar, parser_class=_Parser, required=required
+    )
+
+
 def _message_id(text: str) -> int:
     value = text.removeprefix("#")
     if not value.isdigit() or int(value) < 1:
@@ -206,9 +213,7 @@ def _bus_commands(sub: _Only) -> None:
 
 def _room_commands(sub: _Only) -> None:
     p = sub.add_parser("room", help="the room itself: copy a SQLite room into PostgreSQL")
-    rsub = p.add_subparsers(
-        title="room commands", metavar="COMMAND", parser_class=_Parser, required=True
-    )
+    rsub = _commands(p, "room")
     rp = rsub.add_parser("copy", help="copy this room, audit log and all, into PostgreSQL")
     rp.add_argument("--to", required=True, metavar="URL", help="postgresql://user@host/db")
     rp.add_argument("--replace", action="store_true", help="overwrite a room already there")
@@ -287,9 +292,7 @@ def _first_contact_commands(sub: _Only) -> None:
     p.set_defaults(handler=_lazy("agent_room.cli.demo", "cmd_demo"))
 
     p = sub.add_parser("plugin", help="the Claude Code plugin shipped with agent-room")
-    psub = p.add_subparsers(
-        title="plugin commands", metavar="COMMAND", parser_class=_Parser, required=True
-    )
+    psub = _commands(p, "plugin")
     pp = psub.add_parser("path", help="print the plugin folder (for claude --plugin-dir)")
     pp.set_defaults(handler=_lazy("agent_room.cli.plugin", "cmd_plugin_path"))
     pp = psub.add_parser(
@@ -353,9 +356,7 @@ def _link_commands(sub: _Only) -> None:
     p.set_defaults(handler=_lazy(handlers, "cmd_links"))
 
     p = sub.add_parser("link", help="freeze, thaw or close a link; the room's link settings")
-    lsub = p.add_subparsers(
-        title="link commands", metavar="COMMAND", parser_class=_Parser, required=True
-    )
+    lsub = _commands(p, "link")
     for action, text in (
         ("freeze", "stop crossings; outputs are held until a thaw"),
         ("thaw", "reopen a frozen link (operator): held outputs cross"),
@@ -397,9 +398,7 @@ def _link_commands(sub: _Only) -> None:
     lp.set_defaults(handler=_lazy(handlers, "cmd_link_settings"))
 
     p = sub.add_parser("timer", help="set a timer with intent (anchor, check, wait) or cancel one")
-    tsub = p.add_subparsers(
-        title="timer commands", metavar="INTENT", parser_class=_Parser, required=True
-    )
+    tsub = _commands(p, "timer", "INTENT")
     for intent, text in (
         ("anchor", "return to your own work when it fires (always keep one)"),
         ("check", "look at a peer's status when it fires"),
@@ -456,7 +455,7 @@ def _intercom_commands(sub: _Only) -> None:
     p = sub.add_parser("intercom", help="the intercom's sessions per repository, with costs")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=_lazy(handlers, "cmd_intercom"))
-    isub = p.add_subparsers(title="intercom commands", metavar="COMMAND", parser_class=_Parser)
+    isub = _commands(p, "intercom", required=False)
     ip = isub.add_parser("import", help="take over the sessions of the seed's state file")
     ip.add_argument("file", metavar="FILE", help="e.g. /tmp/cross-agent-sessions.json")
     ip.set_defaults(handler=_lazy(handlers, "cmd_intercom_import"))
@@ -478,7 +477,7 @@ def _loop_commands(sub: _Only) -> None:
     p.add_argument("--active", action="store_true", help="only the holds still holding")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=_lazy(handlers, "cmd_loops"))
-    lsub = p.add_subparsers(title="loops commands", metavar="COMMAND", parser_class=_Parser)
+    lsub = _commands(p, "loops", required=False)
     lp = lsub.add_parser("release", help="deliver what a loop hold keeps (operator)")
     lp.add_argument("id", metavar="ID", type=_message_id)
     lp.add_argument("--drop", action="store_true", help="cancel the held messages instead")
@@ -571,9 +570,7 @@ def _operator_commands(sub: _Only) -> None:
     p.set_defaults(handler=_lazy(handlers, "cmd_popup"))
 
     p = sub.add_parser("tmux", help="tmux key bindings and the status line for agent-room")
-    tsub = p.add_subparsers(
-        title="tmux commands", metavar="COMMAND", parser_class=_Parser, required=True
-    )
+    tsub = _commands(p, "tmux")
     for action, text in (
         ("install-keys", "add the popup key and the status line to your tmux.conf"),
         ("remove-keys", "take them out again"),
