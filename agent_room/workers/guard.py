@@ -14,6 +14,7 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import threading
     from collections.abc import Callable
     from typing import TypeVar
 
@@ -85,6 +86,19 @@ class Guard:
             self.problem = self.error = None
             self.report(None)
         return result
+
+    def poll(
+        self,
+        stop: threading.Event,
+        one_pass: Callable[[], T],
+        interval: float,
+        after: Callable[[T | None], None],
+    ) -> None:
+        """Run ``one_pass`` every ``interval`` (longer while failing) until ``stop`` is set;
+        ``after`` gets each pass's result (None when it failed)."""
+        while not stop.is_set():
+            after(self.run(one_pass))
+            stop.wait(self.pause(interval))
 
     def pause(self, normal: float) -> float:
         """How long to wait before the next pass: ``normal``, or longer while failing."""

@@ -99,13 +99,14 @@ class MemoryWorker:
         and retried, less often while the fault lasts."""
         del debounce, step
         guard = Guard("memory", self.room.store, on_problem)
+
+        def after(active: bool | None) -> None:
+            if guard.error is not None:
+                self._log(guard.error)
+            elif on_pass is not None and active is not None:
+                on_pass(active)
+
         try:
-            while not stop.is_set():
-                active = guard.run(self.run_once)
-                if guard.error is not None:
-                    self._log(guard.error)
-                elif on_pass is not None and active is not None:
-                    on_pass(active)
-                stop.wait(guard.pause(INTERVAL))
+            guard.poll(stop, self.run_once, INTERVAL, after)
         finally:
             self.release()

@@ -125,12 +125,13 @@ class Notifier:
         room locked, a full disk) is retried, less often while the fault lasts."""
         del debounce, step  # a pass a second needs no file watch
         guard = Guard("notifier", self.store, on_problem)
+
+        def after(_told: list[Alert] | None) -> None:
+            if on_pass is not None and guard.failures == 0:
+                on_pass(self.lease is None or self.lease.active)
+
         try:
-            while not stop.is_set():
-                guard.run(self.run_once)
-                if on_pass is not None and guard.failures == 0:
-                    on_pass(self.lease is None or self.lease.active)
-                stop.wait(guard.pause(INTERVAL) if guard.failures else INTERVAL)
+            guard.poll(stop, self.run_once, INTERVAL, after)
         finally:
             self.release()
 
