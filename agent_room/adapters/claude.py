@@ -38,16 +38,20 @@ class Run:
     stderr: str
 
 
-class ClaudeHeadless:
-    """A ``HeadlessClient`` over the Claude Code CLI."""
+class Headless:
+    """A client program run headless: its binary, what every run gets, its environment."""
 
     def __init__(
         self, binary: str, *, args: Sequence[str] = (), env: Mapping[str, str] | None = None
     ) -> None:
         self.binary = binary
         self.args = tuple(args)
-        """Arguments every run gets (the room's plugin, allowed tools)."""
+        """Arguments every run gets (the room's plugin or hooks, allowed tools, trust)."""
         self.env = dict(env) if env is not None else None
+
+
+class ClaudeHeadless(Headless):
+    """A ``HeadlessClient`` over the Claude Code CLI."""
 
     def argv(self, prompt: str, *, resume: str | None, max_turns: int) -> list[str]:
         """The command line of one ask (the prompt last, after ``--``)."""

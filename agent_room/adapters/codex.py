@@ -10,24 +10,12 @@ from __future__ import annotations
 
 import json
 
-from agent_room.adapters.claude import Run, run_headless
+from agent_room.adapters.claude import Headless, Run, run_headless
 from agent_room.core.clients import codex_exec_answer
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
 
-
-class CodexHeadless:
+class CodexHeadless(Headless):
     """A ``HeadlessClient`` over the Codex CLI."""
-
-    def __init__(
-        self, binary: str, *, args: Sequence[str] = (), env: Mapping[str, str] | None = None
-    ) -> None:
-        self.binary = binary
-        self.args = tuple(args)
-        """Arguments every run gets (the room's hooks, trusted)."""
-        self.env = dict(env) if env is not None else None
 
     def argv(self, prompt: str, *, resume: str | None) -> list[str]:
         """The command line of one ask (the prompt last, after ``--``)."""
