@@ -63,6 +63,18 @@ def log_error(home: str, event: str, problem: str) -> None:
         pass
 
 
+def _connect_early(home: str, timeout: float) -> None:
+    """A room on PostgreSQL: begin connecting now, while the handlers are imported (the
+    two take about as long; ``store.libpq.connect_early``). The store's own settings."""
+    from agent_room.store.engine import database_url
+
+    url = database_url(home)
+    if url:
+        from agent_room.store.libpq import connect_early, conninfo
+
+        connect_early(conninfo(url, timeout))
+
+
 def run_hook(argv: Sequence[str], environ: Mapping[str, str], stdin: IO[bytes]) -> int:
     """Run one hook invocation; always return 0."""
     client, event = "claude", argv[0] if argv else ""
@@ -78,9 +90,10 @@ def run_hook(argv: Sequence[str], environ: Mapping[str, str], stdin: IO[bytes]) 
     try:
         raw, cut = read_stdin(stdin)
         payload = HookPayload.parse(raw, event, cut=cut, client=client)
+        timeout = SESSION_END_TIMEOUT if payload.event == "SessionEnd" else HOOK_TIMEOUT
+        _connect_early(home, timeout)
         from agent_room.hooks.handlers import handle
 
-        timeout = SESSION_END_TIMEOUT if payload.event == "SessionEnd" else HOOK_TIMEOUT
         output = handle(payload, environ, home, timeout)
         if output and client != "claude":
             from agent_room.core.clients import client_output

@@ -21,8 +21,8 @@ queued message, a state change or a decided handover notifies the channel
 
 from __future__ import annotations
 
+import _sqlite3 as sqlite3  # its errors; the package would load datetime (see store.db)
 import itertools
-import sqlite3
 
 from agent_room.core.errors import RoomUnavailable
 from agent_room.store.db import _statements
@@ -313,6 +313,10 @@ class PgCursor:
         return iter(self.fetchall())
 
 
+_NO_TABLE = "42P01"
+"""SQLSTATE of a table that does not exist."""
+
+
 def _mapped(exc: PgError, where: str) -> sqlite3.Error:
     """The ``sqlite3`` error its callers already handle for a PostgreSQL one."""
     if exc.sqlstate.startswith("23"):
@@ -333,18 +337,21 @@ class PgConnection:
         self.timeout = timeout
         self._trace: Callable[[str], object] | None = None
         self.raw = self._open()
-        # one round trip: the writers' lock, the lock timeout, whether there is a schema
-        (first,) = self.raw.execute(
-            "SELECT hashtext(current_schema() || ':write'), set_config('lock_timeout', $1,"
-            " false), to_regclass('agent_room_schema') IS NOT NULL",
-            [str(int(self.timeout * 1000))],
-        ).rows
+        # one round trip: the writers' lock, the lock timeout, the schema's version (a
+        # second only for a room not made yet: every process of the room asks)
+        setup = (
+            "SELECT hashtext(current_schema() || ':write'), set_config('lock_timeout', $1, false)"
+        )
+        params = [str(int(self.timeout * 1000))]
+        try:
+            query = f"{setup}, (SELECT max(version) FROM agent_room_schema)"
+            (first,) = self.raw.execute(query, params).rows
+        except PgError as exc:
+            if exc.sqlstate != _NO_TABLE:
+                raise
+            (first,) = self.raw.execute(f"{setup}, NULL", params).rows
         self.lock_key = int(first[0])
-        version = None
-        if first[2]:
-            rows = self.raw.execute("SELECT version FROM agent_room_schema").rows
-            version = int(rows[0][0]) if rows else None
-        _migrate(self.raw, self.where, version)
+        _migrate(self.raw, self.where, None if first[2] is None else int(first[2]))
 
     def _open(self) -> Connection:
         try:

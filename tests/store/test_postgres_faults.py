@@ -125,6 +125,34 @@ def test_a_hook_on_postgresql_loads_no_psycopg(
         room.close()
 
 
+def test_a_hook_on_postgresql_connects_while_it_imports_its_handlers(
+    tmp_path: Path, own_cluster: Cluster, agent_proc: subprocess.Popen[bytes]
+) -> None:
+    """Loading libpq and connecting (about 10 ms) overlap the handlers' imports: the
+    connection is begun before they load, and is the one the room then uses."""
+    home = tmp_path / "room"
+    write_room_conf(home, own_cluster.new_room(f"room_{time.monotonic_ns()}"))
+    probe = (
+        "import sys; from agent_room.store import libpq; begin = libpq.connect_early\n"
+        "def early(info):\n"
+        "    print('handlers loaded:', 'agent_room.hooks.handlers' in sys.modules,"
+        " file=sys.stderr); begin(info)\n"
+        "libpq.connect_early = early\n"
+        "from agent_room.cli import main; code = main(['hook', 'SessionStart'])\n"
+        "print('left over:', len(libpq._early), 'exit:', code, file=sys.stderr)"
+    )
+    env = {"AGENT_ROOM_HOME": str(home), "CLAUDE_PID": str(agent_proc.pid), "PATH": "/bin"}
+    payload = json.dumps(new_session("SessionStart")).encode()
+    result = subprocess.run(
+        [sys.executable, "-c", probe], input=payload, capture_output=True, env=env, check=True
+    )
+    assert result.stderr.decode().splitlines()[-2:] == [
+        "handlers loaded: False",
+        "left over: 0 exit: 0",
+    ]
+    assert not (home / "errors.log").exists()
+
+
 class _Typist:
     """The multiplexer port: every pane an idle agent; what is typed is noted."""
 
