@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,21 +20,34 @@ if TYPE_CHECKING:
 
 LEASES = ("deliverer", "injector", "memory")
 """The workers' leases in ``agent-room watch``: each must be held by a live watcher."""
-TOKEN = re.compile(rb"soak-(\d{6})")
 HANDED = re.compile(rb"^(?:CONTEXT|BLOCKED): .*$", re.MULTILINE)
 """Lines where the stand-in prints what its hooks handed over."""
 
 
-def handed_over(scratch: Path, names: list[str]) -> dict[str, dict[str, int]]:
-    """Per pane: how often each token appeared in handed-over context."""
+@dataclass
+class Send:
+    """One ``agent-room send`` of the traffic."""
+
+    token: str
+    sender: str
+    recipient: str
+    started: float
+    ended: float = 0.0
+    message_id: int | None = None
+    error: str = ""
+
+
+def handed_over(scratch: Path, names: list[str], prefix: str = "soak") -> dict[str, dict[str, int]]:
+    """Per pane: how often each token (``PREFIX-NNNNNN``) appeared in handed-over context."""
+    token_re = re.compile(re.escape(prefix).encode() + rb"-(\d{6})")
     seen: dict[str, dict[str, int]] = {}
     for name in names:
         log = scratch / f"pane-{name}.log"
         text = log.read_bytes().replace(b"\r", b"") if log.exists() else b""
         counts: dict[str, int] = {}
         for line in HANDED.findall(text):
-            for token in TOKEN.findall(line):
-                key = f"soak-{token.decode()}"
+            for token in token_re.findall(line):
+                key = f"{prefix}-{token.decode()}"
                 counts[key] = counts.get(key, 0) + 1
         seen[name] = counts
     return seen

@@ -30,13 +30,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import re
 import sqlite3
 import subprocess
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -53,27 +51,11 @@ from _common import (
     wait_until,
     write_result,
 )
+from _soak_gates import Send, handed_over
 from _tmux_observer import TmuxServer
 
 from agent_room.store.db import connect
 from agent_room.store.home import DB_NAME
-
-TOKEN = re.compile(rb"storm-(\d{6})")
-HANDED = re.compile(rb"^(?:CONTEXT|BLOCKED): .*$", re.MULTILINE)
-"""Lines where the stand-in prints what its hooks handed over."""
-
-
-@dataclass
-class Send:
-    """One ``agent-room send`` of the storm."""
-
-    token: str
-    sender: str
-    recipient: str
-    started: float
-    ended: float = 0.0
-    message_id: int | None = None
-    error: str = ""
 
 
 class Storm:
@@ -175,24 +157,9 @@ class Storm:
         self.server.kill()
 
 
-def handed_over(storm: Storm) -> dict[str, dict[str, int]]:
-    """Per agent: how often each token appeared in what its hooks handed over."""
-    seen: dict[str, dict[str, int]] = {}
-    for name in storm.names:
-        log = storm.scratch / f"pane-{name}.log"
-        text = log.read_bytes().replace(b"\r", b"") if log.exists() else b""
-        counts: dict[str, int] = {}
-        for line in HANDED.findall(text):
-            for token in TOKEN.findall(line):
-                key = f"storm-{token.decode()}"
-                counts[key] = counts.get(key, 0) + 1
-        seen[name] = counts
-    return seen
-
-
 def gates(storm: Storm) -> dict[str, list[str]]:
     """Stored, exactly once, none starved."""
-    seen = handed_over(storm)
+    seen = handed_over(storm.scratch, storm.names, "storm")
     with storm.db() as conn:
         receipts = dict(
             conn.execute(

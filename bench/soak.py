@@ -64,7 +64,7 @@ from _common import (
     wait_until,
     write_result,
 )
-from _soak_gates import LEASES, check_agents, check_messages, check_watchers
+from _soak_gates import LEASES, Send, check_agents, check_messages, check_watchers
 from _tmux_observer import TmuxServer
 
 from agent_room.store.db import connect
@@ -86,19 +86,6 @@ conn.execute("ROLLBACK")
 
 def now() -> float:
     return time.time()
-
-
-@dataclass
-class Send:
-    """One ``agent-room send`` of the traffic."""
-
-    token: str
-    sender: str
-    recipient: str
-    started: float
-    ended: float = 0.0
-    message_id: int | None = None
-    error: str = ""
 
 
 @dataclass
