@@ -236,6 +236,20 @@ def test_a_nudge_goes_through_the_socket_and_nothing_is_typed(
     assert room.store.open_nudge("frontend") is None
 
 
+def _receipt(
+    client: Client,
+    peer: PeerSocket,
+    deliverer: Deliverer,
+    clock: Clock,
+    frame: dict[str, Any],
+    status: dict[str, Any],
+) -> None:
+    """The client's ``status`` for ``frame``, sent from its socket to the room's; a pass."""
+    receipt = status | {"orig_msg_id": frame["msg_id"], "from": f"uds:{client.path}"}
+    client.answer(str(peer.socket), receipt)
+    _settle(deliverer, peer, clock)
+
+
 def _recorded_user() -> dict[str, Any]:
     for line in WIRE.read_text().splitlines():
         frame = json.loads(line).get("json", {})
@@ -255,12 +269,7 @@ def test_held_by_the_client_the_room_says_why_and_sends_nothing_again(
     message_id = room.send("backend", "frontend", "run the migrations")
     deliverer.run_once()
     (frame,) = _sent(client)
-    held = _recorded("peer_message_status", "held") | {
-        "orig_msg_id": frame["msg_id"],
-        "from": f"uds:{client.path}",
-    }
-    client.answer(str(peer.socket), held)
-    _settle(deliverer, peer, clock)
+    _receipt(client, peer, deliverer, clock, frame, _recorded("peer_message_status", "held"))
     note = room.store.notes()["frontend"]
     assert "held by its client for its user's approval" in note
     assert "approve it in its pane" in note
@@ -277,13 +286,8 @@ def test_denied_by_the_user_the_message_fails_with_the_reason(
     message_id = room.send("backend", "frontend", "run the migrations")
     deliverer.run_once()
     (frame,) = _sent(client)
-    denied = _recorded("peer_message_status", "held") | {
-        "status": "denied",
-        "orig_msg_id": frame["msg_id"],
-        "from": f"uds:{client.path}",
-    }
-    client.answer(str(peer.socket), denied)
-    _settle(deliverer, peer, clock)
+    denied = _recorded("peer_message_status", "held") | {"status": "denied"}
+    _receipt(client, peer, deliverer, clock, frame, denied)
     row = room.store.message(message_id)
     assert row is not None
     assert row["status"] == "failed"
@@ -306,13 +310,10 @@ def test_a_client_that_refuses_peers_is_reached_through_the_pane(
         "action": "peer_message_status",
         "status": "expired",
         "status_detail": "refused",
-        "from": f"uds:{client.path}",
-        "orig_msg_id": frame["msg_id"],
         "msgV": 1,
         "msg_id": "r-1",
     }
-    client.answer(str(peer.socket), refused)
-    _settle(deliverer, peer, clock)
+    _receipt(client, peer, deliverer, clock, frame, refused)
     typed = [c for c in mux.calls if c[0] == "type_line"]
     nudge = f"[agent-room] 1 new message from @backend (#{message_id})"
     assert [c[:3] for c in typed] == [("type_line", "%1", nudge)]
