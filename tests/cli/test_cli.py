@@ -10,17 +10,8 @@ from pathlib import Path
 import pytest
 
 from agent_room.core.models import Message
-from tests.conftest import Cli, Result
-
-
-def _one_line_error(result: Result, code: int, *fragments: str) -> None:
-    assert result.code == code, result
-    assert "Traceback" not in result.err
-    lines = result.err.strip().splitlines()
-    assert len(lines) == 1, result.err
-    assert lines[0].startswith("agent-room: ")
-    for fragment in fragments:
-        assert fragment in lines[0], (fragment, lines[0])
+from tests.cli.conftest import one_line_error
+from tests.conftest import Cli
 
 
 @pytest.fixture
@@ -161,20 +152,20 @@ def test_error_paths(
 ) -> None:
     before = joined("history", "100", "--json").out
     result = joined(*args, name="backend", stdin=stdin)
-    _one_line_error(result, code, *fragments)
+    one_line_error(result, code, *fragments)
     assert joined("history", "100", "--json").out == before  # nothing half-written
 
 
 def test_unknown_identity_is_a_clear_error(joined: Cli) -> None:
-    _one_line_error(joined("inbox"), 2, "cannot tell who you are")
-    _one_line_error(joined("send", "@frontend", "x", "--as", "ghost"), 2, "@ghost")
+    one_line_error(joined("inbox"), 2, "cannot tell who you are")
+    one_line_error(joined("send", "@frontend", "x", "--as", "ghost"), 2, "@ghost")
 
 
 @pytest.mark.sqlite
 def test_unsafe_room_is_refused(cli: Cli) -> None:
     cli.home.mkdir(mode=0o700)
     cli.home.chmod(0o777)
-    _one_line_error(cli("who"), 1, "writable by others")
+    one_line_error(cli("who"), 1, "writable by others")
 
 
 def test_help_lists_the_commands(cli: Cli) -> None:

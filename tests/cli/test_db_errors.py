@@ -7,18 +7,9 @@ from pathlib import Path
 import pytest
 
 from agent_room.room import Room
-from tests.conftest import Cli, Result
+from tests.cli.conftest import one_line_error
+from tests.conftest import Cli
 from tests.faults import corrupt_data_pages, tiny_disk
-
-
-def _one_line(result: Result, *fragments: str) -> None:
-    assert result.code != 0, result
-    assert "Traceback" not in result.err, result.err
-    lines = result.err.strip().splitlines()
-    assert len(lines) == 1, result.err
-    assert lines[0].startswith("agent-room: "), lines[0]
-    for fragment in fragments:
-        assert fragment in lines[0], (fragment, lines[0])
 
 
 @pytest.mark.sqlite
@@ -33,7 +24,7 @@ def test_corrupt_pages_are_one_line(cli: Cli, room_home: Path, argv: tuple[str, 
     for n in range(20):
         assert cli("send", "@frontend", f"message {n}", name="backend").code == 0
     corrupt_data_pages(room_home / "room.db")
-    _one_line(cli(*argv, name="backend"), "malformed")
+    one_line_error(cli(*argv, name="backend"), None, "malformed")
 
 
 def test_a_full_disk_is_one_line(tmp_path: Path) -> None:
@@ -45,8 +36,8 @@ def test_a_full_disk_is_one_line(tmp_path: Path) -> None:
         watching = Room.open({"AGENT_ROOM_HOME": str(cli.home)})
         watching.who()
         disk.fill()
-        _one_line(cli("send", "@frontend", "x" * 60_000, name="backend"), "full")
-        _one_line(cli("join", "mobile"), "full")
+        one_line_error(cli("send", "@frontend", "x" * 60_000, name="backend"), None, "full")
+        one_line_error(cli("join", "mobile"), None, "full")
         disk.free()
         assert cli("send", "@frontend", "room again", name="backend").code == 0
         assert cli("join", "mobile").code == 0

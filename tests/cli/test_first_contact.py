@@ -9,29 +9,20 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Cli, Result
-
-
-def _one_line_error(result: Result, code: int, *fragments: str) -> None:
-    assert result.code == code, result
-    assert "Traceback" not in result.err
-    lines = result.err.strip().splitlines()
-    assert len(lines) == 1, result.err
-    assert lines[0].startswith("agent-room: ")
-    for fragment in fragments:
-        assert fragment in lines[0], (fragment, lines[0])
+from tests.cli.conftest import one_line_error
+from tests.conftest import Cli
 
 
 def test_the_console_without_a_terminal_exits_at_once_with_status_2(cli: Cli) -> None:
     started = time.monotonic()
     result = cli("console")
     assert time.monotonic() - started < 20
-    _one_line_error(result, 2, "the console needs a terminal")
+    one_line_error(result, 2, "the console needs a terminal")
     assert result.out == ""
 
 
 def test_an_unknown_command_lists_the_commands(cli: Cli) -> None:
-    _one_line_error(cli("frobnicate"), 2, "invalid choice: 'frobnicate'", "'who'", "'send'")
+    one_line_error(cli("frobnicate"), 2, "invalid choice: 'frobnicate'", "'who'", "'send'")
 
 
 @pytest.mark.parametrize(
@@ -45,17 +36,17 @@ def test_an_unknown_command_lists_the_commands(cli: Cli) -> None:
 def test_an_unknown_option_points_at_the_commands_own_help(
     cli: Cli, argv: tuple[str, ...], help_of: str
 ) -> None:
-    _one_line_error(cli(*argv), 2, f"unrecognized arguments: --bogus (see: {help_of})")
+    one_line_error(cli(*argv), 2, f"unrecognized arguments: --bogus (see: {help_of})")
 
 
 @pytest.mark.parametrize("group", ["plugin", "tmux"])
 def test_a_command_group_without_its_subcommand_is_a_usage_error(cli: Cli, group: str) -> None:
-    _one_line_error(cli(group), 2, "required: COMMAND", f"{group} --help")
+    one_line_error(cli(group), 2, "required: COMMAND", f"{group} --help")
 
 
 @pytest.mark.parametrize("seconds", ["-3", "nan", "1e9"])
 def test_demo_refuses_a_bad_number_of_seconds(cli: Cli, seconds: str) -> None:
-    _one_line_error(cli("demo", "--seconds", seconds), 2, "invalid time")
+    one_line_error(cli("demo", "--seconds", seconds), 2, "invalid time")
 
 
 def test_stop_with_no_demo_says_so(cli: Cli, tmp_path: Path) -> None:
@@ -65,7 +56,7 @@ def test_stop_with_no_demo_says_so(cli: Cli, tmp_path: Path) -> None:
 
 
 def test_stop_names_only_a_demo_room(cli: Cli, tmp_path: Path) -> None:
-    _one_line_error(cli("demo", "--stop", str(tmp_path)), 1, "is not a demo room of yours")
+    one_line_error(cli("demo", "--stop", str(tmp_path)), 1, "is not a demo room of yours")
     assert tmp_path.is_dir()
 
 
@@ -91,7 +82,7 @@ def test_stop_stops_the_demo_this_terminal_points_at_and_no_other(cli: Cli, tmp_
         rooms.append(root)
     env = {"TMPDIR": str(tmp_path)}
     refused = cli("demo", "--stop", env=env)
-    _one_line_error(refused, 1, "this terminal uses no demo room", str(rooms[0]), str(rooms[1]))
+    one_line_error(refused, 1, "this terminal uses no demo room", str(rooms[0]), str(rooms[1]))
     stopped = cli("demo", "--stop", env={**env, "AGENT_ROOM_HOME": str(rooms[1] / "room")})
     assert stopped.err == f"stopped the demo room in {rooms[1]}\n"
     assert [p.name for p in tmp_path.iterdir()] == [rooms[0].name]
@@ -105,7 +96,7 @@ def test_a_relative_room_home_is_refused_by_commands_and_hooks(
     cli: Cli, tmp_path: Path, value: str
 ) -> None:
     result = cli("who", env={"AGENT_ROOM_HOME": value})
-    _one_line_error(result, 1, f"AGENT_ROOM_HOME={value} is a relative path")
+    one_line_error(result, 1, f"AGENT_ROOM_HOME={value} is a relative path")
     hook = cli("hook", "SessionStart", env={"AGENT_ROOM_HOME": value, "HOME": str(tmp_path)})
     assert (hook.code, hook.out) == (0, "")
     log = (tmp_path / ".agent-room" / "errors.log").read_text()
@@ -164,7 +155,7 @@ def test_as_that_disagrees_with_agent_room_name_is_refused(cli: Cli) -> None:
     assert cli("join", "api").code == 0
     assert cli("join", "web").code == 0
     refused = cli("send", "@web", "hello", "--as", "web", name="api")
-    _one_line_error(refused, 2, "--as web disagrees with AGENT_ROOM_NAME=api")
+    one_line_error(refused, 2, "--as web disagrees with AGENT_ROOM_NAME=api")
     assert cli("send", "@web", "hello", "--as", "api", name="api").code == 0
 
 
