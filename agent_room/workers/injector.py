@@ -26,7 +26,7 @@ from agent_room.room.crossing import Crossings
 from agent_room.room.links import Links
 from agent_room.room.registry import Registry
 from agent_room.workers.guard import Guard
-from agent_room.workers.lease import Lease
+from agent_room.workers.lease import Lease, LeasedWorker
 from agent_room.workers.wakeup import RoomWatch
 
 TYPE_CHECKING = False
@@ -44,7 +44,7 @@ LIVENESS_INTERVAL = 2.0
 """Seconds between checks that the linked agents' processes still run."""
 
 
-class Injector:
+class Injector(LeasedWorker):
     """One link injector for one room."""
 
     def __init__(
@@ -62,18 +62,7 @@ class Injector:
         self.links = Links(room)
         self.registry = Registry(room, probe)
         self.lease = Lease(self.store, LEASE, probe, ttl=lease_ttl) if use_lease else None
-        """None: this injector acts without a lease (a test's single worker)."""
         self._checked_at = 0.0
-
-    @property
-    def active(self) -> bool:
-        """Whether this injector held the lease at its last pass."""
-        return self.lease is None or self.lease.active
-
-    def release(self) -> None:
-        """Give the lease up so a stand-by takes over at once."""
-        if self.lease is not None:
-            self.lease.release()
 
     def run_once(self) -> bool:
         """One pass: liveness now and then, crossings, due timers. False when standing by."""

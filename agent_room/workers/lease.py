@@ -67,3 +67,20 @@ class Lease:
             pass
         finally:
             self.active = False
+
+
+class LeasedWorker:
+    """A worker of which one per room acts at a time, under its lease; the others stand by."""
+
+    lease: Lease | None
+    """None: this worker acts without a lease (a test's single worker)."""
+
+    @property
+    def active(self) -> bool:
+        """Whether this worker held the lease at its last pass."""
+        return self.lease is None or self.lease.active
+
+    def release(self) -> None:
+        """Give the lease up so a stand-by takes over at once."""
+        if self.lease is not None:
+            self.lease.release()

@@ -18,7 +18,7 @@ from agent_room.room.checkpoints import Checkpoints
 from agent_room.room.entities import Entities
 from agent_room.room.memory import Memory
 from agent_room.workers.guard import Guard
-from agent_room.workers.lease import Lease
+from agent_room.workers.lease import Lease, LeasedWorker
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ PRUNE_INTERVAL = 3600.0
 """Seconds between clear-outs of old sessions' memory."""
 
 
-class MemoryWorker:
+class MemoryWorker(LeasedWorker):
     """One memory worker for one room."""
 
     def __init__(
@@ -52,12 +52,6 @@ class MemoryWorker:
         self.entities = Entities(room)
         self._pruned_at = 0.0
         self.lease = Lease(room.store, LEASE, probe, ttl=lease_ttl) if use_lease else None
-        """None: this worker acts without a lease (a test's single worker)."""
-
-    def release(self) -> None:
-        """Give the lease up so a stand-by takes over at once."""
-        if self.lease is not None:
-            self.lease.release()
 
     def _log(self, exc: Exception) -> None:
         """The room's audit log hears of a failed pass (if the room can be written)."""

@@ -19,7 +19,7 @@ from agent_room.store import attention
 from agent_room.store.db import write_transaction
 from agent_room.store.sqlite_base import event
 from agent_room.workers.guard import Guard, describe
-from agent_room.workers.lease import Lease
+from agent_room.workers.lease import Lease, LeasedWorker
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ REMEMBER = 24 * 3600.0
 """How far back a notifier that takes over looks for what was told already."""
 
 
-class Notifier:
+class Notifier(LeasedWorker):
     """One notifier for one room."""
 
     def __init__(
@@ -107,11 +107,6 @@ class Notifier:
         if self.problems.pop(channel.name, None) is not None and self.on_problem is not None:
             self.on_problem(channel.name, None)
 
-    def release(self) -> None:
-        """Give the lease up so a stand-by takes over at once."""
-        if self.lease is not None:
-            self.lease.release()
-
     def run(
         self,
         stop: threading.Event,
@@ -128,7 +123,7 @@ class Notifier:
 
         def after(_told: list[Alert] | None) -> None:
             if on_pass is not None and guard.failures == 0:
-                on_pass(self.lease is None or self.lease.active)
+                on_pass(self.active)
 
         try:
             guard.poll(stop, self.run_once, INTERVAL, after)
