@@ -79,11 +79,16 @@ class LiveRoom(Generic[Api]):
         """Press keys (tmux key names) in the pane of @name."""
         self.server.cmd("send-keys", "-t", f"=ac-{name}:", *keys)
 
+    def rows(self, *args: str, name: str | None = None) -> list[dict[str, Any]]:
+        """What ``agent-room ARGS --json`` prints, which must succeed."""
+        result = self.run(*args, "--json", name=name)
+        assert result.code == 0, result.err
+        found: list[dict[str, Any]] = json.loads(result.out)
+        return found
+
     def who(self) -> dict[str, dict[str, Any]]:
         """``agent-room who --json`` by name."""
-        result = self.run("who", "--json")
-        assert result.code == 0, result.err
-        return {row["name"]: row for row in json.loads(result.out)}
+        return {row["name"]: row for row in self.rows("who")}
 
     def member(self, name: str) -> dict[str, Any]:
         """One row of ``who``, or an empty one."""

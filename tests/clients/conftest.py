@@ -151,9 +151,7 @@ class ClientRoom(LiveRoom[StandIn]):
 
     def message(self, message_id: int) -> dict[str, Any]:
         """One message of the room's history, as ``history --json`` shows it."""
-        result = self.run("history", "100", "--json")
-        assert result.code == 0, result.err
-        found = [m for m in json.loads(result.out) if m["id"] == message_id]
+        found = [m for m in self.rows("history", "100") if m["id"] == message_id]
         assert found, f"no message #{message_id}"
         return dict(found[0])
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from agent_room.demo.model_api import Reply, Script
@@ -16,10 +15,7 @@ PRIVATE = "Checkpoint notes: schema work half done, tests pending (secret-75)."
 
 
 def _links(real: RealRoom) -> list[dict[str, Any]]:
-    result = real.run("links", "--json")
-    assert result.code == 0, result.err
-    found: list[dict[str, Any]] = json.loads(result.out)
-    return found
+    return real.rows("links")
 
 
 def _skipped(real: RealRoom, outcome: str) -> int:

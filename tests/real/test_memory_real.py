@@ -3,18 +3,13 @@ and a checkpoint resumed into a new session reaches that session's model."""
 
 from __future__ import annotations
 
-import json
-
 from agent_room.demo.model_api import Reply, Script
 from tests.real.conftest import STARTUP, TURN, RealRoom
 from tests.real.model import everything
 
 
 def _pending(real: RealRoom) -> list[dict[str, object]]:
-    result = real.run("handovers", "--json")
-    assert result.code == 0, result.err
-    found: list[dict[str, object]] = json.loads(result.out)
-    return found
+    return real.rows("handovers")
 
 
 def _context(real: RealRoom, handover: int) -> str:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from agent_room.demo.model_api import Reply, Script
 from tests.real.conftest import TURN, RealRoom
 
@@ -18,17 +16,11 @@ def _delivered(real: RealRoom, message_id: int) -> bool:
 
 
 def _history(real: RealRoom) -> list[dict[str, object]]:
-    result = real.run("history", "--json")
-    assert result.code == 0, result.err
-    found: list[dict[str, object]] = json.loads(result.out)
-    return found
+    return real.rows("history")
 
 
 def _pending(real: RealRoom) -> list[dict[str, object]]:
-    result = real.run("handovers", "--json")
-    assert result.code == 0, result.err
-    found: list[dict[str, object]] = json.loads(result.out)
-    return found
+    return real.rows("handovers")
 
 
 def test_a_message_sent_by_the_model_reaches_the_other_model(

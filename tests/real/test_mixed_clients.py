@@ -3,7 +3,6 @@ output crosses to the other, framed, through the same hooks."""
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Iterator
@@ -30,10 +29,7 @@ def codex_api() -> Iterator[StandIn]:
 
 
 def _links(real: RealRoom) -> list[dict[str, Any]]:
-    result = real.run("links", "--json")
-    assert result.code == 0, result.err
-    found: list[dict[str, Any]] = json.loads(result.out)
-    return found
+    return real.rows("links")
 
 
 def test_a_link_crosses_between_claude_code_and_codex(

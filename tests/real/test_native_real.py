@@ -38,10 +38,7 @@ def _send(real: RealRoom, sender: str, recipient: str, body: str) -> int:
 
 
 def _history(real: RealRoom) -> list[dict[str, object]]:
-    result = real.run("history", "50", "--json")
-    assert result.code == 0, result.err
-    found: list[dict[str, object]] = json.loads(result.out)
-    return found
+    return real.rows("history", "50")
 
 
 def _listed(registry: Path, cwd: Path) -> bool:
