@@ -227,14 +227,8 @@ class SnapshotReader:
         several: bool = False,
     ) -> SessionRow:
         return SessionRow(
-            name=row["name"],
-            session_id=row["session_id"],
-            agent=row["agent"],
-            state=row["state"],
-            cwd=row["cwd"],
-            pane=row["pane"],
+            **_identity(row),
             tmux_socket=row["tmux_socket"],
-            pid=row["pid"],
             started_at=float(row["started_at"]),
             unread=int(row["unread"]),
             failed=int(row["failed"]),
@@ -290,19 +284,21 @@ class SnapshotReader:
         )
 
 
+_IDENTITY = ("name", "session_id", "agent", "state", "cwd", "pane", "pid")
+
+
+def _identity(row: Row | dict[str, Any]) -> dict[str, Any]:
+    """Who a session is and where it runs, the same for one of the room and one outside."""
+    return {key: row[key] for key in _IDENTITY}
+
+
 def _outside_row(row: dict[str, Any], now: float) -> SessionRow:
     """A session outside the room, as the console lists it: its native status, and how
     to bring it in where the delivery column says why messages wait."""
     age = row["age_seconds"]
     return SessionRow(
-        name=row["name"],
-        session_id=row["session_id"],
-        agent=row["agent"],
-        state=row["state"],
-        cwd=row["cwd"],
-        pane=row["pane"],
+        **_identity(row),
         tmux_socket=None,
-        pid=row["pid"],
         started_at=now - age if age is not None else now,
         note=f"outside the room ({row['native_status']}): {row['bring_in']}",
         outside=True,
