@@ -6,7 +6,9 @@ end the watchers that are left (the last gate is that the survivors hand over cl
 
 from __future__ import annotations
 
+import contextlib
 import re
+import sqlite3
 import subprocess
 import time
 from dataclasses import dataclass
@@ -14,6 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from _common import stop_process, venv_script, wait_until
+
+from agent_room.store.home import DB_NAME
 
 if TYPE_CHECKING:
     from soak import Soak
@@ -53,18 +57,30 @@ def handed_over(scratch: Path, names: list[str], prefix: str = "soak") -> dict[s
     return seen
 
 
+def read_only(home: Path) -> contextlib.closing[sqlite3.Connection]:
+    """A read-only look at a room (readers never wait for the write lock in WAL)."""
+    path = home / DB_NAME
+    return contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30))
+
+
+def delivery_counts(conn: sqlite3.Connection) -> tuple[dict[int, int], dict[int, str]]:
+    """Per message: how many times it was handed over, and its status now."""
+    receipts = dict(
+        conn.execute(
+            "SELECT message_id, count(*) FROM events WHERE kind = 'message.delivered'"
+            " GROUP BY message_id"
+        ).fetchall()
+    )
+    status = dict(conn.execute("SELECT id, status FROM messages").fetchall())
+    return receipts, status
+
+
 def check_messages(soak: Soak) -> list[str]:
     """Gates 1 and 2: exactly once for what was stored, nothing for what failed."""
     problems: list[str] = []
     seen = handed_over(soak.scratch, soak.names)
     with soak.db() as conn:
-        receipts = dict(
-            conn.execute(
-                "SELECT message_id, count(*) FROM events WHERE kind = 'message.delivered'"
-                " GROUP BY message_id"
-            ).fetchall()
-        )
-        status = dict(conn.execute("SELECT id, status FROM messages").fetchall())
+        receipts, status = delivery_counts(conn)
         bodies = {str(r[0]) for r in conn.execute("SELECT body FROM messages").fetchall()}
     stored_tokens = {b.split(" ", 1)[0] for b in bodies if b.startswith("soak-")}
     for send in soak.sends:

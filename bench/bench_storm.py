@@ -51,11 +51,10 @@ from _common import (
     wait_until,
     write_result,
 )
-from _soak_gates import Send, handed_over
+from _soak_gates import Send, delivery_counts, handed_over, read_only
 from _tmux_observer import TmuxServer
 
 from agent_room.store.db import connect
-from agent_room.store.home import DB_NAME
 
 
 class Storm:
@@ -73,8 +72,7 @@ class Storm:
 
     def db(self) -> contextlib.closing[sqlite3.Connection]:
         """A read-only look at the room."""
-        path = self.home / DB_NAME
-        return contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30))
+        return read_only(self.home)
 
     def start(self) -> None:
         """The agents in their panes (each pane's output logged), then the watcher."""
@@ -161,13 +159,7 @@ def gates(storm: Storm) -> dict[str, list[str]]:
     """Stored, exactly once, none starved."""
     seen = handed_over(storm.scratch, storm.names, "storm")
     with storm.db() as conn:
-        receipts = dict(
-            conn.execute(
-                "SELECT message_id, count(*) FROM events WHERE kind = 'message.delivered'"
-                " GROUP BY message_id"
-            ).fetchall()
-        )
-        status = dict(conn.execute("SELECT id, status FROM messages").fetchall())
+        receipts, status = delivery_counts(conn)
     stored = [f"{s.token}: the send failed: {s.error}" for s in storm.sends if s.message_id is None]
     once: list[str] = []
     got: dict[str, int] = dict.fromkeys(storm.names, 0)

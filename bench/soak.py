@@ -64,7 +64,14 @@ from _common import (
     wait_until,
     write_result,
 )
-from _soak_gates import LEASES, Send, check_agents, check_messages, check_watchers
+from _soak_gates import (
+    LEASES,
+    Send,
+    check_agents,
+    check_messages,
+    check_watchers,
+    read_only,
+)
 from _tmux_observer import TmuxServer
 
 from agent_room.store.db import connect
@@ -177,8 +184,7 @@ class Soak:
 
     def db(self) -> contextlib.closing[sqlite3.Connection]:
         """A read-only look at the room (readers never wait for the write lock in WAL)."""
-        path = self.home / DB_NAME
-        return contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30))
+        return read_only(self.home)
 
     def lease_pids(self) -> dict[str, int | None]:
         with self.db() as conn:
