@@ -416,7 +416,12 @@ class PgConnection:
         self.raw.close()
 
 
-def listen(url: str, stop: Any, heard: Callable[[str | None], None]) -> None:
+def listen(
+    url: str,
+    stop: Any,
+    heard: Callable[[str | None], None],
+    ready: Callable[[], object] = lambda: None,
+) -> None:
     """Call ``heard(host)`` on every wake-up of the room at ``url`` until ``stop`` is set.
 
     ``host`` is the host the change concerns (a message queued for one of its sessions,
@@ -425,6 +430,7 @@ def listen(url: str, stop: Any, heard: Callable[[str | None], None]) -> None:
     ``CHANNEL``; notifications of other rooms in the database (other schemas) are passed
     over. A lost server is waited for (a second, then up to ten) and listened to again;
     ``heard(None)`` is called once it is back, as anything may have changed meanwhile.
+    ``ready`` is called whenever the LISTEN is in place.
     """
     import psycopg  # the long-lived watchers only: its import costs a hook 80 ms
 
@@ -440,6 +446,7 @@ def listen(url: str, stop: Any, heard: Callable[[str | None], None]) -> None:
         try:
             schema = (conn.execute("SELECT current_schema()").fetchone() or [""])[0]
             conn.execute(f"LISTEN {CHANNEL}")
+            ready()
             pause = 1.0
             if lost:
                 heard(None)

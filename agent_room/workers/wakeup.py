@@ -72,6 +72,10 @@ class WakeListener:
             self.fd = None
 
 
+LISTEN_WAIT = 5.0
+"""How long a subscriber waits for PostgreSQL's LISTEN (the server may be away)."""
+
+
 class RoomWatch:
     """One watch of the room directory, fanned out to every worker of a process.
 
@@ -91,6 +95,8 @@ class RoomWatch:
         self._lock = threading.Lock()
         self._listeners: dict[Callable[[], None], Callable[[str], bool] | None] = {}
         self._hosts: dict[Callable[[], None], str] = {}
+        self._listening = threading.Event()
+        """On PostgreSQL: the LISTEN is in place, or was waited for (at once on SQLite)."""
         self._thread: threading.Thread | None = None
 
     def subscribe(
@@ -101,7 +107,10 @@ class RoomWatch:
         host: str | None = None,
     ) -> None:
         """Call ``wake`` on room changes (only those to a path ``want`` accepts; on
-        PostgreSQL, with ``host``, only those concerning that host's sessions)."""
+        PostgreSQL, with ``host``, only those concerning that host's sessions).
+
+        On PostgreSQL this waits (a few seconds at most) for the LISTEN to be in place,
+        so that no change made after it returns goes unheard."""
         with self._lock:
             self._listeners[wake] = want
             if host is not None:
@@ -109,10 +118,26 @@ class RoomWatch:
             if self._thread is None and not self.stop.is_set():
                 import watchfiles  # noqa: F401 - loaded here, so the thread watches at once
 
+                from agent_room.core.errors import RoomError
+                from agent_room.store.engine import database_url
+
+                try:
+                    url = database_url(self.home)
+                except RoomError:  # said by the room's own opening; the files stay watched
+                    url = None
+                if url is None:
+                    self._listening.set()
+                else:  # the room's changes come from the server, not from files
+                    threading.Thread(
+                        target=self._listen, args=(url,), name="agent-room-listen", daemon=True
+                    ).start()
                 self._thread = threading.Thread(
                     target=self._run, name="agent-room-watchfiles", daemon=True
                 )
                 self._thread.start()
+        if not self.stop.is_set():
+            self._listening.wait(LISTEN_WAIT)
+            self._listening.set()  # waited for once: with the server away, not again
 
     def unsubscribe(self, wake: Callable[[], None]) -> None:
         """Stop calling ``wake`` (it is not called once this returns)."""
@@ -129,13 +154,6 @@ class RoomWatch:
     def _run(self) -> None:
         from watchfiles import watch
 
-        from agent_room.store.engine import database_url
-
-        url = database_url(self.home)
-        if url is not None:  # the room's changes come from the server, not from files
-            threading.Thread(
-                target=self._listen, args=(url,), name="agent-room-listen", daemon=True
-            ).start()
         try:
             for changes in watch(
                 self.home,
@@ -158,7 +176,7 @@ class RoomWatch:
 
         path = str(Path(self.home) / DB_NAME)  # what a write to SQLite would touch
         changed = {(Change.modified, path), (Change.modified, path + "-wal")}
-        listen(url, self.stop, lambda host: self._fan_out(changed, host))
+        listen(url, self.stop, lambda host: self._fan_out(changed, host), self._listening.set)
 
     def _fan_out(self, changes: Changes | None, host: str | None = None) -> None:
         """``host``: the host a wake-up from PostgreSQL concerns (``""`` none in
