@@ -239,7 +239,37 @@ class Tmux:
         if not is_pane_id(pane):
             raise TmuxError(f"not a pane id: {pane!r}")
         self._select(socket, pane)
-        self._cmd(socket, "switch-client", "-t", pane)
+        client = self._user_client(socket)
+        self._cmd(socket, "switch-client", *(["-c", client] if client else []), "-t", pane)
+
+    def _user_client(self, socket: str | None) -> str | None:
+        """The user's terminal that shows the caller's pane: tmux's own choice of "the
+        current client", but never a control-mode client. A kept client (this process's
+        or a deliverer's) attached to the same session and more recently active would
+        otherwise be the one switched, and the user's terminal would stay where it was."""
+        import os
+
+        caller = os.environ.get("TMUX_PANE", "")
+        session = ""
+        if is_pane_id(caller):
+            try:
+                out = self._cmd(socket, "display-message", "-p", "-t", caller, "#{session_id}")
+            except TmuxError:
+                out = []
+            session = out[0] if out else ""
+        listed = _server(socket).cmd(
+            "list-clients",
+            "-F",
+            "#{client_control_mode} #{client_activity} #{session_id} #{client_name}",
+        )
+        best: tuple[bool, int, str] | None = None
+        for line in listed.stdout if not listed.returncode else []:
+            control, activity, client_session, name = [*line.split(" ", 3), "", "", ""][:4]
+            if control != "0" or not name or not activity.isdigit():
+                continue
+            rank = (client_session == session, int(activity), name)
+            best = rank if best is None or rank > best else best
+        return best[2] if best else None
 
     def attach(self, socket: str | None, pane: str) -> int:
         """Attach this terminal to the pane's session until the user detaches.

@@ -137,3 +137,36 @@ def test_control_characters_are_never_put_on_a_command_line() -> None:
         with pytest.raises(ControlUnavailable):
             quote(bad)
     assert quote("it's") == "'it'\\''s'"
+
+
+def test_switching_moves_the_users_client_not_the_kept_one(
+    server: libtmux.Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``switch-client`` acts on "the current client": with the kept client attached to
+    the caller's session and just active, tmux would pick it, and the user's terminal
+    would stay where it was (``enter`` and ``exit-agent`` seemed to do nothing)."""
+    import shutil
+
+    socket = _socket(server)
+    desk = _cat_pane(server, "desk")
+    here = _cat_pane(server, "here")
+    server.new_session(  # the user's terminal, looking at "here"
+        session_name="terminal",
+        window_command=f"env -u TMUX {shutil.which('tmux')} -S {socket} attach -t here",
+    )
+
+    def viewers() -> list[str]:
+        out = server.cmd("list-clients", "-F", "#{client_control_mode} #{client_session}")
+        return [line.split()[1] for line in out.stdout if line.startswith("0 ")]
+
+    wait_for(lambda: viewers() == ["here"])
+    monkeypatch.setenv("TMUX", f"{socket},1,0")
+    monkeypatch.setenv("TMUX_PANE", here)
+    tmux = Tmux()
+    try:
+        assert tmux.pane_exists(socket, here)  # through the kept client, attached to "here"
+        assert _control_clients(server)
+        tmux.switch_client(socket, desk)
+        wait_for(lambda: viewers() == ["desk"], timeout=5)
+    finally:
+        tmux.close()
