@@ -171,3 +171,19 @@ def clients(
     opened.watch()
     yield opened
     opened.close()
+    _end_panes(server)
+
+
+def _end_panes(server: libtmux.Server) -> None:
+    """End every client the test started, with what it started: Gemini CLI outlives the
+    hang-up a closing tmux server sends, and would keep running after the test."""
+    import contextlib
+
+    import psutil
+
+    for pane in server.panes:
+        with contextlib.suppress(psutil.Error, ValueError, TypeError):
+            root = psutil.Process(int(pane.pane_pid or ""))
+            for proc in [*root.children(recursive=True), root]:
+                with contextlib.suppress(psutil.Error):
+                    proc.kill()
