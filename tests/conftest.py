@@ -69,8 +69,18 @@ def postgres_pass() -> bool:
     return os.environ.get(ENGINE) == "postgresql"
 
 
+END_TO_END = ("real", "tmux")
+"""Tiers that drive real clients and tmux servers, whose timing a loaded machine stretches."""
+
+
+@pytest.hookimpl(trylast=True)  # after the folders' own hooks have marked their tiers
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """In the PostgreSQL pass, leave out the tests of the SQLite file itself."""
+    """An end-to-end test that fails is run once more (a test that fails twice fails the
+    run; each rerun is listed in the summary); in the PostgreSQL pass, leave out the tests
+    of the SQLite file itself."""
+    for item in items:
+        if any(item.get_closest_marker(tier) for tier in END_TO_END):
+            item.add_marker(pytest.mark.flaky(reruns=1))
     if not postgres_pass():
         return
     left_out = [item for item in items if item.get_closest_marker("sqlite")]

@@ -82,7 +82,10 @@ def test_enter_twice_from_plain_terminals_then_exit_to_the_root(
     )
 
     back = _run(cli, socket, pane_b, "exit-agent", "--root")
-    wait_for(lambda: _client_on(server) == ["desk"])
+    try:
+        wait_for(lambda: _client_on(server) == ["desk"])
+    except AssertionError as exc:  # say where the walk went
+        raise AssertionError(f"{exc}; {back.err!r}; clients on {_client_on(server)}") from None
     assert back.err == f"agent-room: back in pane {desk}\n"
 
 
