@@ -319,10 +319,9 @@ def measure_send(
 def measure_hooks(
     installs: Sequence[Install], runs: int, tmp: Path, step: Callable[[str], None]
 ) -> dict[str, Any]:
-    from bench_hook import agent_process, load_payloads
+    from bench_hook import FIXTURES, agent_process, load_payloads
 
-    fixtures = Path("/work/shared/fixtures")
-    _session, payloads = load_payloads(fixtures)
+    _session, payloads = load_payloads(FIXTURES)
     found: dict[str, dict[str, list[float]]] = {i.label: {} for i in installs}
     with agent_process() as agent_pid:
         homes = {}

@@ -23,7 +23,7 @@ def _room(room_home: Path) -> Room:
 
 def test_twenty_parallel_session_starts_are_all_registered(hook: Hook, room_home: Path) -> None:
     hook("SessionStart", new_session("SessionStart"))  # create the room first
-    payloads = [new_session("SessionStart", cwd="/work/shop") for _ in range(20)]
+    payloads = [new_session("SessionStart", cwd="/home/dev/shop") for _ in range(20)]
 
     def fire(index: int) -> int:
         return hook("SessionStart", payloads[index], env={"TMUX_PANE": f"%{index + 10}"})[0]

@@ -108,7 +108,7 @@ class Registry_(FileRegistry):
         return NativeSession(
             pid=PID,
             session_id=SESSION,
-            cwd="/work/app",
+            cwd="/home/dev/app",
             kind="interactive",
             status="idle",
             proc_start=116424,
@@ -143,7 +143,7 @@ def room(room_home: Path, clock: Clock) -> Iterator[Room]:
     Registry(opened, AliveProbe()).register(
         SessionFacts(
             session_id=SESSION,
-            cwd="/work/app",
+            cwd="/home/dev/app",
             transcript_path=None,
             pid=PID,
             pid_start=116424,
