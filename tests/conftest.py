@@ -89,9 +89,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = [item for item in items if not item.get_closest_marker("sqlite")]
 
 
-@pytest.fixture(scope="session")
-def pg_cluster() -> Iterator[Cluster]:
-    """A PostgreSQL cluster of Debian's server in a temporary directory, for this run."""
+def throwaway_cluster() -> Iterator[Cluster]:
+    """A PostgreSQL cluster of Debian's server in a temporary directory, removed after."""
     from tests.pgcluster import Cluster, server_bin
 
     bindir = server_bin()
@@ -100,6 +99,12 @@ def pg_cluster() -> Iterator[Cluster]:
     cluster = Cluster(bindir)
     yield cluster
     cluster.destroy()
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[Cluster]:
+    """The run's cluster, shared by every room of the PostgreSQL pass."""
+    yield from throwaway_cluster()
 
 
 @pytest.fixture

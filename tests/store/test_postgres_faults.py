@@ -19,19 +19,15 @@ from pathlib import Path
 import pytest
 
 from agent_room.room import Room
-from tests.conftest import Cli, require_tool, write_room_conf
+from tests.conftest import Cli, throwaway_cluster, write_room_conf
 from tests.hooks.conftest import Hook, new_session
-from tests.pgcluster import Cluster, server_bin
+from tests.pgcluster import Cluster
 
 
 @pytest.fixture(scope="module")
 def own_cluster() -> Iterator[Cluster]:
-    bindir = server_bin()
-    require_tool(bindir is not None, "PostgreSQL's server (Debian's postgresql package)")
-    assert bindir is not None
-    cluster = Cluster(bindir)
-    yield cluster
-    cluster.destroy()
+    """A cluster of this module's own: its tests stop the server."""
+    yield from throwaway_cluster()
 
 
 @pytest.fixture
