@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -118,9 +120,14 @@ def test_a_session_in_bypass_mode_holds_the_message_and_the_room_says_why(
     real.wait(lambda: "Held message from another session" in real.screen("frontend"), TURN)
     assert real.seen.turns_showing("frontend", "body-77be") == 0
     # the user approves in the client's own dialog: then it is delivered, once
-    real.keys("frontend", "Down")
-    real.wait(lambda: f"{PROMPT} Deliver" in real.screen("frontend"), TURN, "frontend")
-    real.keys("frontend", "Enter")
+    # the dialog is drawn before it takes keys: a key it did not take is pressed again
+    _press_until(real, "Down", lambda: f"{PROMPT} Deliver" in real.screen("frontend"))
+    _press_until(
+        real,
+        "Enter",
+        lambda: "Held message from another session" not in real.screen("frontend"),
+        only_while=lambda: f"{PROMPT} Deliver" in real.screen("frontend"),
+    )
     real.wait(lambda: _message(real, message_id)["status"] == "delivered", TURN, "frontend")
     real.wait(lambda: not real.member("frontend").get("delivery"), TURN, "frontend")
     real.wait(lambda: real.seen.turns_showing("frontend", "body-77be"), TURN, "frontend")
@@ -191,3 +198,28 @@ def test_with_a_client_without_the_socket_the_message_comes_through_the_pane(
     assert "delivery.nudged" in kinds
     assert "delivery.native" not in kinds
     wait_for(lambda: real.member("frontend")["unread"] == 0, timeout=TURN)
+
+
+def _press_until(
+    real: RealRoom,
+    key: str,
+    done: Callable[[], bool],
+    *,
+    only_while: Callable[[], bool] = lambda: True,
+) -> None:
+    """Press ``key`` in @frontend's pane until ``done``, again every 2 s while the pane
+    still shows what the key acts on (``only_while``)."""
+
+    def pressed() -> bool:
+        if done():
+            return True
+        if only_while():
+            real.keys("frontend", key)
+        end = time.monotonic() + 2
+        while time.monotonic() < end:
+            if done():
+                return True
+            time.sleep(0.1)
+        return False
+
+    real.wait(pressed, TURN, "frontend")

@@ -45,3 +45,11 @@ def agent_command(room_home: Path, name: str, *extra: str) -> str:
         }.items()
     )
     return f"env {env} {sys.executable} {STANDIN} {' '.join(extra)}".strip()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test of this folder runs a real tmux server: the ``tmux`` tier."""
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(item.path).parents:
+            item.add_marker(pytest.mark.tmux)
