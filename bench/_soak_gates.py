@@ -17,13 +17,16 @@ from typing import TYPE_CHECKING
 
 from _common import stop_process, venv_script, wait_until
 
+from agent_room.store.engine import host_id
 from agent_room.store.home import DB_NAME
+from agent_room.workers.memory import memory_lease
 
 if TYPE_CHECKING:
     from soak import Soak
 
-LEASES = ("deliverer", "injector", "memory")
-"""The workers' leases in ``agent-room watch``: each must be held by a live watcher."""
+LEASES = ("deliverer", "injector", memory_lease(host_id()))
+"""The workers' leases in ``agent-room watch``: each must be held by a live watcher (the
+memory worker's is its host's)."""
 HANDED = re.compile(rb"^(?:CONTEXT|BLOCKED): .*$", re.MULTILINE)
 """Lines where the stand-in prints what its hooks handed over."""
 

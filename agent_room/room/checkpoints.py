@@ -11,6 +11,7 @@ from agent_room.core.prompts import RESUME_MARK
 from agent_room.store import checkpoints as store_checkpoints
 from agent_room.store import entities as store_entities
 from agent_room.store import memory as store_memory
+from agent_room.store.hosts import on_this_host
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -18,7 +19,8 @@ if TYPE_CHECKING:
     from agent_room.store.sqlite_base import Row
 
 COMPACTING_KEY = "checkpoint_compaction_cursor"
-"""The last audit event the worker looked at for PreCompact hooks."""
+"""The last audit event the worker looked at for PreCompact hooks (``KEY@host``: each
+host's own)."""
 KEEP_KEY = "checkpoint_keep"
 DAYS_KEY = "checkpoint_days"
 """The room's settings holding the retention (defaults: ``core.checkpoints``)."""
@@ -62,11 +64,12 @@ class Checkpoints:
         upto_seq: int | None = None,
         follow: bool = True,
     ) -> int:
-        """Checkpoint a session (its transcript read up to now first); return the id."""
+        """Checkpoint a session (its transcript read up to now first, on its own host;
+        elsewhere as far as its host read it); return the id."""
         session_id = session["session_id"]
         if not session_id:
             raise BadInput(f"@{session['name']} has no session the room knows of to checkpoint")
-        if follow and session["transcript_path"]:
+        if follow and session["transcript_path"] and on_this_host(self.store, session):
             from agent_room.room.memory import Memory
 
             Memory(self.room).follow(str(session_id), str(session["transcript_path"]))
@@ -96,19 +99,23 @@ class Checkpoints:
         return gone
 
     def at_session_ends(self) -> list[int]:
-        """Checkpoint every followed session that ended since its last end checkpoint."""
+        """Checkpoint every followed session of this host that ended since its last end
+        checkpoint."""
         taken = []
         for session in store_checkpoints.ended_unsaved(self.store):
             taken.append(self.take(session, kind=rules.SESSION_END))
         return taken
 
     def before_compactions(self) -> list[int]:
-        """Checkpoint the sessions whose PreCompact hook fired since the last look (the
-        first look starts from now)."""
+        """Checkpoint the sessions of this host whose PreCompact hook fired since its last
+        look (the first look starts from now)."""
         from agent_room.core.prompts import COMPACTING
         from agent_room.room.memory import HOOKED_COMPACTION
 
-        after = store_memory.bookmark(self.store, COMPACTING_KEY)
+        key = f"{COMPACTING_KEY}@{self.store.host}"  # each host looks for its own sessions
+        after = store_memory.bookmark(self.store, key)
+        if after is None:  # a room from before hosts looked each for their own
+            after = store_memory.bookmark(self.store, COMPACTING_KEY)
         found, last = store_memory.events_since(self.store, COMPACTING, after or 0)
         if after is None:
             found = []  # a room's old compactions are history, not work
@@ -117,11 +124,13 @@ class Checkpoints:
             session = self.store.session(str(event["subject"]))
             if session is None or not session["name"] or not session["session_id"]:
                 continue
+            if not on_this_host(self.store, session):
+                continue  # its own host's worker takes it, from the transcript it reads
             since = float(event["at"]) - HOOKED_COMPACTION
             if not self.recent_pre_compact(str(session["session_id"]), since):
                 taken.append(self.take(session, kind=rules.PRE_COMPACT))
         if last != after:
-            store_memory.set_bookmark(self.store, COMPACTING_KEY, last)
+            store_memory.set_bookmark(self.store, key, last)
         return taken
 
     def recent_pre_compact(self, session_id: str, since: float) -> bool:

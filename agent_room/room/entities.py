@@ -239,17 +239,23 @@ class Entities:
         return clashes
 
     def scan_messages(self) -> int:
-        """Entities named in the messages sent since the last scan; return how many."""
-        after = store_memory.bookmark(self.store, store_entities.MESSAGES_KEY) or 0
-        found = store_entities.messages_after(self.store, after)
+        """Entities named in the messages sent since the last scan; return how many.
+
+        The messages are the room's, not a host's: the memory worker that moves the scan's
+        place first (each host runs one) names their entities, the others leave them (a
+        pass that fails after that leaves them unnamed: a help, not a record)."""
+        before = store_memory.bookmark(self.store, store_entities.MESSAGES_KEY)
+        found = store_entities.messages_after(self.store, before or 0)
+        if not found:
+            return 0
+        last = max(int(m["id"]) for m in found)
+        if not store_memory.move_bookmark(self.store, store_entities.MESSAGES_KEY, before, last):
+            return 0  # another host's worker scans them
         count = 0
         for message in found:
             body = str(message["body"])
             mentions = rules.from_text(body, context=one_line(body, 200))
             count += self.mention_all(mentions, agent=str(message["sender"]), source="message")
-        if found:
-            last = max(int(m["id"]) for m in found)
-            store_memory.set_bookmark(self.store, store_entities.MESSAGES_KEY, last)
         return count
 
     def _warn(self, first: str, second: str, path: str, window: float) -> None:

@@ -2,7 +2,8 @@
 
 Runs in the memory worker (and, for a handover approved before the worker got to it,
 in the approving process), never in a hook: reading and indexing a transcript costs
-what no turn of an agent should wait for.
+what no turn of an agent should wait for. A transcript is a file of its session's host:
+only that host reads it; any host builds contexts from what was read there.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from agent_room.core.memory import (
     match_query,
 )
 from agent_room.store import memory as store_memory
+from agent_room.store.hosts import on_this_host
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -134,7 +136,7 @@ class Memory:
             entities.changed_files(session, changes.items())
 
     def follow_live(self) -> int:
-        """Follow every live session's transcript; return the items added."""
+        """Follow the transcript of every live session of this host; return the items added."""
         return sum(
             self.follow(str(r["session_id"]), str(r["transcript_path"]))
             for r in store_memory.followed(self.store)
@@ -174,9 +176,13 @@ class Memory:
         session_id = session["session_id"] if session else None
         problem = None
         if session_id and session and session["transcript_path"]:
-            self.follow(str(session_id), str(session["transcript_path"]))
+            if on_this_host(self.store, session):
+                self.follow(str(session_id), str(session["transcript_path"]))
             known = store_memory.cursor(self.store, str(session_id))
             problem = known["problem"] if known else None
+            if known is None:
+                where = session["host"] or "its host"
+                problem = f"@{sender}'s transcript is on {where}, whose watch has not read it yet"
         else:
             problem = f"@{sender} has no transcript the room knows of"
         from agent_room.core.entities import from_handover, from_text
@@ -208,7 +214,8 @@ class Memory:
         return context
 
     def prepare_pending(self) -> list[int]:
-        """Prepare the context of every pending handover that has none yet."""
+        """Prepare the context of every pending handover that has none yet and whose
+        sender runs on this host (another host's transcripts are read there)."""
         done = []
         for row in store_memory.unprepared(self.store):
             self.prepare(int(row["message_id"]))

@@ -90,14 +90,16 @@ def messages_upto(store: StoreBase, name: str, upto: int) -> list[Row]:
 
 
 def ended_unsaved(store: StoreBase) -> list[Row]:
-    """Ended sessions the worker followed that have no checkpoint since they ended."""
+    """Ended sessions of this host the worker followed that have no checkpoint since they
+    ended (each host checkpoints its own: the end of a transcript is read there)."""
     return rows(
         store.conn.execute(
-            "SELECT s.name, s.session_id, s.cwd, s.transcript_path, s.ended_at FROM sessions s"
-            " JOIN memory_cursors c ON c.session_id = s.session_id"
-            " WHERE s.state = 'ended' AND s.ended_at IS NOT NULL AND NOT EXISTS ("
-            "   SELECT 1 FROM checkpoints k WHERE k.session_id = s.session_id"
-            "   AND k.kind = 'session_end' AND k.created_at >= s.ended_at)"
+            "SELECT s.name, s.session_id, s.cwd, s.transcript_path, s.ended_at, s.host"
+            " FROM sessions s JOIN memory_cursors c ON c.session_id = s.session_id"
+            " WHERE s.state = 'ended' AND s.ended_at IS NOT NULL AND coalesce(s.host, ?) = ?"
+            " AND NOT EXISTS (SELECT 1 FROM checkpoints k WHERE k.session_id = s.session_id"
+            "   AND k.kind = 'session_end' AND k.created_at >= s.ended_at)",
+            (store.host, store.host),
         )
     )
 

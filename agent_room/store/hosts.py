@@ -21,6 +21,12 @@ SILENT_AFTER = 30.0
 """A host whose watcher was not seen for this long is silent."""
 
 
+def on_this_host(store: StoreBase, row: Row) -> bool:
+    """Whether a session runs on this process's host: only there are its processes judged
+    and its files read (a session from before hosts were kept is local)."""
+    return (row.get("host") or store.host) == store.host
+
+
 def host_seen(store: StoreBase, *, at: float, pid: int) -> None:
     """Mark this process's host as seen now (its watcher is alive)."""
     with write_transaction(store.conn) as conn:

@@ -176,13 +176,17 @@ def contexts(store: StoreBase, message_ids: Sequence[int]) -> dict[int, str]:
 
 
 def unprepared(store: StoreBase) -> list[Row]:
-    """Pending handovers with no context yet, oldest first."""
+    """Pending handovers with no context yet whose sender's session runs on this host (its
+    transcript is read here) or that holds no session any more, oldest first."""
     return rows(
         store.conn.execute(
             "SELECT h.message_id, h.fields, m.sender, m.body FROM handovers h"
             " JOIN messages m ON m.id = h.message_id"
             " LEFT JOIN handover_contexts c ON c.message_id = h.message_id"
-            " WHERE h.state = 'pending' AND c.message_id IS NULL ORDER BY h.message_id"
+            " LEFT JOIN sessions s ON s.name = m.sender AND s.left_at IS NULL"
+            " WHERE h.state = 'pending' AND c.message_id IS NULL"
+            " AND (s.name IS NULL OR coalesce(s.host, ?) = ?) ORDER BY h.message_id",
+            (store.host, store.host),
         )
     )
 
@@ -211,11 +215,14 @@ def attach(store: StoreBase, message_id: int, *, at: float) -> bool:
 
 
 def followed(store: StoreBase) -> list[Row]:
-    """The live sessions whose transcripts the memory worker follows."""
+    """The live sessions of this host, whose transcripts its memory worker follows (the
+    files of another host's sessions are on that host)."""
     return rows(
         store.conn.execute(
             "SELECT name, session_id, transcript_path FROM sessions WHERE left_at IS NULL"
             " AND state != 'ended' AND session_id IS NOT NULL AND transcript_path IS NOT NULL"
+            " AND coalesce(host, ?) = ?",
+            (store.host, store.host),
         )
     )
 
@@ -263,6 +270,21 @@ def set_bookmark(store: StoreBase, key: str, value: int) -> None:
             " DO UPDATE SET value = excluded.value",
             (key, str(value)),
         )
+
+
+def move_bookmark(store: StoreBase, key: str, before: int | None, after: int) -> bool:
+    """Move a worker's place from ``before`` to ``after`` unless another worker (of
+    another host) moved it meanwhile; whether this one did, and so does the work between."""
+    with write_transaction(store.conn) as conn:
+        found = conn.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
+        if (int(found[0]) if found else None) != before:
+            return False
+        conn.execute(
+            "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key)"
+            " DO UPDATE SET value = excluded.value",
+            (key, str(after)),
+        )
+        return True
 
 
 def events_since(store: StoreBase, kind: str, after: int) -> tuple[list[Row], int]:

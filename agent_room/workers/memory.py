@@ -2,7 +2,10 @@
 checkpoints sessions that ended.
 
 Embedded in ``agent-room watch`` and the console next to the deliverer and the
-injector, under its own lease (one acts per room, the others stand by). It polls: a
+injector, under its host's lease (one acts per host, the others on that host stand by):
+each host's worker reads its own host's transcripts, prepares the contexts of handovers
+from its own host's agents and checkpoints its own host's sessions, into the one room
+that every host builds contexts and resumes from. It polls: a
 context must be ready before the operator decides, which takes seconds, and a handover
 approved before the worker got to it is prepared by the approving process instead. A
 fault in a pass (an unreadable transcript is not one: it is logged and skipped) is
@@ -35,8 +38,15 @@ PRUNE_INTERVAL = 3600.0
 """Seconds between clear-outs of old sessions' memory."""
 
 
+def memory_lease(host: str) -> str:
+    """The memory worker's lease on ``host``: one per host, on either engine, since a
+    transcript is read on its own host only (one host: one lease, as in a room on one
+    machine)."""
+    return f"{LEASE}@{host}"
+
+
 class MemoryWorker(LeasedWorker):
-    """One memory worker for one room."""
+    """One memory worker for one host of a room."""
 
     def __init__(
         self,
@@ -51,7 +61,11 @@ class MemoryWorker(LeasedWorker):
         self.checkpoints = Checkpoints(room)
         self.entities = Entities(room)
         self._pruned_at = 0.0
-        self.lease = Lease(room.store, LEASE, probe, ttl=lease_ttl) if use_lease else None
+        self.lease = (
+            Lease(room.store, memory_lease(room.store.host), probe, ttl=lease_ttl)
+            if use_lease
+            else None
+        )
 
     def _log(self, exc: Exception) -> None:
         """The room's audit log hears of a failed pass (if the room can be written)."""

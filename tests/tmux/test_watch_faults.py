@@ -20,6 +20,7 @@ import libtmux
 import pytest
 
 from agent_room.room import Room
+from agent_room.workers.memory import memory_lease
 from tests.conftest import Cli
 from tests.faults import corrupt_data_pages, tiny_disk, write_lock_held
 from tests.tmux.conftest import wait_for
@@ -99,7 +100,7 @@ def test_watch_outlives_a_write_lock_held_past_the_busy_timeout(
     assert "Traceback" not in watchers.said()
     _delivered(room, pane, "after the lock")
     # the injector and the memory worker are back at work too: their leases move on
-    for lease in ("deliverer", "injector", "memory"):
+    for lease in ("deliverer", "injector", memory_lease(room.store.host)):
         wait_for(lambda lease=lease: _renewed_after(room, lease, released))  # type: ignore[misc]
     assert watchers.running()
 
