@@ -51,12 +51,12 @@ def _load() -> Any:
     lib = None
     for name in ("libpq.so.5", "libpq.so", "libpq.5.dylib"):
         try:
-            lib = ctypes.CDLL(name)
+            lib = _dlopen(name)
             break
         except OSError:
             continue
     if lib is None:
-        lib = ctypes.CDLL(_bundled())
+        lib = _dlopen(_bundled())
     p, i, s, u = ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint
     for fn, args, result in (
         ("PQconnectdb", [s], p),
@@ -82,6 +82,28 @@ def _load() -> Any:
         function.restype = result
     _lib = lib
     return lib
+
+
+def _dlopen(name: str) -> Any:
+    """``ctypes.CDLL(name)``, but loading without the GIL.
+
+    ``CDLL`` holds the GIL while the dynamic linker loads libpq and its twenty libraries
+    (3-4 ms): a hook's imports, meant to go on meanwhile (``connect_early``), would
+    stand still. The C library's own ``dlopen``, called as a foreign function, lets
+    them go on; ``CDLL`` then only takes the handle.
+    """
+    try:
+        libc = ctypes.CDLL(None)
+        opener, why = libc.dlopen, libc.dlerror
+    except (OSError, AttributeError):
+        return ctypes.CDLL(name)
+    opener.argtypes = [ctypes.c_char_p, ctypes.c_int]
+    opener.restype = ctypes.c_void_p
+    why.restype = ctypes.c_char_p
+    handle = opener(name.encode(), os.RTLD_NOW | os.RTLD_LOCAL)
+    if not handle:
+        raise OSError((why() or b"cannot load " + name.encode()).decode(errors="replace"))
+    return ctypes.CDLL(name, handle=handle)
 
 
 def _bundled() -> str:
