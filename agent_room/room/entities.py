@@ -95,7 +95,7 @@ class Entities:
             found = store_entities.entity(self.store, match) if match is not None else None
         now = self.room.clock()
         if found is None:
-            return store_entities.add(
+            added = store_entities.add(
                 self.store,
                 kind=kind,
                 name=mention.name.strip(),
@@ -107,6 +107,10 @@ class Entities:
                 source=source,
                 at=now,
             )
+            if added is not None:
+                return added
+            # another host's worker added it since the look above: a mention of it, then
+            return self.mention(mention, agent=agent, session_id=session_id, source=source)
         known = rules.Known(
             found["name"], found["context"], float(found["confidence"]), int(found["version"])
         )

@@ -50,9 +50,14 @@ def add(
     session_id: str | None,
     source: str,
     at: float,
-) -> int:
-    """A new entity with its first mention; return its id."""
+) -> int | None:
+    """A new entity with its first mention; return its id (None: another worker, of
+    another host, added it since the caller looked)."""
     with write_transaction(store.conn) as conn:
+        if conn.execute(
+            "SELECT 1 FROM entities WHERE type = ? AND key = ?", (kind, key)
+        ).fetchone():
+            return None
         cursor = conn.execute(
             "INSERT INTO entities (type, name, key, context, confidence, created_at, updated_at,"
             " updated_by) VALUES (?,?,?,?,?,?,?,?)",

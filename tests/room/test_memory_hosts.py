@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from agent_room.adapters.processes import SystemProbe
+from agent_room.core.entities import from_text
 from agent_room.core.handover import HandoverFields
 from agent_room.core.prompts import COMPACTING
 from agent_room.room import Room
@@ -112,6 +113,28 @@ def test_the_rooms_messages_are_scanned_for_entities_by_one_host(
     named.append(Entities(laptop).scan_messages())
     assert named[0] > 0
     assert named[1] == 0
+
+
+def test_an_entity_both_hosts_name_at_once_is_one_entity(
+    hosts: tuple[Room, Room], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both hosts' workers run at once: one may add an entity between the other's look
+    for it and its own adding; that one's mention then joins the entity."""
+    laptop, devbox = hosts
+    mention = from_text("see lib/web/trace_plug.ex", context="the trace plug")
+    ids: list[int] = []
+    known = store_entities.keys
+
+    def meanwhile(store: object, kind: str) -> dict[int, str]:
+        found = known(store, kind)  # type: ignore[arg-type]
+        if store is laptop.store and not ids:
+            ids.append(Entities(devbox).mention(mention[0], agent="api", source="transcript"))
+        return found
+
+    monkeypatch.setattr(store_entities, "keys", meanwhile)
+    ids.append(Entities(laptop).mention(mention[0], agent="web", source="transcript"))
+    assert ids[0] == ids[1]
+    assert [m["agent"] for m in store_entities.mentions(laptop.store, ids[0])] == ["web", "api"]
 
 
 def test_a_handover_from_another_host_is_approved_with_its_hosts_context(
