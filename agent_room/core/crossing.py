@@ -129,7 +129,7 @@ def assess(group: TurnGroup, link_id: int, started: Started, patterns: Sequence[
     The checkpoint filter reads the turn's prompt with the room's patterns (not the
     kind the hook recorded with the defaults), so a room that changes them is obeyed.
     """
-    if classify(group.prompt, patterns).kind is PromptKind.CHECKPOINT:
+    if classify(group.prompt, patterns).kind == PromptKind.CHECKPOINT:
         return Outcome.CHECKPOINT
     if group.orphan and link_id not in started.links:
         return Outcome.EARLIER

@@ -1,11 +1,14 @@
 """The room's vocabularies, as string enums stored verbatim in the database.
 
-Standard library only, so that the hook and the fast read paths can use them.
+Standard library only, so that the fast read paths can use them. The hooks, which run on
+every turn, use the plain strings these are made of (``core.states``) and load no ``enum``.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
+
+from agent_room.core import states
 
 
 class MessageKind(StrEnum):
@@ -48,11 +51,11 @@ class DeliveryStatus(StrEnum):
 class SessionState(StrEnum):
     """What an agent session is doing, as told by its hooks."""
 
-    IDLE = "idle"
-    BUSY = "busy"
-    WAITING = "waiting"
+    IDLE = states.IDLE
+    BUSY = states.BUSY
+    WAITING = states.WAITING
     """A permission dialog is open: nothing may be typed into the pane."""
-    ENDED = "ended"
+    ENDED = states.ENDED
 
 
 class HandoverState(StrEnum):

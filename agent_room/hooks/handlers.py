@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import os
 
-from agent_room.adapters.processes import SystemProbe
-from agent_room.adapters.procfs import agent_process, ancestors, read_stat
-from agent_room.core.enums import SessionState
+from agent_room.core import states
 from agent_room.core.names import is_pane_id, tmux_socket_of
 from agent_room.core.prompts import COMPACTING, RESUME_MARK, PromptKind, classify
 from agent_room.hooks import additional_context
@@ -34,8 +32,20 @@ OUTPUT_KEEP = TEXT_KEEP
 """Characters of each turn's final output kept (the body limit: it may cross a link)."""
 
 
+class _Probe:
+    """``SystemProbe``, loaded when a registration asks (a turn of a registered session
+    never does)."""
+
+    def is_alive(self, pid: int, start_ticks: int | None) -> bool:
+        from agent_room.adapters.processes import SystemProbe
+
+        return SystemProbe().is_alive(pid, start_ticks)
+
+
 def gather_facts(payload: HookPayload, environ: Mapping[str, str]) -> SessionFacts:
     """The session's process, pane and launcher settings, as seen from the hook."""
+    from agent_room.adapters.procfs import agent_process, ancestors, read_stat
+
     pid: int | None = None
     claude_pid = environ.get("CLAUDE_PID", "") if payload.client == "claude" else ""
     if claude_pid.isdigit():
@@ -68,29 +78,29 @@ def handle(
     room = Room(SqliteStore(home, timeout=timeout))
     try:
         if payload.event == "SessionEnd":
-            room.store.set_state(payload.session_id, SessionState.ENDED.value, at=room.clock())
+            room.store.set_state(payload.session_id, states.ENDED, at=room.clock())
             return None
         if payload.event == "PreCompact":  # the memory worker checkpoints the session
             room.store.logevent(COMPACTING, "room", at=room.clock(), subject=payload.session_id)
             return None
-        registry = Registry(room, SystemProbe())
+        registry = Registry(room, _Probe())
         if payload.event == "SessionStart":
             return _session_start(room, registry.register(gather_facts(payload, environ)))
         if payload.event == "SubagentStop":
             _subagent(room, payload)
             return None
-        session = registry.ensure(gather_facts(payload, environ))
+        session = registry.ensure(payload.session_id, lambda: gather_facts(payload, environ))
         if payload.event == "UserPromptSubmit":
             return _prompt(room, registry, session, payload)
         if payload.event == "Notification":
             if payload.notification_type == "permission_prompt":
-                registry.set_state(payload.session_id, SessionState.WAITING)
+                registry.set_state(payload.session_id, states.WAITING)
             elif payload.notification_type == "idle_prompt":
-                registry.set_state(payload.session_id, SessionState.IDLE)
+                registry.set_state(payload.session_id, states.IDLE)
             return None
         if payload.event == "Interrupt":  # Escape: the turn ends without a Stop, unfinished
             room.store.stop_turn(payload.session_id, output=None, failed=True, at=room.clock())
-            registry.set_state(payload.session_id, SessionState.IDLE)
+            registry.set_state(payload.session_id, states.IDLE)
             return None
         return _stop(room, registry, session, payload)
     finally:
@@ -118,20 +128,23 @@ def _prompt(
     room: Room, registry: Registry, session: Mapping[str, Any], payload: HookPayload
 ) -> dict[str, Any] | None:
     prompt = payload.prompt or ""
-    from agent_room.core.peer_prompt import parse_peer_prompt
     from agent_room.room.delivery import receive  # (each event loads only what it uses)
 
-    peer = parse_peer_prompt(prompt)  # from another session, through its client's socket
+    peer = None
+    if prompt.startswith("<"):  # from another session, through its client's socket
+        from agent_room.core.peer_prompt import parse_peer_prompt
+
+        peer = parse_peer_prompt(prompt)
     kind = classify(prompt if peer is None else peer.body)
-    registry.set_state(payload.session_id, SessionState.BUSY, new_turn=True)
+    registry.set_state(payload.session_id, states.BUSY, new_turn=True)
     room.store.start_turn(
         payload.session_id,
         prompt_id=payload.prompt_id,
-        kind=kind.kind.value,
+        kind=kind.kind,
         prompt=prompt[:PROMPT_KEEP],
         at=room.clock(),
     )
-    if kind.kind is PromptKind.NUDGE:
+    if kind.kind == PromptKind.NUDGE:
         via = "nudge" if peer is None else "native"
         context = receive(room, str(session["name"]), kind.message_ids, via=via)
         if context:
@@ -160,7 +173,7 @@ def _stop(
         reason = deliver_at_stop(room, session)
         if reason:
             return {"decision": "block", "reason": reason}
-    registry.set_state(payload.session_id, SessionState.IDLE)
+    registry.set_state(payload.session_id, states.IDLE)
     return None
 
 

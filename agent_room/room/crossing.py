@@ -137,7 +137,7 @@ class Crossings:
         those its Stop hook handed over when the turn continued."""
         prompt = classify(group.prompt)
         origins = []
-        if prompt.kind is PromptKind.NUDGE and prompt.message_ids:
+        if prompt.kind == PromptKind.NUDGE and prompt.message_ids:
             origins = self.store.message_origins(prompt.message_ids)
         elif not group.orphan:
             return Started()  # a human started it (or a checkpoint): not an answer

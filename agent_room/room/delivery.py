@@ -7,16 +7,14 @@ over is the receipt.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-
-from agent_room.core.format import format_messages
 from agent_room.core.prompts import NUDGE_PREFIX
-from agent_room.room.service import Room
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
     from typing import Any
 
+    from agent_room.room.service import Room
     from agent_room.store.sqlite_base import Row
 
 MAX_STOP_BLOCKS = 3
@@ -40,6 +38,8 @@ def context_for(name: str, rows: Sequence[Row]) -> str:
     Fired timers are the agent's own breadcrumbs, so they come last, under their own
     words (``core.timers``), never under the guardrail meant for peers' messages.
     """
+    from agent_room.core.format import format_messages  # (a receipt that hands over)
+
     count = len(rows)
     noun = "message" if count == 1 else "messages"
     header = f"{NUDGE_PREFIX} {count} new {noun} for @{name}. "

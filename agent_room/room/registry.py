@@ -6,7 +6,7 @@ through an adapter and passed in; this module only applies the rules.
 
 from __future__ import annotations
 
-from agent_room.core.enums import SessionState
+from agent_room.core import states
 from agent_room.core.errors import BadInput
 from agent_room.core.names import name_from_cwd, parse_name
 from agent_room.core.records import Record
@@ -14,6 +14,7 @@ from agent_room.room.service import Room
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any, ClassVar
 
     from agent_room.core.ports import ProcessProbe
@@ -98,7 +99,7 @@ class Registry:
         columns: dict[str, object] = {
             "session_id": facts.session_id,
             "agent": facts.agent,
-            "state": SessionState.IDLE.value,
+            "state": states.IDLE,
             "pane": facts.pane,
             "tmux_socket": facts.tmux_socket,
             "pid": facts.pid,
@@ -119,16 +120,17 @@ class Registry:
             alive=self.probe.is_alive,
         )
 
-    def ensure(self, facts: SessionFacts) -> Row:
-        """The session's row, registering it first if its SessionStart was missed."""
-        row = self.store.session(facts.session_id)
+    def ensure(self, session_id: str, facts: Callable[[], SessionFacts]) -> Row:
+        """The session's row, registering it first (with ``facts()``, gathered only then)
+        if its SessionStart was missed."""
+        row = self.store.session(session_id)
         if row is None or row["left_at"] is not None:
-            return self.register(facts)
+            return self.register(facts())
         return row
 
-    def set_state(self, session_id: str, state: SessionState, *, new_turn: bool = False) -> None:
-        """Record a state change told by a hook."""
-        self.store.set_state(session_id, state.value, at=self.room.clock(), reset_blocks=new_turn)
+    def set_state(self, session_id: str, state: str, *, new_turn: bool = False) -> None:
+        """Record a state change told by a hook (one of ``core.states``)."""
+        self.store.set_state(session_id, str(state), at=self.room.clock(), reset_blocks=new_turn)
 
     def refresh(self) -> list[str]:
         """Mark sessions whose process died or whose PID was reused as ended."""

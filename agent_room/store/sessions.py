@@ -6,14 +6,13 @@ one transaction with its audit events.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from agent_room.store.db import write_transaction
 from agent_room.store.sqlite_base import StoreBase, event, rows
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import sqlite3
+    from collections.abc import Iterable
     from typing import Any
 
     from agent_room.store.sqlite_base import Row

@@ -6,8 +6,6 @@ log and the state never disagree. Rows come back as plain ``dict``s keyed by col
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from agent_room.core.errors import NotFound
 from agent_room.store.db import write_transaction
 from agent_room.store.delivery import DeliveryStore
@@ -18,6 +16,7 @@ from agent_room.store.wake import poke
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import sqlite3
+    from collections.abc import Sequence
     from typing import Any
 
     from agent_room.store.sqlite_base import Row

@@ -3,12 +3,14 @@ start, on every turn of every agent (``core.fastjson`` drives the C codec direct
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -88,6 +90,61 @@ def test_send_loads_no_more_than_it_needs(tmp_path: Path) -> None:
     message_id, *loaded = result.stdout.split()
     assert message_id.isdigit()
     assert loaded == []
+
+
+PROCESS = "import sys; from agent_room.cli import main; sys.exit(main())"
+"""What an installed ``agent-room`` runs (the console script, less the installer's lines)."""
+NEVER = {
+    *("enum", "re", "json", "typing", "datetime", "collections.abc", "sqlite3"),
+    *("contextlib", "dataclasses", "pathlib", "inspect", "subprocess", "pydantic"),
+}
+"""Standard modules no hook loads (``_sqlite3`` itself brings ``functools``)."""
+NOT_ON_A_TURN = {
+    *("agent_room.core.enums", "agent_room.adapters.procfs", "agent_room.adapters.processes"),
+    *("agent_room.core.peer_prompt", "agent_room.core.format"),
+}
+"""What a turn of a registered session does not need: an enum, its process (gathered at
+registration), a peer's wrapper (for a typed prompt), the messages' format (none due)."""
+
+
+def _loaded(argv: list[str], env: dict[str, str], stdin: bytes = b"") -> set[str]:
+    """The modules a fresh process loads (``-X importtime``); fails unless it exits 0."""
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", *argv],
+        input=stdin, capture_output=True, check=True, cwd=REPO, env=env,
+    )  # fmt: skip
+    lines = result.stderr.decode().splitlines()
+    return {line.rsplit("|", 1)[1].strip() for line in lines if line.startswith("import time:")}
+
+
+def test_a_hook_process_loads_only_what_its_event_needs(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENT_ROOM_", "PYTHON"))}
+    env |= {"AGENT_ROOM_HOME": str(tmp_path / "room"), "AGENT_ROOM_NAME": "backend"}
+    bare = _loaded(["-c", "pass"], env)
+    events = [
+        ("SessionStart", "hook-SessionStart-startup.json"),
+        ("UserPromptSubmit", "hook-UserPromptSubmit.json"),
+        ("Stop", "hook-Stop.json"),
+        ("SessionEnd", "hook-SessionEnd-other.json"),
+    ]
+    for event, fixture in events:
+        stdin = (FIXTURES / fixture).read_bytes()
+        loaded = _loaded(["-c", PROCESS, "hook", event], env, stdin) - bare
+        assert "agent_room.hooks.handlers" in loaded, event  # it did run
+        assert loaded & NEVER == set(), event
+        if event != "SessionStart":
+            assert loaded & NOT_ON_A_TURN == set(), event
+    assert not (tmp_path / "room" / "errors.log").exists()
+
+
+def test_a_hook_called_in_process_returns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only the process's own command line ends the process at once (``cli._exit_now``)."""
+    from agent_room.cli import main
+
+    monkeypatch.setenv("AGENT_ROOM_HOME", str(tmp_path / "room"))
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"{}")))
+    assert main(["hook", "SessionEnd"]) == 0  # (an empty payload: logged in the room)
+    assert "payload has no session_id" in (tmp_path / "room" / "errors.log").read_text()
 
 
 json_values = st.recursive(
