@@ -399,11 +399,25 @@ class Links:
 
     # -- who --------------------------------------------------------------------------
 
-    def flag(self, sessions: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Add each session's live links and the anchoring flag to ``who``'s rows."""
-        live = self.store.links(live_only=True)
+    def flag(
+        self,
+        sessions: list[dict[str, Any]],
+        live: dict[str, list[dict[str, Any]]] | None = None,
+    ) -> list[dict[str, Any]]:
+        """Add each session's live links and the anchoring flag to ``who``'s rows
+        (``live``: ``live_by_session``, when the caller has read it already)."""
+        by_session = self.live_by_session() if live is None else live
+        linked = [s["name"] for s in sessions if by_session.get(str(s["session_id"]))]
+        loose = unanchored(linked, sorted(self.store.anchored_names()))
+        for session in sessions:
+            session["links"] = by_session.get(str(session["session_id"]), [])
+            session["unanchored"] = session["name"] in loose
+        return sessions
+
+    def live_by_session(self) -> dict[str, list[dict[str, Any]]]:
+        """The live links of each session that has any, by session id."""
         by_session: dict[str, list[dict[str, Any]]] = {}
-        for link in live:
+        for link in self.store.links(live_only=True):
             for mine, peer, role in (
                 ("initiator_session", "responder", Role.INITIATOR),
                 ("responder_session", "initiator", Role.RESPONDER),
@@ -417,9 +431,4 @@ class Links:
                         "crossings_left": max(0, link["budget"] - link["crossings"]),
                     }
                 )
-        linked = [s["name"] for s in sessions if by_session.get(str(s["session_id"]))]
-        loose = unanchored(linked, sorted(self.store.anchored_names()))
-        for session in sessions:
-            session["links"] = by_session.get(str(session["session_id"]), [])
-            session["unanchored"] = session["name"] in loose
-        return sessions
+        return by_session

@@ -239,41 +239,10 @@ class Room:
         return silent_hosts(self.store, now)
 
     def who(self) -> list[dict[str, Any]]:
-        """One object per session in the room, for ``who`` and the console."""
-        now = self.clock()
-        rows = self.store.members()
-        notes = self.store.notes()
-        by_session = {r["session_id"]: r["name"] for r in rows if r["session_id"]}
-        silent = self.silent_hosts(now)
-        sessions = [
-            {
-                "name": r["name"],
-                "session_id": r["session_id"],
-                "agent": r["agent"],
-                # a silent host's sessions cannot be judged: neither running nor ended
-                "state": "unknown" if r["host"] in silent and r["state"] != "ended" else r["state"],
-                "host": r["host"],
-                "pane": r["pane"],
-                "pid": r["pid"],
-                "cwd": r["cwd"],
-                "unread": r["unread"],
-                "failed": r["failed"],
-                "delivery": notes.get(r["name"], ""),
-                "parent": by_session.get(r["parent"]),
-                "parent_session_id": r["parent"],
-                "depth": r["depth"],
-                "age_seconds": round(now - r["started_at"], 1),
-                "transcript_path": r["transcript_path"],
-            }
-            for r in rows
-        ]
-        from agent_room.room.links import Links
-        from agent_room.store.loops import LoopStore
+        """One object per session in the room, as ``who --json`` prints them."""
+        from agent_room.room.roster import Roster
 
-        held = LoopStore(self.store).held_by_recipient()
-        for session in sessions:
-            session["held"] = held.get(session["name"], 0)  # behind the loop breaker
-        return Links(self).flag(sessions)
+        return Roster(self).sessions()
 
     # -- handovers --------------------------------------------------------------------
 

@@ -1,8 +1,8 @@
-"""Read-only queries of the console and of enter / exit, over the room's SQLite store.
+"""Read-only queries of the console, of ``who`` and of enter / exit, over the room's store.
 
 Functions over a ``StoreBase`` rather than methods of ``SqliteStore``: they are only
-read by the console's reader thread and the enter commands, and each keeps to an index
-so that a room with a long history opens fast.
+read by the console's reader thread, ``who`` and the enter commands, and each keeps to an
+index so that a room with a long history opens fast.
 """
 
 from __future__ import annotations
@@ -10,10 +10,14 @@ from __future__ import annotations
 import json
 
 from agent_room.store.db import write_transaction
+from agent_room.store.sqlite import INBOX_STATUSES
 from agent_room.store.sqlite_base import event, rows
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
     from agent_room.store.sqlite_base import Row, StoreBase
 
 FLOW_KINDS = (
@@ -35,6 +39,22 @@ FLOW_KINDS = (
 )
 """Audit events that make up the message flow."""
 
+ROSTER_COLUMNS = (
+    "name",
+    "session_id",
+    "agent",
+    "state",
+    "host",
+    "pane",
+    "pid",
+    "cwd",
+    "parent",
+    "depth",
+    "started_at",
+    "transcript_path",
+)
+"""The columns of ``roster``'s rows, in order."""
+
 ENTERED = "session.entered"
 """The audit event of one enter: subject is the session entered, data says from where."""
 
@@ -54,6 +74,34 @@ def flow_events(store: StoreBase, limit: int) -> list[Row]:
     )
     found.reverse()
     return found
+
+
+def roster(store: StoreBase) -> Sequence[Sequence[Any]]:
+    """Every session holding a name, oldest first, as rows of ``ROSTER_COLUMNS``.
+
+    Rows by position, not dicts: ``who`` reads thousands of them at every start, and
+    lays them out column by column (``room.roster``).
+    """
+    found: list[Sequence[Any]] = store.conn.execute(
+        f"SELECT {', '.join(ROSTER_COLUMNS)} FROM sessions WHERE left_at IS NULL"
+        " ORDER BY started_at, rowid"
+    ).fetchall()
+    return found
+
+
+def unread_counts(store: StoreBase) -> dict[str, tuple[int, int]]:
+    """Each recipient's unread messages and how many of them failed, in one pass over
+    the unread index (recipients with none are left out)."""
+    placeholders = ",".join("?" * len(INBOX_STATUSES))
+    return {
+        str(recipient): (int(unread), int(failed))
+        for recipient, unread, failed in store.conn.execute(
+            "SELECT recipient, count(*), sum(CASE WHEN status = 'failed' THEN 1 ELSE 0 END)"
+            f" FROM messages WHERE read_at IS NULL AND status IN ({placeholders})"
+            " GROUP BY recipient",
+            INBOX_STATUSES,
+        ).fetchall()
+    }
 
 
 def last_message_id(store: StoreBase) -> int:
