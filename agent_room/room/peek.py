@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from agent_room.adapters.transcripts import Tail, read_tail
 from agent_room.core.errors import NotFound, Refused
 from agent_room.core.names import parse_name
+from agent_room.store.hosts import on_this_host
 from agent_room.store.links import LinkStore
 
 TYPE_CHECKING = False
@@ -60,6 +61,8 @@ def peek(room: Room, who: str, *, viewer: str | None, turns: int) -> Peek:
         )
     if not path:
         raise NotFound(f"@{name} has no transcript: @{name}'s client has not told the room one")
+    if not on_this_host(room.store, target):
+        raise Refused(f"@{name} runs on {target['host']}, where its transcript is: peek from there")
     try:
         tail = read_tail(str(path), turns)
     except FileNotFoundError:

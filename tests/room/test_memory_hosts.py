@@ -14,12 +14,14 @@ import pytest
 
 from agent_room.adapters.processes import SystemProbe
 from agent_room.core.entities import from_text
+from agent_room.core.errors import Refused
 from agent_room.core.handover import HandoverFields
 from agent_room.core.prompts import COMPACTING
 from agent_room.room import Room
 from agent_room.room.checkpoints import Checkpoints
 from agent_room.room.entities import Entities
 from agent_room.room.memory import HOOKED_COMPACTION, PROBLEM
+from agent_room.room.peek import peek
 from agent_room.store import checkpoints as store_checkpoints
 from agent_room.store import entities as store_entities
 from agent_room.store import memory as store_memory
@@ -221,3 +223,12 @@ def test_a_sessions_end_and_compaction_are_checkpointed_by_its_own_host(
     assert on_devbox.run_once()
     assert kinds("api").count("session_end") == 1
     assert kinds("api").count("pre_compact") == before + 1  # the laptop did not skip it
+
+
+def test_a_peek_at_another_hosts_agent_says_where_its_transcript_is(
+    hosts: tuple[Room, Room],
+) -> None:
+    laptop, devbox = hosts
+    assert peek(devbox, "api", viewer=None, turns=1).tail.turns
+    with pytest.raises(Refused, match="@api runs on devbox, where its transcript is"):
+        peek(laptop, "api", viewer=None, turns=1)
