@@ -3,13 +3,13 @@ checkpoints sessions that ended.
 
 Embedded in ``agent-room watch`` and the console next to the deliverer and the
 injector, under its host's lease (one acts per host, the others on that host stand by):
-each host's worker reads its own host's transcripts, prepares the contexts of handovers
-from its own host's agents and checkpoints its own host's sessions, into the one room
-that every host builds contexts and resumes from. It polls: a
-context must be ready before the operator decides, which takes seconds, and a handover
-approved before the worker got to it is prepared by the approving process instead. A
-fault in a pass (an unreadable transcript is not one: it is logged and skipped) is
-reported and retried after a pause that grows (``workers.guard``).
+a transcript is a file of its session's host, so each host's worker reads its own
+host's transcripts, prepares the contexts of its own agents' handovers and checkpoints
+its own sessions, into the one room every host builds contexts and resumes from. It
+polls: a context must be ready before the operator decides, which takes seconds, and a
+handover approved before the worker got to it is prepared by the approving process
+instead. A fault in a pass (an unreadable transcript is not one: it is logged and
+skipped) is reported and retried after a pause that grows (``workers.guard``).
 """
 
 from __future__ import annotations
