@@ -259,6 +259,64 @@ def test_the_launcher_finds_agent_room_on_path(tmp_path: Path) -> None:
     assert (record / "stdin").read_bytes() == PAYLOAD
 
 
+def _console_script(path: Path, head: str, call: str) -> Path:
+    """An installed ``agent-room`` as installers write it: ``head``, then the entry point."""
+    path.write_text(
+        f"{head}\n# -*- coding: utf-8 -*-\nimport sys\nfrom agent_room.cli import main\n"
+        f"if __name__ == '__main__':\n    sys.exit({call})\n",
+        encoding="utf-8",
+    )
+    path.chmod(0o755)
+    return path
+
+
+def _hook_env(tmp_path: Path, script: Path) -> dict[str, str]:
+    return {
+        "PATH": _bare_path(tmp_path),
+        "HOME": str(tmp_path),
+        "AGENT_ROOM_BIN": str(script),
+        "AGENT_ROOM_HOME": str(tmp_path / "room"),
+        "AGENT_ROOM_NAME": "backend",
+    }
+
+
+def _registered(tmp_path: Path, result: subprocess.CompletedProcess[bytes]) -> None:
+    """The SessionStart ran: registered @backend and said so, nothing in the error log."""
+    assert (result.returncode, result.stderr) == (0, b"")
+    context = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "You are @backend" in context
+    assert not (tmp_path / "room" / "errors.log").exists()
+
+
+def test_the_launcher_runs_an_installed_console_scripts_entry_point_itself(
+    tmp_path: Path,
+) -> None:
+    """Whatever else the installer's script loads first (pip before 25 loads ``re``,
+    milliseconds of every hook) is skipped; the agent's working directory stays off the
+    module path (a folder there named like a module must not be loaded)."""
+    script = _console_script(
+        tmp_path / "agent-room", f"#!{sys.executable}", "'the installer script ran'"
+    )
+    project = tmp_path / "project"
+    (project / "agent_room").mkdir(parents=True)
+    (project / "agent_room" / "__init__.py").write_text("raise SystemExit('decoy')\n")
+    result = subprocess.run(
+        [_sh(), str(LAUNCHER), "SessionStart"],
+        input=PAYLOAD, env=_hook_env(tmp_path, script), cwd=project,
+        capture_output=True, timeout=30, check=False,
+    )  # fmt: skip
+    _registered(tmp_path, result)
+
+
+def test_the_launcher_runs_a_script_through_another_interpreter_as_it_is(
+    tmp_path: Path,
+) -> None:
+    """pip's form for an interpreter path too long for ``#!``: sh, then Python."""
+    head = f"#!/bin/sh\n'''exec' \"{sys.executable}\" \"$0\" \"$@\"\n' '''"
+    script = _console_script(tmp_path / "agent-room", head, "main()")
+    _registered(tmp_path, _launch("SessionStart", _hook_env(tmp_path, script)))
+
+
 def test_the_manifest_names_the_project_as_author() -> None:
     manifest = _load(PLUGIN / ".claude-plugin" / "plugin.json")
     assert manifest["name"] == "agent-room"
