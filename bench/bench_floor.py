@@ -21,8 +21,12 @@ round by round), so that a loaded machine slows them alike:
   as tmux reads it). The floor: ``python -c pass`` of the same
   interpreter, plus one commit and one tmux command through a kept client.
 - **hooks**: SessionStart, UserPromptSubmit, Stop and SessionEnd with recorded payloads
-  (a watcher holds the room open, as in a room with a deliverer), against ``python -c
-  pass`` with a payload on stdin: the ratio of the medians.
+  (a watcher holds the room open, as in a room with a deliverer), run as the clients run
+  them: ``sh plugin/bin/agent-room-hook EVENT`` (the install's own launcher, with
+  ``AGENT_ROOM_BIN`` naming its ``agent-room``), against ``python -c pass`` with a
+  payload on stdin: the ratio of the medians. ``agent-room hook EVENT`` run directly is
+  shown beside it (the console script as the installer wrote it: pip before 25 writes
+  one that loads ``re`` first, which the launcher skips).
 - **who and history**: ``agent-room who`` on rooms of 50, 500 and 2,000 sessions, and
   ``agent-room history 20`` on rooms of 10,000 and 1,000,000 messages (each seeded by
   the install's own code), against ``python -c pass``.
@@ -75,6 +79,8 @@ HOOK_RATIO = 2.0
 FLAT_RATIO = 1.25
 REST_PCT = 0.5
 HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd")
+DIRECT = "agent-room hook "
+"""The figures of the console script run directly (no budget: the launcher is the path)."""
 PROMPTED = re.compile(rb"\[agent-room\] 1 new message from @backend \(#(\d+)\)\r\n")
 """The nudge, then the terminal's echo of its Enter: the line submitted to the agent."""
 
@@ -329,20 +335,23 @@ def measure_hooks(
         for install in installs:
             home = tmp / f"hooks-{install.slug}" / "room"
             env = install.env(home, AGENT_ROOM_NAME="backend", TMUX_PANE="%1",
-                              CLAUDE_PID=str(agent_pid))  # fmt: skip
+                              CLAUDE_PID=str(agent_pid),
+                              AGENT_ROOM_BIN=str(install.script))  # fmt: skip
             timed([str(install.script), "hook", "SessionStart"], env, payloads["SessionStart"])
             keeper = sqlite3.connect(home / "room.db")
             keeper.execute("SELECT count(*) FROM sessions").fetchone()
             keepers.append(keeper)
             homes[install.label] = (home, env)
-        step(f"hooks: {runs} rounds of {len(installs)} installs x {len(HOOK_EVENTS) + 1}")
+        step(f"hooks: {runs} rounds of {len(installs)} installs x {2 * len(HOOK_EVENTS) + 1}")
         try:
             for r, order in enumerate(rounds(installs, runs + 1)):
                 for install in order:
                     _home, env = homes[install.label]
                     argvs = [("python -c pass", [str(install.python), "-c", "pass"], b"{}")]
+                    argvs += [(e, _launched(install, e), payloads[e]) for e in HOOK_EVENTS]
                     argvs += [
-                        (e, [str(install.script), "hook", e], payloads[e]) for e in HOOK_EVENTS
+                        (f"{DIRECT}{e}", [str(install.script), "hook", e], payloads[e])
+                        for e in HOOK_EVENTS
                     ]
                     for what, argv, stdin in argvs:
                         elapsed = timed(argv, env, stdin)
@@ -360,6 +369,15 @@ def measure_hooks(
                for e, t in runs_of.items()},
         }  # fmt: skip
     return result
+
+
+def _launched(install: Install, event: str) -> list[str]:
+    """The hook as a client runs it: through the install's own launcher (a revision
+    without one: its ``agent-room`` alone)."""
+    launcher = install.source / "plugin" / "bin" / "agent-room-hook"
+    if not launcher.exists():
+        return [str(install.script), "hook", event]
+    return ["sh", str(launcher), event]
 
 
 # -- who and history -------------------------------------------------------------------
@@ -531,7 +549,15 @@ def report(data: dict[str, Any], labels: list[str], current: list[str]) -> list[
                 for k, v in hooks.items()
             }
             rows.append([f"{event} ms (x python)", *cells(shown)])
-        print_table(["hook, median", *labels], rows, title="Hooks against the bare interpreter")
+        for event in HOOK_EVENTS:
+            shown = {
+                k: f"{v[DIRECT + event]['median_ms']:.1f} ({v[DIRECT + event]['ratio']:.2f}x)"
+                for k, v in hooks.items()
+                if DIRECT + event in v
+            }
+            rows.append([f"{DIRECT}{event} ms", *cells(shown)])
+        title = "Hooks through the plugin's launcher, and agent-room hook alone"
+        print_table(["hook, median", *labels], rows, title=title)
         for label in current:
             worst = max(hooks[label][e]["ratio"] for e in HOOK_EVENTS)
             if worst > HOOK_RATIO:
