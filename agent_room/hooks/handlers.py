@@ -128,9 +128,7 @@ def _prompt(
     room: Room, registry: Registry, session: Mapping[str, Any], payload: HookPayload
 ) -> dict[str, Any] | None:
     prompt = payload.prompt or ""
-    from agent_room.room.delivery import receive  # (each event loads only what it uses)
-
-    peer = None
+    peer = None  # (each event, each prompt, loads only what it uses)
     if prompt.startswith("<"):  # from another session, through its client's socket
         from agent_room.core.peer_prompt import parse_peer_prompt
 
@@ -145,6 +143,8 @@ def _prompt(
         at=room.clock(),
     )
     if kind.kind == PromptKind.NUDGE:
+        from agent_room.room.delivery import receive
+
         via = "nudge" if peer is None else "native"
         context = receive(room, str(session["name"]), kind.message_ids, via=via)
         if context:

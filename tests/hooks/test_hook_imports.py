@@ -105,6 +105,8 @@ NOT_ON_A_TURN = {
 }
 """What a turn of a registered session does not need: an enum, its process (gathered at
 registration), a peer's wrapper (for a typed prompt), the messages' format (none due)."""
+TYPED = {"agent_room.room.delivery"}
+"""Nor a typed prompt the receipts of a nudge."""
 
 
 def _loaded(argv: list[str], env: dict[str, str], stdin: bytes = b"") -> set[str]:
@@ -134,6 +136,8 @@ def test_a_hook_process_loads_only_what_its_event_needs(tmp_path: Path) -> None:
         assert loaded & NEVER == set(), event
         if event != "SessionStart":
             assert loaded & NOT_ON_A_TURN == set(), event
+        if event == "UserPromptSubmit":
+            assert loaded & TYPED == set()
     assert not (tmp_path / "room" / "errors.log").exists()
 
 
