@@ -8,6 +8,7 @@ room where there is none.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -43,7 +44,8 @@ class Check:
     """False for what only some rooms need (Codex, Gemini): reported, never failed."""
 
 
-def _version(argv: list[str]) -> str | None:
+def _said(argv: list[str]) -> str | None:
+    """The first line a program prints, or None when it cannot run or fails."""
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=20, check=False)
     except (OSError, subprocess.TimeoutExpired):
@@ -56,7 +58,7 @@ def _tmux() -> Check:
     found = shutil.which("tmux")
     if found is None:
         return Check("tmux", "not installed", "install tmux 3.2 or later (apt install tmux)")
-    said = _version([found, "-V"]) or ""
+    said = _said([found, "-V"]) or ""
     match = re.search(r"(\d+)\.(\d+)", said)
     version = (int(match[1]), int(match[2])) if match else (0, 0)
     if version < TMUX_LEAST:
@@ -64,31 +66,54 @@ def _tmux() -> Check:
     return Check("tmux", said)
 
 
-def _clients(environ: Mapping[str, str]) -> Iterator[Check]:
-    from agent_room.demo.room import claude_binary
+CLIENTS = (
+    ("Claude Code", "claude", "@anthropic-ai/claude-code"),
+    ("Codex", "codex", "@openai/codex"),
+    ("Gemini", "gemini", "@google/gemini-cli"),
+)
+"""Each client's title, program and npm package; only Claude Code is needed."""
 
-    try:
-        claude: str | None = claude_binary(environ)
-    except Exception:  # noqa: BLE001 - not found, said below
-        claude = None
-    if claude is None:
-        yield Check(
-            "Claude Code",
-            "not found",
-            "npm install -g @anthropic-ai/claude-code, or set AGENT_ROOM_CLAUDE",
+
+@functools.cache
+def _npm_bin(path: str | None) -> Path | None:
+    """Where ``npm install -g`` puts programs, which may be off the PATH (a user prefix);
+    npm is asked once, and only when a client is not on the PATH."""
+    npm = shutil.which("npm", path=path)
+    prefix = _said([npm, "prefix", "-g"]) if npm else None
+    return Path(prefix, "bin") if prefix else None
+
+
+def _client(title: str, program: str, package: str, environ: Mapping[str, str]) -> Check:
+    """The client ``start`` would run: its variable's program, else ``program`` on the
+    PATH (both looked up as ``start`` does), so ok here means ``start`` finds it."""
+    needed = program == "claude"
+    variable = f"AGENT_ROOM_{program.upper()}"
+    given = environ.get(variable)
+    found = shutil.which(given or program, path=environ.get("PATH"))
+    if found is None and given:
+        fix = f"point {variable} at the client, or unset it"
+        return Check(title, f"{variable}={given} is not a program", fix, needed)
+    if found is None:
+        folder = _npm_bin(environ.get("PATH"))
+        if folder is not None and os.access(folder / program, os.X_OK):
+            fix = f'export PATH="{folder}:$PATH" (and in ~/.bashrc)'
+            return Check(title, f"installed in {folder}, which is not on PATH", fix, needed)
+        install = f"npm install -g {package}"
+        fix = (
+            f"{install}, or set {variable}" if needed else f"only for --agent {program}: {install}"
         )
-    else:
-        version = _version([claude, "--version"])
-        fix = "" if version else f"check that it runs: {claude} --version"
-        yield Check("Claude Code", f"{version or 'does not run'} ({claude})", fix)
-    for kind, package in (("codex", "@openai/codex"), ("gemini", "@google/gemini-cli")):
-        program = environ.get(f"AGENT_ROOM_{kind.upper()}") or shutil.which(kind)
-        if program is None:
-            hint = f"only for --agent {kind}: npm install -g {package}"
-            yield Check(kind.capitalize(), "not installed", hint, needed=False)
-            continue
-        version = _version([program, "--version"])
-        yield Check(kind.capitalize(), f"{version or 'does not run'} ({program})", needed=False)
+        return Check(title, "not installed", fix, needed)
+    version = _said([found, "--version"])
+    if version is None:
+        return Check(
+            title, f"does not run ({found})", f"check that it runs: {found} --version", needed
+        )
+    return Check(title, f"{version} ({found})", needed=needed)
+
+
+def _clients(environ: Mapping[str, str]) -> Iterator[Check]:
+    for title, program, package in CLIENTS:
+        yield _client(title, program, package, environ)
 
 
 def _claude_settings(environ: Mapping[str, str]) -> Path:
@@ -122,12 +147,16 @@ def _plugin(environ: Mapping[str, str]) -> Check:
 
 def _on_path(environ: Mapping[str, str]) -> Check:
     found = shutil.which("agent-room", path=environ.get("PATH"))
-    mine = Path(sys.executable).parent / "agent-room"
     if found is None:
+        # the script this runs as (pipx's and uv's link in ~/.local/bin), else the one
+        # beside this Python (a venv)
+        script = Path(sys.argv[0]).absolute()
+        folder = script.parent if script.name == "agent-room" else Path(sys.executable).parent
         return Check(
             "agent-room on PATH",
             "not found: the plugin's hooks cannot run it (see errors.log)",
-            f"add {mine.parent} to PATH (or install with pipx / uv tool), or set AGENT_ROOM_BIN",
+            f'export PATH="{folder}:$PATH" (and in ~/.bashrc), or set'
+            f" AGENT_ROOM_BIN={folder / 'agent-room'}",
         )
     return Check("agent-room on PATH", found)
 

@@ -21,7 +21,7 @@ def test_doctor_makes_no_room_and_names_what_is_missing(cli: Cli, tmp_path: Path
     lines = result.out.splitlines()
     assert "FIX  tmux: not installed" in lines
     assert "FIX  agent-room on PATH: not found: the plugin's hooks cannot run it" in result.out
-    assert f"add {Path(sys.executable).parent} to PATH" in result.out
+    assert f'-> export PATH="{Path(sys.executable).parent}:$PATH"' in result.out
     assert f"ok   room: {cli.home} not made yet" in result.out
 
 
@@ -59,3 +59,42 @@ def test_the_plugin_marketplace_offers_this_installs_plugin(cli: Cli, tmp_path: 
     assert (root / "agent-room").resolve() == plugin_dir()
     again = cli("plugin", "marketplace", env={"XDG_DATA_HOME": str(tmp_path / "data")})
     assert Path(again.out.strip()) == root
+
+
+def _program(path: Path, said: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"#!/bin/sh\necho '{said}'\n")
+    path.chmod(0o755)
+
+
+@pytest.mark.sqlite
+def test_doctor_finds_the_clients_where_start_looks_and_says_what_is_wrong(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """A client named by its variable is looked up on the PATH as start does; one that is
+    not a program is said to be wrong (never ok); one installed by npm -g into a folder
+    off the PATH is found there, with the PATH line to add."""
+    bare = tmp_path / "bin"
+    prefix = tmp_path / "npm-global"
+    _program(bare / "npm", str(prefix))
+    _program(bare / "my-claude", "2.1.330 (Claude Code)")
+    _program(prefix / "bin" / "codex", "codex-cli 0.169.0")
+    env = {
+        "PATH": str(bare),
+        "AGENT_ROOM_CLAUDE": "my-claude",
+        "AGENT_ROOM_GEMINI": str(tmp_path / "nowhere" / "gemini"),
+    }
+    result = cli("doctor", env=env)
+    lines = result.out.splitlines()
+    assert f"ok   Claude Code: 2.1.330 (Claude Code) ({bare / 'my-claude'})" in lines, result
+    assert f"note Codex: installed in {prefix / 'bin'}, which is not on PATH" in lines
+    assert f'     -> export PATH="{prefix / "bin"}:$PATH" (and in ~/.bashrc)' in lines
+    gemini = f"note Gemini: AGENT_ROOM_GEMINI={tmp_path / 'nowhere' / 'gemini'} is not a program"
+    assert gemini in lines
+    assert "     -> point AGENT_ROOM_GEMINI at the client, or unset it" in lines
+    env["AGENT_ROOM_CLAUDE"] = str(tmp_path / "nowhere" / "claude")
+    result = cli("doctor", env=env)
+    assert result.code == 1
+    assert f"FIX  Claude Code: AGENT_ROOM_CLAUDE={env['AGENT_ROOM_CLAUDE']} is not a program" in (
+        result.out
+    )
