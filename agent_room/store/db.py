@@ -126,21 +126,39 @@ def busy(exc: sqlite3.Error) -> bool:
     )
 
 
+_COUNT_CHANGE = (
+    "INSERT INTO room_changes (id, n) VALUES (1, 1) ON CONFLICT (id) DO UPDATE SET n = n + 1"
+)
+
+
+def count_change(conn: sqlite3.Connection) -> None:
+    """Move the room's change count (SQLite; PostgreSQL's watchers hear its triggers)."""
+    if hasattr(conn, "total_changes"):
+        conn.execute(_COUNT_CHANGE)
+
+
 class write_transaction:
     """``BEGIN IMMEDIATE`` ... ``COMMIT``; everything or nothing is written.
 
-    A class rather than ``@contextmanager``: importing contextlib costs the hooks a
-    millisecond on every turn.
+    A transaction that changed anything moves the room's change count (``room_changes``),
+    unless it is a ``renewal`` (a lease or a host marked alive again): every file watcher
+    of the room wakes on each write, and a watcher that finds the count where it was
+    knows that nothing it shows changed. A class rather than ``@contextmanager``:
+    importing contextlib costs the hooks a millisecond on every turn.
     """
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, *, renewal: bool = False) -> None:
         self.conn = conn
+        self.renewal = renewal
+        self._before: int | None = None
 
     def __enter__(self) -> sqlite3.Connection:
         try:
             self.conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
             raise RoomUnavailable(f"the room is busy: {exc}") from None
+        # PostgreSQL's connection has no count: its watchers hear only the changes
+        self._before = None if self.renewal else getattr(self.conn, "total_changes", None)
         return self.conn
 
     def __exit__(self, kind: type[BaseException] | None, *_rest: object) -> None:
@@ -148,6 +166,8 @@ class write_transaction:
             self._rollback()
             return
         try:
+            if self._before is not None and self.conn.total_changes != self._before:
+                self.conn.execute(_COUNT_CHANGE)
             self.conn.execute("COMMIT")
         except sqlite3.Error:
             # a full disk or a held lock at COMMIT can leave the transaction open: end

@@ -6,7 +6,7 @@ recorded before it is typed, so a stand-by that takes over knows what is in flig
 
 from __future__ import annotations
 
-from agent_room.store.db import write_transaction
+from agent_room.store.db import count_change, write_transaction
 from agent_room.store.sqlite_base import StoreBase, event, rows
 
 TYPE_CHECKING = False
@@ -30,8 +30,11 @@ class DeliveryStore(StoreBase):
         at: float,
         alive: Callable[[int, int | None], bool],
     ) -> bool:
-        """Take or renew the lease ``name``; False while another live holder has it."""
-        with write_transaction(self.conn) as conn:
+        """Take or renew the lease ``name``; False while another live holder has it.
+
+        A renewal by the holder leaves the room's change count alone: it changes nothing
+        anyone shows (see ``write_transaction``); a new holder moves it."""
+        with write_transaction(self.conn, renewal=True) as conn:
             row = conn.execute("SELECT * FROM leases WHERE name = ?", (name,)).fetchone()
             free = (
                 row is None
@@ -54,6 +57,7 @@ class DeliveryStore(StoreBase):
             )
             if row is None or row["holder"] != holder:
                 event(conn, at, "deliverer.lease", "room", name, data={"holder": holder})
+                count_change(conn)
             return True
 
     def lease(self, name: str) -> Row | None:

@@ -8,7 +8,7 @@ other host can judge its processes.
 
 from __future__ import annotations
 
-from agent_room.store.db import write_transaction
+from agent_room.store.db import count_change, write_transaction
 from agent_room.store.sqlite_base import event, rows
 
 TYPE_CHECKING = False
@@ -28,8 +28,9 @@ def on_this_host(store: StoreBase, row: Row) -> bool:
 
 
 def host_seen(store: StoreBase, *, at: float, pid: int) -> None:
-    """Mark this process's host as seen now (its watcher is alive)."""
-    with write_transaction(store.conn) as conn:
+    """Mark this process's host as seen now (its watcher is alive); the room's change
+    count moves only when the host was new or silent (see ``write_transaction``)."""
+    with write_transaction(store.conn, renewal=True) as conn:
         before = conn.execute("SELECT seen_at FROM hosts WHERE host = ?", (store.host,)).fetchone()
         conn.execute(
             "INSERT INTO hosts (host, seen_at, pid) VALUES (?, ?, ?) ON CONFLICT(host)"
@@ -38,6 +39,7 @@ def host_seen(store: StoreBase, *, at: float, pid: int) -> None:
         )
         if before is None or at - float(before[0]) > SILENT_AFTER:
             event(conn, at, "host.seen", "room", store.host, data={"pid": pid})
+            count_change(conn)
 
 
 def hosts(store: StoreBase) -> list[Row]:

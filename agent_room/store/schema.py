@@ -392,6 +392,14 @@ MIGRATIONS: tuple[str, ...] = (
         pid INTEGER
     );
     """,
+    # the room's change count: every write transaction moves it, except a lease's or a
+    # host's renewal, so a watcher woken by a renewal alone sees nothing changed
+    """
+    CREATE TABLE room_changes (
+        id INTEGER PRIMARY KEY,
+        n INTEGER NOT NULL
+    );
+    """,
 )
 """Each entry moves the schema from version ``index`` to ``index + 1``."""
 

@@ -95,6 +95,15 @@ class StoreBase:
         """``sqlite`` or ``postgresql``."""
         return "sqlite" if self.url is None else "postgresql"
 
+    def changes(self) -> int | None:
+        """The room's change count (see ``write_transaction``): where it stands still,
+        nothing but leases and hosts' renewals was written. ``None`` on PostgreSQL,
+        where a watcher is woken only by changes."""
+        if self.url is not None:
+            return None
+        row = self.conn.execute("SELECT n FROM room_changes WHERE id = 1").fetchone()
+        return int(row[0]) if row else 0
+
     def close(self) -> None:
         """Close the connection; the store cannot be used afterwards."""
         self.conn.close()

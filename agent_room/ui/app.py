@@ -14,6 +14,7 @@ import gc
 import os
 import threading
 import time
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -118,6 +119,8 @@ class RoomConsole(ReachMixin, App[int]):
         """Names of the themes read from the user's folders."""
         self._first = snapshot
         self._wake = threading.Event()
+        self._read_asked = False
+        """Read the room at the reader's next pass even if its change count stands still."""
         self._stop = threading.Event()
         self._watch_stop: asyncio.Event | None = None
         self._deliver_stops: list[threading.Event] = []
@@ -259,7 +262,7 @@ class RoomConsole(ReachMixin, App[int]):
 
     def on_refresh_wanted(self, _message: RefreshWanted) -> None:
         """Read the room again now."""
-        self._wake.set()
+        self.action_reread()
 
     def open_room(self) -> Room:
         """A fresh connection to the room, for one worker thread."""
@@ -289,16 +292,35 @@ class RoomConsole(ReachMixin, App[int]):
         # a room locked for long, a full disk: say so in the status bar, keep reading
         guard = Guard("reader", room.store, self._problems("reader", "on"))
         last: RoomSnapshot | None = self._first  # the picture already on screen
+        read_at: list[int | None] = [None]  # the room's change count at the last read
+
+        def read(woken: bool) -> RoomSnapshot | None:
+            """The room; nothing when woken by writes that changed nothing shown (the
+            workers' leases, renewed every second or so, each wake the file watch)."""
+            count = room.store.changes()
+            if woken and count is not None and count == read_at[0]:
+                return None
+            read_at[0] = None  # until this read succeeds
+            snapshot = reader.read()
+            read_at[0] = count
+            return snapshot
+
+        safety = self.settings.safety_interval
+        due = time.monotonic()  # the first pass and each safety pass read, count or not
         try:
             while not (worker.is_cancelled or self._stop.is_set()):
                 self._wake.clear()
-                snapshot = guard.run(reader.read)
+                asked, self._read_asked = self._read_asked, False
+                timed = time.monotonic() >= due
+                if timed:
+                    due = time.monotonic() + safety
+                snapshot = guard.run(partial(read, not (timed or asked)))
                 if snapshot is not None:
                     stale = last is not None and snapshot.taken_at - last.taken_at >= AGE_REFRESH
                     if not snapshot.same_content(last) or stale:
                         self.post_message(SnapshotReady(snapshot))
                         last = snapshot
-                self._wake.wait(guard.pause(self.settings.safety_interval))
+                self._wake.wait(guard.pause(max(0.0, due - time.monotonic())))
         finally:
             room.close()
 
@@ -535,6 +557,7 @@ class RoomConsole(ReachMixin, App[int]):
 
     def action_reread(self) -> None:
         """Read the room again now."""
+        self._read_asked = True
         self._wake.set()
 
     def action_restart_workers(self) -> None:

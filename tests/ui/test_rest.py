@@ -1,0 +1,115 @@
+"""The console at rest: a lease renewed in the room wakes the watch, but not the reader.
+
+Every worker holding a lease renews it about once a second, and each renewal is a write
+to the room's database that the file watch reports. The reader reads the room again
+only when something it shows may have changed; a real change still reaches the screen.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from agent_room.room import Room
+from agent_room.room.snapshot import SnapshotReader
+from agent_room.ui.app import RoomConsole
+from agent_room.ui.widgets.sessions import SessionsTable
+from tests.ui.conftest import until
+from tests.ui.seed import FrozenClock
+
+SIZE = (160, 48)
+pytestmark = pytest.mark.anyio
+
+
+def _renew(room: Room, at: float) -> None:
+    """A renewal of the deliverer's lease by its live holder, as the holder's worker does."""
+    assert room.store.acquire_lease(
+        "deliverer", holder="worker-1", pid=1, pid_start=None, ttl=3.0, at=at,
+        alive=lambda *_: True,
+    )  # fmt: skip
+
+
+async def test_lease_renewals_wake_the_watch_but_not_the_reader(
+    console: Callable[..., RoomConsole],
+    seeded: tuple[Room, FrozenClock],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    room, _clock = seeded
+    _renew(room, 999.0)  # taken: a new holder is a change
+    reads = [0]
+    read = SnapshotReader.read
+
+    def counted(self: SnapshotReader) -> object:
+        reads[0] += 1
+        return read(self)
+
+    monkeypatch.setattr(SnapshotReader, "read", counted)
+    app = console(watch=True, safety_interval=3600.0)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.statuses.get("watcher") == "on")
+        await until(pilot, lambda: app.snapshot is not None)
+        table = app.main.query_one("#sessions", SessionsTable)
+        heard = threading.Event()
+        watch = app._room_watch()
+        watch.subscribe(heard.set)
+        try:
+            before = reads[0]
+            for n in range(5):
+                heard.clear()
+                _renew(room, 1000.0 + n)
+                await until(pilot, heard.is_set)  # the watch saw the write...
+                await pilot.pause(0.1)
+            assert reads[0] == before  # ...and the reader did not read the room for it
+            room.join("newcomer", pane="%9")
+            await until(pilot, lambda: "newcomer" in [r.name for r in table.shown])
+            assert reads[0] > before
+        finally:
+            watch.unsubscribe(heard.set)
+
+
+async def test_the_palettes_read_again_still_reads_an_unchanged_room(
+    console: Callable[..., RoomConsole], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reads = [0]
+    read = SnapshotReader.read
+
+    def counted(self: SnapshotReader) -> object:
+        reads[0] += 1
+        return read(self)
+
+    monkeypatch.setattr(SnapshotReader, "read", counted)
+    app = console(safety_interval=3600.0)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.snapshot is not None and reads[0] > 0)
+        before = reads[0]
+        app.action_reread()
+        await until(pilot, lambda: reads[0] > before)
+
+
+def test_a_renewal_leaves_the_change_count_and_any_other_write_moves_it(
+    seeded: tuple[Room, FrozenClock], room_home: Path
+) -> None:
+    """The room's change count moves with any change, never with a renewal alone."""
+    room, _clock = seeded
+    start = room.store.changes()
+    assert start is not None
+    _renew(room, 999.0)  # taken: a new holder is a change
+    taken = room.store.changes()
+    assert taken is not None
+    assert taken > start
+    start = taken
+    _renew(room, 1000.0)
+    _renew(room, 1001.0)
+    assert room.store.changes() == start
+    room.join("newcomer", pane="%9")
+    moved = room.store.changes()
+    assert moved is not None
+    assert moved > start
+    assert room.store.acquire_lease(  # another holder taking over is a change
+        "deliverer", holder="worker-2", pid=2, pid_start=None, ttl=3.0, at=2000.0,
+        alive=lambda *_: False,
+    )  # fmt: skip
+    assert room.store.changes() != moved
