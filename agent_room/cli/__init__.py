@@ -42,8 +42,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             quick = quick_send(args_list[1:], os.environ)
             if quick is not None:
-                return quick
-        return _parse_and_run(args_list)
+                return _done(quick, argv, args_list)
+        return _done(_parse_and_run(args_list), argv, args_list)
     except RoomError as exc:
         from agent_room.core.printable import printable
 
@@ -75,6 +75,19 @@ def _exit_now(code: int) -> NoReturn:
         except (OSError, ValueError):
             pass  # the reader went away: nothing left to tell it
     os._exit(code)
+
+
+SHORT = frozenset({"send", "who", "history"})
+"""Commands done once they have printed: their process ends without the interpreter's
+teardown (``_exit_now``), which costs a send a few milliseconds of the CPU the deliverer
+is typing with, and ``who`` more the more sessions it printed."""
+
+
+def _done(code: int, argv: Sequence[str] | None, args_list: list[str]) -> int:
+    """``code``; a command of ``SHORT`` run as the process's own command line ends here."""
+    if argv is None and args_list[:1] and args_list[0] in SHORT:
+        _exit_now(code)
+    return code
 
 
 def _database_error(exc: Exception) -> bool:

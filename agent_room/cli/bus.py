@@ -87,6 +87,13 @@ def _read_body(args: argparse.Namespace, limit: int) -> str | None:
 
 def cmd_send(args: argparse.Namespace) -> int:
     room = _open()
+    try:
+        return _send(room, args)
+    finally:
+        room.close()  # before the process ends without its teardown (cli.SHORT)
+
+
+def _send(room: Room, args: argparse.Namespace) -> int:
     sender = _me(room, args)
     structured = any((args.changed, args.todo, args.files, args.contract, args.breaking))
     if structured and not args.handover:
@@ -142,7 +149,11 @@ def cmd_inbox(args: argparse.Namespace) -> int:
 
 
 def cmd_history(args: argparse.Namespace) -> int:
-    rows = _open().history(args.count)
+    room = _open()
+    try:
+        rows = room.history(args.count)
+    finally:
+        room.close()
     if args.json:
         print_json([json_row(r) for r in rows])
     else:
@@ -171,9 +182,12 @@ def cmd_who(args: argparse.Namespace) -> int:
     from agent_room.room.roster import Roster
 
     room = _open()
-    _registry(room)
-    roster = Roster(room)
-    others = outside_rows(room)
+    try:
+        _registry(room)
+        roster = Roster(room)
+        others = outside_rows(room)
+    finally:
+        room.close()
     if args.json:
         print_json(roster.sessions() + others)
         return 0

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from agent_room.core.models import Message
+from agent_room.room import Room
 from tests.cli.conftest import one_line_error
 from tests.conftest import Cli
 
@@ -80,6 +81,19 @@ def test_who_json_has_the_documented_fields(joined: Cli) -> None:
     assert sessions[1]["pane"] == "%7"
     table = joined("who").out.splitlines()
     assert table[0].split()[:3] == ["NAME", "STATE", "AGENT"]
+
+
+def test_a_table_longer_than_a_pipe_is_printed_whole(cli: Cli, room: Room) -> None:
+    """who ends its process without the interpreter's teardown: what it printed is
+    flushed first, however much of it the pipe still holds."""
+    for n in range(1500):
+        room.join(f"agent-{n:04d}", pane=f"%{n}", agent="claude")
+    result = cli("who")
+    assert result.code == 0, result.err
+    rows = result.out.splitlines()
+    assert len(result.out) > 65536  # more than a pipe holds
+    assert len(rows) == 1501
+    assert rows[-1].startswith("agent-1499  idle")
 
 
 def test_handover_approve_and_reject(joined: Cli) -> None:
