@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from agent_room.core.models import Message
-from agent_room.room import Room
 from tests.cli.conftest import one_line_error
 from tests.conftest import Cli
 
@@ -83,17 +82,37 @@ def test_who_json_has_the_documented_fields(joined: Cli) -> None:
     assert table[0].split()[:3] == ["NAME", "STATE", "AGENT"]
 
 
-def test_a_table_longer_than_a_pipe_is_printed_whole(cli: Cli, room: Room) -> None:
-    """who ends its process without the interpreter's teardown: what it printed is
-    flushed first, however much of it the pipe still holds."""
-    for n in range(1500):
-        room.join(f"agent-{n:04d}", pane=f"%{n}", agent="claude")
-    result = cli("who")
-    assert result.code == 0, result.err
-    rows = result.out.splitlines()
-    assert len(result.out) > 65536  # more than a pipe holds
-    assert len(rows) == 1501
-    assert rows[-1].startswith("agent-1499  idle")
+TEARDOWN = (
+    "import atexit, sys; atexit.register(sys.stderr.write, 'teardown\\n');"
+    " from agent_room.cli import main; main()"
+)
+"""A process running the command line that says so when the interpreter tears down."""
+
+
+@pytest.mark.parametrize(
+    ("command", "short"),
+    [
+        (("who",), True),
+        (("history",), True),
+        (("send", "@frontend", "hi"), True),
+        (("tree",), False),
+        (("inbox", "--peek"), False),
+    ],
+)
+def test_short_commands_end_once_printed(
+    joined: Cli, command: tuple[str, ...], short: bool
+) -> None:
+    """send, who and history end their process without the interpreter's teardown, and
+    all they printed is written first."""
+    proc = subprocess.run(
+        [sys.executable, "-c", TEARDOWN, *command],
+        capture_output=True, env=joined.env({"AGENT_ROOM_NAME": "backend"}), check=True,
+    )  # fmt: skip
+    assert (b"teardown" in proc.stderr) is not short, proc.stderr
+    if command == ("who",):
+        assert proc.stdout.decode().splitlines()[-1].startswith("frontend ")
+    if command[0] == "send":
+        assert proc.stdout.strip().isdigit()
 
 
 def test_handover_approve_and_reject(joined: Cli) -> None:
