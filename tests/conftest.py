@@ -78,8 +78,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """An end-to-end test that fails is run once more (a test that fails twice fails the
     run; each rerun is listed in the summary); in the PostgreSQL pass, leave out the tests
     of the SQLite file itself."""
+    reruns = config.pluginmanager.hasplugin("rerunfailures")  # not under -p no:rerunfailures
     for item in items:
-        if any(item.get_closest_marker(tier) for tier in END_TO_END):
+        if reruns and any(item.get_closest_marker(tier) for tier in END_TO_END):
             item.add_marker(pytest.mark.flaky(reruns=1))
     if not postgres_pass():
         return

@@ -10,10 +10,14 @@ anything that acts on "the current client" would act on this one instead of the 
 Traps of control mode, and how this client keeps out of them: a bare ``tmux -C`` creates a
 session, so it only ever attaches, to the session of the pane it was first asked about;
 ``ignore-size`` keeps it from shrinking windows and ``no-output`` from receiving every
-pane's output. It is owned by the process that starts it: its stdin is a pipe from this
-process, so it detaches and exits when this process does, however this process ends; and
-it is ended by its own pid, never by a name. Whatever goes wrong with it (it cannot attach,
-it dies, an answer is late) the caller falls back to a ``tmux`` process for that command.
+pane's output. It is owned by the object that starts it, which ends it when closed,
+dropped or at the process's exit (its input closed while its output is still read), by its
+own pid, never by a name: tmux writes a control client's output into the pipe itself, and
+a client whose reader is gone while output is queued for it (a notification of a switch
+made just then) never exits, stays attached to the user's session and keeps the server
+from exiting.
+Whatever goes wrong with it (it cannot attach, it dies, an answer is late) the caller
+falls back to a ``tmux`` process for that command.
 
 Arguments are quoted for tmux's own command parser: single quotes (nothing inside them is
 expanded, and ``;`` stays text), a single quote itself as ``\\'`` outside them. A newline
@@ -29,6 +33,8 @@ import queue
 import subprocess
 import threading
 import time
+import weakref
+from collections.abc import Callable
 
 TIMEOUT = 2.0
 """Seconds to wait for an answer before the client is given up."""
@@ -61,6 +67,8 @@ class ControlClient:
         self.socket = socket
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
+        self._end: Callable[[], object] = lambda: None
+        """Ends the running client, once (a ``weakref.finalize``)."""
         self._answers: queue.Queue[tuple[bool, list[str]] | None] = queue.Queue()
         self._failed_at: float | None = None
 
@@ -115,6 +123,7 @@ class ControlClient:
             start_new_session=True,  # no terminal signals from the caller's terminal
         )
         self._proc = proc
+        self._end = weakref.finalize(self, _end, proc)  # also run at exit
         self._answers = queue.Queue()
         threading.Thread(
             target=_read_answers,
@@ -132,21 +141,25 @@ class ControlClient:
         return proc
 
     def _stop(self) -> None:
-        proc, self._proc = self._proc, None
-        if proc is None:
-            return
-        with contextlib.suppress(OSError):
-            if proc.stdin is not None:
-                proc.stdin.close()  # a control client detaches at end of input
-        try:
+        self._proc = None
+        self._end()
+
+
+def _end(proc: subprocess.Popen[bytes]) -> None:
+    """End a kept client: its input closed, it detaches once tmux has written out what it
+    had queued (read meanwhile by its reader thread); killed if it does not."""
+    with contextlib.suppress(OSError):
+        if proc.stdin is not None:
+            proc.stdin.close()
+    try:
+        proc.wait(timeout=0.5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=0.5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(timeout=0.5)
-        if proc.stdout is not None:
-            with contextlib.suppress(OSError):
-                proc.stdout.close()
+    if proc.stdout is not None:
+        with contextlib.suppress(OSError):
+            proc.stdout.close()
 
 
 def _read_answers(

@@ -38,6 +38,30 @@ def _client_on(server: libtmux.Server) -> list[str]:
     return list(server.cmd("list-clients", "-F", "#{client_session}").stdout)
 
 
+def _wait_on(server: libtmux.Server, session: str) -> None:
+    """Wait until the one client shows ``session``; say which clients there are if not."""
+    try:
+        wait_for(lambda: _client_on(server) == [session])
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; clients {_clients(server)}") from None
+
+
+def _clients(server: libtmux.Server) -> list[str]:
+    """Every client: its session, whether control mode, its process and that's parent."""
+    fmt = "#{client_session} control=#{client_control_mode} #{client_pid}"
+    listed = server.cmd("list-clients", "-F", fmt).stdout
+    return [f"{line} {_process(line.rsplit(' ', 1)[-1])}" for line in listed]
+
+
+def _process(pid: str) -> str:
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        ppid = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1]
+    except OSError:
+        return "(gone)"
+    return f"{cmdline.strip()} (parent {ppid})"
+
+
 def _run(cli: Cli, socket: str, pane: str, *args: str) -> Result:
     env = {**NO_SESSION, "TMUX": f"{socket},1,0", "TMUX_PANE": pane}
     result = cli(*args, "--wait", "0", env=env) if args[0] == "enter" else cli(*args, env=env)
@@ -59,16 +83,16 @@ def test_enter_twice_from_plain_terminals_then_exit_to_the_root(
         session_name="terminal",
         window_command=f"env -u TMUX {shutil.which('tmux')} -S {socket} attach -t desk",
     )
-    wait_for(lambda: _client_on(server) == ["desk"])
+    _wait_on(server, "desk")
 
     entered = _run(cli, socket, desk, "enter", "a")
-    wait_for(lambda: _client_on(server) == ["agent-a"])
+    _wait_on(server, "agent-a")
     assert entered.err.endswith(
         f"agent-room: entered @a in pane {pane_a}; back with: agent-room exit-agent\n"
     )
     # from a's pane, by a client that does not say its session: b's parent is told
     entered = _run(cli, socket, pane_a, "enter", "b")
-    wait_for(lambda: _client_on(server) == ["agent-b"])
+    _wait_on(server, "agent-b")
     assert (
         "agent-room: parent session: sess-a (@a); return to it with: agent-room enter sess-a\n"
         in entered.err
@@ -82,11 +106,8 @@ def test_enter_twice_from_plain_terminals_then_exit_to_the_root(
     )
 
     back = _run(cli, socket, pane_b, "exit-agent", "--root")
-    try:
-        wait_for(lambda: _client_on(server) == ["desk"])
-    except AssertionError as exc:  # say where the walk went
-        raise AssertionError(f"{exc}; {back.err!r}; clients on {_client_on(server)}") from None
     assert back.err == f"agent-room: back in pane {desk}\n"
+    _wait_on(server, "desk")
 
 
 def _zombie(pid: int) -> bool:

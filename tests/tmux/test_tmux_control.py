@@ -4,6 +4,8 @@ text arriving, and a tmux process again whenever the kept client cannot serve.""
 from __future__ import annotations
 
 import os
+import signal
+from pathlib import Path
 from typing import Any
 
 import libtmux
@@ -170,3 +172,62 @@ def test_switching_moves_the_users_client_not_the_kept_one(
         wait_for(lambda: viewers() == ["desk"], timeout=5)
     finally:
         tmux.close()
+
+
+OWNER = """
+import ctypes, sys
+from agent_room.adapters.tmux import Tmux
+tmux = Tmux()
+assert tmux.pane_exists(sys.argv[1], sys.argv[2])
+print(tmux._control._clients[sys.argv[1]]._proc.pid, flush=True)
+# wait to be told to go holding the interpreter (PyDLL keeps it): the client's answers
+# are not read meanwhile, and then this process ends the ordinary way
+ctypes.PyDLL(None).read(0, ctypes.create_string_buffer(1), 1)
+if sys.argv[3] == "drop":
+    del tmux
+"""
+
+
+@pytest.mark.parametrize("how", ["drop", "exit"])
+def test_a_kept_client_ends_with_what_kept_it(server: libtmux.Server, how: str) -> None:
+    """tmux writes a control client's output to the pipe itself: if the reader goes away
+    while output is queued for it (notifications of a switch or a rename just then, or a
+    lot of them), that client never exits, stays attached to the user's session, and keeps
+    the server from exiting. Its owner ends it when dropped or at exit, unasked."""
+    import subprocess
+    import sys
+
+    pane_id = _cat_pane(server)
+    socket = _socket(server)
+    owner = subprocess.Popen(
+        [sys.executable, "-c", OWNER, socket, pane_id, how],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert owner.stdout is not None
+    kept = int(owner.stdout.readline())
+    name = "w" * 1000  # tmux has to hold on to much more than a pipe takes
+    for n in range(100):
+        renames = []
+        for m in range(10):  # (a command line of tmux holds at most about 16 kB)
+            renames += ["rename-window", "-t", "typing:0", f"{name}{n}.{m}", ";"]
+        assert not server.cmd(*renames[:-1]).stderr
+    owner.communicate("", timeout=30)
+    assert owner.returncode == 0
+    try:
+        wait_for(lambda: _state(kept) is None, timeout=5)
+    finally:
+        if _state(kept) is not None:  # left behind: end it, or the server never exits
+            os.kill(kept, signal.SIGTERM)
+    wait_for(lambda: not _control_clients(server), timeout=5)
+
+
+def _state(pid: int) -> str | None:
+    """The process's state letter, None if it has gone (or is only a zombie)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    state = stat.rsplit(")", 1)[1].split()[0]
+    return None if state == "Z" else state
