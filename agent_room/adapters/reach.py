@@ -42,11 +42,14 @@ def _one_line(text: str) -> str:
     return printable(" ".join(text.split()))[:MESSAGE_LIMIT].replace("#", "##")
 
 
-def open_popup(socket: str | None, command: Sequence[str], *, size: str, cwd: str) -> int:
-    """Run ``command`` in a tmux popup over the current client's window; wait for it."""
+def open_popup(
+    socket: str | None, command: Sequence[str], *, size: str, cwd: str, client: str | None
+) -> int:
+    """Run ``command`` in a tmux popup over ``client``'s window (None: the current
+    client's, tmux's pick); wait for it."""
     result = _tmux(
-        socket, "display-popup", "-E", "-w", size, "-h", size, "-d", cwd, "-T", " agent-room ",
-        "--", *command,
+        socket, "display-popup", *(["-c", client] if client else []), "-E", "-w", size,
+        "-h", size, "-d", cwd, "-T", " agent-room ", "--", *command,
     )  # fmt: skip
     if result.returncode != 0:
         raise BadInput(f"tmux could not open the popup: {result.stderr.strip() or 'no client'}")

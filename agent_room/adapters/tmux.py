@@ -65,6 +65,32 @@ class PaneFacts(NamedTuple):
     """The pane's terminal as a device number, comparable with ``ProcStat.tty_nr``."""
 
 
+def user_client(socket: str | None, caller: str | None) -> str | None:
+    """The user's terminal that shows the pane ``caller`` (``$TMUX_PANE``), for a command
+    on "the current client" (``switch-client``, ``display-popup``): tmux's own choice,
+    but never a control-mode client. A kept client (this process's or a deliverer's)
+    attached to the same session and more recently active would otherwise be the one
+    acted on, and the user's terminal would not change. None: leave it to tmux."""
+    server = _server(socket)
+    session = ""
+    if caller and is_pane_id(caller):
+        found = server.cmd("display-message", "-p", "-t", caller, "#{session_id}")
+        session = found.stdout[0] if not found.returncode and found.stdout else ""
+    listed = server.cmd(
+        "list-clients",
+        "-F",
+        "#{client_control_mode} #{client_activity} #{session_id} #{client_name}",
+    )
+    best: tuple[bool, int, str] | None = None
+    for line in listed.stdout if not listed.returncode else []:
+        control, activity, client_session, name = [*line.split(" ", 3), "", "", ""][:4]
+        if control != "0" or not name or not activity.isdigit():
+            continue
+        rank = (client_session == session, int(activity), name)
+        best = rank if best is None or rank > best else best
+    return best[2] if best else None
+
+
 class Tmux:
     """The multiplexer port over real tmux servers.
 
@@ -235,41 +261,14 @@ class Tmux:
 
     def switch_client(self, socket: str | None, pane: str) -> None:
         """Make ``pane`` current in its window and session, and show that session in the
-        client the caller runs in (tmux finds it from ``$TMUX``)."""
+        user's terminal the caller runs in (``user_client``)."""
+        import os
+
         if not is_pane_id(pane):
             raise TmuxError(f"not a pane id: {pane!r}")
         self._select(socket, pane)
-        client = self._user_client(socket)
+        client = user_client(socket, os.environ.get("TMUX_PANE"))
         self._cmd(socket, "switch-client", *(["-c", client] if client else []), "-t", pane)
-
-    def _user_client(self, socket: str | None) -> str | None:
-        """The user's terminal that shows the caller's pane: tmux's own choice of "the
-        current client", but never a control-mode client. A kept client (this process's
-        or a deliverer's) attached to the same session and more recently active would
-        otherwise be the one switched, and the user's terminal would stay where it was."""
-        import os
-
-        caller = os.environ.get("TMUX_PANE", "")
-        session = ""
-        if is_pane_id(caller):
-            try:
-                out = self._cmd(socket, "display-message", "-p", "-t", caller, "#{session_id}")
-            except TmuxError:
-                out = []
-            session = out[0] if out else ""
-        listed = _server(socket).cmd(
-            "list-clients",
-            "-F",
-            "#{client_control_mode} #{client_activity} #{session_id} #{client_name}",
-        )
-        best: tuple[bool, int, str] | None = None
-        for line in listed.stdout if not listed.returncode else []:
-            control, activity, client_session, name = [*line.split(" ", 3), "", "", ""][:4]
-            if control != "0" or not name or not activity.isdigit():
-                continue
-            rank = (client_session == session, int(activity), name)
-            best = rank if best is None or rank > best else best
-        return best[2] if best else None
 
     def attach(self, socket: str | None, pane: str) -> int:
         """Attach this terminal to the pane's session until the user detaches.

@@ -38,6 +38,7 @@ def _size(text: str) -> str:
 def cmd_popup(args: argparse.Namespace) -> int:
     """Open the console in a tmux popup over the current window; return when it closes."""
     from agent_room.adapters.reach import open_popup
+    from agent_room.adapters.tmux import user_client
     from agent_room.core.names import tmux_socket_of
 
     size = _size(args.size)
@@ -45,7 +46,9 @@ def cmd_popup(args: argparse.Namespace) -> int:
         raise BadInput("agent-room popup opens over a tmux window: run it inside tmux")
     extra = ["--until-clear"] if args.until_clear else []
     command = console_command(os.environ, *extra)
-    return open_popup(tmux_socket_of(os.environ["TMUX"]), command, size=size, cwd=str(Path.cwd()))
+    socket = tmux_socket_of(os.environ["TMUX"])
+    client = user_client(socket, os.environ.get("TMUX_PANE"))  # never a kept client
+    return open_popup(socket, command, size=size, cwd=str(Path.cwd()), client=client)
 
 
 # -- tmux.conf ---------------------------------------------------------------------------

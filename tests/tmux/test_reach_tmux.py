@@ -177,3 +177,28 @@ def test_what_an_agent_wrote_reaches_tmux_as_text_never_as_a_command(
     assert [a.kind for a in notifier.run_once()] == ["message"]
     wait_for(lambda: "@api writes to you: #[fg=red]#(touch" in inner.status_line(), timeout=10)
     assert not planted.exists()
+
+
+def test_popup_opens_on_the_users_terminal_not_on_a_kept_control_client(
+    inner: Inner, room: Room
+) -> None:
+    """``display-popup`` goes to "the current client": from a shell that is tmux's pick
+    among the clients on the caller's session, which could be a deliverer's kept
+    control-mode client (attached there, more recently active), where nobody sees it."""
+    from agent_room.adapters.tmux import Tmux
+
+    _pending_handover(room)
+    work = inner.tmux("display-message", "-p", "-t", "work", "#{pane_id}").stdout.strip()
+    kept = Tmux()
+    try:
+        assert kept.pane_exists(inner.socket, work)  # the kept client, attached to "work"
+        listed = inner.tmux("list-clients", "-F", "#{client_control_mode}").stdout.split()
+        assert sorted(listed) == ["0", "1"]
+        inner.tmux("send-keys", "-t", "work", "-l", "--", "agent-room popup --until-clear")
+        kept.capture(inner.socket, work)  # the most recently active client just now
+        inner.tmux("send-keys", "-t", "work", "Enter")
+        wait_for(lambda: "Take the list view" in inner.screen(), timeout=30)
+        inner.pane.send_keys("a", enter=False)  # approved: --until-clear closes it
+        wait_for(lambda: "pending handover" not in inner.screen(), timeout=15)
+    finally:
+        kept.close()
