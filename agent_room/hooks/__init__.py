@@ -64,15 +64,16 @@ def log_error(home: str, event: str, problem: str) -> None:
 
 
 def _connect_early(home: str, timeout: float) -> None:
-    """A room on PostgreSQL: begin connecting now, while the handlers are imported (the
-    two take about as long; ``store.libpq.connect_early``). The store's own settings."""
+    """A room on PostgreSQL: begin connecting (and asking the room's first question) now,
+    while the handlers are imported (``store.libpq.connect_early``). The store's own
+    settings."""
     from agent_room.store.engine import database_url
 
     url = database_url(home)
     if url:
-        from agent_room.store.libpq import connect_early, conninfo
+        from agent_room.store.libpq import connect_early, opening
 
-        connect_early(conninfo(url, timeout))
+        connect_early(*opening(url, timeout))
 
 
 def run_hook(argv: Sequence[str], environ: Mapping[str, str], stdin: IO[bytes]) -> int:

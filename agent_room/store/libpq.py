@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import sys
 from _thread import allocate_lock, start_new_thread
 
 TYPE_CHECKING = False
@@ -29,8 +30,10 @@ _FLOATS = {700, 701}
 _BOOL, _NUMERIC, _TEXT, _INT8, _FLOAT8 = 16, 1700, 25, 20, 701
 
 _lib: Any = None
-_early: dict[str, tuple[Any, list[Any]]] = {}
-"""Connections begun ahead (``connect_early``): conninfo → (its lock, what it gave)."""
+_early: dict[tuple[str, str], tuple[Any, list[Any]]] = {}
+"""Connections begun ahead (``connect_early``): (conninfo, first statement) → (its lock,
+what it gave)."""
+_SWITCH = sys.getswitchinterval()
 
 
 class PgError(Exception):
@@ -65,6 +68,7 @@ def _load() -> Any:
         ("PQfinish", [p], None),
         ("PQtransactionStatus", [p], i),
         ("PQexecParams", [p, s, i, ctypes.POINTER(u), ctypes.POINTER(s), p, p, i], p),
+        ("PQexec", [p, s], p),
         ("PQresultStatus", [p], i),
         ("PQresultErrorField", [p, i], s),
         ("PQresultErrorMessage", [p], s),
@@ -121,24 +125,36 @@ def _bundled() -> str:
     return found[0]
 
 
-def conninfo(url: str, timeout: float) -> str:
-    """The connection string the room connects with: ``url`` and the room's defaults
-    (those it names itself win)."""
+def lock_timeout(timeout: float) -> str:
+    """The expression that sets the connection's lock timeout to ``timeout`` seconds."""
+    return f"set_config('lock_timeout', '{int(timeout * 1000)}', false)"
+
+
+def opening(url: str, timeout: float) -> tuple[str, str]:
+    """How the room connects: the connection string (``url`` and the room's defaults,
+    those it names itself win) and the statement sent as soon as the server has taken
+    the connection: the lock timeout, and the version of the room's schema (its table
+    is ``store.postgres``'s; the statement fails in a room not made yet)."""
     extra = {
         "connect_timeout": str(max(2, round(timeout))),
         "application_name": "agent-room",
         "client_encoding": "UTF8",
     }
     query = "&".join(f"{k}={v}" for k, v in extra.items() if f"{k}=" not in url)
-    return f"{url}{'&' if '?' in url else '?'}{query}"
+    first = f"SELECT {lock_timeout(timeout)}, (SELECT max(version) FROM agent_room_schema)"
+    return f"{url}{'&' if '?' in url else '?'}{query}", first
 
 
-def connect_early(info: str) -> None:
-    """Load libpq and connect in a thread of its own, while the caller goes on importing.
+def connect_early(info: str, first: str) -> None:
+    """Load libpq, connect and send ``first`` in a thread of its own, while the caller
+    goes on importing.
 
-    A hook spends about as long importing its modules as loading libpq and connecting
-    (both waits on the GIL-free side of ctypes): begun together they overlap. The
-    ``Connection`` made next with the same ``info`` takes this one over, fault included.
+    A hook spends about as long importing its modules as loading libpq, connecting and
+    asking the room's first question, all waits on the GIL-free side of ctypes: begun
+    together they overlap. The ``Connection`` made next with the same ``info`` and
+    ``first`` takes this one over, fault included. Meanwhile the interpreter hands the
+    GIL over more often (every 0.2 ms, not 5), so that the thread, which only needs it
+    between the three steps, is not kept waiting by the imports.
     """
     done = allocate_lock()
     done.acquire()
@@ -146,27 +162,33 @@ def connect_early(info: str) -> None:
 
     def begin() -> None:
         try:
-            given.append(_load().PQconnectdb(info.encode()))
+            lib = _load()
+            handle = lib.PQconnectdb(info.encode())
+            given.append(handle)
+            if lib.PQstatus(handle) == 0:
+                given.append(lib.PQexec(handle, first.encode("utf-8")))
         except BaseException as exc:  # noqa: BLE001 - handed to the connection's maker
-            given.append(exc)
+            given[:] = [exc]
         finally:
             done.release()
 
-    _early[info] = (done, given)
+    _early[(info, first)] = (done, given)
+    sys.setswitchinterval(0.0002)
     start_new_thread(begin, ())
 
 
-def _connected(info: str) -> Any:
-    """A handle to the server: the one begun early for ``info``, else a new one."""
-    early = _early.pop(info, None)
+def _connected(info: str, first: str) -> list[Any]:
+    """A handle to the server and, if it was sent already, ``first``'s raw result: the
+    connection begun early for ``info`` and ``first``, else a new one."""
+    early = _early.pop((info, first), None)
     if early is None:
-        return _load().PQconnectdb(info.encode())
+        return [_load().PQconnectdb(info.encode())]
     done, given = early
     with done:
-        pass
+        sys.setswitchinterval(_SWITCH)
     if isinstance(given[0], BaseException):
         raise given[0]
-    return given[0]
+    return given
 
 
 class Result:
@@ -208,18 +230,31 @@ def _param(value: Any) -> tuple[int, bytes | None]:
 
 
 class Connection:
-    """One libpq connection, used by one thread at a time."""
+    """One libpq connection, used by one thread at a time.
 
-    def __init__(self, conninfo: str) -> None:
+    ``first`` (a statement without parameters) is sent as soon as the server has taken
+    the connection; what it gave is ``first``: its result, or the error it met.
+    """
+
+    def __init__(self, conninfo: str, first: str) -> None:
         self.lock = allocate_lock()
         """One statement at a time: two threads must never interleave on the wire."""
-        self.handle = _connected(conninfo)
+        given = _connected(conninfo, first)
+        self.handle = given[0]
         self.lib = _load()
         if self.lib.PQstatus(self.handle) != 0:
             message = (self.lib.PQerrorMessage(self.handle) or b"").decode(errors="replace")
             self.lib.PQfinish(self.handle)
             self.handle = None
             raise PgError("08006", message.strip() or "cannot connect", broken=True)
+        self.first: Result | PgError
+        try:
+            if len(given) > 1:
+                self.first = self._read(given[1])
+            else:
+                self.first = self.script(first)
+        except PgError as exc:
+            self.first = exc
 
     @property
     def broken(self) -> bool:
@@ -238,6 +273,14 @@ class Connection:
         with self.lock:
             return self._execute(sql, params)
 
+    def script(self, sql: str) -> Result:
+        """Run statements without parameters (``;`` between them) in one round trip: the
+        last one's result, or the error of the first that fails (the rest not run)."""
+        with self.lock:
+            if self.handle is None:
+                raise PgError("08003", "the connection is closed", broken=True)
+            return self._read(self.lib.PQexec(self.handle, sql.encode("utf-8")))
+
     def _execute(self, sql: str, params: Sequence[Any]) -> Result:
         if self.handle is None:
             raise PgError("08003", "the connection is closed", broken=True)
@@ -246,10 +289,15 @@ class Connection:
         values = (ctypes.c_char_p * count)()
         for index, value in enumerate(params):
             types[index], values[index] = _param(value)
-        lib = self.lib
-        result = lib.PQexecParams(
-            self.handle, sql.encode("utf-8"), count, types, values, None, None, 0
+        return self._read(
+            self.lib.PQexecParams(
+                self.handle, sql.encode("utf-8"), count, types, values, None, None, 0
+            )
         )
+
+    def _read(self, result: Any) -> Result:
+        """A statement's result (freed once read), or its error raised."""
+        lib = self.lib
         try:
             status = lib.PQresultStatus(result) if result else -1
             if status not in (_OK, _TUPLES):

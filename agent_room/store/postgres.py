@@ -9,9 +9,9 @@ SQLite spellings PostgreSQL lacks) and cached; PostgreSQL errors come back as th
 unreachable or busy).
 
 Writers are serialised as in SQLite: ``BEGIN IMMEDIATE`` takes a transaction-level
-advisory lock of the room, so a read-then-write inside a transaction sees no other
-writer between its read and its write. A room is a schema (the first of the
-connection's ``search_path``): several rooms can share one database.
+advisory lock of the room (in the same round trip), so a read-then-write inside a
+transaction sees no other writer between its read and its write. A room is a schema
+(the first of the connection's ``search_path``): several rooms can share one database.
 
 The schema is the SQLite migrations, translated statement by statement (types, the
 append-only triggers, FTS5 as a full-text index), with its own version counter. A
@@ -27,7 +27,7 @@ import itertools
 from agent_room.core.errors import RoomUnavailable
 from agent_room.store.db import _statements
 from agent_room.store.engine import describe
-from agent_room.store.libpq import Connection, PgError, Result, conninfo
+from agent_room.store.libpq import Connection, PgError, Result, lock_timeout, opening
 from agent_room.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 TYPE_CHECKING = False
@@ -328,6 +328,10 @@ def _mapped(exc: PgError, where: str) -> sqlite3.Error:
     return sqlite3.OperationalError(exc.message)
 
 
+_BEGIN_WRITE = "BEGIN; SELECT pg_advisory_xact_lock(hashtext(current_schema() || ':write'))"
+"""``BEGIN IMMEDIATE``: a transaction holding the room's writers' lock, in one round trip."""
+
+
 class PgConnection:
     """The part of ``sqlite3.Connection`` the store uses, over libpq."""
 
@@ -337,31 +341,29 @@ class PgConnection:
         self.timeout = timeout
         self._trace: Callable[[str], object] | None = None
         self.raw = self._open()
-        # one round trip: the writers' lock, the lock timeout, the schema's version (a
-        # second only for a room not made yet: every process of the room asks)
-        setup = (
-            "SELECT hashtext(current_schema() || ':write'), set_config('lock_timeout', $1, false)"
-        )
-        params = [str(int(self.timeout * 1000))]
-        try:
-            query = f"{setup}, (SELECT max(version) FROM agent_room_schema)"
-            (first,) = self.raw.execute(query, params).rows
-        except PgError as exc:
-            if exc.sqlstate != _NO_TABLE:
-                raise
-            (first,) = self.raw.execute(f"{setup}, NULL", params).rows
-        self.lock_key = int(first[0])
-        _migrate(self.raw, self.where, None if first[2] is None else int(first[2]))
+        _migrate(self.raw, self.where, self._version(self.raw))
 
     def _open(self) -> Connection:
         try:
-            conn = Connection(conninfo(self.url, self.timeout))
+            conn = Connection(*opening(self.url, self.timeout))
         except PgError as exc:
             reason = exc.message.strip().splitlines()[-1] if exc.message.strip() else "no reason"
             raise RoomUnavailable(
                 f"the room's database {self.where} is unreachable ({reason})"
             ) from None
         return conn
+
+    def _version(self, conn: Connection) -> int | None:
+        """The room's schema version (``None``: no room yet), from the connection's first
+        statement, which also set its lock timeout (every process of the room asks:
+        one round trip, sent while a hook still imports; a second for a new room)."""
+        if isinstance(conn.first, PgError):
+            if conn.first.sqlstate != _NO_TABLE:
+                raise conn.first
+            conn.execute(f"SELECT {lock_timeout(self.timeout)}")
+            return None
+        version = conn.first.rows[0][1]
+        return None if version is None else int(version)
 
     @property
     def in_transaction(self) -> bool:
@@ -376,8 +378,10 @@ class PgConnection:
         if sql == "PRAGMA user_version":  # the schema's version, as SQLite keeps it
             return self._run("SELECT version FROM agent_room_schema", [])
         if sql == "BEGIN IMMEDIATE":
-            self._run("BEGIN", [])
-            return self._run("SELECT pg_advisory_xact_lock($1)", [self.lock_key])
+            try:
+                return PgCursor(self.raw.script(_BEGIN_WRITE), None)
+            except PgError as exc:
+                raise _mapped(exc, self.where) from None
         statement = translate(sql)
         return self._run(statement.text, statement.params(params), statement.returning)
 
@@ -402,9 +406,7 @@ class PgConnection:
         except RoomUnavailable as exc:
             raise sqlite3.OperationalError(str(exc)) from None
         try:
-            fresh.execute(
-                "SELECT set_config('lock_timeout', $1, false)", [str(int(self.timeout * 1000))]
-            )
+            self._version(fresh)
         except PgError as exc:
             fresh.close()
             raise _mapped(exc, self.where) from None

@@ -6,9 +6,18 @@ the real server of the run.
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
+import threading
 from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_room.store import libpq
+from agent_room.store.postgres import connect
+from tests.pgcluster import Cluster
 
 LOADER = """
 import os, sys, threading
@@ -48,3 +57,105 @@ def test_loading_the_library_lets_the_other_threads_run(tmp_path: Path) -> None:
     except subprocess.TimeoutExpired:
         raise AssertionError("loading the library held the GIL: the process stood still") from None
     assert done.stdout.startswith(f"{fifo}: ")  # the dynamic linker's reason, named
+
+
+class Counted:
+    """libpq with the statements each thread sends counted (a round trip each)."""
+
+    def __init__(self, lib: Any) -> None:
+        self.lib = lib
+        self.sent: dict[int, list[str]] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        function = getattr(self.lib, name)
+        if name not in ("PQexec", "PQexecParams"):
+            return function
+
+        def send(handle: Any, sql: bytes, *rest: Any) -> Any:
+            self.sent.setdefault(threading.get_ident(), []).append(sql.decode())
+            return function(handle, sql, *rest)
+
+        return send
+
+    def by_this_thread(self) -> list[str]:
+        return self.sent.get(threading.get_ident(), [])
+
+
+@pytest.fixture
+def counted(monkeypatch: pytest.MonkeyPatch) -> Counted:
+    spy = Counted(libpq._load())
+    monkeypatch.setattr(libpq, "_lib", spy)
+    return spy
+
+
+@pytest.fixture
+def pg_url(pg_cluster: Cluster) -> str:
+    """An existing room (its schema made and migrated) on the run's cluster."""
+    url = pg_cluster.new_room(f"room_{os.urandom(6).hex()}")
+    connect(url).close()
+    return url
+
+
+def test_values_come_back_as_python_values(pg_url: str) -> None:
+    conn = libpq.Connection(*libpq.opening(pg_url, 5.0))
+    try:
+        row = conn.execute(
+            "SELECT $1::bigint, $2::float8, $3::boolean, $4::text, $5::text, 2.5::numeric,"
+            " 7::numeric, NULL",
+            [-(2**40), 0.1, True, "é ✓ \\ '", None],
+        ).rows[0]
+    finally:
+        conn.close()
+    assert row == (-(2**40), 0.1, True, "é ✓ \\ '", None, 2.5, 7, None)
+
+
+def test_a_script_is_one_round_trip_and_stops_at_its_first_error(
+    pg_url: str, counted: Counted
+) -> None:
+    conn = libpq.Connection(*libpq.opening(pg_url, 5.0))
+    try:
+        before = len(counted.by_this_thread())
+        assert conn.script("SELECT 1; SELECT 2 AS two").rows == [(2,)]
+        with pytest.raises(libpq.PgError) as failed:
+            conn.script("CREATE TEMP TABLE t (a int); SELECT nothing; DROP TABLE t")
+        assert failed.value.sqlstate == "42703"
+        assert not conn.in_transaction
+        assert len(counted.by_this_thread()) == before + 2
+        with pytest.raises(libpq.PgError):
+            conn.execute("SELECT * FROM t")  # the failed script wrote nothing
+    finally:
+        conn.close()
+
+
+def test_a_connection_begun_early_asks_its_first_question_in_its_own_thread(
+    pg_url: str, counted: Counted
+) -> None:
+    """A hook's main thread, once its handlers are loaded, finds the room open and its
+    version read: it sends nothing before its own first statement."""
+    libpq.connect_early(*libpq.opening(pg_url, 3.0))
+    conn = connect(pg_url, timeout=3.0)
+    try:
+        assert counted.by_this_thread() == []
+        assert sum(len(sent) for sent in counted.sent.values()) == 1
+    finally:
+        conn.close()
+
+
+def test_begin_immediate_takes_the_writers_lock_in_one_round_trip(
+    pg_url: str, counted: Counted
+) -> None:
+    writer, other = connect(pg_url, timeout=0.5), connect(pg_url, timeout=0.5)
+    try:
+        before = len(counted.by_this_thread())
+        writer.execute("BEGIN IMMEDIATE")
+        assert len(counted.by_this_thread()) == before + 1
+        assert writer.in_transaction
+        with pytest.raises(sqlite3.OperationalError, match="database is locked"):
+            other.execute("BEGIN IMMEDIATE")  # waits for the lock: its timeout
+        other.execute("ROLLBACK")
+        writer.execute("COMMIT")
+        other.execute("BEGIN IMMEDIATE")
+        other.execute("COMMIT")
+    finally:
+        writer.close()
+        other.close()

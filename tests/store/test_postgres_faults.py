@@ -130,9 +130,9 @@ def test_a_hook_on_postgresql_connects_while_it_imports_its_handlers(
     write_room_conf(home, own_cluster.new_room(f"room_{time.monotonic_ns()}"))
     probe = (
         "import sys; from agent_room.store import libpq; begin = libpq.connect_early\n"
-        "def early(info):\n"
+        "def early(*given):\n"
         "    print('handlers loaded:', 'agent_room.hooks.handlers' in sys.modules,"
-        " file=sys.stderr); begin(info)\n"
+        " file=sys.stderr); begin(*given)\n"
         "libpq.connect_early = early\n"
         "from agent_room.cli import main; code = main(['hook', 'SessionStart'])\n"
         "print('left over:', len(libpq._early), 'exit:', code, file=sys.stderr)"
