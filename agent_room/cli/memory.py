@@ -139,6 +139,21 @@ def cmd_checkpoints(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_memory_settings(args: argparse.Namespace) -> int:
+    from agent_room.core.memory import CHARS_PER_TOKEN
+    from agent_room.room.memory_settings import change_settings
+
+    values = change_settings(Room.open(os.environ), budget=args.budget)
+    if args.json:
+        print_json(values)
+    else:
+        print(
+            f"handover context budget: {values['budget']} tokens"
+            f" (estimated as characters / {CHARS_PER_TOKEN})"
+        )
+    return 0
+
+
 def cmd_resume(args: argparse.Namespace) -> int:
     from agent_room.core.checkpoints import check_mode
     from agent_room.room.checkpoints import Checkpoints

@@ -543,6 +543,15 @@ def _memory_commands(sub: _Only) -> None:
     p.add_argument("--threshold", type=float, help="name similarity for one entity (0.85)")
     p.set_defaults(handler=_lazy(handlers, "cmd_entities"))
 
+    p = sub.add_parser("memory", help="the memory's settings: a handover context's budget")
+    msub = _commands(p, "memory")
+    mp = msub.add_parser("settings", help="show or change the budget of a handover's context")
+    mp.add_argument(
+        "--budget", type=_count, metavar="TOKENS", help="tokens a context may take (5000)"
+    )
+    mp.add_argument("--json", action="store_true", help="print JSON")
+    mp.set_defaults(handler=_lazy(handlers, "cmd_memory_settings"))
+
 
 def _port(text: str) -> int:
     if not text.isdigit() or not 0 < int(text) < 65536:

@@ -19,6 +19,7 @@ import math
 import re
 from dataclasses import dataclass
 
+from agent_room.core.errors import BadInput
 from agent_room.core.transcript import Entry, EntryKind, one_line, parse_line
 
 TYPE_CHECKING = False
@@ -26,7 +27,12 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
 DEFAULT_BUDGET = 5000
-"""Tokens a handover context may take (seed 002's ``tokenBudget``)."""
+"""Tokens a handover context may take (seed 002's ``tokenBudget``), unless the room's
+setting (``BUDGET_KEY``) says otherwise."""
+BUDGET_KEY = "memory.budget"
+BUDGET_RANGE = (100, 1_000_000)
+"""The budgets the operator may set: below 100 tokens the header leaves no room for an
+item; a million is a large model's whole context window."""
 CHARS_PER_TOKEN = 4
 ITEM_WIDTH = 1200
 """Characters an item keeps: a long answer is cut, the rest of the budget serves others."""
@@ -223,6 +229,14 @@ def _line(candidate: Candidate) -> str:
     if candidate.kind == Kind.SAID:
         return f"- said: {candidate.text}"
     return f"- {candidate.text}"
+
+
+def check_budget(tokens: int) -> int:
+    """``tokens`` if the operator may set it as the budget, else why not."""
+    least, most = BUDGET_RANGE
+    if not least <= tokens <= most:
+        raise BadInput(f"invalid budget {tokens}: use {least} to {most:,} tokens")
+    return tokens
 
 
 def header(sender: str, items: int, offered: int, budget: int) -> str:

@@ -12,7 +12,6 @@ import json
 
 from agent_room.adapters.follow import read_from
 from agent_room.core.memory import (
-    DEFAULT_BUDGET,
     Context,
     Item,
     Kind,
@@ -20,6 +19,7 @@ from agent_room.core.memory import (
     items_of_lines,
     match_query,
 )
+from agent_room.room import memory_settings
 from agent_room.store import memory as store_memory
 from agent_room.store.hosts import on_this_host
 
@@ -40,10 +40,11 @@ PROBLEM = "memory.problem"
 class Memory:
     """Follows transcripts into the memory tables; prepares and attaches contexts."""
 
-    def __init__(self, room: Room, *, budget: int = DEFAULT_BUDGET) -> None:
+    def __init__(self, room: Room, *, budget: int | None = None) -> None:
         self.room = room
         self.store = room.store
         self.budget = budget
+        """Tokens a context may take; None: the room's setting, read for each context."""
 
     # -- transcripts ------------------------------------------------------------------
 
@@ -202,7 +203,8 @@ class Memory:
                 self.store, str(session_id), float(handover["requested_at"])
             )
             found = store_memory.candidates(self.store, str(session_id), query, upto=upto)
-        context = build_context(sender, found, self.budget)
+        budget = self.budget or memory_settings.settings(self.room)["budget"]
+        context = build_context(sender, found, budget)
         store_memory.save_context(
             self.store,
             message_id,
