@@ -139,9 +139,12 @@ class NativeDelivery:
         if nudge is not None and sent is None:
             return False  # typed into the pane: the pane's path sees it through
         entry, refusal = self.capability(target, now)
+        delivered_at = None
         if sent is not None and nudge is not None and sent["status"]:
             outcome, note = receipt_outcome(str(sent["status"]), str(sent["reason"] or ""))
             ids = tuple(nudge["message_ids"])
+            if outcome is Outcome.DELIVERED:
+                delivered_at = float(sent["status_at"])
             if outcome is Outcome.HOLD:
                 self.store.set_note(name, note, at=now)
                 return True
@@ -159,7 +162,9 @@ class NativeDelivery:
         if route is Route.HOLD:
             self.store.set_note(name, held, at=now)
             return True
-        return self._decide(target, entry, nudge, now, receipt_timeout, retry_after)
+        return self._decide(
+            target, entry, nudge, now, receipt_timeout, retry_after, delivered_at=delivered_at
+        )
 
     def _decide(
         self,
@@ -169,7 +174,12 @@ class NativeDelivery:
         now: float,
         receipt_timeout: float,
         retry_after: float,
+        *,
+        delivered_at: float | None = None,
     ) -> bool:
+        """What to do for one recipient. ``delivered_at``: when its client said it took
+        the frame (its user may have held it for long): the hook's receipt is awaited from
+        then, not from the try, or a pass woken by that status would send it again."""
         name = str(target["name"])
         queued = self.store.queued(name)
         ids = [int(m["id"]) for m in queued]
@@ -183,7 +193,11 @@ class NativeDelivery:
             queued=ids,
             open_nudge=None
             if nudge is None
-            else OpenNudge(nudge["message_ids"], nudge["last_try"], nudge["enters"]),
+            else OpenNudge(
+                nudge["message_ids"],
+                max(float(nudge["last_try"]), delivered_at or 0.0),
+                nudge["enters"],
+            ),
             refusal=None,  # nothing is typed: no pane, dialog or prompt to mind
             has_pane=True,
             now=now,

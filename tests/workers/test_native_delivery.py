@@ -192,7 +192,7 @@ def _sent(client: Client, count: int = 1) -> list[dict[str, Any]]:
     for _ in range(200):
         if len(client.frames()) >= count:
             break
-        client.got.wait(0.01)
+        threading.Event().wait(0.01)
     return client.frames()
 
 
@@ -278,6 +278,45 @@ def test_held_by_the_client_the_room_says_why_and_sends_nothing_again(
     assert len(client.frames()) == 1
     assert _status(room, message_id) == "queued"
     assert mux.calls == []
+
+
+def test_delivered_after_a_long_hold_the_room_waits_for_the_hook_not_offering_it_again(
+    room: Room, deliverer: Deliverer, client: Client, peer: PeerSocket, clock: Clock
+) -> None:
+    """The user chose Deliver long after the frame was sent: the client says so at once,
+    and the recipient's hook receipts a moment later. A pass woken by the status in
+    between must not take the nudge's first try as the time to wait from."""
+    message_id = room.send("backend", "frontend", "run the migrations")
+    deliverer.run_once()
+    (frame,) = _sent(client)
+    held = _recorded("peer_message_status", "held")
+    _receipt(client, peer, deliverer, clock, frame, held)
+    clock.now += RECEIPT_TIMEOUT * 10  # its user takes a while to decide
+    deliverer.run_once()
+    _receipt(client, peer, deliverer, clock, frame, held | {"status": "delivered"})
+    assert len(client.frames()) == 1  # not offered again: the hook's receipt is on its way
+    assert room.store.notes().get("frontend", "") == ""
+    nudge = room.store.open_nudge("frontend")
+    assert nudge is not None
+    assert receive(room, "frontend", tuple(nudge["message_ids"]), via="native")
+    deliverer.run_once()
+    assert _status(room, message_id) == "delivered"
+    assert room.store.open_nudge("frontend") is None
+    assert len(client.frames()) == 1
+
+
+def test_delivered_by_the_client_but_no_hook_receipt_it_is_offered_again_in_time(
+    room: Room, deliverer: Deliverer, client: Client, peer: PeerSocket, clock: Clock
+) -> None:
+    room.send("backend", "frontend", "run the migrations")
+    deliverer.run_once()
+    (frame,) = _sent(client)
+    delivered = _recorded("peer_message_status", "held") | {"status": "delivered"}
+    _receipt(client, peer, deliverer, clock, frame, delivered)
+    assert len(client.frames()) == 1
+    clock.now += RECEIPT_TIMEOUT + 1  # no hook spoke for it: the next try goes out
+    deliverer.run_once()
+    assert len(_sent(client, 2)) == 2
 
 
 def test_denied_by_the_user_the_message_fails_with_the_reason(
