@@ -23,10 +23,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args_list[:1] == ["hook"]:
         from agent_room.hooks import run_hook
 
-        code = run_hook(args_list[1:], os.environ, sys.stdin.buffer)
-        if argv is None:  # the process's own command line: a hook process, done
-            _exit_now(code)
-        return code
+        return _done(run_hook(args_list[1:], os.environ, sys.stdin.buffer), argv, args_list)
 
     from agent_room.core.errors import RoomError
 
@@ -77,10 +74,10 @@ def _exit_now(code: int) -> NoReturn:
     os._exit(code)
 
 
-SHORT = frozenset({"send", "who", "history"})
+SHORT = frozenset({"hook", "send", "who", "history"})
 """Commands done once they have printed: their process ends without the interpreter's
-teardown (``_exit_now``), which costs a send a few milliseconds of the CPU the deliverer
-is typing with, and ``who`` more the more sessions it printed."""
+teardown (``_exit_now``), which costs every hook about a millisecond, a send a few of the
+CPU the deliverer is typing with, and ``who`` more the more sessions it printed."""
 
 
 def _done(code: int, argv: Sequence[str] | None, args_list: list[str]) -> int:
