@@ -19,7 +19,6 @@ import time
 
 from agent_room.core import fastjson
 from agent_room.core.errors import RoomError
-from agent_room.core.printable import printable
 from agent_room.hooks.payload import HookPayload, HookProblem, read_stdin
 from agent_room.store.home import ERROR_LOG, ensure_room_dir, open_private, room_home
 
@@ -43,6 +42,8 @@ def log_error(home: str, event: str, problem: str) -> None:
     and a log file with a second hard link is never written: it would write through to
     (and truncate) whatever file it was linked to.
     """
+    from agent_room.core.printable import printable  # (a hook that went well logs nothing)
+
     line = printable(problem)[:500]
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
     record = f"{stamp} hook {printable(event)[:100] or '-'}: {line}\n".encode()

@@ -101,10 +101,11 @@ NEVER = {
 """Standard modules no hook loads (``_sqlite3`` itself brings ``functools``)."""
 NOT_ON_A_TURN = {
     *("agent_room.core.enums", "agent_room.adapters.procfs", "agent_room.adapters.processes"),
-    *("agent_room.core.peer_prompt", "agent_room.core.format"),
+    *("agent_room.core.peer_prompt", "agent_room.core.format", "agent_room.core.printable"),
 }
 """What a turn of a registered session does not need: an enum, its process (gathered at
-registration), a peer's wrapper (for a typed prompt), the messages' format (none due)."""
+registration), a peer's wrapper (for a typed prompt), the messages' format (none due),
+the error log's escaping (nothing goes wrong)."""
 TYPED = {"agent_room.room.delivery"}
 """Nor a typed prompt the receipts of a nudge."""
 
