@@ -71,6 +71,8 @@ class NativeStore:
         ).fetchone()
         if row is None or (sender_socket and sender_socket != row["socket"]):
             return None
+        if status == "held" and row["status"] not in (None, "held"):
+            return dict(row)  # read after the final status (each comes on its own connection)
         with write_transaction(self.conn) as conn:
             conn.execute(
                 "UPDATE native_sends SET status = ?, reason = ?, status_at = ? WHERE native_id = ?",

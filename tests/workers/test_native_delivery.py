@@ -31,6 +31,7 @@ from agent_room.room.delivery import receive
 from agent_room.room.registry import Registry, SessionFacts
 from agent_room.store.db import write_transaction
 from agent_room.store.links import LinkStore
+from agent_room.store.native import NativeStore
 from agent_room.store.sqlite import SqliteStore
 from agent_room.workers.deliverer import Deliverer
 from agent_room.workers.native import SETTING, NativeDelivery
@@ -303,6 +304,25 @@ def test_delivered_after_a_long_hold_the_room_waits_for_the_hook_not_offering_it
     assert _status(room, message_id) == "delivered"
     assert room.store.open_nudge("frontend") is None
     assert len(client.frames()) == 1
+
+
+def test_a_held_status_read_after_the_final_one_changes_nothing(
+    room: Room, deliverer: Deliverer, client: Client, peer: PeerSocket, clock: Clock
+) -> None:
+    """Each status comes on a connection of its own, read by a thread of its own: under
+    load the earlier one can be read last."""
+    room.send("backend", "frontend", "run the migrations")
+    deliverer.run_once()
+    (frame,) = _sent(client)
+    held = _recorded("peer_message_status", "held")
+    _receipt(client, peer, deliverer, clock, frame, held | {"status": "delivered"})
+    _receipt(client, peer, deliverer, clock, frame, held)
+    nudge = room.store.open_nudge("frontend")
+    assert nudge is not None
+    sent = NativeStore(room.store).latest_for_nudge(int(nudge["id"]))
+    assert sent is not None
+    assert sent["status"] == "delivered"
+    assert "held" not in room.store.notes().get("frontend", "")
 
 
 def test_delivered_by_the_client_but_no_hook_receipt_it_is_offered_again_in_time(
