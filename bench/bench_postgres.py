@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import threading
@@ -191,27 +192,68 @@ def bench_send_to_nudge(home: Path, count: int) -> Stats:
     return Stats.of(latencies)
 
 
-def bench_processes(home: Path, runs: int) -> dict[str, Stats]:
-    """``agent-room send`` and a hook as fresh processes, and the bare interpreter."""
+def compiled(source: Path) -> None:
+    """Compile ``source``'s package, as an install does: a stale ``.pyc`` (and with
+    ``PYTHONDONTWRITEBYTECODE`` set it stays stale) would be compiled again by every
+    timed process."""
+    subprocess.run(
+        [str(venv_python()), "-m", "compileall", "-q", str(source / "agent_room")],
+        check=True,
+        capture_output=True,
+    )
+
+
+@contextmanager
+def baseline_tree(rev: str | None) -> Iterator[Path | None]:
+    """The package as it was at ``rev`` (``git archive``), compiled, in a temporary
+    directory; ``rev`` a folder holding an ``agent_room`` package: that one; ``None``
+    without a ``rev``."""
+    if rev is None:
+        yield None
+        return
+    if (Path(rev) / "agent_room").is_dir():
+        compiled(Path(rev))
+        yield Path(rev)
+        return
+    with tempfile.TemporaryDirectory(prefix="ar-bench-baseline-") as tmp:
+        archive = subprocess.run(
+            ["git", "archive", rev, "agent_room"], cwd=ROOT, check=True, capture_output=True
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        compiled(Path(tmp))
+        yield Path(tmp)
+
+
+def bench_processes(home: Path, runs: int, baseline: Path | None) -> dict[str, Stats]:
+    """``agent-room send`` and a hook as fresh processes, and the bare interpreter, in
+    interleaved rounds; with ``baseline``, that tree's send and hook in the same rounds."""
     python = str(venv_python())
     room = _open(home)
     room.join("frontend")
     room.close()
     fixture = ROOT / "tests" / "fixtures" / "claude-code-2.1.330"
     start = json.loads((fixture / "hook-SessionStart-startup.json").read_text())
-    prompt = json.loads((fixture / "hook-UserPromptSubmit.json").read_text())
+    payload = (fixture / "hook-UserPromptSubmit.json").read_bytes()
     env = bench_env(home, CLAUDE_PID=str(os.getpid()), AGENT_ROOM_NAME="backend")
-    for key in ("AGENT_ROOM_HOST",):
+    for key in ("AGENT_ROOM_HOST", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE"):
         env.pop(key, None)
+    compiled(ROOT)
+    trees = {"": env}
+    if baseline is not None:
+        trees[" (baseline)"] = {**env, "PYTHONPATH": str(baseline)}
     hook = [python, "-m", "agent_room", "hook"]
     run_once([*hook, "SessionStart"], env, stdin=json.dumps(start).encode())
-    timings: dict[str, list[float]] = {"python -c pass": [], "send": [], "hook": []}
+    timings: dict[str, list[float]] = {"python -c pass": []}
     for n in range(runs):
         timings["python -c pass"].append(run_once([python, "-c", "pass"], env)[0])
-        send = [python, "-m", "agent_room", "send", "@frontend", f"process {n}"]
-        timings["send"].append(run_once(send, env)[0])
-        payload = json.dumps(prompt).encode()
-        timings["hook"].append(run_once([*hook, "UserPromptSubmit"], env, stdin=payload)[0])
+        for label, tree in trees.items():
+            send = [python, "-m", "agent_room", "send", "@frontend", f"process {n}"]
+            timings.setdefault(f"send{label}", []).append(run_once(send, tree)[0])
+            hooked = run_once([*hook, "UserPromptSubmit"], tree, stdin=payload)[0]
+            timings.setdefault(f"hook{label}", []).append(hooked)
+    errors = home / "errors.log"
+    if errors.exists():  # a hook that failed (and exited 0) would time nothing
+        raise RuntimeError(f"a hook failed: {errors.read_text().strip()}")
     return {label: Stats.of(values) for label, values in timings.items()}
 
 
@@ -281,6 +323,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--only", choices=PARTS, action="append", help="run this part (repeatable); all if none"
     )
     parser.add_argument("--runs", type=int, default=0, help="runs of each whole process")
+    parser.add_argument(
+        "--baseline",
+        metavar="REV",
+        help="time this git revision's send and hook beside (or a folder's agent_room)",
+    )
     args = parser.parse_args(argv)
     parts = set(args.only or PARTS)
     sends, runs = (20, 5) if args.quick else (200, 30)
@@ -294,14 +341,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     cluster = Cluster(bindir)
     os.environ.update(cluster.env())
     results: dict[str, Any] = {"send_to_nudge": {}, "processes": {}, "fleet": []}
+    results["baseline"] = args.baseline
     try:
         for kind in ("sqlite", "postgresql"):
             if "nudge" in parts:
                 with engine_home(kind, cluster, "nudge") as home:
                     results["send_to_nudge"][kind] = bench_send_to_nudge(home, sends).as_ms()
             if "hooks" in parts:
-                with engine_home(kind, cluster, "proc") as home:
-                    stats = bench_processes(home, runs)
+                with (
+                    engine_home(kind, cluster, "proc") as home,
+                    baseline_tree(args.baseline) as baseline,
+                ):
+                    stats = bench_processes(home, runs, baseline)
                     results["processes"][kind] = {k: v.as_ms() for k, v in stats.items()}
         for hosts in fleet_hosts if "fleet" in parts else ():
             with engine_home("postgresql", cluster, f"fleet{hosts}") as home:
@@ -317,6 +368,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         results["hook_ratio"] = round(ratio, 2)
         results["hook_budget_ok"] = ok = ratio <= HOOK_BUDGET
         print(f"hook on PostgreSQL: {ratio:.2f}x the bare interpreter (budget {HOOK_BUDGET}x)")
+        if "hook (baseline)" in pg:
+            before = pg["hook (baseline)"]["median_ms"] / pg["python -c pass"]["median_ms"]
+            results["hook_ratio_baseline"] = round(before, 2)
+            print(f"  the baseline's ({args.baseline}): {before:.2f}x")
+        print(f"load average: {os.getloadavg()[0]:.2f}")
     name = "postgres" if parts == set(PARTS) else "postgres-" + "-".join(sorted(parts))
     print(f"results: {write_result(name, results)}")
     return 0 if ok else 1
