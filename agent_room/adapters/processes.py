@@ -14,9 +14,14 @@ from agent_room.adapters import procfs
 class SystemProbe:
     """``ProcessProbe`` over the running system."""
 
+    _procfs: bool | None = None
+    """Whether ``/proc`` answers here (looked at once: ``who`` asks about every session)."""
+
     def is_alive(self, pid: int, start_ticks: int | None) -> bool:
         """True while the process ``pid`` that started at ``start_ticks`` runs."""
-        if os.path.isdir(procfs.PROC):
+        if self._procfs is None:
+            self._procfs = os.path.isdir(procfs.PROC)
+        if self._procfs:
             return procfs.is_alive(pid, start_ticks)
         import psutil
 
