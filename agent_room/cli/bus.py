@@ -185,7 +185,7 @@ def cmd_who(args: argparse.Namespace) -> int:
     try:
         _registry(room)
         roster = Roster(room)
-        others = outside_rows(room)
+        others = outside_rows(room, roster.identities)
     finally:
         room.close()
     if args.json:

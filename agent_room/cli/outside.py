@@ -11,6 +11,7 @@ from agent_room.core.printable import printable
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Callable, Mapping, Sequence
     from typing import Any
 
     from agent_room.room import Room
@@ -18,11 +19,14 @@ if TYPE_CHECKING:
 HEADER = ("NAME", "STATUS", "KIND", "PANE", "PID", "CWD")
 
 
-def outside_rows(room: Room) -> list[dict[str, Any]]:
-    """The sessions the client lists that are not in the room."""
+def outside_rows(
+    room: Room, members: Callable[[], Sequence[Mapping[str, Any]]] | None = None
+) -> list[dict[str, Any]]:
+    """The sessions the client lists that are not in the room (``members``: the room's
+    sessions as the caller read them, if it did)."""
     from agent_room.room.native import native_registry, outside_sessions
 
-    return outside_sessions(room, native_registry(os.environ))
+    return outside_sessions(room, native_registry(os.environ), members)
 
 
 def print_outside(rows: list[dict[str, Any]]) -> None:

@@ -13,7 +13,7 @@ from agent_room.core.tree import TreeNode
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping, Sequence
     from typing import Any
 
     from agent_room.core.ports import NativeRegistry
@@ -35,14 +35,20 @@ def native_registry(environ: Mapping[str, str]) -> NativeRegistry | None:
     return FileRegistry(claude_dir(environ), SystemProbe())
 
 
-def outside_sessions(room: Room, registry: NativeRegistry | None) -> list[dict[str, Any]]:
-    """``who`` rows for the live client sessions that are not in the room."""
+def outside_sessions(
+    room: Room,
+    registry: NativeRegistry | None,
+    members: Callable[[], Sequence[Mapping[str, Any]]] | None = None,
+) -> list[dict[str, Any]]:
+    """``who`` rows for the live client sessions that are not in the room (``members``:
+    the room's sessions, from what the caller read already)."""
     if registry is None:
         return []
     sessions = registry.sessions()
     if not sessions:  # nobody to compare: the members' query grows with the room
         return []
-    return outside(sessions, room.store.members(), room.clock())
+    known = room.store.members() if members is None else members()
+    return outside(sessions, known, room.clock())
 
 
 def outside_nodes(rows: list[dict[str, Any]]) -> list[TreeNode]:

@@ -112,6 +112,14 @@ class Roster:
         flagged = links.flag(linked, live) if linked else []
         self.links = {s["name"]: (s["links"], s["unanchored"]) for s in flagged}
 
+    def identities(self) -> list[dict[str, Any]]:
+        """Who each session is (its id, process and state): what the client's own list
+        of sessions is compared with (``core.native.outside``)."""
+        return [
+            {"session_id": sid, "pid": pid, "state": state}
+            for sid, pid, state in zip(self.session_ids, self.pids, self.states, strict=True)
+        ]
+
     def sessions(self) -> list[dict[str, Any]]:
         """One dict per session, as ``who --json`` prints them."""
         ids = zip(self.session_ids, self.names, strict=True)

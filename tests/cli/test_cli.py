@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from agent_room.core.models import Message
+from agent_room.room import Room
 from tests.cli.conftest import one_line_error
-from tests.conftest import Cli
+from tests.conftest import FIXTURES, Cli
 
 
 @pytest.fixture
@@ -113,6 +114,43 @@ def test_short_commands_end_once_printed(
         assert proc.stdout.decode().splitlines()[-1].startswith("frontend ")
     if command[0] == "send":
         assert proc.stdout.strip().isdigit()
+
+
+def test_who_lists_the_clients_sessions_outside_the_room_below_its_members(
+    cli: Cli, room: Room, tmp_path: Path
+) -> None:
+    """A session the client lists is outside the room unless a member has its id."""
+    from agent_room.adapters.procfs import read_stat
+
+    room.store.register(
+        {"session_id": "s-in", "state": "idle"},
+        wanted="inside",
+        explicit=True,
+        at=room.clock(),
+        alive=lambda *_: True,
+    )
+    sessions = tmp_path / "claude" / "sessions"
+    sessions.mkdir(parents=True)
+    recorded = json.loads((FIXTURES / "claude-native/snap-4-s2-permission/28534.json").read_text())
+    sleepers = [subprocess.Popen(["sleep", "60"]) for _ in range(2)]
+    try:
+        for proc, sid, name in zip(sleepers, ("s-in", "s-out"), ("in", "out"), strict=True):
+            stat = read_stat(proc.pid)
+            assert stat is not None
+            entry = {**recorded, "pid": proc.pid, "sessionId": sid, "name": name}
+            (sessions / f"{proc.pid}.json").write_text(
+                json.dumps({**entry, "procStart": str(stat.start_ticks)})
+            )
+        result = cli("who", env={"CLAUDE_CONFIG_DIR": str(tmp_path / "claude")})
+    finally:
+        for proc in sleepers:
+            proc.kill()
+            proc.wait()
+    assert result.code == 0, result.err
+    members, outside = result.out.split("outside the room")
+    assert members.splitlines()[1].startswith("inside ")
+    assert "~out " in outside
+    assert "~in " not in outside
 
 
 def test_handover_approve_and_reject(joined: Cli) -> None:
