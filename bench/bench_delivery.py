@@ -475,26 +475,33 @@ def pass_breakdown(
 
 
 def tmux_command_costs(ctl: Control, ours: Ours, runs: int) -> dict[str, Stats]:
-    """One tmux command (the pane check's ``display-message``) three ways."""
+    """One tmux command (the pane check's ``display-message``) four ways."""
+    from agent_room.adapters.tmux_control import ControlClient
+
     holder = ours.room.store.holder(RECIPIENT)
     assert holder is not None
     socket = str(holder["tmux_socket"])
     ask = ["display-message", "-p", "-t", ours.pane, "#{pane_pid}"]
+    kept = ControlClient(socket)
     ways: dict[str, Callable[[], object]] = {
         "a tmux process (subprocess.run)": lambda: subprocess.run(
             ["tmux", "-S", socket, *ask], capture_output=True, check=True
         ),
         "a tmux process through libtmux (the adapter)": lambda: Tmux().pane_pid(socket, ours.pane),
         "a persistent control-mode client": lambda: ctl.command(*ask),
+        "the adapter's kept control client": lambda: kept.run(ours.pane, *ask),
     }
     costs: dict[str, Stats] = {}
-    for label, call in ways.items():
-        times = []
-        for _ in range(runs + 2):
-            start = perf()
-            call()
-            times.append(perf() - start)
-        costs[label] = Stats.of(times[2:])
+    try:
+        for label, call in ways.items():
+            times = []
+            for _ in range(runs + 2):
+                start = perf()
+                call()
+                times.append(perf() - start)
+            costs[label] = Stats.of(times[2:])
+    finally:
+        kept.close()
     return costs
 
 

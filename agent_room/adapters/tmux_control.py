@@ -19,6 +19,12 @@ from exiting.
 Whatever goes wrong with it (it cannot attach, it dies, an answer is late) the caller
 falls back to a ``tmux`` process for that command.
 
+The thread that asks reads its own answer: handing each answer over from a reader thread
+woke two threads per command, and on a loaded machine that hand-over alone made one
+command in twenty take a millisecond or more (a nudge is three commands). Between
+commands a thread of its own drops the notifications tmux writes meanwhile, once a
+second, so that they never pile up while nothing is asked.
+
 Arguments are quoted for tmux's own command parser: single quotes (nothing inside them is
 expanded, and ``;`` stays text), a single quote itself as ``\\'`` outside them. A newline
 could never be quoted, so an argument with a control character is refused here (the
@@ -29,7 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import queue
+import select
 import subprocess
 import threading
 import time
@@ -38,6 +44,10 @@ from collections.abc import Callable
 
 TIMEOUT = 2.0
 """Seconds to wait for an answer before the client is given up."""
+IDLE_DRAIN = 1.0
+"""Seconds between two reads of the notifications written while nothing is asked."""
+END_WAIT = 0.5
+"""Seconds a client is given to exit once its input is closed, before it is killed."""
 RETRY_AFTER = 5.0
 """Seconds before a client that failed to start is tried again for the same server."""
 COMMANDS = frozenset({"send-keys", "display-message", "capture-pane"})
@@ -58,18 +68,18 @@ def quote(arg: str) -> str:
 class ControlClient:
     """One ``tmux -C attach`` on one server, started on first use.
 
-    Commands are written one at a time under a lock; a reader thread collects each
-    answer (tmux never interleaves its notifications with a command's output) and drops
-    the notifications, so the pipe never fills while nothing is asked.
+    Commands are written one at a time under a lock, and the asking thread reads the
+    answer itself (tmux never interleaves its notifications with a command's output),
+    dropping the notifications before it.
     """
 
     def __init__(self, socket: str | None) -> None:
         self.socket = socket
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
+        self._out: _Output | None = None
         self._end: Callable[[], object] = lambda: None
         """Ends the running client, once (a ``weakref.finalize``)."""
-        self._answers: queue.Queue[tuple[bool, list[str]] | None] = queue.Queue()
         self._failed_at: float | None = None
 
     def run(self, target: str, *args: str) -> tuple[bool, list[str]]:
@@ -77,14 +87,16 @@ class ControlClient:
         attach to if it is not running yet. Raises ``ControlUnavailable`` to fall back."""
         line = " ".join(quote(a) for a in args).encode() + b"\n"
         with self._lock:
-            proc = self._running(target)
-            try:
-                assert proc.stdin is not None
-                proc.stdin.write(line)
-                proc.stdin.flush()
-                answer = self._answers.get(timeout=TIMEOUT)
-            except (OSError, queue.Empty):
-                answer = None
+            proc, out = self._running(target)
+            answer = None
+            with out.lock:
+                try:
+                    assert proc.stdin is not None
+                    proc.stdin.write(line)
+                    proc.stdin.flush()
+                    answer = out.answer(TIMEOUT)
+                except OSError:
+                    pass
             if answer is None:  # it died or hangs: never wait on it again
                 self._stop()
                 raise ControlUnavailable("the control client did not answer")
@@ -95,9 +107,9 @@ class ControlClient:
         with self._lock:
             self._stop()
 
-    def _running(self, target: str) -> subprocess.Popen[bytes]:
-        if self._proc is not None and self._proc.poll() is None:
-            return self._proc
+    def _running(self, target: str) -> tuple[subprocess.Popen[bytes], _Output]:
+        if self._proc is not None and self._out is not None and self._proc.poll() is None:
+            return self._proc, self._out
         self._stop()
         if self._failed_at is not None and time.monotonic() - self._failed_at < RETRY_AFTER:
             raise ControlUnavailable("the control client failed to start a moment ago")
@@ -108,7 +120,7 @@ class ControlClient:
             self._stop()
             raise ControlUnavailable("the control client did not start") from None
 
-    def _start(self, target: str) -> subprocess.Popen[bytes]:
+    def _start(self, target: str) -> tuple[subprocess.Popen[bytes], _Output]:
         where = ["-S", self.socket] if self.socket else []
         env = {k: v for k, v in os.environ.items() if k != "TMUX"}
         if not self.socket and "TMUX" in os.environ:  # the server $TMUX names, explicitly
@@ -122,69 +134,133 @@ class ControlClient:
             env=env,
             start_new_session=True,  # no terminal signals from the caller's terminal
         )
-        self._proc = proc
-        self._end = weakref.finalize(self, _end, proc)  # also run at exit
-        self._answers = queue.Queue()
-        threading.Thread(
-            target=_read_answers,
-            args=(proc, self._answers),
-            name="agent-room-tmux-control",
-            daemon=True,
-        ).start()
-        try:  # the attach itself is answered first
-            first = self._answers.get(timeout=TIMEOUT)
-        except queue.Empty:
-            first = None
+        out = _Output(proc)
+        self._proc, self._out = proc, out
+        self._end = weakref.finalize(self, _end, proc, out)  # also run at exit
+        with out.lock:  # the attach itself is answered first
+            first = out.answer(TIMEOUT)
         if first is None or not first[0]:
             raise ControlUnavailable("tmux did not attach the control client")
+        threading.Thread(
+            target=_drain_while_idle, args=(out,), name="agent-room-tmux-control", daemon=True
+        ).start()
         self._failed_at = None
-        return proc
+        return proc, out
 
     def _stop(self) -> None:
-        self._proc = None
+        self._proc = self._out = None
         self._end()
 
 
-def _end(proc: subprocess.Popen[bytes]) -> None:
-    """End a kept client: its input closed, it detaches once tmux has written out what it
-    had queued (read meanwhile by its reader thread); killed if it does not."""
-    with contextlib.suppress(OSError):
-        if proc.stdin is not None:
-            proc.stdin.close()
-    try:
-        proc.wait(timeout=0.5)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=0.5)
-    if proc.stdout is not None:
-        with contextlib.suppress(OSError):
-            proc.stdout.close()
+class _Output:
+    """What a kept client writes: read by the command waiting for its answer, between
+    commands by ``_drain_while_idle``, at the end by ``_end``; by one of them at a time
+    (``lock``), never once it is closed."""
 
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        assert proc.stdout is not None
+        self.stream = proc.stdout
+        self.fd = proc.stdout.fileno()
+        os.set_blocking(self.fd, False)
+        self.lock = threading.Lock()
+        self.ended = threading.Event()
+        """Set once the client is being ended: nothing more is read."""
+        self._poll = select.poll()
+        self._poll.register(self.fd, select.POLLIN)
+        self._pending = bytearray()
 
-def _read_answers(
-    proc: subprocess.Popen[bytes], answers: queue.Queue[tuple[bool, list[str]] | None]
-) -> None:
-    """Each command's answer onto ``answers``; None when the client has gone."""
-    out = proc.stdout
-    assert out is not None
-    guard: bytes | None = None
-    lines: list[str] = []
-    try:
-        for raw in out:
-            line = raw.rstrip(b"\n")
+    def answer(self, timeout: float) -> tuple[bool, list[str]] | None:
+        """The next command's answer, the notifications before it dropped; None if the
+        client ends or does not answer in ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        guard: bytes | None = None
+        lines: list[str] = []
+        while (line := self._line(deadline)) is not None:
             if guard is None:
                 if line.startswith(b"%begin "):
                     guard, lines = line.split(b" ", 1)[1], []
                 continue  # a notification between answers
             if line.startswith((b"%end ", b"%error ")) and line.split(b" ", 1)[1] == guard:
-                answers.put((line.startswith(b"%end "), lines))
-                guard = None
-            else:
-                lines.append(line.decode(errors="replace"))
-    except (OSError, ValueError):
-        pass
-    answers.put(None)
+                return line.startswith(b"%end "), lines
+            lines.append(line.decode(errors="replace"))
+        return None
+
+    def drain(self) -> bool:
+        """Drop the whole lines written meanwhile (notifications: nothing is asked);
+        False once the client has gone."""
+        while True:
+            read = self._read(0)
+            if read is None:
+                return False
+            if not read:
+                break
+        cut = self._pending.rfind(b"\n")
+        del self._pending[: cut + 1]
+        return True
+
+    def read_to_end(self, deadline: float) -> None:
+        """Read (and drop) all the client writes until it ends, or until ``deadline``."""
+        while self._line(deadline) is not None:
+            pass
+
+    def _line(self, deadline: float) -> bytes | None:
+        while (at := self._pending.find(b"\n")) < 0:
+            left = deadline - time.monotonic()
+            if left <= 0 or self._read(left) is None:
+                return None
+        line = bytes(self._pending[:at])
+        del self._pending[: at + 1]
+        return line
+
+    def _read(self, timeout: float) -> bool | None:
+        """Add what the client wrote, waiting up to ``timeout`` seconds for it: whether
+        there was any; None at its end."""
+        if timeout > 0 and not self._poll.poll(timeout * 1000):
+            return False
+        try:
+            chunk = os.read(self.fd, 1 << 16)
+        except BlockingIOError:
+            return False
+        except OSError:
+            return None
+        if not chunk:
+            return None
+        self._pending += chunk
+        return True
+
+
+def _drain_while_idle(out: _Output) -> None:
+    """Between commands: drop the notifications tmux writes, until the client ends."""
+    while not out.ended.wait(IDLE_DRAIN):
+        with out.lock:
+            if out.ended.is_set() or not out.drain():
+                return
+
+
+def _end(proc: subprocess.Popen[bytes], out: _Output) -> None:
+    """End a kept client: its input closed, it detaches once tmux has written out what it
+    had queued (read here meanwhile); killed if it does not."""
+    out.ended.set()
+    with contextlib.suppress(OSError):
+        if proc.stdin is not None:
+            proc.stdin.close()
+    held = out.lock.acquire(timeout=TIMEOUT)  # a command still waiting gives up first
+    try:
+        deadline = time.monotonic() + END_WAIT
+        if held:
+            out.read_to_end(deadline)  # what tmux had queued, until the client's end
+        try:
+            proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=END_WAIT)
+        if held:
+            with contextlib.suppress(OSError):
+                out.stream.close()
+    finally:
+        if held:
+            out.lock.release()
 
 
 class ControlClients:
