@@ -360,10 +360,10 @@ class PgConnection:
         if isinstance(conn.first, PgError):
             if conn.first.sqlstate != _NO_TABLE:
                 raise conn.first
-            conn.execute(f"SELECT {lock_timeout(self.timeout)}")
+            conn.script(lock_timeout(self.timeout))
             return None
-        version = conn.first.rows[0][1]
-        return None if version is None else int(version)
+        rows = conn.first.rows
+        return int(rows[0][0]) if rows else None
 
     @property
     def in_transaction(self) -> bool:

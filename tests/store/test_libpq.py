@@ -159,3 +159,16 @@ def test_begin_immediate_takes_the_writers_lock_in_one_round_trip(
     finally:
         writer.close()
         other.close()
+
+
+def test_every_connection_has_the_rooms_lock_timeout(pg_cluster: Cluster, pg_url: str) -> None:
+    """Set by the first statement, with the schema's version; in a room not made yet the
+    two fail together (one implicit transaction), and the timeout is set again."""
+    new_room = pg_cluster.new_room(f"room_{os.urandom(6).hex()}")
+    libpq.connect_early(*libpq.opening(pg_url, 1.5))
+    for conn in connect(new_room, timeout=2.5), connect(pg_url, timeout=1.5):
+        try:
+            (timeout,) = conn.execute("SHOW lock_timeout").fetchone()
+        finally:
+            conn.close()
+        assert timeout == ("2500ms" if conn.url == new_room else "1500ms")
