@@ -140,18 +140,34 @@ def _binary(program: str, hint: str) -> str:
     return str(Path(found).absolute())
 
 
+NPM_PACKAGES = {
+    "claude": "@anthropic-ai/claude-code",
+    "codex": "@openai/codex",
+    "gemini": "@google/gemini-cli",
+}
+"""Each client's npm package, named where the client is missing."""
+
+
+def _client(kind: str, environ: dict[str, str]) -> str:
+    """The client's program: its ``AGENT_ROOM_`` variable's (refused as such when it names
+    none, so the hint is not to set what is set), else ``kind`` on the PATH."""
+    variable = f"AGENT_ROOM_{kind.upper()}"
+    given = environ.get(variable)
+    if given:
+        return _binary(given, f"point {variable} at the client, or unset it")
+    other = "" if kind == "claude" else ", or use --agent command -- ARGS"
+    install = f"npm install -g {NPM_PACKAGES[kind]}, or set {variable}{other}"
+    return _binary(kind, f"{install} (agent-room doctor checks the clients)")
+
+
 def agent_argv(kind: str, agent_args: list[str], environ: dict[str, str]) -> list[str]:
     """The agent's command line: its binary (absolute) and arguments."""
     if kind == "claude":
         from agent_room.plugin import claude_flags
 
-        claude = environ.get("AGENT_ROOM_CLAUDE") or "claude"
-        binary = _binary(claude, "install Claude Code or set AGENT_ROOM_CLAUDE")
-        return [binary, *claude_flags(), *agent_args]
+        return [_client(kind, environ), *claude_flags(), *agent_args]
     if kind in {"codex", "gemini"}:
-        program = environ.get(f"AGENT_ROOM_{kind.upper()}") or kind
-        hint = f"install it, set AGENT_ROOM_{kind.upper()} or use --agent command -- ARGS"
-        return [_binary(program, hint), *agent_args]
+        return [_client(kind, environ), *agent_args]
     if kind == "command":
         if not agent_args:
             raise BadInput("--agent command needs the command after --, e.g. -- my-agent --flag")

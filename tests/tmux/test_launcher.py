@@ -212,9 +212,21 @@ def test_missing_claude_is_one_line(cli: Cli, tmux_env: dict[str, str], tmp_path
     result = cli("start", "coder", env=env)
     assert result.code == 1
     assert result.err == (
-        f"agent-room: {tmp_path / 'no-claude'} not found: install Claude Code or set"
-        " AGENT_ROOM_CLAUDE\n"
+        f"agent-room: {tmp_path / 'no-claude'} not found: point AGENT_ROOM_CLAUDE at the"
+        " client, or unset it\n"
     )
+    tmux = shutil.which("tmux")
+    assert tmux is not None
+    env = {**tmux_env, "AGENT_ROOM_CLAUDE": "", "PATH": str(Path(tmux).parent)}
+    result = cli("start", "coder", env=env)
+    assert result.code == 1
+    assert result.err == (
+        "agent-room: claude not found: npm install -g @anthropic-ai/claude-code, or set"
+        " AGENT_ROOM_CLAUDE (agent-room doctor checks the clients)\n"
+    )
+    result = cli("start", "coder", "--agent", "codex", env={**env, "AGENT_ROOM_CODEX": ""})
+    assert "codex not found: npm install -g @openai/codex, or set AGENT_ROOM_CODEX" in result.err
+    assert result.err.count("\n") == 1
 
 
 def _tmux_wrapper(tmp_path: Path, on_new_session: str) -> dict[str, str]:
