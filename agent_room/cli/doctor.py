@@ -66,12 +66,8 @@ def _tmux() -> Check:
     return Check("tmux", said)
 
 
-CLIENTS = (
-    ("Claude Code", "claude", "@anthropic-ai/claude-code"),
-    ("Codex", "codex", "@openai/codex"),
-    ("Gemini", "gemini", "@google/gemini-cli"),
-)
-"""Each client's title, program and npm package; only Claude Code is needed."""
+CLIENTS = (("Claude Code", "claude"), ("Codex", "codex"), ("Gemini", "gemini"))
+"""Each client's title and program; only Claude Code is needed."""
 
 
 @functools.cache
@@ -83,7 +79,7 @@ def _npm_bin(path: str | None) -> Path | None:
     return Path(prefix, "bin") if prefix else None
 
 
-def _client(title: str, program: str, package: str, environ: Mapping[str, str]) -> Check:
+def _client(title: str, program: str, environ: Mapping[str, str]) -> Check:
     """The client ``start`` would run: its variable's program, else ``program`` on the
     PATH (both looked up as ``start`` does), so ok here means ``start`` finds it."""
     needed = program == "claude"
@@ -98,7 +94,9 @@ def _client(title: str, program: str, package: str, environ: Mapping[str, str]) 
         if folder is not None and os.access(folder / program, os.X_OK):
             fix = f'export PATH="{folder}:$PATH" (and in ~/.bashrc)'
             return Check(title, f"installed in {folder}, which is not on PATH", fix, needed)
-        install = f"npm install -g {package}"
+        from agent_room.cli.launcher import NPM_PACKAGES
+
+        install = f"npm install -g {NPM_PACKAGES[program]}"
         fix = (
             f"{install}, or set {variable}" if needed else f"only for --agent {program}: {install}"
         )
@@ -112,8 +110,8 @@ def _client(title: str, program: str, package: str, environ: Mapping[str, str]) 
 
 
 def _clients(environ: Mapping[str, str]) -> Iterator[Check]:
-    for title, program, package in CLIENTS:
-        yield _client(title, program, package, environ)
+    for title, program in CLIENTS:
+        yield _client(title, program, environ)
 
 
 def _claude_settings(environ: Mapping[str, str]) -> Path:
