@@ -311,6 +311,9 @@ class RoomConsole(ReachMixin, App[int]):
             while not (worker.is_cancelled or self._stop.is_set()):
                 self._wake.clear()
                 asked, self._read_asked = self._read_asked, False
+                # the console's own injector, while active, checks the same processes as
+                # often, and what it finds moves the room's change count
+                reader.registry = None if self.statuses.get("injector") == "active" else registry
                 timed = time.monotonic() >= due
                 if timed:
                     due = time.monotonic() + safety

@@ -7,13 +7,18 @@ import contextlib
 import os
 import stat
 import threading
+import time
 from pathlib import Path
 
+from agent_room.store.home import DB_NAME
 from agent_room.store.wake import not_a_poke, wake_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Sequence
+
+    from agent_room.adapters.inotify import DirectoryEvents
+    from agent_room.store.sqlite import SqliteStore
 
     Changes = Iterable[tuple[object, str]]
 
@@ -74,17 +79,20 @@ class WakeListener:
 
 LISTEN_WAIT = 5.0
 """How long a subscriber waits for PostgreSQL's LISTEN (the server may be away)."""
+STOP_CHECK = 0.5
+"""Seconds between two looks at a quiet watch's ``stop``: its only wake-ups at rest."""
+_DATABASE_FILES = {DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm"}
 
 
 class RoomWatch:
     """One watch of the room directory, fanned out to every worker of a process.
 
-    A watchfiles watcher wakes every ``step`` ms to look for the end of a burst, whether
-    anything changed or not: at rest that is most of what a worker costs, so a process
-    keeps one watch, not one per worker (the deliverer, the injector, the console's
-    reader). It starts with its first listener and ends when ``stop`` is set; each
-    listener is called on every burst of changes it wants, and once more when the watch
-    ends (so that it looks at its own stop).
+    A process keeps one watch, not one per worker (the deliverer, the injector, the
+    console's reader): one thread, asleep until the kernel reports a change
+    (``adapters.inotify``; where there is none, watchfiles, which wakes every ``step``
+    ms whether anything changed or not). It starts with its first listener and ends when
+    ``stop`` is set; each listener is called on every burst of changes it wants, and
+    once more when the watch ends (so that it looks at its own stop).
     """
 
     def __init__(self, home: str, *, debounce: int, step: int, stop: threading.Event) -> None:
@@ -98,6 +106,11 @@ class RoomWatch:
         self._listening = threading.Event()
         """On PostgreSQL: the LISTEN is in place, or was waited for (at once on SQLite)."""
         self._thread: threading.Thread | None = None
+        self._counted = False
+        """Whether the room's change count tells renewals from changes (SQLite)."""
+        self._store: SqliteStore | None = None
+        self._count: int | None = None
+        """The room's change count at the last burst of database events fanned out."""
 
     def subscribe(
         self,
@@ -116,8 +129,7 @@ class RoomWatch:
             if host is not None:
                 self._hosts[wake] = host
             if self._thread is None and not self.stop.is_set():
-                import watchfiles  # noqa: F401 - loaded here, so the thread watches at once
-
+                events = self._watch_directory()  # here, so that the watch is on at once
                 from agent_room.core.errors import RoomError
                 from agent_room.store.engine import database_url
 
@@ -127,12 +139,13 @@ class RoomWatch:
                     url = None
                 if url is None:
                     self._listening.set()
+                    self._counted = True
                 else:  # the room's changes come from the server, not from files
                     threading.Thread(
                         target=self._listen, args=(url,), name="agent-room-listen", daemon=True
                     ).start()
                 self._thread = threading.Thread(
-                    target=self._run, name="agent-room-watchfiles", daemon=True
+                    target=self._run, args=(events,), name="agent-room-watchfiles", daemon=True
                 )
                 self._thread.start()
         if not self.stop.is_set():
@@ -151,27 +164,91 @@ class RoomWatch:
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout=timeout)
 
-    def _run(self) -> None:
+    def _watch_directory(self) -> DirectoryEvents | None:
+        """The kernel's events of the room directory; None where there is no inotify (or
+        it refuses: watchfiles then watches, and says what is wrong)."""
+        from agent_room.adapters.inotify import DirectoryEvents, available
+
+        if available():
+            try:
+                return DirectoryEvents(self.home)
+            except OSError:
+                pass
+        import watchfiles  # noqa: F401 - loaded here, so the thread watches at once
+
+        return None
+
+    def _run(self, events: DirectoryEvents | None) -> None:
+        try:
+            if events is None:
+                self._run_watchfiles()
+                return
+            try:
+                self._run_inotify(events)
+            finally:
+                events.close()
+        finally:
+            if self._store is not None:
+                self._store.close()
+            self._fan_out(None)
+
+    def _run_inotify(self, events: DirectoryEvents) -> None:
+        """Sleep until the kernel reports a change (looking at ``stop`` every
+        ``STOP_CHECK``); then gather the burst until it pauses for ``step`` ms, at most
+        ``debounce`` ms, and fan it out."""
+        while not self.stop.is_set():
+            if not events.wait(STOP_CHECK):
+                continue
+            paths = events.read()
+            end = time.monotonic() + self.debounce / 1000
+            while (left := end - time.monotonic()) > 0 and events.wait(min(self.step / 1000, left)):
+                paths |= events.read()
+            changes = [(None, path) for path in paths if not_a_poke(None, path)]
+            if changes and not self.stop.is_set():
+                self._file_changes(changes)
+
+    def _run_watchfiles(self) -> None:
+        """Where there is no inotify: watchfiles, which wakes every ``step`` ms."""
         from watchfiles import watch
 
+        for changes in watch(
+            self.home,
+            debounce=self.debounce,
+            step=self.step,
+            stop_event=self.stop,
+            raise_interrupt=False,
+            watch_filter=not_a_poke,
+        ):
+            self._file_changes(list(changes))
+
+    def _file_changes(self, changes: Sequence[tuple[object, str]]) -> None:
+        """Fan a burst of file events out, unless it touched only the room's database and
+        the room's change count stands where the last burst left it: a worker renewed its
+        lease (about every second) or a host was seen, which no listener acts on (see
+        ``store.db.write_transaction``)."""
+        database = all(Path(path).name in _DATABASE_FILES for _change, path in changes)
+        if database and self._counted and not self._count_moved():
+            return
+        self._fan_out(changes)
+
+    def _count_moved(self) -> bool:
         try:
-            for changes in watch(
-                self.home,
-                debounce=self.debounce,
-                step=self.step,
-                stop_event=self.stop,
-                raise_interrupt=False,
-                watch_filter=not_a_poke,
-            ):
-                self._fan_out(changes)
-        finally:
-            self._fan_out(None)
+            if self._store is None:
+                from agent_room.store.sqlite import SqliteStore
+
+                self._store = SqliteStore(self.home)
+            self._store.reopen_if_moved()  # a room restored from a backup: the new file's
+            count = self._store.changes()
+        except Exception:  # noqa: BLE001 - a room locked, moved or gone: the listeners look
+            return True
+        moved = count is None or count != self._count
+        self._count = count
+        return moved
 
     def _listen(self, url: str) -> None:
         """Fan PostgreSQL's wake-ups out as changes of the room's database."""
         from watchfiles import Change
 
-        from agent_room.store.home import DB_NAME
         from agent_room.store.postgres import listen
 
         path = str(Path(self.home) / DB_NAME)  # what a write to SQLite would touch

@@ -8,7 +8,7 @@ only when something it shows may have changed; a real change still reaches the s
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -17,6 +17,7 @@ from agent_room.room import Room
 from agent_room.room.snapshot import SnapshotReader
 from agent_room.ui.app import RoomConsole
 from agent_room.ui.widgets.sessions import SessionsTable
+from agent_room.workers.wakeup import RoomWatch
 from tests.ui.conftest import until
 from tests.ui.seed import FrozenClock
 
@@ -47,27 +48,29 @@ async def test_lease_renewals_wake_the_watch_but_not_the_reader(
         return read(self)
 
     monkeypatch.setattr(SnapshotReader, "read", counted)
+    heard = threading.Event()
+    burst = RoomWatch._file_changes
+
+    def seen(self: RoomWatch, changes: Sequence[tuple[object, str]]) -> None:
+        heard.set()
+        burst(self, changes)
+
+    monkeypatch.setattr(RoomWatch, "_file_changes", seen)
     app = console(watch=True, safety_interval=3600.0)
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.statuses.get("watcher") == "on")
         await until(pilot, lambda: app.snapshot is not None)
         table = app.main.query_one("#sessions", SessionsTable)
-        heard = threading.Event()
-        watch = app._room_watch()
-        watch.subscribe(heard.set)
-        try:
-            before = reads[0]
-            for n in range(5):
-                heard.clear()
-                _renew(room, 1000.0 + n)
-                await until(pilot, heard.is_set)  # the watch saw the write...
-                await pilot.pause(0.1)
-            assert reads[0] == before  # ...and the reader did not read the room for it
-            room.join("newcomer", pane="%9")
-            await until(pilot, lambda: "newcomer" in [r.name for r in table.shown])
-            assert reads[0] > before
-        finally:
-            watch.unsubscribe(heard.set)
+        before = reads[0]
+        for n in range(5):
+            heard.clear()
+            _renew(room, 1000.0 + n)
+            await until(pilot, heard.is_set)  # the watch saw the write...
+            await pilot.pause(0.1)
+        assert reads[0] == before  # ...and the reader did not read the room for it
+        room.join("newcomer", pane="%9")
+        await until(pilot, lambda: "newcomer" in [r.name for r in table.shown])
+        assert reads[0] > before
 
 
 async def test_the_palettes_read_again_still_reads_an_unchanged_room(

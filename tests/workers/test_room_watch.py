@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -99,3 +101,62 @@ def test_the_workers_of_a_process_share_one_watch(room: Room, shared: RoomWatch)
         delivery_room.close()
         injector_room.close()
     assert not any(thread.is_alive() for thread in threads)
+
+
+def test_a_lease_renewed_wakes_no_listener_and_a_change_does(
+    room: Room, shared: RoomWatch, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each worker renews its lease about every second: a write the watch sees, but one
+    that nothing listening acts on (the room's change count stays)."""
+    bursts: list[object] = []
+    burst = RoomWatch._file_changes
+
+    def seen(self: RoomWatch, changes: Sequence[tuple[object, str]]) -> None:
+        bursts.append(changes)
+        burst(self, changes)
+
+    monkeypatch.setattr(RoomWatch, "_file_changes", seen)
+    listener = Counter()
+    shared.subscribe(listener)
+
+    def renew(at: float) -> None:
+        assert room.store.acquire_lease(
+            "deliverer", holder="h", pid=1, pid_start=None, ttl=3.0, at=at, alive=lambda *_: True
+        )
+
+    renew(1000.0)  # taken: a new holder is a change
+    wait_for(lambda: listener.calls)
+    for n in range(1, 4):
+        seen_before, calls = len(bursts), listener.calls
+        renew(1000.0 + n)
+        wait_for(lambda: len(bursts) > seen_before)  # noqa: B023 - waited for at once
+        time.sleep(0.05)
+        assert listener.calls == calls
+    room.join("backend")
+    wait_for(lambda: listener.calls > calls)
+
+
+def test_without_inotify_watchfiles_watches(room: Room, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the kernel has no inotify (not Linux), the watch falls back to watchfiles."""
+    import watchfiles
+
+    from agent_room.adapters import inotify
+
+    monkeypatch.setattr(inotify, "available", lambda: False)
+    used = Counter()
+    watch_files = watchfiles.watch
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        used()
+        return watch_files(*args, **kwargs)
+
+    monkeypatch.setattr(watchfiles, "watch", counted)
+    watch = RoomWatch(room.home, debounce=10, step=5, stop=threading.Event())
+    heard = Counter()
+    try:
+        watch.subscribe(heard)
+        wait_for(lambda: _changed(room.home, heard))
+        assert used.calls == 1
+    finally:
+        watch.stop.set()
+        watch.join()
