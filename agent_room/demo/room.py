@@ -15,12 +15,13 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -333,4 +334,22 @@ def stop(demo: Demo) -> None:
     deadline = time.monotonic() + STOP_GRACE
     while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.05)
+    _end(pid for pid in pids if _alive(pid))
     shutil.rmtree(demo.root, ignore_errors=True)
+
+
+def _end(pids: Iterable[int]) -> None:
+    """Kill what outlived the hang-up (Gemini CLI does), with all it started: each pane's
+    process leads its own group. Killed, not asked, so no hook of it writes into a room
+    that is being removed."""
+    ended = []
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            if os.getpgid(pid) == pid:
+                os.killpg(pid, signal.SIGKILL)
+            else:
+                os.kill(pid, signal.SIGKILL)
+            ended.append(pid)
+    deadline = time.monotonic() + 2.0
+    while any(_alive(pid) for pid in ended) and time.monotonic() < deadline:
+        time.sleep(0.02)
