@@ -1,7 +1,7 @@
 """A direct wake-up for the active deliverer: a FIFO in the room directory.
 
-File events reach the deliverer through watchfiles within a few milliseconds; a message
-an agent has just sent should not wait even that. After a commit that queues something
+File events reach the deliverer through the room watch within tens of milliseconds; a
+message an agent has just sent should not wait even that. After a commit that queues something
 to deliver, the store pokes ``wake.fifo``; the deliverer holding the lease keeps it open
 for reading. A poke carries nothing and may be lost (nobody listening, a full pipe): the
 file events and the safety re-read still wake the deliverer, only a little later. The

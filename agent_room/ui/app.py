@@ -2,7 +2,7 @@
 
 The app owns the background workers and the decisions. A reader thread builds one
 frozen ``RoomSnapshot`` per change and posts it; the app swaps it into the main
-screen's reactive. A watchfiles worker wakes the reader on room changes; the delivery
+screen's reactive. The room's file watch wakes the reader on room changes; the delivery
 worker runs in its own thread. Workers never touch widgets: they post messages, and a
 worker that fails is reported and restarted, never fatal.
 """

@@ -75,16 +75,17 @@ class ConsoleSettings:
     live: bool = True
     """Read the room in a background thread; off, the console shows the snapshot given."""
     watch: bool = True
-    """Wake the reader on changes to the room directory (watchfiles); off in tests."""
+    """Wake the reader on changes to the room directory (its file events); off in tests."""
     deliver: bool = True
     """Run the delivery worker inside the console (it takes the room's lease)."""
     liveness: bool = True
     """Check now and then that registered agent processes still run."""
     debounce: Annotated[int, Ge(1), Le(2000)] = 40
-    """watchfiles debounce, ms: events within this window collapse into one wake-up."""
+    """File events within this window, ms, collapse into one wake-up."""
     step: Annotated[int, Ge(1), Le(1000)] = 20
-    """watchfiles step, ms: how often the watcher looks for the end of a burst (it wakes
-    this often at rest too; 40 cost a hook's change about 50 ms more on screen)."""
+    """The pause, ms, that ends a burst of file events (where there is no inotify,
+    watchfiles looks this often, at rest too; 40 cost a hook's change about 50 ms more
+    on screen)."""
     safety_interval: Annotated[float, Gt(0), Le(3600)] = 2.0
     """Seconds between re-reads when no event arrives (events can be lost)."""
     flow_limit: Annotated[int, Ge(1), Le(1000)] = 60
