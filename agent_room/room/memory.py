@@ -34,6 +34,8 @@ PreCompact hook asked for is that same compaction."""
 KEEP_DAYS = 30
 """Days a session's items are kept after its transcript was last read."""
 PROBLEM = "memory.problem"
+UNREADABLE = "cannot read"
+"""How a transcript that could not be opened is told; forgotten once it is read."""
 """The audit event of a transcript the worker could not read (fully)."""
 
 
@@ -63,7 +65,7 @@ class Memory:
             try:
                 chunk = read_from(path, offset, inode)
             except OSError as exc:
-                self._problem(session_id, known, f"cannot read {path}: {exc.strerror}", path)
+                self._problem(session_id, known, f"{UNREADABLE} {path}: {exc.strerror}", path)
                 return added
             if known is not None and same and chunk.end == offset and not chunk.restarted:
                 return added  # nothing new: no write (an idle room stays idle)
@@ -77,6 +79,8 @@ class Memory:
                 problem = f"{path} shrank or was replaced: read again from its start"
             if problem is not None:
                 self._problem(session_id, known, problem, path)
+            elif known is not None and str(known.get("problem")).startswith(UNREADABLE):
+                known = None  # readable now (the client writes it after the first prompt)
             seq = store_memory.remember(
                 self.store,
                 session_id,

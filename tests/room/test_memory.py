@@ -84,6 +84,29 @@ def test_bad_transcripts_are_logged_once_and_nothing_else_moves(
     assert "shrank or was replaced" in problems[2]
 
 
+def test_a_transcript_written_after_a_failed_read_clears_the_problem(
+    room_home: Path, transcript: Path, tmp_path: Path
+) -> None:
+    """Claude Code writes its transcript only after the first prompt: a context prepared
+    once it exists does not carry the earlier "cannot read"."""
+    later = tmp_path / "later.jsonl"
+    room = _room_with_sender(room_home, later)
+    memory = Memory(room)
+    assert memory.follow("s-api", str(later)) == 0
+    shutil.copy(transcript, later)
+    assert memory.follow("s-api", str(later)) > 0
+    cursor = store_memory.cursor(room.store, "s-api")
+    assert cursor is not None
+    assert cursor["problem"] is None
+    handover = room.send_handover("api", "web", body="please check the trace headers")
+    memory.prepare(handover)
+    prepared = store_memory.context(room.store, handover)
+    assert prepared is not None
+    assert prepared["problem"] is None
+    assert prepared["items"] > 0
+    assert "cannot read" in _problems(room)[0]  # the room was told once, and it stays told
+
+
 def test_a_huge_backlog_is_read_from_its_newest_part(
     room_home: Path, transcript: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
