@@ -135,6 +135,20 @@ class Tmux:
             raise TmuxError(" ".join(result.stderr) or f"tmux {args[0]} failed")
         return list(result.stdout)
 
+    def _cmds(self, socket: str | None, pane: str, *commands: Sequence[str]) -> None:
+        """Commands on ``pane`` written to the kept client at once (tmux and this thread
+        wake once for all of them), else run one by one; the first refused raises."""
+        try:
+            answers = self._control.run_all(socket, pane, commands)
+        except ControlUnavailable:
+            for command in commands:
+                self._cmd(socket, *command)
+            return
+        for (ok, out), command in zip(answers, commands, strict=True):
+            if not ok:
+                self.forget(socket, pane)
+                raise TmuxError(" ".join(out) or f"tmux {command[0]} failed")
+
     def pane_facts(self, socket: str | None, pane: str, *, fresh: bool = False) -> PaneFacts | None:
         """The pane's first process and terminal; None if the pane is gone."""
         key = (socket, pane)
@@ -225,9 +239,8 @@ class Tmux:
             return False
         if any(_CLEAR_KEY.fullmatch(key) is None for key in clear):
             raise ValueError(f"not a line-editing key: {clear!r}")
-        if clear:
-            self._cmd(socket, "send-keys", "-t", pane, *clear)
-        self._cmd(socket, "send-keys", "-t", pane, "-l", "--", line)
+        typing = ("send-keys", "-t", pane, "-l", "--", line)
+        self._cmds(socket, pane, *([("send-keys", "-t", pane, *clear)] if clear else []), typing)
         if settle > 0:
             time.sleep(settle)
         if still_safe is not None and not still_safe():

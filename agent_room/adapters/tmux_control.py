@@ -40,7 +40,7 @@ import subprocess
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 TIMEOUT = 2.0
 """Seconds to wait for an answer before the client is given up."""
@@ -85,22 +85,33 @@ class ControlClient:
     def run(self, target: str, *args: str) -> tuple[bool, list[str]]:
         """Run one command; (ok, output lines). ``target`` is a pane the client may
         attach to if it is not running yet. Raises ``ControlUnavailable`` to fall back."""
-        line = " ".join(quote(a) for a in args).encode() + b"\n"
+        return self.run_all(target, [args])[0]
+
+    def run_all(
+        self, target: str, commands: Sequence[Sequence[str]]
+    ) -> list[tuple[bool, list[str]]]:
+        """Run commands written at once, a line each (one wake-up of tmux and one of this
+        thread for all of them); each one's (ok, output lines), in order."""
+        lines = b"".join(" ".join(quote(a) for a in args).encode() + b"\n" for args in commands)
         with self._lock:
             proc, out = self._running(target)
-            answer = None
+            answers: list[tuple[bool, list[str]]] = []
             with out.lock:
                 try:
                     assert proc.stdin is not None
-                    proc.stdin.write(line)
+                    proc.stdin.write(lines)
                     proc.stdin.flush()
-                    answer = out.answer(TIMEOUT)
+                    while len(answers) < len(commands):
+                        answer = out.answer(TIMEOUT)
+                        if answer is None:
+                            break
+                        answers.append(answer)
                 except OSError:
                     pass
-            if answer is None:  # it died or hangs: never wait on it again
+            if len(answers) < len(commands):  # it died or hangs: never wait on it again
                 self._stop()
                 raise ControlUnavailable("the control client did not answer")
-            return answer
+            return answers
 
     def close(self) -> None:
         """End the client (by its own pid)."""
@@ -272,13 +283,20 @@ class ControlClients:
 
     def run(self, socket: str | None, target: str, *args: str) -> tuple[bool, list[str]]:
         """Run ``args`` through the server's kept client (see ``ControlClient.run``)."""
-        if args[0] not in COMMANDS:
-            raise ControlUnavailable(f"{args[0]} does not go through the kept client")
+        return self.run_all(socket, target, [args])[0]
+
+    def run_all(
+        self, socket: str | None, target: str, commands: Sequence[Sequence[str]]
+    ) -> list[tuple[bool, list[str]]]:
+        """Run commands at once through the server's kept client (``ControlClient.run_all``)."""
+        for args in commands:
+            if args[0] not in COMMANDS:
+                raise ControlUnavailable(f"{args[0]} does not go through the kept client")
         with self._lock:
             client = self._clients.get(socket)
             if client is None:
                 client = self._clients[socket] = ControlClient(socket)
-        return client.run(target, *args)
+        return client.run_all(target, commands)
 
     def close(self) -> None:
         """End every kept client."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shlex
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import libtmux
@@ -39,12 +40,26 @@ class CountingTmux(Tmux):
         self.commands: list[str] = []
         self.sent: list[tuple[str, ...]] = []
         self.stdin: list[str | None] = []
+        self._counted = False
 
     def _cmd(self, socket: str | None, *args: str, stdin: str | None = None) -> list[str]:
+        if not self._counted:
+            self._count(args, stdin)
+        return super()._cmd(socket, *args, stdin=stdin)
+
+    def _cmds(self, socket: str | None, pane: str, *commands: Sequence[str]) -> None:
+        for args in commands:  # written at once, each one a command of its own
+            self._count(tuple(args), None)
+        self._counted = True  # (not again if they fall back to one by one)
+        try:
+            super()._cmds(socket, pane, *commands)
+        finally:
+            self._counted = False
+
+    def _count(self, args: tuple[str, ...], stdin: str | None) -> None:
         self.commands.append(args[0])
         self.sent.append(args)
         self.stdin.append(stdin)
-        return super()._cmd(socket, *args, stdin=stdin)
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ import pytest
 
 from agent_room.adapters import tmux as tmux_adapter
 from agent_room.adapters.tmux import Tmux, TmuxError
-from agent_room.adapters.tmux_control import ControlUnavailable, quote
+from agent_room.adapters.tmux_control import ControlClient, ControlUnavailable, quote
 from tests.tmux.conftest import wait_for
 
 
@@ -87,6 +87,38 @@ def test_text_arrives_literally_through_the_kept_client(server: libtmux.Server, 
     try:
         tmux.type_line(_socket(server), pane_id, text, settle=0.0)
         wait_for(lambda: _last_line(server, pane_id) == text)  # cat's copy, after Enter
+    finally:
+        tmux.close()
+
+
+@pytest.mark.usefixtures("no_tmux_process")
+def test_the_line_is_emptied_and_typed_in_one_write_and_enter_comes_alone(
+    server: libtmux.Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Emptying the input line and typing the text are written to tmux at once (one
+    wake-up of tmux and of the deliverer for both); Enter stays a command of its own,
+    after the pane is checked again."""
+    pane_id = _cat_pane(server)
+    tmux = Tmux()
+    writes: list[list[str]] = []
+    run_all = ControlClient.run_all
+
+    def spy(self: ControlClient, target: str, commands: Any) -> Any:
+        writes.append([args[-1] for args in commands])
+        return run_all(self, target, commands)
+
+    monkeypatch.setattr(ControlClient, "run_all", spy)
+    try:
+        tmux._cmd(_socket(server), "send-keys", "-t", pane_id, "-l", "--", "half typed")
+        writes.clear()
+        checked: list[int] = []
+        assert tmux.type_line(
+            _socket(server), pane_id, "the line", settle=0.0, clear=("C-u",),
+            still_safe=lambda: checked.append(len(writes)) is None,
+        )  # fmt: skip
+        assert writes == [["C-u", "the line"], ["Enter"]]
+        assert checked == [1]  # between the text and Enter
+        wait_for(lambda: _last_line(server, pane_id) == "the line")  # cat's copy
     finally:
         tmux.close()
 
