@@ -112,10 +112,14 @@ def test_the_line_is_emptied_and_typed_in_one_write_and_enter_comes_alone(
         tmux._cmd(_socket(server), "send-keys", "-t", pane_id, "-l", "--", "half typed")
         writes.clear()
         checked: list[int] = []
+
+        def still_safe() -> bool:
+            checked.append(len(writes))
+            return True
+
         assert tmux.type_line(
-            _socket(server), pane_id, "the line", settle=0.0, clear=("C-u",),
-            still_safe=lambda: checked.append(len(writes)) is None,
-        )  # fmt: skip
+            _socket(server), pane_id, "the line", settle=0.0, clear=("C-u",), still_safe=still_safe
+        )
         assert writes == [["C-u", "the line"], ["Enter"]]
         assert checked == [1]  # between the text and Enter
         wait_for(lambda: _last_line(server, pane_id) == "the line")  # cat's copy
