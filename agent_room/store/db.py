@@ -73,6 +73,34 @@ def _statements(script: str) -> Iterator[str]:
         yield buffer
 
 
+class RoomConnection(sqlite3.Connection):
+    """A connection to the room that knows its write-ahead log: a log deleted under a
+    running process leaves its connections on the old file, and once another connection
+    has gone on with a new log, a write into the old one would leave the room unreadable
+    to every process started since, and damage it when saved (see ``write_transaction``
+    and ``StoreBase.reopen_if_moved``)."""
+
+    log: tuple[str, int] | None = None
+    """The log's path and the inode this connection reads and writes."""
+
+
+def _log_of(path: str) -> tuple[str, int] | None:
+    log = path + "-wal"
+    try:
+        return log, os.stat(log).st_ino
+    except OSError:
+        return None
+
+
+def _log_moved(conn: sqlite3.Connection) -> bool:
+    """Whether the room's log is no longer the file this connection uses."""
+    log: tuple[str, int] | None = getattr(conn, "log", None)
+    if log is None:
+        return False  # not a RoomConnection (PostgreSQL's, a test's own)
+    found = _log_of(log[0][: -len("-wal")])
+    return found is None or found[1] != log[1]
+
+
 def connect(home: StrPath, *, timeout: float = 10.0) -> sqlite3.Connection:
     """Open (creating if needed) the room's database, migrated to the current schema."""
     room = ensure_room_dir(home)
@@ -82,7 +110,13 @@ def connect(home: StrPath, *, timeout: float = 10.0) -> sqlite3.Connection:
         _refuse_if_emptied(path)  # before SQLite writes a header into it
     try:
         # one thread at a time, but not always the one that opened it (console workers)
-        conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
+        conn = sqlite3.connect(
+            path,
+            timeout=timeout,
+            isolation_level=None,
+            check_same_thread=False,
+            factory=RoomConnection,
+        )
     except sqlite3.Error as exc:
         raise RoomUnavailable(f"cannot open the room database {path}: {exc}") from None
     conn.row_factory = sqlite3.Row
@@ -106,6 +140,7 @@ def connect(home: StrPath, *, timeout: float = 10.0) -> sqlite3.Connection:
             conn.close()
             raise
         else:
+            conn.log = _log_of(path)  # open now (the schema was read through it)
             return conn
 
 
@@ -140,6 +175,10 @@ def count_change(conn: sqlite3.Connection) -> None:
 class write_transaction:
     """``BEGIN IMMEDIATE`` ... ``COMMIT``; everything or nothing is written.
 
+    Nothing is written into a write-ahead log deleted under this connection (checked
+    holding the write lock, so no other writer is midway): the transaction is refused,
+    and the worker reopens the room at its next pass.
+
     A transaction that changed anything moves the room's change count (``room_changes``),
     unless it is a ``renewal`` (a lease or a host marked alive again): every file watcher
     of the room wakes on each write, and a watcher that finds the count where it was
@@ -157,6 +196,12 @@ class write_transaction:
             self.conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
             raise RoomUnavailable(f"the room is busy: {exc}") from None
+        if _log_moved(self.conn):
+            self._rollback()
+            raise RoomUnavailable(
+                "the room's write-ahead log was deleted or replaced under this process:"
+                " nothing written until the room is reopened"
+            )
         # PostgreSQL's connection has no count: its watchers hear only the changes
         self._before = None if self.renewal else getattr(self.conn, "total_changes", None)
         return self.conn

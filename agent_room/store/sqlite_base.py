@@ -119,12 +119,17 @@ class StoreBase:
     def reopen_if_moved(self) -> bool:
         """Reopen the room when its files are no longer those this connection uses.
 
-        A write-ahead log deleted under running processes leaves them writing to a file
-        nobody else sees, and every process started since then fails ("disk I/O
-        error") until they let go; a database file replaced (restored from a backup) is
-        likewise never seen. While this connection is open no other connection deletes
-        the log, so a different or missing log was removed from outside. What the old
-        log holds is saved into the database before the connection is let go.
+        A write-ahead log deleted under running processes leaves them on a file nobody
+        else sees, and every process started since then fails ("disk I/O error") until
+        one of them saves that log into the database and the room goes on with a new
+        one. While this connection is open no other connection deletes the log, so a
+        different or missing log was removed from outside. What the old log holds is
+        saved before the connection is let go, if the room's index still describes it:
+        once another connection has gone on with a new log, the old file's frames sit
+        where the index means the new log's, and copying them would write stale pages
+        over new ones (then it was saved already, or by nobody: see ``_index_holds``).
+        Nothing is read or written through a connection left on a moved log: a save a
+        reader keeps from finishing is tried again at the next pass.
         """
         if self.url is not None:
             return False  # the room's files are a server's own business
@@ -135,12 +140,18 @@ class StoreBase:
         if not os.path.isdir(self.home):  # not a first run: never make it anew from here
             raise RoomUnavailable(f"the room {self.home} is gone")
         old = self.conn
-        try:
-            busy = old.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
-        except sqlite3.Error:
-            busy = 0  # a replaced file: the old one's log is no longer the room's
-        if busy and now[0] == self._files[0]:
-            return False  # a reader is in the way: save the log at the next pass
+        replaced = now[0] != self._files[0]  # the old file's log is no longer the room's
+        log = getattr(old, "log", None)
+        if replaced or log is None or _index_holds(self.home, log[1]):
+            try:
+                busy = old.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+            except sqlite3.Error:
+                busy = 0
+            if busy and not replaced:
+                raise RoomUnavailable(
+                    "the room's write-ahead log was deleted: saving what it holds waits"
+                    " for a reader (tried again)"
+                )
         self.conn = connect(self.home, timeout=self.timeout)
         self._files = _files(self.home)
         try:  # noqa: SIM105
@@ -158,6 +169,32 @@ def _connect_postgres(home: str, url: str, timeout: float) -> sqlite3.Connection
     ensure_room_dir(home)
     conn: Any = connect_postgres(url, timeout=timeout)
     return conn  # type: ignore[no-any-return]
+
+
+def _index_holds(home: str, log: int) -> bool:
+    """Whether the room's shared index (``room.db-shm``) still describes the log this
+    process holds open as inode ``log``: the salt in the log's header is the one in the
+    index's (both raw bytes). Emptied (saved by another connection) or started anew by
+    one, it is not. Where ``/proc`` cannot tell, assume it is, as before."""
+    try:
+        fds = os.listdir("/proc/self/fd")
+        device = os.stat(home).st_dev
+    except OSError:
+        return True
+    for fd in fds:
+        held = f"/proc/self/fd/{fd}"
+        try:
+            found = os.stat(held)
+            if found.st_ino != log or found.st_dev != device:
+                continue
+            with open(held, "rb") as file:  # a deleted file, through its open descriptor
+                header = file.read(32)
+            with open(os.path.join(home, DB_NAME + "-shm"), "rb") as file:
+                index = file.read(48)
+        except OSError:
+            continue
+        return len(header) == 32 and len(index) == 48 and header[16:24] == index[32:40]
+    return True
 
 
 def _files(home: str) -> tuple[int | None, int | None]:

@@ -149,7 +149,10 @@ def test_a_deleted_write_ahead_log_is_noticed_and_the_room_reopened(
         return cli("send", "@frontend", "after the log went", name="backend").code == 0
 
     wait_for(sent, timeout=20, step=0.5)  # the watchers reopen the room: writes work again
-    wait_for(lambda: "after the log went" in screen(pane), timeout=30)
+    try:
+        wait_for(lambda: "after the log went" in screen(pane), timeout=30)
+    except AssertionError as exc:  # say what the watchers said, and where the message is
+        raise AssertionError(f"{exc}\n{watchers.said()}\n{_states(room_home)}") from None
     reopened = Room.open({"AGENT_ROOM_HOME": str(room_home)})
     try:
         bodies = [m["body"] for m in reopened.history(10)]
@@ -157,6 +160,23 @@ def test_a_deleted_write_ahead_log_is_noticed_and_the_room_reopened(
     finally:
         reopened.close()
     assert watchers.running(), watchers.said()
+
+
+def _states(home: Path) -> str:
+    """The latest messages and nudges, read by a process of its own."""
+    code = (
+        "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]);"
+        "print(c.execute('SELECT id, status, body FROM messages ORDER BY id DESC LIMIT 3')"
+        ".fetchall()); print(c.execute('SELECT * FROM nudges ORDER BY id DESC LIMIT 2')"
+        ".fetchall()); print(c.execute('PRAGMA integrity_check').fetchall())"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(home / "room.db")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done.stdout + done.stderr
 
 
 @pytest.mark.sqlite

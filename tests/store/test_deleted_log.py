@@ -1,0 +1,96 @@
+"""A write-ahead log deleted under open connections: a connection that still writes to
+the deleted one after another has moved the room on to a new log would leave the room
+unreadable for every process started since (hooks, send), and its frames, read back
+through the wrong file, could damage the database."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent_room.core.errors import RoomUnavailable
+from agent_room.store.db import write_transaction
+from agent_room.store.sqlite import SqliteStore
+
+pytestmark = pytest.mark.sqlite
+
+NEWCOMER = """
+import sys, time
+from agent_room.store.db import write_transaction
+from agent_room.store.sqlite import SqliteStore
+store = SqliteStore(sys.argv[1])
+store.logevent("newcomer", "test", at=time.time())
+print(store.conn.execute("SELECT count(*) FROM events WHERE kind = 'newcomer'").fetchone()[0])
+"""
+
+
+def _newcomer(home: Path) -> subprocess.CompletedProcess[str]:
+    """A process started after the fault (a hook, a send) writes and reads the room."""
+    return subprocess.run(
+        [sys.executable, "-c", NEWCOMER, str(home)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_a_connection_left_on_a_deleted_log_writes_nothing_more(tmp_path: Path) -> None:
+    home = tmp_path / "room"
+    stale, moving = SqliteStore(home), SqliteStore(home)
+    try:
+        for n in range(20):  # in the log, not yet in the database file
+            stale.logevent("before", "test", at=float(n))
+        (home / "room.db-wal").unlink()
+        assert moving.reopen_if_moved()  # saves the old log, goes on with a new one
+        assert _newcomer(home).stdout.strip() == "1"
+        # a pass that began before the log went (or a reopen put off) writes through the
+        # old connection: refused, or the room is lost to every process started since
+        with (
+            pytest.raises(RoomUnavailable, match="write-ahead log"),
+            write_transaction(stale.conn, renewal=True) as conn,  # pages the others left
+        ):
+            conn.execute("INSERT INTO settings (key, value) VALUES ('stale', 'x')")
+        newcomer = _newcomer(home)
+        assert newcomer.returncode == 0, newcomer.stderr
+        assert newcomer.stdout.strip() == "2"
+        assert stale.reopen_if_moved()  # its next pass: the room reopened
+        stale.logevent("after", "test", at=100.0)
+        kinds = [r[0] for r in moving.conn.execute("SELECT kind FROM events WHERE actor = 'test'")]
+        assert kinds == ["before"] * 20 + ["newcomer"] * 2 + ["after"]
+        assert moving.conn.execute("SELECT * FROM settings WHERE key = 'stale'").fetchone() is None
+        assert moving.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    finally:
+        stale.close()
+        moving.close()
+
+
+def test_a_log_another_process_has_moved_on_from_is_not_saved_over_the_room(
+    tmp_path: Path,
+) -> None:
+    """The stale connection's own reopen saves what its deleted log holds only while the
+    room's index still describes that log: once a newcomer started a new one (the old
+    one's frames were all in the database already), the old frames sit where the index
+    now means the new log's, and copying them would write stale pages over new ones."""
+    home = tmp_path / "room"
+    stale = SqliteStore(home)
+    try:
+        for n in range(20):
+            stale.logevent("before", "test", at=float(n))
+        (home / "room.db-wal").unlink()
+        # its reopen found a reader in the way: the log copied, the room not yet moved on
+        assert stale.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[0] == 0
+        for count in ("1", "2", "3"):  # newcomers go on, in a new log
+            assert _newcomer(home).stdout.strip() == count
+        assert stale.reopen_if_moved()
+        newcomer = _newcomer(home)
+        assert newcomer.returncode == 0, newcomer.stderr
+        assert newcomer.stdout.strip() == "4"
+        assert stale.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        kinds = [r[0] for r in stale.conn.execute("SELECT kind FROM events WHERE actor = 'test'")]
+        assert kinds == ["before"] * 20 + ["newcomer"] * 4
+    finally:
+        stale.close()
