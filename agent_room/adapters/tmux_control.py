@@ -68,9 +68,9 @@ def quote(arg: str) -> str:
 class ControlClient:
     """One ``tmux -C attach`` on one server, started on first use.
 
-    Commands are written one at a time under a lock, and the asking thread reads the
-    answer itself (tmux never interleaves its notifications with a command's output),
-    dropping the notifications before it.
+    Commands are written under a lock, a line each, and the asking thread reads their
+    answers itself (tmux never interleaves its notifications with a command's output),
+    dropping the notifications before them.
     """
 
     def __init__(self, socket: str | None) -> None:
