@@ -15,8 +15,9 @@ temporary directory, on this machine: the network is the loopback. The parts:
    nudge receipted at once (as the agent's hook would), the next sent once it is.
    Timed from the send's call to the typing.
 2. **Whole processes**: ``agent-room send`` and the ``UserPromptSubmit`` hook as fresh
-   processes, beside ``python -c pass`` (budget: the hook on PostgreSQL within 4x the
-   bare interpreter).
+   processes of the console script (as the plugin runs the hook), beside ``python -c
+   pass`` (budget: the hook on PostgreSQL within 4x the bare interpreter); with
+   ``--baseline REV``, that revision's in the same rounds.
 3. **A simulated fleet**: up to 10 hosts of 50 sessions (500 sessions), a history of
    100,000 messages, one deliverer per host (each its own host id and lease); a burst of
    messages to sessions spread over the active hosts, timed until every one is typed:
@@ -47,6 +48,7 @@ from _common import (
     print_table,
     run_once,
     venv_python,
+    venv_script,
     write_result,
 )
 
@@ -241,13 +243,14 @@ def bench_processes(home: Path, runs: int, baseline: Path | None) -> dict[str, S
     trees = {"": env}
     if baseline is not None:
         trees[" (baseline)"] = {**env, "PYTHONPATH": str(baseline)}
-    hook = [python, "-m", "agent_room", "hook"]
+    script = str(venv_script("agent-room"))  # as the plugin runs it (no runpy: 2-3 ms)
+    hook = [script, "hook"]
     run_once([*hook, "SessionStart"], env, stdin=json.dumps(start).encode())
     timings: dict[str, list[float]] = {"python -c pass": []}
     for n in range(runs):
         timings["python -c pass"].append(run_once([python, "-c", "pass"], env)[0])
         for label, tree in trees.items():
-            send = [python, "-m", "agent_room", "send", "@frontend", f"process {n}"]
+            send = [script, "send", "@frontend", f"process {n}"]
             timings.setdefault(f"send{label}", []).append(run_once(send, tree)[0])
             hooked = run_once([*hook, "UserPromptSubmit"], tree, stdin=payload)[0]
             timings.setdefault(f"hook{label}", []).append(hooked)

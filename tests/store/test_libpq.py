@@ -173,3 +173,16 @@ def test_every_connection_has_the_rooms_lock_timeout(pg_cluster: Cluster, pg_url
             conn.close()
         assert row is not None
         assert row[0] == ("2500ms" if conn.url == new_room else "1500ms")
+
+
+def test_the_libpq_is_the_one_psycopg_runs_on() -> None:
+    """psycopg's binary package brings its own libpq: the hooks load that one too (one
+    libpq for every process of the room, and a dozen libraries to load, not a score)."""
+    import psycopg
+
+    ours = os.path.realpath(libpq._load()._name)
+    assert psycopg.pq.__impl__ == "binary"
+    assert os.path.dirname(ours).endswith("psycopg_binary.libs")
+    with open("/proc/self/maps") as maps:
+        loaded = {line.split()[-1] for line in maps if "libpq" in line}
+    assert loaded == {ours}  # psycopg's, once: the same file
