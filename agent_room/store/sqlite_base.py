@@ -175,26 +175,31 @@ def _index_holds(home: str, log: int) -> bool:
     """Whether the room's shared index (``room.db-shm``) still describes the log this
     process holds open as inode ``log``: the salt in the log's header is the one in the
     index's (both raw bytes). Emptied (saved by another connection) or started anew by
-    one, it is not. Where ``/proc`` cannot tell, assume it is, as before."""
+    one, it is not. Both are read through SQLite's own descriptors, found in ``/proc``:
+    closing a descriptor of its own on the index would drop every lock this process holds
+    on it, and another process would start the index afresh under the mapped file. Where
+    they cannot be found, assume it does, as before."""
     try:
         fds = os.listdir("/proc/self/fd")
-        device = os.stat(home).st_dev
+        index = os.stat(os.path.join(home, DB_NAME + "-shm"))
     except OSError:
         return True
+    held: dict[int, int] = {}
     for fd in fds:
-        held = f"/proc/self/fd/{fd}"
         try:
-            found = os.stat(held)
-            if found.st_ino != log or found.st_dev != device:
-                continue
-            with open(held, "rb") as file:  # a deleted file, through its open descriptor
-                header = file.read(32)
-            with open(os.path.join(home, DB_NAME + "-shm"), "rb") as file:
-                index = file.read(48)
+            found = os.stat(f"/proc/self/fd/{fd}")
         except OSError:
             continue
-        return len(header) == 32 and len(index) == 48 and header[16:24] == index[32:40]
-    return True
+        if found.st_dev == index.st_dev and found.st_ino in (log, index.st_ino):
+            held[found.st_ino] = int(fd)
+    if log not in held or index.st_ino not in held:
+        return True
+    try:
+        header = os.pread(held[log], 32, 0)
+        shared = os.pread(held[index.st_ino], 48, 0)
+    except OSError:
+        return True
+    return len(header) == 32 and len(shared) == 48 and header[16:24] == shared[32:40]
 
 
 def _files(home: str) -> tuple[int | None, int | None]:

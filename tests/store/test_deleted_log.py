@@ -14,6 +14,7 @@ import pytest
 from agent_room.core.errors import RoomUnavailable
 from agent_room.store.db import write_transaction
 from agent_room.store.sqlite import SqliteStore
+from agent_room.store.sqlite_base import _index_holds
 
 pytestmark = pytest.mark.sqlite
 
@@ -21,6 +22,7 @@ NEWCOMER = """
 import sys, time
 from agent_room.store.db import write_transaction
 from agent_room.store.sqlite import SqliteStore
+from agent_room.store.sqlite_base import _index_holds
 store = SqliteStore(sys.argv[1])
 store.logevent("newcomer", "test", at=time.time())
 print(store.conn.execute("SELECT count(*) FROM events WHERE kind = 'newcomer'").fetchone()[0])
@@ -94,3 +96,37 @@ def test_a_log_another_process_has_moved_on_from_is_not_saved_over_the_room(
         assert kinds == ["before"] * 20 + ["newcomer"] * 4
     finally:
         stale.close()
+
+
+LOCKED = """
+import fcntl, os, struct, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+# SQLite's "this index is in use" byte: a process that finds no lock there starts afresh
+query = struct.pack("hhqqi", fcntl.F_WRLCK, os.SEEK_SET, 128, 1, 0)
+print(struct.unpack("hhqqi", fcntl.fcntl(fd, fcntl.F_GETLK, query))[0] != fcntl.F_UNLCK)
+"""
+
+
+def test_looking_at_the_index_keeps_the_locks_held_on_it(tmp_path: Path) -> None:
+    """Closing any descriptor of a file drops every POSIX lock the process holds on it:
+    the index is read through SQLite's own, or another process would take the index
+    for unused, start it afresh under this one's mapping (a bus error) and lose writes."""
+    home = tmp_path / "room"
+    store = SqliteStore(home)
+    try:
+        store.logevent("before", "test", at=1.0)
+        shm = str(home / "room.db-shm")
+
+        def in_use() -> str:
+            check = subprocess.run(
+                [sys.executable, "-c", LOCKED, shm], capture_output=True, text=True, check=True
+            )
+            return check.stdout.strip()
+
+        assert in_use() == "True"
+        log = getattr(store.conn, "log", None)
+        assert log is not None
+        assert _index_holds(str(home), log[1])
+        assert in_use() == "True"
+    finally:
+        store.close()
