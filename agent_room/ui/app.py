@@ -275,10 +275,12 @@ class RoomConsole(ReachMixin, App[int]):
 
     @work(thread=True, exclusive=True, group="reader", exit_on_error=False, name="reader")
     def _read_room(self) -> None:
-        """Read the room on every wake-up (and every ``safety_interval``); post changes."""
+        """Read the room on a wake-up or every ``safety_interval`` (when something shown
+        may have changed: ``Reading``); post changes."""
         from agent_room.room.native import native_registry
         from agent_room.room.registry import Registry
         from agent_room.room.snapshot import SnapshotReader
+        from agent_room.ui.reading import Reading
         from agent_room.workers.guard import Guard
 
         worker = get_current_worker()
@@ -292,21 +294,9 @@ class RoomConsole(ReachMixin, App[int]):
         # a room locked for long, a full disk: say so in the status bar, keep reading
         guard = Guard("reader", room.store, self._problems("reader", "on"))
         last: RoomSnapshot | None = self._first  # the picture already on screen
-        read_at: list[int | None] = [None]  # the room's change count at the last read
-
-        def read(woken: bool) -> RoomSnapshot | None:
-            """The room; nothing when woken by writes that changed nothing shown (the
-            workers' leases, renewed every second or so, each wake the file watch)."""
-            count = room.store.changes()
-            if woken and count is not None and count == read_at[0]:
-                return None
-            read_at[0] = None  # until this read succeeds
-            snapshot = reader.read()
-            read_at[0] = count
-            return snapshot
-
+        reading = Reading(reader)  # most wake-ups at rest change nothing shown
         safety = self.settings.safety_interval
-        due = time.monotonic()  # the first pass and each safety pass read, count or not
+        due = time.monotonic()
         try:
             while not (worker.is_cancelled or self._stop.is_set()):
                 self._wake.clear()
@@ -317,7 +307,7 @@ class RoomConsole(ReachMixin, App[int]):
                 timed = time.monotonic() >= due
                 if timed:
                     due = time.monotonic() + safety
-                snapshot = guard.run(partial(read, not (timed or asked)))
+                snapshot = guard.run(partial(reading.read, timed=timed, asked=asked))
                 if snapshot is not None:
                     stale = last is not None and snapshot.taken_at - last.taken_at >= AGE_REFRESH
                     if not snapshot.same_content(last) or stale:

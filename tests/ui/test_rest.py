@@ -13,13 +13,17 @@ from pathlib import Path
 
 import pytest
 
+from agent_room.core.native import NativeSession
 from agent_room.room import Room
+from agent_room.room.registry import Registry
 from agent_room.room.snapshot import SnapshotReader
+from agent_room.ui import reading as reading_module
 from agent_room.ui.app import RoomConsole
+from agent_room.ui.reading import Reading
 from agent_room.ui.widgets.sessions import SessionsTable
 from agent_room.workers.wakeup import RoomWatch
 from tests.ui.conftest import until
-from tests.ui.seed import FrozenClock
+from tests.ui.seed import AliveProbe, FrozenClock
 
 SIZE = (160, 48)
 pytestmark = pytest.mark.anyio
@@ -116,3 +120,59 @@ def test_a_renewal_leaves_the_change_count_and_any_other_write_moves_it(
         alive=lambda *_: False,
     )  # fmt: skip
     assert room.store.changes() != moved
+
+
+class _Native:
+    """Claude Code's registry of sessions (``NativeRegistry``), as the test sets it."""
+
+    def __init__(self) -> None:
+        self.listed: list[NativeSession] = []
+
+    def sessions(self) -> list[NativeSession]:
+        return list(self.listed)
+
+    def entry(self, pid: int) -> NativeSession | None:
+        return None
+
+    def socket_facts(self, path: str) -> None:
+        return None
+
+    def peer_token(self, pid: int, path: str) -> None:
+        return None
+
+
+def test_a_pass_reads_the_room_only_when_something_shown_may_have_changed(
+    seeded: tuple[Room, FrozenClock], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    room, _clock = seeded
+    native = _Native()
+    reading = Reading(SnapshotReader(room, native=native))
+    assert reading.read(timed=True) is not None  # the first pass
+    assert reading.read(timed=True) is None  # a safety pass, nothing written
+    _renew(room, 999.0)
+    assert reading.read() is not None  # a new holder: a change
+    _renew(room, 1000.0)
+    assert reading.read() is None  # a renewal: none
+    assert reading.read(asked=True) is not None  # the operator asks
+    room.join("newcomer", pane="%9")
+    assert reading.read() is not None
+    native.listed.append(
+        NativeSession(pid=4242, session_id="s-outside", cwd="/srv", kind="interactive")
+    )
+    assert reading.read() is not None  # a session outside the room came
+    assert reading.read() is None
+    monkeypatch.setattr(reading_module, "FULL_READ", 0.0)
+    assert reading.read() is not None  # ages and time windows move on
+
+
+def test_a_safety_pass_reads_when_the_liveness_check_is_the_readers(
+    seeded: tuple[Room, FrozenClock],
+) -> None:
+    room, _clock = seeded
+    reader = SnapshotReader(room, registry=Registry(room, AliveProbe()))
+    reading = Reading(reader)
+    assert reading.read() is not None
+    assert reading.read() is None  # woken by a file event: no liveness check due
+    assert reading.read(timed=True) is not None
+    reader.registry = None  # the console's own injector checks the processes
+    assert reading.read(timed=True) is None

@@ -1,0 +1,59 @@
+"""``Reading``: whether a pass of the console's reader reads the room, or need not.
+
+Every write to the room wakes the file watch, and most writes at rest are the workers'
+renewals of their leases, which change nothing shown; the reader also passes every
+``safety_interval``. The room's change count (``store.db.write_transaction``) tells the
+writes apart: a pass that finds it where the last read left it reads nothing, unless
+something that changes without a write to the room may have changed. Those are: Claude
+Code's own registry of sessions (the sessions outside the room, read on every pass: a
+directory listing); the agents' processes, checked at a safety pass (unless the
+console's own injector checks them, and writes what it finds); and the passing time
+(ages, time windows), for which the room is read at least every ``FULL_READ`` seconds.
+A pass the operator asked for always reads.
+"""
+
+from __future__ import annotations
+
+import time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from agent_room.core.snapshot import RoomSnapshot
+    from agent_room.room.snapshot import SnapshotReader
+
+FULL_READ = 10.0
+"""Seconds between two reads of a room that nothing was written to."""
+
+
+class Reading:
+    """The reader thread's own: which passes read the room."""
+
+    def __init__(self, reader: SnapshotReader) -> None:
+        self.reader = reader
+        self._count: int | None = None
+        """The room's change count at the last read (None: read at the next pass)."""
+        self._outside: object = None
+        self._read_at = float("-inf")
+
+    def read(self, *, timed: bool = False, asked: bool = False) -> RoomSnapshot | None:
+        """The room now, or None when nothing shown can have changed since the last read.
+
+        ``timed``: a safety pass (the processes' liveness check may be due); ``asked``:
+        the operator asked for it."""
+        count = self.reader.room.store.changes()
+        native = self.reader.native
+        outside = native.sessions() if native is not None else None
+        now = time.monotonic()
+        if not (
+            asked
+            or count is None  # PostgreSQL: woken only by changes
+            or count != self._count
+            or (timed and self.reader.registry is not None)
+            or outside != self._outside
+            or now - self._read_at >= FULL_READ
+        ):
+            return None
+        self._count = None  # until this read succeeds
+        snapshot = self.reader.read()
+        self._count, self._outside, self._read_at = count, outside, now
+        return snapshot
