@@ -22,7 +22,7 @@ from _thread import allocate_lock, start_new_thread
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from typing import Any
 
 _OK, _TUPLES, _IDLE, _ACTIVE, _INTRANS, _INERROR = 1, 2, 0, 1, 2, 3
@@ -49,13 +49,15 @@ class PgError(Exception):
         """The connection is lost (the server gone, the network down)."""
 
 
-def _load() -> Any:
+def _load(linking: Callable[[], object] = lambda: None) -> Any:
+    """libpq, loaded once per process; ``linking`` is called as the dynamic linker
+    begins (the GIL free from then on)."""
     global _lib  # noqa: PLW0603 - loaded once per process, on first use
     if _lib is not None:
         return _lib
     for name in (*_bundled(), "libpq.so.5", "libpq.so", "libpq.5.dylib"):
         try:
-            lib = _dlopen(name)
+            lib = _dlopen(name, linking)
             break
         except OSError:
             continue
@@ -89,7 +91,7 @@ def _load() -> Any:
     return lib
 
 
-def _dlopen(name: str) -> Any:
+def _dlopen(name: str, linking: Callable[[], object]) -> Any:
     """``ctypes.CDLL(name)``, but loading without the GIL.
 
     ``CDLL`` holds the GIL while the dynamic linker loads libpq and its twenty libraries
@@ -105,6 +107,7 @@ def _dlopen(name: str) -> Any:
     opener.argtypes = [ctypes.c_char_p, ctypes.c_int]
     opener.restype = ctypes.c_void_p
     why.restype = ctypes.c_char_p
+    linking()
     handle = opener(name.encode(), os.RTLD_NOW | os.RTLD_LOCAL)
     if not handle:
         raise OSError((why() or b"cannot load " + name.encode()).decode(errors="replace"))
@@ -152,20 +155,27 @@ def connect_early(info: str, first: str) -> None:
     """Load libpq, connect and send ``first`` in a thread of its own, while the caller
     goes on importing.
 
-    A hook spends about as long importing its modules as loading libpq, connecting and
-    asking the room's first question, all waits on the GIL-free side of ctypes: begun
-    together they overlap. The ``Connection`` made next with the same ``info`` and
-    ``first`` takes this one over, fault included. Meanwhile the interpreter hands the
-    GIL over more often (every 0.2 ms, not 5), so that the thread, which only needs it
-    between the three steps, is not kept waiting by the imports.
+    Loading libpq, connecting and asking the room's first question (all waits on the
+    GIL-free side of ctypes) take a hook longer than importing its handlers: the three
+    are what it waits for. So the caller returns only once the thread is in the dynamic
+    linker (a new thread would otherwise wait for the GIL until the imports let go of
+    it, on a busy machine for milliseconds), and meanwhile the interpreter hands the GIL
+    over every 0.2 ms, not 5, so that the thread, which needs it only between the three
+    steps, is not kept waiting either. The ``Connection`` made next with the same
+    ``info`` and ``first`` takes this one over, fault included.
     """
-    done = allocate_lock()
+    done, linking = allocate_lock(), allocate_lock()
     done.acquire()
+    linking.acquire()
     given: list[Any] = []
+
+    def linked() -> None:
+        if linking.locked():
+            linking.release()
 
     def begin() -> None:
         try:
-            lib = _load()
+            lib = _load(linked)
             handle = lib.PQconnectdb(info.encode())
             given.append(handle)
             if lib.PQstatus(handle) == 0:
@@ -173,11 +183,13 @@ def connect_early(info: str, first: str) -> None:
         except BaseException as exc:  # noqa: BLE001 - handed to the connection's maker
             given[:] = [exc]
         finally:
+            linked()
             done.release()
 
     _early[(info, first)] = (done, given)
     sys.setswitchinterval(0.0002)
     start_new_thread(begin, ())
+    linking.acquire(timeout=1.0)
 
 
 def _connected(info: str, first: str) -> list[Any]:

@@ -26,7 +26,7 @@ from agent_room.store import libpq
 said = []
 def load():
     try:
-        libpq._dlopen(sys.argv[1])
+        libpq._dlopen(sys.argv[1], lambda: None)
     except OSError as exc:
         said.append(str(exc))
 loader = threading.Thread(target=load)
@@ -57,6 +57,28 @@ def test_loading_the_library_lets_the_other_threads_run(tmp_path: Path) -> None:
     except subprocess.TimeoutExpired:
         raise AssertionError("loading the library held the GIL: the process stood still") from None
     assert done.stdout.startswith(f"{fifo}: ")  # the dynamic linker's reason, named
+
+
+def test_connect_early_returns_once_the_thread_is_loading_libpq(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Loading, connecting and the first question are what a hook waits for: the thread
+    must not wait for the GIL until the hook's imports let go of it."""
+    began = threading.Event()
+
+    def loading(name: str, linking: Any) -> Any:
+        linking()
+        began.set()
+        raise OSError(f"{name}: not here")
+
+    monkeypatch.setattr(libpq, "_lib", None)
+    monkeypatch.setattr(libpq, "_dlopen", loading)
+    libpq.connect_early("host=/nonexistent", "SELECT 1")
+    seen = began.is_set()
+    with pytest.raises(libpq.PgError, match="not installed"):
+        libpq._connected("host=/nonexistent", "SELECT 1")
+    assert seen
+    assert sys.getswitchinterval() == libpq._SWITCH
 
 
 class Counted:
