@@ -22,7 +22,7 @@ from _thread import allocate_lock, start_new_thread
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
     from typing import Any
 
 _OK, _TUPLES, _IDLE, _ACTIVE, _INTRANS, _INERROR = 1, 2, 0, 1, 2, 3
@@ -49,15 +49,14 @@ class PgError(Exception):
         """The connection is lost (the server gone, the network down)."""
 
 
-def _load(linking: Callable[[], object] = lambda: None) -> Any:
-    """libpq, loaded once per process; ``linking`` is called as the dynamic linker
-    begins (the GIL free from then on)."""
+def _load() -> Any:
+    """libpq, loaded once per process."""
     global _lib  # noqa: PLW0603 - loaded once per process, on first use
     if _lib is not None:
         return _lib
     for name in (*_bundled(), "libpq.so.5", "libpq.so", "libpq.5.dylib"):
         try:
-            lib = _dlopen(name, linking)
+            lib = _dlopen(name)
             break
         except OSError:
             continue
@@ -91,13 +90,13 @@ def _load(linking: Callable[[], object] = lambda: None) -> Any:
     return lib
 
 
-def _dlopen(name: str, linking: Callable[[], object]) -> Any:
+def _dlopen(name: str) -> Any:
     """``ctypes.CDLL(name)``, but loading without the GIL.
 
-    ``CDLL`` holds the GIL while the dynamic linker loads libpq and its twenty libraries
-    (3-4 ms): a hook's imports, meant to go on meanwhile (``connect_early``), would
-    stand still. The C library's own ``dlopen``, called as a foreign function, lets
-    them go on; ``CDLL`` then only takes the handle.
+    ``CDLL`` holds the GIL while the dynamic linker loads libpq and its libraries (2-4
+    ms): every other thread of the process (a console's, a watcher's) would stand still
+    meanwhile. The C library's own ``dlopen``, called as a foreign function, lets them
+    go on; ``CDLL`` then only takes the handle.
     """
     try:
         libc = ctypes.CDLL(None)
@@ -107,7 +106,6 @@ def _dlopen(name: str, linking: Callable[[], object]) -> Any:
     opener.argtypes = [ctypes.c_char_p, ctypes.c_int]
     opener.restype = ctypes.c_void_p
     why.restype = ctypes.c_char_p
-    linking()
     handle = opener(name.encode(), os.RTLD_NOW | os.RTLD_LOCAL)
     if not handle:
         raise OSError((why() or b"cannot load " + name.encode()).decode(errors="replace"))
@@ -152,44 +150,50 @@ def opening(url: str, timeout: float) -> tuple[str, str]:
 
 
 def connect_early(info: str, first: str) -> None:
-    """Load libpq, connect and send ``first`` in a thread of its own, while the caller
-    goes on importing.
+    """Load libpq, then connect and send ``first`` in a thread of its own while the
+    caller goes on importing.
 
-    Loading libpq, connecting and asking the room's first question (all waits on the
-    GIL-free side of ctypes) take a hook longer than importing its handlers: the three
-    are what it waits for. So the caller returns only once the thread is in the dynamic
-    linker (a new thread would otherwise wait for the GIL until the imports let go of
-    it, on a busy machine for milliseconds), and meanwhile the interpreter hands the GIL
-    over every 0.2 ms, not 5, so that the thread, which needs it only between the three
-    steps, is not kept waiting either. The ``Connection`` made next with the same
-    ``info`` and ``first`` takes this one over, fault included.
+    Connecting and asking the room's first question (waits on the GIL-free side of
+    ctypes, 6-7 ms with SCRAM on the loopback) take a hook longer than importing its
+    handlers: they are what it waits for. libpq is loaded here first: beside the imports
+    the dynamic linker's mappings and their page faults slow each other (2 ms alone,
+    5-6 beside). The caller returns only once the thread is connecting (a new thread
+    would otherwise wait for the GIL until the imports let go of it, on a busy machine
+    for milliseconds), and meanwhile the interpreter hands the GIL over every 0.2 ms,
+    not 5, so that the thread is not kept waiting between its two steps either. The
+    ``Connection`` made next with the same ``info`` and ``first`` takes this one over,
+    fault included.
     """
-    done, linking = allocate_lock(), allocate_lock()
+    done, connecting = allocate_lock(), allocate_lock()
     done.acquire()
-    linking.acquire()
+    connecting.acquire()
     given: list[Any] = []
-
-    def linked() -> None:
-        if linking.locked():
-            linking.release()
+    _early[(info, first)] = (done, given)
+    try:
+        lib = _load()
+    except PgError as exc:  # raised by the connection's maker, as without this
+        given.append(exc)
+        done.release()
+        return
 
     def begin() -> None:
         try:
-            lib = _load(linked)
-            handle = lib.PQconnectdb(info.encode())
+            connect = lib.PQconnectdb
+            connecting.release()
+            handle = connect(info.encode())
             given.append(handle)
             if lib.PQstatus(handle) == 0:
                 given.append(lib.PQexec(handle, first.encode("utf-8")))
         except BaseException as exc:  # noqa: BLE001 - handed to the connection's maker
             given[:] = [exc]
         finally:
-            linked()
+            if connecting.locked():
+                connecting.release()
             done.release()
 
-    _early[(info, first)] = (done, given)
     sys.setswitchinterval(0.0002)
     start_new_thread(begin, ())
-    linking.acquire(timeout=1.0)
+    connecting.acquire(timeout=1.0)
 
 
 def _connected(info: str, first: str) -> list[Any]:
