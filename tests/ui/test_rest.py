@@ -3,6 +3,7 @@
 Every worker holding a lease renews it about once a second, and each renewal is a write
 to the room's database that the file watch reports. The reader reads the room again
 only when something it shows may have changed; a real change still reaches the screen.
+On PostgreSQL a renewal notifies nobody (``tests/workers/test_room_watch.py``).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ def _renew(room: Room, at: float) -> None:
     )  # fmt: skip
 
 
+@pytest.mark.sqlite  # the change count is SQLite's (PostgreSQL: its triggers)
 async def test_lease_renewals_wake_the_watch_but_not_the_reader(
     console: Callable[..., RoomConsole],
     seeded: tuple[Room, FrozenClock],
@@ -96,6 +98,7 @@ async def test_the_palettes_read_again_still_reads_an_unchanged_room(
         await until(pilot, lambda: reads[0] > before)
 
 
+@pytest.mark.sqlite  # the change count is SQLite's (PostgreSQL: its triggers)
 def test_a_renewal_leaves_the_change_count_and_any_other_write_moves_it(
     seeded: tuple[Room, FrozenClock], room_home: Path
 ) -> None:
@@ -141,6 +144,7 @@ class _Native:
         return None
 
 
+@pytest.mark.sqlite  # the change count is SQLite's (PostgreSQL: its triggers)
 def test_a_pass_reads_the_room_only_when_something_shown_may_have_changed(
     seeded: tuple[Room, FrozenClock], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -165,6 +169,7 @@ def test_a_pass_reads_the_room_only_when_something_shown_may_have_changed(
     assert reading.read() is not None  # ages and time windows move on
 
 
+@pytest.mark.sqlite  # the change count is SQLite's (PostgreSQL: its triggers)
 def test_a_safety_pass_reads_when_the_liveness_check_is_the_readers(
     seeded: tuple[Room, FrozenClock],
 ) -> None:

@@ -15,7 +15,9 @@ from agent_room.room import Room
 from agent_room.workers.deliverer import Deliverer
 from agent_room.workers.injector import Injector
 from agent_room.workers.wakeup import RoomWatch
+from tests.conftest import write_room_conf
 from tests.fakes import FakeMux
+from tests.pgcluster import Cluster
 from tests.tmux.conftest import wait_for
 
 
@@ -103,6 +105,7 @@ def test_the_workers_of_a_process_share_one_watch(room: Room, shared: RoomWatch)
     assert not any(thread.is_alive() for thread in threads)
 
 
+@pytest.mark.sqlite  # the change count is SQLite's (PostgreSQL: its triggers)
 def test_a_lease_renewed_wakes_no_listener_and_a_change_does(
     room: Room, shared: RoomWatch, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -160,3 +163,35 @@ def test_without_inotify_watchfiles_watches(room: Room, monkeypatch: pytest.Monk
     finally:
         watch.stop.set()
         watch.join()
+
+
+def test_on_postgresql_a_lease_renewed_notifies_nobody(tmp_path: Path, pg_cluster: Cluster) -> None:
+    """The server's triggers notify the room's watchers of changes only: a new holder of a
+    lease is one (an event), its renewals are not."""
+    home = tmp_path / "pgroom"
+    write_room_conf(home, pg_cluster.new_room(f"room_{time.monotonic_ns()}"))
+    room = Room.open({"AGENT_ROOM_HOME": str(home)})
+    watch = RoomWatch(str(home), debounce=10, step=5, stop=threading.Event())
+    listener = Counter()
+
+    def renew(at: float) -> None:
+        assert room.store.acquire_lease(
+            "deliverer", holder="h", pid=1, pid_start=None, ttl=3.0, at=at, alive=lambda *_: True
+        )
+
+    try:
+        watch.subscribe(listener)  # returns once the LISTEN is in place
+        renew(1000.0)
+        wait_for(lambda: listener.calls)
+        time.sleep(0.3)
+        calls = listener.calls
+        for n in range(1, 4):
+            renew(1000.0 + n)
+        time.sleep(0.6)  # the listener looks every half second
+        assert listener.calls == calls
+        room.join("backend")
+        wait_for(lambda: listener.calls > calls)
+    finally:
+        watch.stop.set()
+        watch.join()
+        room.close()
