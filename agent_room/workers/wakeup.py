@@ -195,17 +195,25 @@ class RoomWatch:
     def _run_inotify(self, events: DirectoryEvents) -> None:
         """Sleep until the kernel reports a change (looking at ``stop`` every
         ``STOP_CHECK``); then gather the burst until it pauses for ``step`` ms, at most
-        ``debounce`` ms, and fan it out."""
+        ``debounce`` ms, and fan it out.
+
+        A burst passed over (the count stood still) is looked at once more at the next
+        look at ``stop``: a writer held up between its last write and making its commit
+        seen, longer than a ``step``, is then heard half a second late, not missed."""
+        passed_over: Sequence[tuple[object, str]] = ()
         while not self.stop.is_set():
             if not events.wait(STOP_CHECK):
+                if passed_over and self._count_moved():
+                    self._fan_out(passed_over)
+                passed_over = ()
                 continue
             paths = events.read()
             end = time.monotonic() + self.debounce / 1000
             while (left := end - time.monotonic()) > 0 and events.wait(min(self.step / 1000, left)):
                 paths |= events.read()
             changes = [(None, path) for path in paths if not_a_poke(None, path)]
-            if changes and not self.stop.is_set():
-                self._file_changes(changes)
+            if changes and not self.stop.is_set() and not self._file_changes(changes):
+                passed_over = changes
 
     def _run_watchfiles(self) -> None:
         """Where there is no inotify: watchfiles, which wakes every ``step`` ms."""
@@ -221,15 +229,16 @@ class RoomWatch:
         ):
             self._file_changes(list(changes))
 
-    def _file_changes(self, changes: Sequence[tuple[object, str]]) -> None:
+    def _file_changes(self, changes: Sequence[tuple[object, str]]) -> bool:
         """Fan a burst of file events out, unless it touched only the room's database and
         the room's change count stands where the last burst left it: a worker renewed its
         lease (about every second) or a host was seen, which no listener acts on (see
-        ``store.db.write_transaction``)."""
+        ``store.db.write_transaction``). Whether it was fanned out."""
         database = all(Path(path).name in _DATABASE_FILES for _change, path in changes)
         if database and self._counted and not self._count_moved():
-            return
+            return False
         self._fan_out(changes)
+        return True
 
     def _count_moved(self) -> bool:
         try:

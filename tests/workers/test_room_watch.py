@@ -195,3 +195,18 @@ def test_on_postgresql_a_lease_renewed_notifies_nobody(tmp_path: Path, pg_cluste
         watch.stop.set()
         watch.join()
         room.close()
+
+
+@pytest.mark.sqlite  # the change count is SQLite's
+def test_a_burst_passed_over_is_looked_at_again(
+    room: Room, shared: RoomWatch, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A writer held up between its last write and its commit being seen: the burst's
+    count stood still, the next look (half a second on) finds it moved."""
+    answers = iter([False, True])
+    monkeypatch.setattr(RoomWatch, "_count_moved", lambda self: next(answers, False))
+    listener = Counter()
+    shared.subscribe(listener)
+    room.join("backend")  # a burst of database events only
+    wait_for(lambda: listener.calls, timeout=3)
+    assert listener.calls == 1
