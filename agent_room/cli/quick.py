@@ -18,6 +18,10 @@ if TYPE_CHECKING:
     from agent_room.room import Room
 
 
+SEND_TIMEOUT = 10.0
+"""How long ``send`` waits for a busy room (the store's default)."""
+
+
 def quick_send(args: Sequence[str], environ: Mapping[str, str]) -> int | None:
     """Send ``@NAME WORDS...``; None when the command line needs the full parser."""
     if not args or args[0].startswith("-"):
@@ -38,9 +42,13 @@ def quick_send(args: Sequence[str], environ: Mapping[str, str]) -> int | None:
     if not words:
         return None
 
+    from agent_room.store.engine import begin_connecting
+    from agent_room.store.home import room_home
+
+    begin_connecting(room_home(environ), SEND_TIMEOUT)  # on PostgreSQL, while Room loads
     from agent_room.room import Room
 
-    room = Room.open(environ)
+    room = Room.open(environ, timeout=SEND_TIMEOUT)
     try:
         sender = room.identify(
             env_name=environ.get("AGENT_ROOM_NAME"), pane=environ.get("TMUX_PANE"), as_name=as_name

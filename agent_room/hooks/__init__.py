@@ -64,19 +64,6 @@ def log_error(home: str, event: str, problem: str) -> None:
         pass
 
 
-def _connect_early(home: str, timeout: float) -> None:
-    """A room on PostgreSQL: begin connecting (and asking the room's first question) now,
-    while the handlers are imported (``store.libpq.connect_early``). The store's own
-    settings."""
-    from agent_room.store.engine import database_url
-
-    url = database_url(home)
-    if url:
-        from agent_room.store.libpq import connect_early, opening
-
-        connect_early(*opening(url, timeout))
-
-
 def run_hook(argv: Sequence[str], environ: Mapping[str, str], stdin: IO[bytes]) -> int:
     """Run one hook invocation; always return 0."""
     client, event = "claude", argv[0] if argv else ""
@@ -93,7 +80,9 @@ def run_hook(argv: Sequence[str], environ: Mapping[str, str], stdin: IO[bytes]) 
         raw, cut = read_stdin(stdin)
         payload = HookPayload.parse(raw, event, cut=cut, client=client)
         timeout = SESSION_END_TIMEOUT if payload.event == "SessionEnd" else HOOK_TIMEOUT
-        _connect_early(home, timeout)
+        from agent_room.store.engine import begin_connecting
+
+        begin_connecting(home, timeout)  # on PostgreSQL, while the handlers load
         from agent_room.hooks.handlers import handle
 
         output = handle(payload, environ, home, timeout)

@@ -42,6 +42,17 @@ def database_url(home: str, environ: Mapping[str, str] | None = None) -> str | N
     return url
 
 
+def begin_connecting(home: str, timeout: float) -> None:
+    """A room on PostgreSQL: begin connecting now, in a thread of its own, while the
+    caller goes on importing (``store.libpq.connect_early``); the store opened next on
+    ``home`` with the same ``timeout`` takes the connection over. Nothing on SQLite."""
+    url = database_url(home)
+    if url:
+        from agent_room.store.libpq import connect_early, opening
+
+        connect_early(*opening(url, timeout))
+
+
 def host_id(environ: Mapping[str, str] | None = None) -> str:
     """This machine's id in the room: ``$AGENT_ROOM_HOST``, else its host name (stable
     across sessions; no lookup, no import: the hooks ask on every turn)."""

@@ -149,6 +149,38 @@ def test_a_hook_on_postgresql_connects_while_it_imports_its_handlers(
     assert not (home / "errors.log").exists()
 
 
+def test_send_on_postgresql_connects_while_it_loads_the_room(
+    tmp_path: Path, own_cluster: Cluster
+) -> None:
+    """As a hook does: the connection is begun before the room's modules load, and is
+    the one the room then uses."""
+    home = tmp_path / "room"
+    write_room_conf(home, own_cluster.new_room(f"room_{time.monotonic_ns()}"))
+    room = Room.open({"AGENT_ROOM_HOME": str(home)})
+    room.join("api")
+    room.join("web")
+    room.close()
+    probe = (
+        "import sys; from agent_room.store import libpq; begin = libpq.connect_early\n"
+        "def early(*given):\n"
+        "    print('room loaded:', 'agent_room.room' in sys.modules, file=sys.stderr)\n"
+        "    begin(*given)\n"
+        "libpq.connect_early = early\n"
+        "from agent_room.cli import main; code = main(['send', '@web', 'hello'])\n"
+        "print('left over:', len(libpq._early), 'exit:', code, file=sys.stderr)"
+    )
+    env = {"AGENT_ROOM_HOME": str(home), "AGENT_ROOM_NAME": "api", "PATH": "/bin"}
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, env=env, check=True)
+    lines = result.stderr.decode().splitlines()
+    assert lines[0] == "room loaded: False"
+    assert lines[-1] == "left over: 0 exit: 0"
+    room = Room.open({"AGENT_ROOM_HOME": str(home)})
+    try:
+        assert [m["body"] for m in room.store.unread("web")] == ["hello"]
+    finally:
+        room.close()
+
+
 class _Typist:
     """The multiplexer port: every pane an idle agent; what is typed is noted."""
 
