@@ -14,6 +14,7 @@ import os
 import select
 import struct
 import sys
+import threading
 
 IN_MODIFY = 0x002
 IN_MOVED_FROM = 0x040
@@ -61,11 +62,27 @@ class DirectoryEvents:
             error = ctypes.get_errno()
             os.close(self.fd)
             raise OSError(error, f"cannot watch {path}: {os.strerror(error)}")
+        self._woken, self._wake = os.pipe()
+        os.set_blocking(self._wake, False)
+        self._lock = threading.Lock()
+        self._closed = False
 
     def wait(self, timeout: float) -> bool:
-        """Whether events arrived within ``timeout`` seconds."""
-        ready, _, _ = select.select([self.fd], [], [], max(timeout, 0.0))
+        """Whether events arrived within ``timeout`` seconds (False at once on ``interrupt``)."""
+        ready, _, _ = select.select([self.fd, self._woken], [], [], max(timeout, 0.0))
+        if self._woken in ready:
+            os.read(self._woken, 64)
+            return False
         return bool(ready)
+
+    def interrupt(self) -> None:
+        """End a ``wait`` now (from another thread): the watcher is to look at its stop."""
+        with self._lock:
+            if not self._closed:
+                try:  # noqa: SIM105 - full: it is woken already
+                    os.write(self._wake, b"!")
+                except BlockingIOError:
+                    pass
 
     def read(self) -> set[str]:
         """The paths of every event waiting (the directory itself for its own events)."""
@@ -87,4 +104,7 @@ class DirectoryEvents:
 
     def close(self) -> None:
         """Stop watching."""
-        os.close(self.fd)
+        with self._lock:
+            self._closed = True
+            for fd in (self.fd, self._woken, self._wake):
+                os.close(fd)

@@ -223,7 +223,7 @@ class RoomConsole(ReachMixin, App[int]):
         for stop in self._deliver_stops:
             stop.set()
         if self._shared_watch is not None:
-            self._shared_watch.stop.set()
+            self._shared_watch.close()
         self.workers.cancel_all()
 
     def on_unmount(self) -> None:

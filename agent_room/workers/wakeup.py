@@ -79,8 +79,9 @@ class WakeListener:
 
 LISTEN_WAIT = 5.0
 """How long a subscriber waits for PostgreSQL's LISTEN (the server may be away)."""
-STOP_CHECK = 0.5
-"""Seconds between two looks at a quiet watch's ``stop``: its only wake-ups at rest."""
+STOP_CHECK = 2.0
+"""Seconds between two looks at a quiet watch's ``stop``, its only wake-ups at rest
+(``close`` and ``join`` end the wait at once)."""
 _DATABASE_FILES = {DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm"}
 
 
@@ -106,6 +107,7 @@ class RoomWatch:
         self._listening = threading.Event()
         """On PostgreSQL: the LISTEN is in place, or was waited for (at once on SQLite)."""
         self._thread: threading.Thread | None = None
+        self._events: DirectoryEvents | None = None
         self._counted = False
         """Whether the room's change count tells renewals from changes (SQLite)."""
         self._store: SqliteStore | None = None
@@ -129,7 +131,7 @@ class RoomWatch:
             if host is not None:
                 self._hosts[wake] = host
             if self._thread is None and not self.stop.is_set():
-                events = self._watch_directory()  # here, so that the watch is on at once
+                events = self._events = self._watch_directory()  # on at once
                 from agent_room.core.errors import RoomError
                 from agent_room.store.engine import database_url
 
@@ -158,8 +160,16 @@ class RoomWatch:
             self._listeners.pop(wake, None)
             self._hosts.pop(wake, None)
 
+    def close(self) -> None:
+        """Stop the watch now (``stop`` alone is looked at every ``STOP_CHECK``)."""
+        self.stop.set()
+        if self._events is not None:
+            self._events.interrupt()
+
     def join(self, timeout: float = 2.0) -> None:
         """Wait for the watch to end (after ``stop``)."""
+        if self.stop.is_set() and self._events is not None:
+            self._events.interrupt()
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout=timeout)
@@ -197,9 +207,10 @@ class RoomWatch:
         ``STOP_CHECK``); then gather the burst until it pauses for ``step`` ms, at most
         ``debounce`` ms, and fan it out.
 
-        A burst passed over (the count stood still) is looked at once more at the next
-        look at ``stop``: a writer held up between its last write and making its commit
-        seen, longer than a ``step``, is then heard half a second late, not missed."""
+        A burst passed over (the count stood still) is looked at once more with the next
+        burst (a renewal comes about every half second in a room with workers) or at the
+        next look at ``stop``: a writer held up between its last write and making its
+        commit seen, longer than a ``step``, is then heard late, not missed."""
         passed_over: Sequence[tuple[object, str]] = ()
         while not self.stop.is_set():
             if not events.wait(STOP_CHECK):
@@ -212,8 +223,8 @@ class RoomWatch:
             while (left := end - time.monotonic()) > 0 and events.wait(min(self.step / 1000, left)):
                 paths |= events.read()
             changes = [(None, path) for path in paths if not_a_poke(None, path)]
-            if changes and not self.stop.is_set() and not self._file_changes(changes):
-                passed_over = changes
+            if changes and not self.stop.is_set():
+                passed_over = () if self._file_changes(changes) else changes
 
     def _run_watchfiles(self) -> None:
         """Where there is no inotify: watchfiles, which wakes every ``step`` ms."""

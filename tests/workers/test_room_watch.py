@@ -14,7 +14,7 @@ from agent_room.adapters.processes import SystemProbe
 from agent_room.room import Room
 from agent_room.workers.deliverer import Deliverer
 from agent_room.workers.injector import Injector
-from agent_room.workers.wakeup import RoomWatch
+from agent_room.workers.wakeup import STOP_CHECK, RoomWatch
 from tests.conftest import write_room_conf
 from tests.fakes import FakeMux
 from tests.pgcluster import Cluster
@@ -208,5 +208,26 @@ def test_a_burst_passed_over_is_looked_at_again(
     listener = Counter()
     shared.subscribe(listener)
     room.join("backend")  # a burst of database events only
-    wait_for(lambda: listener.calls, timeout=3)
+    wait_for(lambda: listener.calls, timeout=STOP_CHECK + 3)
     assert listener.calls == 1
+
+
+@pytest.mark.parametrize("end", ["close", "stop and join"])
+def test_the_watch_ends_at_once_when_told(room: Room, end: str) -> None:
+    """A quiet watch looks at its stop only every STOP_CHECK: ``close`` (the console) and
+    ``join`` after ``stop`` (the workers, ``watch``) wake it at once."""
+    before = _watchers()
+    watch = RoomWatch(room.home, debounce=10, step=5, stop=threading.Event())
+    heard = Counter()
+    watch.subscribe(heard)
+    assert _watchers() == before + 1
+    time.sleep(0.1)  # asleep in its wait
+    started = time.monotonic()
+    if end == "close":
+        watch.close()
+    else:
+        watch.stop.set()
+        watch.join(timeout=STOP_CHECK / 4)
+    wait_for(lambda: _watchers() == before, timeout=STOP_CHECK / 2)
+    assert time.monotonic() - started < STOP_CHECK / 2
+    assert heard.calls == 1  # the end, so that it looks at its own stop
