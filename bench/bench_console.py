@@ -26,8 +26,8 @@ settings (file watcher, delivery worker and liveness checks on). The parts:
    UserPromptSubmit / Stop turning a session busy and idle (until its row shows it); the
    time from starting the hook (and from its exit).
 
-The budget: first paint at most 1.0 s (median), memory at most 200 MB, CPU at rest under
-3 %, a hook's change on screen within 250 ms (median, from the hook's start). The exit
+The budget: first paint at most 1.0 s (median), memory at most 200 MB, CPU at rest at
+most 0.5 %, a hook's change on screen within 250 ms (median, from the hook's start). The exit
 code is 1 when the budget fails. Results go to ``bench/results/console.json``.
 """
 
@@ -69,7 +69,7 @@ from agent_room.store.db import write_transaction
 PAINT_BUDGET_S = 1.0
 HOOK_BUDGET_S = 0.25
 MEMORY_BUDGET_MB = 200.0
-CPU_BUDGET_PCT = 3.0
+CPU_BUDGET_PCT = 0.5
 SIZE = (160, 48)
 
 
@@ -572,13 +572,13 @@ def main(argv: list[str] | None = None) -> int:
     checks = [
         ("first full paint, median", f"{paint_ms:.0f} ms", paint_ms <= PAINT_BUDGET_S * 1e3),
         ("resident memory", f"{paint['rss_mb']['max']:.0f} MB", paint["rss_mb"]["max"] <= 200),
-        ("CPU at rest", f"{rest['cpu_pct']:.2f} %", rest["cpu_pct"] < CPU_BUDGET_PCT),
+        ("CPU at rest", f"{rest['cpu_pct']:.2f} %", rest["cpu_pct"] <= CPU_BUDGET_PCT),
         ("hook start to screen, worse median", f"{hook_ms:.0f} ms", hook_ms <= HOOK_BUDGET_S * 1e3),
     ]
     budgets = (
         "<= 1000 ms",
         f"<= {MEMORY_BUDGET_MB:.0f} MB",
-        f"< {CPU_BUDGET_PCT:.0f} %",
+        f"<= {CPU_BUDGET_PCT} %",
         f"<= {HOOK_BUDGET_S * 1e3:.0f} ms",
     )
     print_table(
