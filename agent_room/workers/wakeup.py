@@ -252,12 +252,13 @@ class RoomWatch:
         return True
 
     def _count_moved(self) -> bool:
+        """Whether the room's change count moved since the last look (or cannot be read)."""
         try:
             if self._store is None:
                 from agent_room.store.sqlite import SqliteStore
 
                 self._store = SqliteStore(self.home)
-            self._store.reopen_if_moved()  # a room restored from a backup: the new file's
+            self._store.reopen_if_moved()  # a room restored from a backup: its new file
             count = self._store.changes()
         except Exception:  # noqa: BLE001 - a room locked, moved or gone: the listeners look
             return True
