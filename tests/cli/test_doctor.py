@@ -82,6 +82,7 @@ def test_doctor_finds_the_clients_where_start_looks_and_says_what_is_wrong(
     env = {
         "PATH": str(bare),
         "AGENT_ROOM_CLAUDE": "my-claude",
+        "AGENT_ROOM_CODEX": "",  # not the test run's own (.ci/test points it at .tools)
         "AGENT_ROOM_GEMINI": str(tmp_path / "nowhere" / "gemini"),
     }
     result = cli("doctor", env=env)
