@@ -5,8 +5,8 @@ renewals of their leases, which change nothing shown; the reader also passes eve
 ``safety_interval``. The room's change count (``store.db.write_transaction``) tells the
 writes apart: a pass that finds it where the last read left it reads nothing, unless
 something that changes without a write to the room may have changed. Those are: Claude
-Code's own registry of sessions (the sessions outside the room, read on every pass: a
-directory listing); the agents' processes, checked at a safety pass (unless the
+Code's own registry of sessions (the sessions outside the room, a directory listing read
+at most every ``OUTSIDE_INTERVAL``); the agents' processes, checked at a safety pass (unless the
 console's own injector checks them, and writes what it finds); and the passing time
 (ages, time windows), for which the room is read at least every ``FULL_READ`` seconds.
 A pass the operator asked for always reads.
@@ -15,6 +15,8 @@ A pass the operator asked for always reads.
 from __future__ import annotations
 
 import time
+
+from agent_room.room.snapshot import OUTSIDE_INTERVAL
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -33,6 +35,9 @@ class Reading:
         self._count: int | None = None
         """The room's change count at the last read (None: read at the next pass)."""
         self._outside: object = None
+        """Claude Code's registry as the last read saw it."""
+        self._listed: object = None
+        self._listed_at = float("-inf")
         self._read_at = float("-inf")
 
     def read(self, *, timed: bool = False, asked: bool = False) -> RoomSnapshot | None:
@@ -41,9 +46,11 @@ class Reading:
         ``timed``: a safety pass (the processes' liveness check may be due); ``asked``:
         the operator asked for it."""
         count = self.reader.room.store.changes()
-        native = self.reader.native
-        outside = native.sessions() if native is not None else None
         now = time.monotonic()
+        native = self.reader.native
+        if native is not None and now - self._listed_at >= OUTSIDE_INTERVAL:
+            self._listed, self._listed_at = native.sessions(), now
+        outside = self._listed
         if not (
             asked
             or count is None  # PostgreSQL: woken only by changes

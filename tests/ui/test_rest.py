@@ -149,6 +149,7 @@ def test_a_pass_reads_the_room_only_when_something_shown_may_have_changed(
     seeded: tuple[Room, FrozenClock], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     room, _clock = seeded
+    monkeypatch.setattr(reading_module, "OUTSIDE_INTERVAL", 0.0)  # the registry each pass
     native = _Native()
     reading = Reading(SnapshotReader(room, native=native))
     assert reading.read(timed=True) is not None  # the first pass
