@@ -3,46 +3,36 @@
 watchfiles' watcher wakes every ``step`` milliseconds to look for the end of a burst,
 whether anything changed or not: at rest that was most of what a watcher cost (some
 fifty wake-ups a second). Here the watching thread sleeps in ``select`` until the kernel
-has events, and otherwise only wakes to look at its stop now and then. Linux only:
-``available`` says whether it can be used (elsewhere the room falls back to watchfiles).
+has events (inotify, through inotify_simple), and otherwise only wakes to look at its
+stop now and then. Linux only: ``available`` says whether it can be used (elsewhere the
+room falls back to watchfiles).
 """
 
 from __future__ import annotations
 
-import ctypes
 import os
 import select
-import struct
 import sys
 import threading
 
-IN_MODIFY = 0x002
-IN_MOVED_FROM = 0x040
-IN_MOVED_TO = 0x080
-IN_CREATE = 0x100
-IN_DELETE = 0x200
-IN_DELETE_SELF = 0x400
-IN_MOVE_SELF = 0x800
-WATCHED = (
-    IN_MODIFY | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF
-)
-"""A file written, made, removed or renamed (opening, reading and closing are not)."""
-_NONBLOCK = os.O_NONBLOCK
-_CLOEXEC = 0o2000000
-_HEADER = struct.Struct("iIII")
-"""``struct inotify_event``: wd, mask, cookie, len; then ``len`` bytes of name."""
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from inotify_simple import INotify
 
-
-def _libc() -> ctypes.CDLL | None:
-    if not sys.platform.startswith("linux"):
-        return None
-    libc = ctypes.CDLL(None, use_errno=True)
-    return libc if hasattr(libc, "inotify_init1") else None
+WATCHED = 0x002 | 0x040 | 0x080 | 0x100 | 0x200 | 0x400 | 0x800
+"""A file written, made, removed or renamed (opening, reading and closing are not):
+IN_MODIFY, IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE, IN_DELETE_SELF, IN_MOVE_SELF."""
 
 
 def available() -> bool:
-    """Whether this system has inotify."""
-    return _libc() is not None
+    """Whether this system has inotify (and inotify_simple is installed)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import inotify_simple  # noqa: F401 - only whether it loads
+    except ImportError:
+        return False
+    return True
 
 
 class DirectoryEvents:
@@ -51,17 +41,17 @@ class DirectoryEvents:
     def __init__(self, path: str) -> None:
         """Watch ``path``; OSError if it cannot be watched (gone, not a directory, no
         inotify here)."""
-        libc = _libc()
-        if libc is None:
+        if not available():
             raise OSError("inotify is not available here")
+        from inotify_simple import INotify
+
         self.path = path
-        self.fd = libc.inotify_init1(_NONBLOCK | _CLOEXEC)
-        if self.fd < 0:
-            raise OSError(ctypes.get_errno(), f"inotify_init1: {os.strerror(ctypes.get_errno())}")
-        if libc.inotify_add_watch(self.fd, os.fsencode(path), WATCHED) < 0:
-            error = ctypes.get_errno()
-            os.close(self.fd)
-            raise OSError(error, f"cannot watch {path}: {os.strerror(error)}")
+        self.notify: INotify = INotify(nonblocking=True)
+        try:
+            self.notify.add_watch(path, WATCHED)
+        except OSError as exc:
+            self.notify.close()
+            raise OSError(exc.errno, f"cannot watch {path}: {exc.strerror}") from None
         self._woken, self._wake = os.pipe()
         os.set_blocking(self._wake, False)
         self._lock = threading.Lock()
@@ -69,7 +59,7 @@ class DirectoryEvents:
 
     def wait(self, timeout: float) -> bool:
         """Whether events arrived within ``timeout`` seconds (False at once on ``interrupt``)."""
-        ready, _, _ = select.select([self.fd, self._woken], [], [], max(timeout, 0.0))
+        ready, _, _ = select.select([self.notify.fileno(), self._woken], [], [], max(timeout, 0))
         if self._woken in ready:
             os.read(self._woken, 64)
             return False
@@ -87,24 +77,14 @@ class DirectoryEvents:
     def read(self) -> set[str]:
         """The paths of every event waiting (the directory itself for its own events)."""
         paths: set[str] = set()
-        while True:
-            try:
-                data = os.read(self.fd, 65536)
-            except BlockingIOError:
-                return paths
-            if not data:
-                return paths
-            offset = 0
-            while offset + _HEADER.size <= len(data):
-                _wd, _mask, _cookie, size = _HEADER.unpack_from(data, offset)
-                offset += _HEADER.size
-                name = data[offset : offset + size].rstrip(b"\0")
-                offset += size
-                paths.add(f"{self.path}/{os.fsdecode(name)}" if name else self.path)
+        while events := self.notify.read(timeout=0):
+            paths.update(f"{self.path}/{e.name}" if e.name else self.path for e in events)
+        return paths
 
     def close(self) -> None:
         """Stop watching."""
         with self._lock:
             self._closed = True
-            for fd in (self.fd, self._woken, self._wake):
+            self.notify.close()
+            for fd in (self._woken, self._wake):
                 os.close(fd)
