@@ -28,13 +28,11 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from _common import ROOT, Stats, bench_env, stop_process, venv_python, wait_until
+from _installs import Install, console_command
 from _tmux_observer import TmuxServer, perf
-
-if TYPE_CHECKING:
-    from bench_floor import Install
 
 AGENTS = 50
 SETTLE_S = 3.0
@@ -93,7 +91,8 @@ def measure_rest(
                     )
                     pids[f"{install.label} watch"] = watchers[-1].pid
                     continue
-                pane = server.new_window(install.slug, _console_command(install, home, tmp))
+                command = console_command(install, home, tmp / "rest-config")
+                pane = server.new_window(install.slug, command)
                 pids[f"{install.label} console"] = _pane_pid(server, pane)
                 panes[install.label] = (pane, home)
         marks = (f"Sessions {AGENTS}/{AGENTS}", "deliverer active")
@@ -131,14 +130,6 @@ def measure_rest(
         server.kill()
         for proc in [*watchers, *sleepers]:
             stop_process(proc)
-
-
-def _console_command(install: Install, home: Path, tmp: Path) -> str:
-    env = install.env(home, XDG_CONFIG_HOME=str(tmp / "rest-config"), TERM="xterm-256color")
-    keep = ("AGENT_ROOM_", "PYTHONPATH", "PATH", "HOME", "XDG_", "TERM")
-    assign = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items() if k.startswith(keep))
-    # from the room's folder, not the project's: ``agent_room`` is the install's own
-    return f"cd {shlex.quote(str(home.parent))} && exec env {assign} {install.script}"
 
 
 def _pane_pid(server: TmuxServer, pane: str) -> int:

@@ -5,15 +5,18 @@ Run it from the project root::
     .venv/bin/python bench/bench_console.py            # the full run (about a minute)
     .venv/bin/python bench/bench_console.py --quick    # a smoke run with small counts
     .venv/bin/python bench/bench_console.py --baseline REV  # side by side with a revision
+    .venv/bin/python bench/bench_console.py --wheel    # and a wheel in a fresh venv
 
 Every part runs in a throw-away room (a temporary ``$AGENT_ROOM_HOME``) and a private
 tmux server (its own socket), never the caller's. The console runs as ``agent-room``
 with no arguments in a 160x48 tmux pane, exactly as a user starts it, with its default
 settings (file watcher, delivery worker and liveness checks on). The parts:
 
-1. first full paint: a room of 200 sessions and 100,000 messages; the time from
-   starting the pane until its screen shows all 200 sessions and the message count
-   (read with ``capture-pane`` every 10 ms), over several fresh processes;
+1. first full paint: rooms of 200 and of 2,000 sessions with 100,000 messages; the time
+   from starting the pane until its screen shows all the sessions and the message count
+   (read with ``capture-pane`` every 10 ms), over several fresh processes; for every
+   install (``_installs``: the tree's dev install, with ``--wheel`` its wheel in a fresh
+   venv, with ``--baseline REV`` the same for a revision), one of each per round;
 2. resident memory of the console right after that paint (``VmRSS``);
 3. CPU at rest: a room of 50 live sessions (each a real process the liveness check
    finds alive) with a settled history of as many messages as the big room; after the
@@ -26,9 +29,10 @@ settings (file watcher, delivery worker and liveness checks on). The parts:
    UserPromptSubmit / Stop turning a session busy and idle (until its row shows it); the
    time from starting the hook (and from its exit).
 
-The budget: first paint at most 1.0 s (median), memory at most 200 MB, CPU at rest at
-most 0.5 %, a hook's change on screen within 250 ms (median, from the hook's start). The exit
-code is 1 when the budget fails. Results go to ``bench/results/console.json``.
+The budget (for the tree's installs): first paint at most 400 ms (median) at 200
+sessions and 500 ms at 2,000, memory at most 200 MB, CPU at rest at most 0.5 %, a hook's
+change on screen within 250 ms (median, from the hook's start). The exit code is 1 when
+the budget fails. Results go to ``bench/results/console.json``.
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
@@ -61,12 +65,24 @@ from _common import (
     with_given,
     write_result,
 )
+from _installs import (
+    Install,
+    baseline_worktree,
+    console_command,
+    dev_install,
+    installs_of,
+    remove_worktree,
+    rounds,
+)
 
 from agent_room.room import Room
 from agent_room.room.snapshot import SnapshotReader
 from agent_room.store.db import write_transaction
 
-PAINT_BUDGET_S = 1.0
+PAINT_BUDGET_MS = 400.0
+"""First paint, median, up to 200 sessions (issue 19)."""
+BIG_PAINT_BUDGET_MS = 500.0
+"""First paint, median, above 200 sessions (2,000: only about 20 rows are visible)."""
 HOOK_BUDGET_S = 0.25
 MEMORY_BUDGET_MB = 200.0
 CPU_BUDGET_PCT = 0.5
@@ -77,7 +93,7 @@ SIZE = (160, 48)
 class Sizes:
     """How much work each part does."""
 
-    sessions: int = 200
+    sessions: tuple[int, ...] = (200, 2000)
     messages: int = 100_000
     live_sessions: int = 50
     paint_runs: int = 5
@@ -239,12 +255,14 @@ class Pane:
 
     _count = 0
 
-    def __init__(self, home: Path, config: Path, root: Path = ROOT) -> None:
+    def __init__(self, home: Path, config: Path, install: Install | None = None) -> None:
         Pane._count += 1
-        self.root = root
-        """The checkout whose ``agent_room`` runs (``-m`` puts it first on the path)."""
+        self.install = install or dev_install("dev", ROOT)
+        """Whose ``agent-room`` runs (the tree's dev install unless given)."""
+        self.home = home
+        self.config = config
         self.socket = f"bench-console-{os.getpid()}-{Pane._count}"
-        self.env = bench_env(home, XDG_CONFIG_HOME=str(config), TERM="xterm-256color")
+        self.env = self.install.env(home, XDG_CONFIG_HOME=str(config), TERM="xterm-256color")
         self.tmux = shutil.which("tmux") or "tmux"
 
     def cmd(self, *args: str) -> str:
@@ -259,26 +277,13 @@ class Pane:
 
     def start(self) -> float:
         """Start the console; return the moment just before."""
-        env = [f"{k}={v}" for k, v in self.env.items() if k.startswith(("AGENT_", "XDG_"))]
-        command = ["env", *env, str(venv_python()), "-m", "agent_room"]
-        started = time.perf_counter()
+        command = console_command(self.install, self.home, self.config)
         size = ["-x", str(SIZE[0]), "-y", str(SIZE[1])]
+        started = time.perf_counter()
         subprocess.run(
-            [
-                self.tmux,
-                "-L",
-                self.socket,
-                "new-session",
-                "-d",
-                *size,
-                "-s",
-                "console",
-                "--",
-                *command,
-            ],
+            [self.tmux, "-L", self.socket, "new-session", "-d", *size, "-s", "console", command],
             check=True,
             env=self.env,
-            cwd=self.root,
         )
         return started
 
@@ -287,7 +292,8 @@ class Pane:
         return self.cmd("capture-pane", "-p", "-t", "console")
 
     def pid(self) -> int:
-        """The console's process (the pane's own process: env execs python)."""
+        """The console's process (the pane's own process: the shell execs env, env the
+        console script)."""
         return int(self.cmd("display-message", "-p", "-t", "console", "#{pane_pid}").strip())
 
     def stop(self) -> None:
@@ -332,61 +338,75 @@ def cpu_seconds(pid: int) -> float:
 # -- parts ---------------------------------------------------------------------------
 
 
+def paint_budget_ms(sessions: int) -> float:
+    return PAINT_BUDGET_MS if sessions <= 200 else BIG_PAINT_BUDGET_MS
+
+
 def paint_runs(
-    sizes: Sizes, quiet: bool, tmp: Path, roots: dict[str, tuple[Path, Path]]
+    sizes: Sizes,
+    sessions: int,
+    quiet: bool,
+    tmp: Path,
+    homes: dict[str, Path],
+    installs: Sequence[Install],
 ) -> dict[str, dict[str, list[float]]]:
-    """Fresh consoles on the big room, one of each checkout in turn: wall seconds to the
-    first full paint, resident MB and CPU seconds after it."""
-    marks = (f"Sessions {sizes.sessions}/{sizes.sessions}", f"{sizes.messages:,} messages")
+    """Fresh consoles on the big room, one of each install per round (the first turning
+    round by round): wall seconds to the first full paint, resident MB and CPU seconds
+    after it."""
+    marks = (f"Sessions {sessions}/{sessions}", f"{sizes.messages:,} messages")
     found: dict[str, dict[str, list[float]]] = {
-        label: {"paint": [], "rss": [], "cpu": []} for label in roots
+        i.label: {"paint": [], "rss": [], "cpu": []} for i in installs
     }
-    for run in range(sizes.paint_runs + 1):  # the first round warms the page cache
-        for label, (root, home) in roots.items():
-            pane = Pane(home, tmp / "config", root)
+    # the first round warms the page cache (and compiles a revision's bytecode)
+    for run, order in enumerate(rounds(installs, sizes.paint_runs + 1)):
+        for install in order:
+            pane = Pane(homes[install.label], tmp / "config", install)
             try:
                 seconds = first_paint(pane, marks)
                 if run > 0:
-                    found[label]["paint"].append(seconds)
-                    found[label]["rss"].append(rss_mb(pane.pid()))
-                    found[label]["cpu"].append(cpu_seconds(pane.pid()))
+                    found[install.label]["paint"].append(seconds)
+                    found[install.label]["rss"].append(rss_mb(pane.pid()))
+                    found[install.label]["cpu"].append(cpu_seconds(pane.pid()))
                 warm = " (warm-up)" if run == 0 else ""
-                say(quiet, f"{label}: first paint {seconds * 1e3:.0f} ms{warm}")
+                say(quiet, f"{install.label}, {sessions} sessions: first paint"
+                           f" {seconds * 1e3:.0f} ms{warm}")  # fmt: skip
             finally:
                 pane.stop()
     return found
 
 
+def big_rooms(
+    sizes: Sizes, sessions: int, tmp: Path, installs: Sequence[Install]
+) -> tuple[dict[str, Any], dict[str, Path]]:
+    """The big room seeded once per source tree by its own code (a revision cannot open a
+    newer schema), and a copy of it for each install; the tree's room's figures."""
+    seeded: dict[str, Any] = {}
+    masters: dict[Path, Path] = {}
+    homes: dict[str, Path] = {}
+    for install in installs:
+        master = masters.get(install.source)
+        if master is None:
+            master = tmp / f"big-{len(masters)}-{sessions}"
+            if install.source == ROOT:
+                seeded = seed_big_room(master, sessions, sizes.messages)
+            else:
+                seed = ["--seed-big", str(master), str(sessions), str(sizes.messages)]
+                subprocess.run(
+                    [str(venv_python()), __file__, *seed],
+                    env={**os.environ, "PYTHONPATH": str(install.source)},
+                    check=True,
+                    capture_output=True,
+                )
+            masters[install.source] = master
+        homes[install.label] = tmp / f"big-{install.slug}-{sessions}" / "room"
+        shutil.copytree(master, homes[install.label])
+    return seeded, homes
+
+
 def measure_paint(
-    sizes: Sizes, quiet: bool, tmp: Path, baseline: Path | None = None
+    sizes: Sizes, quiet: bool, tmp: Path, installs: Sequence[Install]
 ) -> dict[str, Any]:
-    """Parts 1, 2 and 4 on the big room (and the baseline checkout's, run by turns)."""
-    home = tmp / "big"
-    say(quiet, f"seeding {sizes.sessions} sessions and {sizes.messages:,} messages")
-    seeded = seed_big_room(home, sizes.sessions, sizes.messages)
-    roots = {"current": (ROOT, home)}
-    if baseline is not None:  # its own copy, made by its own code (an older schema)
-        roots["baseline"] = (baseline, tmp / "big-baseline")
-        seed = ["--seed-big", str(tmp / "big-baseline"), str(sizes.sessions), str(sizes.messages)]
-        subprocess.run(
-            [str(venv_python()), __file__, *seed],
-            env={**os.environ, "PYTHONPATH": str(baseline)},
-            check=True,
-            capture_output=True,
-        )
-    found = paint_runs(sizes, quiet, tmp, roots)
-    room = Room.open({"AGENT_ROOM_HOME": str(home)})
-    reader = SnapshotReader(room)
-    start = time.perf_counter()
-    reader.read()
-    read_first = time.perf_counter() - start
-    start = time.perf_counter()
-    reader.read()
-    read_again = time.perf_counter() - start
-    start = time.perf_counter()
-    targets = room.store.delivery_targets()  # the deliverer's question on every pass
-    targets_s = time.perf_counter() - start
-    room.close()
+    """Parts 1, 2 and 4 on the big rooms, every install by turns on its own copy."""
 
     def summary(runs: dict[str, list[float]]) -> dict[str, Any]:
         memory = runs["rss"]
@@ -396,30 +416,33 @@ def measure_paint(
             "cpu_to_first_paint": Stats.of(runs["cpu"]).as_ms(),
         }
 
-    result: dict[str, Any] = {"room": seeded, **summary(found["current"])}
-    if baseline is not None:
-        result["baseline"] = summary(found["baseline"])
-    result.update(
-        load_average=os.getloadavg(),
-        reader_first_read_ms=round(read_first * 1e3, 1),
-        reader_reread_ms=round(read_again * 1e3, 1),
-        delivery_targets_ms=round(targets_s * 1e3, 2),
-        delivery_targets=len(targets),
-    )
-    return result
-
-
-def baseline_checkout(rev: str, tmp: Path) -> Path:
-    """A detached worktree of ``rev`` with its bytecode compiled (removed by the caller)."""
-    path = tmp / "baseline"
-    subprocess.run(
-        ["git", "worktree", "add", "--detach", "--quiet", str(path), rev],
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-    )
-    compileall.compile_dir(path / "agent_room", quiet=1)
-    return path
+    by_size: dict[str, Any] = {}
+    for sessions in sizes.sessions:
+        say(quiet, f"seeding {sessions} sessions and {sizes.messages:,} messages")
+        seeded, homes = big_rooms(sizes, sessions, tmp, installs)
+        found = paint_runs(sizes, sessions, quiet, tmp, homes, installs)
+        room = Room.open({"AGENT_ROOM_HOME": str(homes["dev"])})
+        reader = SnapshotReader(room)
+        start = time.perf_counter()
+        reader.read()
+        read_first = time.perf_counter() - start
+        start = time.perf_counter()
+        reader.read()
+        read_again = time.perf_counter() - start
+        start = time.perf_counter()
+        targets = room.store.delivery_targets()  # the deliverer's question on every pass
+        targets_s = time.perf_counter() - start
+        room.close()
+        by_size[str(sessions)] = {
+            "room": seeded,
+            "budget_ms": paint_budget_ms(sessions),
+            "installs": {label: summary(runs) for label, runs in found.items()},
+            "reader_first_read_ms": round(read_first * 1e3, 1),
+            "reader_reread_ms": round(read_again * 1e3, 1),
+            "delivery_targets_ms": round(targets_s * 1e3, 2),
+            "delivery_targets": len(targets),
+        }
+    return {"load_average": os.getloadavg(), "sizes": by_size}
 
 
 def measure_rest(sizes: Sizes, quiet: bool, tmp: Path) -> dict[str, Any]:
@@ -533,12 +556,17 @@ def hook_to_screen(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="small counts: a smoke run")
-    parser.add_argument("--runs", type=int, help="fresh consoles timed on the big room")
-    parser.add_argument("--sessions", type=int, help="sessions in the big room (default 200)")
+    parser.add_argument("--runs", type=int, help="fresh consoles timed on each big room")
+    parser.add_argument(
+        "--sessions", type=int, nargs="+", help="sessions in the big rooms (default 200 2000)"
+    )
     parser.add_argument(
         "--baseline",
         metavar="REV",
-        help="also time the console of this git revision, run by turns on the same room",
+        help="also time the console of this git revision, by turns on its own copy of the room",
+    )
+    parser.add_argument(
+        "--wheel", action="store_true", help="also time a wheel installed in a fresh venv"
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     parser.add_argument(
@@ -553,67 +581,41 @@ def main(argv: list[str] | None = None) -> int:
     # the console is timed as installed: with its bytecode compiled (as .ci/setup does)
     compileall.compile_dir(ROOT / "agent_room", quiet=1)
     sizes = QUICK if args.quick else Sizes()
-    sizes = with_given(sizes, paint_runs=args.runs, sessions=args.sessions)
+    sessions = tuple(args.sessions) if args.sessions else None
+    sizes = with_given(sizes, paint_runs=args.runs, sessions=sessions)
     with tempfile.TemporaryDirectory(prefix="agent-room-bench-") as raw:
         tmp = Path(raw)
         (tmp / "config").mkdir()
-        baseline = baseline_checkout(args.baseline, tmp) if args.baseline else None
+        worktree = baseline_worktree(args.baseline, tmp) if args.baseline else None
         try:
-            paint = measure_paint(sizes, args.quiet, tmp, baseline)
+            if worktree is not None:
+                compileall.compile_dir(worktree / "agent_room", quiet=1)
+            step = partial(say, args.quiet)
+            installs = installs_of(args.wheel, args.baseline, worktree, tmp, step)
+            paint = measure_paint(sizes, args.quiet, tmp, installs)
         finally:
-            if baseline is not None:
-                subprocess.run(
-                    ["git", "worktree", "remove", "--force", str(baseline)], cwd=ROOT, check=False
-                )
+            if worktree is not None:
+                remove_worktree(worktree)
         rest = measure_rest(sizes, args.quiet, tmp)
-    paint_ms = paint["first_paint"]["median_ms"]
+    labels = [i.label for i in installs]
+    current = [i.label for i in installs if i.source == ROOT]
+    checks = paint_checks(paint, current)
     hook = rest["hook_to_screen"]
     hook_ms = max(hook[kind]["from_start"]["median_ms"] for kind in hook)
-    checks = [
-        ("first full paint, median", f"{paint_ms:.0f} ms", paint_ms <= PAINT_BUDGET_S * 1e3),
-        ("resident memory", f"{paint['rss_mb']['max']:.0f} MB", paint["rss_mb"]["max"] <= 200),
-        ("CPU at rest", f"{rest['cpu_pct']:.2f} %", rest["cpu_pct"] <= CPU_BUDGET_PCT),
-        ("hook start to screen, worse median", f"{hook_ms:.0f} ms", hook_ms <= HOOK_BUDGET_S * 1e3),
-    ]
-    budgets = (
-        "<= 1000 ms",
-        f"<= {MEMORY_BUDGET_MB:.0f} MB",
-        f"<= {CPU_BUDGET_PCT} %",
-        f"<= {HOOK_BUDGET_S * 1e3:.0f} ms",
-    )
+    checks += [
+        ("CPU at rest (dev)", f"{rest['cpu_pct']:.2f} %", f"<= {CPU_BUDGET_PCT} %",
+         rest["cpu_pct"] <= CPU_BUDGET_PCT),
+        ("hook start to screen, worse median (dev)", f"{hook_ms:.0f} ms",
+         f"<= {HOOK_BUDGET_S * 1e3:.0f} ms", hook_ms <= HOOK_BUDGET_S * 1e3),
+    ]  # fmt: skip
+    print_paint(paint, labels)
     print_table(
         ["measure", "value", "budget", "verdict"],
-        [
-            [name, value, budget, "PASS" if ok else "FAIL"]
-            for (name, value, ok), budget in zip(checks, budgets, strict=True)
-        ],
-        title=f"Console: {sizes.sessions} sessions, {sizes.messages:,} messages, "
-        f"{sizes.live_sessions} live at rest ({'quick' if args.quick else 'full'} run)",
+        [[name, value, budget, "PASS" if ok else "FAIL"] for name, value, budget, ok in checks],
+        title=f"\nConsole: {', '.join(map(str, sizes.sessions))} sessions, "
+        f"{sizes.messages:,} messages, {sizes.live_sessions} live at rest "
+        f"({'quick' if args.quick else 'full'} run)",
     )
-    print(
-        f"\nthe console's own CPU time up to the first paint: median"
-        f" {paint['cpu_to_first_paint']['median_ms']:.0f} ms (load average"
-        f" {paint['load_average'][0]:.1f} on {os.cpu_count()} cores: wall time includes waiting)"
-    )
-    if "baseline" in paint:
-        before = paint["baseline"]
-        print_table(
-            ["measure (median)", "current", f"baseline {args.baseline}", "ratio"],
-            [
-                [
-                    name,
-                    f"{paint[key][stat]:.0f} {unit}",
-                    f"{before[key][stat]:.0f} {unit}",
-                    f"{before[key][stat] / paint[key][stat]:.2f}x",
-                ]
-                for name, key, stat, unit in (
-                    ("first full paint", "first_paint", "median_ms", "ms"),
-                    ("CPU to first paint", "cpu_to_first_paint", "median_ms", "ms"),
-                    ("resident memory", "rss_mb", "median", "MB"),
-                )
-            ],
-            title="\nSide by side (runs alternate; each on its own copy of the big room)",
-        )
     for kind, what in (("register", "a new session"), ("state", "a state change")):
         start, end = hook[kind]["from_start"], hook[kind]["from_exit"]
         print(
@@ -621,34 +623,77 @@ def main(argv: list[str] | None = None) -> int:
             f" (p95 {start['p95_ms']:.0f}); from its exit median {end['median_ms']:.0f} ms"
             f" (p95 {end['p95_ms']:.0f})"
         )
-    print(
-        f"snapshot reader on the big room: first read {paint['reader_first_read_ms']} ms,"
-        f" re-read {paint['reader_reread_ms']} ms; the deliverer's targets"
-        f" ({paint['delivery_targets']} sessions) {paint['delivery_targets_ms']} ms"
-    )
-    ok = all(passed for _n, _v, passed in checks) and not args.quick
+    for n, size in paint["sizes"].items():
+        print(
+            f"snapshot reader on the room of {n} sessions: first read"
+            f" {size['reader_first_read_ms']} ms, re-read {size['reader_reread_ms']} ms;"
+            f" the deliverer's targets ({size['delivery_targets']} sessions)"
+            f" {size['delivery_targets_ms']} ms"
+        )
+    passed = all(ok for _n, _v, _b, ok in checks)
     path = write_result(
         "console",
         {
             "quick": args.quick,
             "sizes": asdict(sizes),
             "baseline_rev": args.baseline,
+            "installs": labels,
             "git": git_state(),
             "paint": paint,
             "rest": rest,
             "budget": {
-                "first_paint_ms": PAINT_BUDGET_S * 1e3,
+                "first_paint_ms": {n: paint_budget_ms(int(n)) for n in paint["sizes"]},
                 "rss_mb": MEMORY_BUDGET_MB,
                 "cpu_pct": CPU_BUDGET_PCT,
                 "hook_to_screen_ms": HOOK_BUDGET_S * 1e3,
-                "checks": [{"measure": n, "value": v, "pass": p} for n, v, p in checks],
-                "pass": all(p for _n, _v, p in checks),
+                "checks": [{"measure": n, "value": v, "pass": ok} for n, v, _b, ok in checks],
+                "pass": passed,
             },
         },
     )
     say(args.quiet, f"results in {path}")
-    print(json.dumps({"pass": all(p for _n, _v, p in checks)}))
-    return 0 if ok or args.quick else 1
+    print(json.dumps({"pass": passed}))
+    return 0 if passed or args.quick else 1
+
+
+def paint_checks(paint: dict[str, Any], current: list[str]) -> list[tuple[str, str, str, bool]]:
+    """The budgets of the first paint and memory, for each of the tree's installs."""
+    checks = []
+    for n, size in paint["sizes"].items():
+        budget = paint_budget_ms(int(n))
+        for label in current:
+            median = size["installs"][label]["first_paint"]["median_ms"]
+            what = f"first full paint, {n} sessions, median ({label})"
+            checks.append((what, f"{median:.0f} ms", f"<= {budget:.0f} ms", median <= budget))
+    rss = max(
+        size["installs"][label]["rss_mb"]["max"]
+        for size in paint["sizes"].values()
+        for label in current
+    )
+    most = f"<= {MEMORY_BUDGET_MB:.0f} MB"
+    checks.append(("resident memory, most", f"{rss:.0f} MB", most, rss <= MEMORY_BUDGET_MB))
+    return checks
+
+
+def print_paint(paint: dict[str, Any], labels: list[str]) -> None:
+    """The first paint of every install side by side, room by room (medians)."""
+    rows = []
+    for n, size in paint["sizes"].items():
+        got = size["installs"]
+        for name, key, stat in (
+            (f"first paint, {n} sessions, ms", "first_paint", "median_ms"),
+            ("  p95, ms", "first_paint", "p95_ms"),
+            ("  CPU to first paint, ms", "cpu_to_first_paint", "median_ms"),
+            ("  resident memory, MB", "rss_mb", "median"),
+        ):
+            rows.append([name, *(f"{got[label][key][stat]:.0f}" for label in labels)])
+    load = paint["load_average"][0]
+    print_table(
+        ["median", *labels],
+        rows,
+        title=f"First paint, installs by turns (load average {load:.1f} on {os.cpu_count()}"
+        " cores: wall time includes waiting)",
+    )
 
 
 if __name__ == "__main__":

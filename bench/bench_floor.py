@@ -68,10 +68,10 @@ from _common import (
     print_table,
     progress,
     stop_process,
-    venv_python,
     wait_until,
     write_result,
 )
+from _installs import Install, baseline_worktree, installs_of, remove_worktree, rounds
 from _tmux_observer import SESSION, Control, TmuxServer, perf
 
 SEND_MEDIAN_MS = 20.0
@@ -86,87 +86,6 @@ DIRECT = "agent-room hook "
 """The figures of the console script run directly (no budget: the launcher is the path)."""
 PROMPTED = re.compile(rb"\[agent-room\] 1 new message from @backend \(#(\d+)\)\r\n")
 """The nudge, then the terminal's echo of its Enter: the line submitted to the agent."""
-
-
-@dataclass
-class Install:
-    """One way of having agent-room: an interpreter, its console script, its path."""
-
-    label: str
-    python: Path
-    source: Path
-    """The tree it was made from (its own code seeds its rooms)."""
-    path: str = ""
-    """``PYTHONPATH`` (a worktree on the project's venv), empty for an installed wheel."""
-
-    @property
-    def slug(self) -> str:
-        """The label as a file name."""
-        return re.sub(r"[^A-Za-z0-9._-]+", "-", self.label)
-
-    @property
-    def script(self) -> Path:
-        return self.python.parent / "agent-room"
-
-    def env(self, home: Path, **extra: str) -> dict[str, str]:
-        env = bench_env(home, **extra)
-        env.pop("PYTHONPATH", None)
-        env.pop("PYTHONDONTWRITEBYTECODE", None)  # compiled once, as an installed package
-        if self.path:
-            env["PYTHONPATH"] = self.path
-        return env
-
-
-def dev_install(label: str, source: Path) -> Install:
-    return Install(label, venv_python(), source, "" if source == ROOT else str(source))
-
-
-def wheel_install(label: str, source: Path, tmp: Path) -> Install:
-    """A wheel of ``source`` in a fresh venv (its dependencies from the project's venv)."""
-    label_slug = re.sub(r"[^A-Za-z0-9._-]+", "-", label)
-    copy = tmp / f"src-{label_slug}"
-    shutil.copytree(
-        source,
-        copy,
-        ignore=shutil.ignore_patterns(
-            ".venv", ".tools", ".git", "__pycache__", "results", "*.egg-info", "build", "tests"
-        ),
-    )
-    wheels = tmp / f"wheels-{label_slug}"
-    pip_wheel = ["-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w"]
-    _run([str(venv_python()), *pip_wheel, str(wheels), str(copy)])
-    venv = tmp / f"venv-{label_slug}"
-    _run([str(venv_python()), "-m", "venv", str(venv)])
-    wheel = next(wheels.glob("agent_room-*.whl"))
-    python = venv / "bin" / "python"
-    _run([str(python), "-m", "pip", "install", "--no-deps", "--no-index", "-q", str(wheel)])
-    site = _run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"])
-    deps = _run([str(venv_python()), "-c", "import textual; print(textual.__path__[0])"])
-    (Path(site) / "_agent_room_deps.pth").write_text(str(Path(deps).parent) + "\n")
-    _run([str(python), "-m", "compileall", "-q", str(Path(site) / "agent_room")])
-    return Install(label, python, source)
-
-
-def _run(argv: Sequence[str]) -> str:
-    """Run a set-up step; its output, stripped."""
-    return subprocess.run(list(argv), check=True, capture_output=True).stdout.decode().strip()
-
-
-def baseline_worktree(rev: str, tmp: Path) -> Path:
-    path = tmp / "baseline"
-    subprocess.run(
-        ["git", "worktree", "add", "--detach", "--quiet", str(path), rev],
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-    )
-    return path
-
-
-def rounds(installs: Sequence[Install], runs: int) -> list[list[Install]]:
-    """``runs`` rounds with every install once, the first turning round by round."""
-    n = len(installs)
-    return [[installs[(r + i) % n] for i in range(n)] for r in range(runs)]
 
 
 def timed(argv: Sequence[str], env: dict[str, str], stdin: bytes | None = None) -> float:
@@ -579,15 +498,7 @@ def main() -> int:
         tmp = Path(name)
         worktree = baseline_worktree(args.baseline, tmp) if args.baseline else None
         try:
-            installs = [dev_install("dev", ROOT)]
-            if args.wheel:
-                step("building the wheel of this tree into a fresh venv")
-                installs.append(wheel_install("wheel", ROOT, tmp))
-            if worktree is not None:
-                installs.append(dev_install(f"{args.baseline} dev", worktree))
-                if args.wheel:
-                    step(f"building the wheel of {args.baseline} into a fresh venv")
-                    installs.append(wheel_install(f"{args.baseline} wheel", worktree, tmp))
+            installs = installs_of(args.wheel, args.baseline, worktree, tmp, step)
             if "send" in parts:
                 data["send"] = measure_send(installs, runs, tmp, step)
             if "hooks" in parts:
@@ -599,8 +510,7 @@ def main() -> int:
                 data["rest"] = measure_rest(installs, rest_seconds, hooks, tmp, step)
         finally:
             if worktree is not None:
-                subprocess.run(["git", "worktree", "remove", "--force", str(worktree)], cwd=ROOT,
-                               check=False, capture_output=True)  # fmt: skip
+                remove_worktree(worktree)
     labels = [i.label for i in installs]
     current = [i.label for i in installs if i.source == ROOT]
     failed = report(data, labels, current)
