@@ -220,6 +220,21 @@ def _placeholders(sql: str, limits: list[int], names: list[str]) -> str:
     return "".join(out)
 
 
+_MAKE_SCHEMA = """DO $$
+DECLARE first text := trim(split_part(current_setting('search_path'), ',', 1));
+BEGIN
+    IF current_schema() IS NULL AND first <> '' THEN
+        IF first IN ('"$user"', '$user') THEN
+            first := session_user;
+        ELSIF left(first, 1) = '"' THEN
+            first := replace(substr(first, 2, length(first) - 2), '""', '"');
+        END IF;
+        EXECUTE format('CREATE SCHEMA IF NOT EXISTS %I', first);
+    END IF;
+END $$"""
+"""A new room's schema, the first of ``search_path``, made if it does not exist yet."""
+
+
 def _migrate(conn: Connection, where: str, version: int | None) -> None:
     if version == SCHEMA_VERSION:
         return
@@ -230,6 +245,8 @@ def _migrate(conn: Connection, where: str, version: int | None) -> None:
         )
     conn.execute("BEGIN")
     try:
+        if version is None:
+            conn.execute(_MAKE_SCHEMA)
         conn.execute("SELECT pg_advisory_xact_lock(hashtext(current_schema() || ':schema'))")
         from agent_room.store.postgres_schema import migration_statements
 
@@ -328,6 +345,17 @@ def _mapped(exc: PgError, where: str) -> sqlite3.Error:
     return sqlite3.OperationalError(exc.message)
 
 
+def _unopened(where: str, message: str) -> str:
+    """One line for a connection that failed: libpq's reason spans lines (the server's
+    answer first, then where the password came from), and a server that answered
+    (a wrong password, no such role or database) is not unreachable."""
+    lines = (" ".join(line.split()) for line in message.splitlines())
+    reason = "; ".join(line for line in lines if line) or "no reason"
+    answered = "FATAL:" in reason or "fe_sendauth" in reason
+    verb = "refused the connection" if answered else "is unreachable"
+    return f"the room's database {where} {verb} ({reason})"
+
+
 _BEGIN_WRITE = "BEGIN; SELECT pg_advisory_xact_lock(hashtext(current_schema() || ':write'))"
 """``BEGIN IMMEDIATE``: a transaction holding the room's writers' lock, in one round trip."""
 
@@ -347,10 +375,7 @@ class PgConnection:
         try:
             conn = Connection(*opening(self.url, self.timeout))
         except PgError as exc:
-            reason = exc.message.strip().splitlines()[-1] if exc.message.strip() else "no reason"
-            raise RoomUnavailable(
-                f"the room's database {self.where} is unreachable ({reason})"
-            ) from None
+            raise RoomUnavailable(_unopened(self.where, exc.message)) from None
         return conn
 
     def _version(self, conn: Connection) -> int | None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_room.core.errors import UnsafeRoom
+from agent_room.core.errors import RoomUnavailable, UnsafeRoom
 from agent_room.room import Room
 from agent_room.room.registry import Registry
 from agent_room.store.engine import database_url, describe, has_password
@@ -206,3 +206,35 @@ def test_who_and_tree_say_where_each_session_runs(hosts: tuple[Room, Room], pg_h
     # seen from devbox (this process's host): its own web is judged (its pid is gone),
     # laptop's api cannot be, laptop's watcher never having been seen
     assert cli("tree").out == "api [unknown] on laptop\nweb [ended] on devbox\n"
+
+
+def test_the_schema_named_first_in_search_path_is_made_on_first_use(
+    tmp_path: Path, pg_cluster: Cluster
+) -> None:
+    """A newcomer names a room by its schema and nothing more: the schema is made."""
+    schema = f"fresh_{time.monotonic_ns()}"
+    home = tmp_path / "fresh"
+    write_room_conf(home, pg_cluster.passfile_url(pg_cluster.url(schema)))
+    room = Room.open({"AGENT_ROOM_HOME": str(home)})
+    try:
+        room.join("api")
+        assert [m["name"] for m in room.store.members()] == ["api"]
+    finally:
+        room.close()
+    made = pg_cluster.psql(f"SELECT count(*) FROM {schema}.sessions", "agentroom")
+    assert made.strip() == "1"
+
+
+def test_a_refused_password_says_so_in_one_line(tmp_path: Path, pg_cluster: Cluster) -> None:
+    """libpq's reason spans lines; the user sees the server's answer, not the last line."""
+    passfile = tmp_path / "pgpass"
+    passfile.write_text(f"127.0.0.1:{pg_cluster.port}:*:room:not-the-password\n")
+    passfile.chmod(0o600)
+    home = tmp_path / "wrong"
+    write_room_conf(home, f"{pg_cluster.url()}?passfile={passfile}")
+    with pytest.raises(RoomUnavailable) as raised:
+        Room.open({"AGENT_ROOM_HOME": str(home)})
+    message = str(raised.value)
+    assert "password authentication failed" in message
+    assert "\n" not in message
+    assert "not-the-password" not in message
