@@ -55,11 +55,13 @@ class SqliteStore(SessionStore, DeliveryStore):
         return dict(row) if row else None
 
     def holder_of_pane(self, pane: str) -> Row | None:
-        """The most recent session registered for a tmux pane id."""
+        """The most recent session registered for a tmux pane id on this host (pane ids
+        are per tmux server: every machine of a room has its own ``%0``)."""
         row = self.conn.execute(
             "SELECT * FROM sessions WHERE pane = ? AND left_at IS NULL"
+            " AND coalesce(host, ?) = ?"
             " ORDER BY (state = 'ended'), updated_at DESC LIMIT 1",
-            (pane,),
+            (pane, self.host, self.host),
         ).fetchone()
         return dict(row) if row else None
 

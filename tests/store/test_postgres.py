@@ -238,3 +238,17 @@ def test_a_refused_password_says_so_in_one_line(tmp_path: Path, pg_cluster: Clus
     assert "password authentication failed" in message
     assert "\n" not in message
     assert "not-the-password" not in message
+
+
+def test_a_pane_id_names_a_session_of_this_host_only(hosts: tuple[Room, Room]) -> None:
+    """Pane ids are per tmux server: %0 on the laptop is not %0 on devbox."""
+    laptop, devbox = hosts
+    laptop.join("web", pane="%0")
+    assert devbox.store.holder_of_pane("%0") is None
+    row = devbox.join("api", pane="%0")
+    assert "renamed_from" not in row
+    assert {m["name"]: m["host"] for m in laptop.store.members()} == {
+        "web": "laptop",
+        "api": "devbox",
+    }
+    assert devbox.identify(env_name=None, pane="%0", as_name=None) == "api"
