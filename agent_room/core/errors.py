@@ -43,6 +43,11 @@ class RoomUnavailable(RoomError):
     """The room's database cannot be opened, is locked, or is from a newer version."""
 
 
+UNREACHABLE_PREFIX = "the room's database "
+"""How a PostgreSQL room out of reach (down, or refusing this role) begins its reason:
+such a fault is said as it is, never as a busy room."""
+
+
 class PaneUnavailable(RoomError):
     """The multiplexer could not reach a pane: it is gone, or its server is."""
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import _sqlite3 as sqlite3
 import os
 
-from agent_room.core.errors import RoomUnavailable
+from agent_room.core.errors import UNREACHABLE_PREFIX, RoomUnavailable
 from agent_room.store.home import DB_NAME, MARKER, ensure_private_file, ensure_room_dir
 from agent_room.store.schema import MIGRATIONS, SCHEMA_VERSION
 
@@ -195,7 +195,9 @@ class write_transaction:
         try:
             self.conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
-            raise RoomUnavailable(f"the room is busy: {exc}") from None
+            said = str(exc)  # a PostgreSQL room out of reach says so itself: not busy
+            busy = not said.startswith(UNREACHABLE_PREFIX)
+            raise RoomUnavailable(f"the room is busy: {said}" if busy else said) from None
         if _log_moved(self.conn):
             self._rollback()
             raise RoomUnavailable(

@@ -24,7 +24,7 @@ from __future__ import annotations
 import _sqlite3 as sqlite3  # its errors; the package would load datetime (see store.db)
 import itertools
 
-from agent_room.core.errors import RoomUnavailable
+from agent_room.core.errors import UNREACHABLE_PREFIX, RoomUnavailable
 from agent_room.store.db import _statements
 from agent_room.store.engine import describe
 from agent_room.store.libpq import Connection, PgError, Result, lock_timeout, opening
@@ -341,7 +341,7 @@ def _mapped(exc: PgError, where: str) -> sqlite3.Error:
     if exc.sqlstate in ("55P03", "57014", "40P01"):
         return sqlite3.OperationalError(f"database is locked: {exc.message}")
     if exc.broken:
-        return sqlite3.OperationalError(f"the room's database {where} is unreachable")
+        return sqlite3.OperationalError(f"{UNREACHABLE_PREFIX}{where} is unreachable")
     return sqlite3.OperationalError(exc.message)
 
 
@@ -353,7 +353,7 @@ def _unopened(where: str, message: str) -> str:
     reason = "; ".join(line for line in lines if line) or "no reason"
     answered = "FATAL:" in reason or "fe_sendauth" in reason
     verb = "refused the connection" if answered else "is unreachable"
-    return f"the room's database {where} {verb} ({reason})"
+    return f"{UNREACHABLE_PREFIX}{where} {verb} ({reason})"
 
 
 _BEGIN_WRITE = "BEGIN; SELECT pg_advisory_xact_lock(hashtext(current_schema() || ':write'))"

@@ -30,12 +30,12 @@ MAX_BACKOFF = 30.0
 
 def describe(exc: BaseException) -> str:
     """The problem in one line, as a person reads it in a log or a status bar."""
-    from agent_room.core.errors import RoomError
+    from agent_room.core.errors import UNREACHABLE_PREFIX, RoomError
 
     text = " ".join(str(exc).split()) or type(exc).__name__
     if isinstance(exc, RoomError):
         return text
-    if type(exc).__module__ == "sqlite3":
+    if type(exc).__module__ == "sqlite3" and not text.startswith(UNREACHABLE_PREFIX):
         return f"the room database: {text}"
     return f"{type(exc).__name__}: {text}"
 
