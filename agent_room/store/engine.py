@@ -88,7 +88,26 @@ def describe(url: str) -> str:
     if "@" in location:
         user, _, location = location.rpartition("@")
         location = f"{user.split(':', 1)[0]}@{location}"
-    return f"postgresql://{location}" if location else "postgresql (from the PG* environment)"
+    shown = f"postgresql://{location}" if location else "postgresql (from the PG* environment)"
+    schema = _schema(url.partition("?")[2])
+    return f"{shown} (schema {schema})" if schema else shown
+
+
+def _schema(query: str) -> str:
+    """The room's schema as the URL's ``options`` name it (the first of ``search_path``),
+    so that rooms sharing a database are told apart; ``urllib.parse`` would cost the hooks
+    its imports."""
+    for part in query.split("&"):
+        key, _, value = part.partition("=")
+        if key != "options":
+            continue
+        pieces = value.replace("+", " ").split("%")
+        decoded = pieces[0] + "".join(_unescaped(piece) for piece in pieces[1:])
+        for setting in decoded.replace("-c ", "-c").split():
+            name, _, path = setting.removeprefix("-c").partition("=")
+            if name == "search_path" and path:
+                return path.split(",")[0].strip()
+    return ""
 
 
 def has_password(url: str) -> bool:
@@ -97,3 +116,11 @@ def has_password(url: str) -> bool:
     query = url.partition("?")[2]
     user = location.rpartition("@")[0] if "@" in location else ""
     return ":" in user or any(p.startswith("password=") for p in query.split("&"))
+
+
+def _unescaped(piece: str) -> str:
+    """One ``%XX`` escape and the text after it; a malformed one is kept as written."""
+    code = piece[:2]
+    if len(code) == 2 and all(c in "0123456789abcdefABCDEF" for c in code):
+        return chr(int(code, 16)) + piece[2:]
+    return "%" + piece

@@ -96,6 +96,15 @@ def test_a_password_is_never_shown() -> None:
     assert not has_password("postgresql://room@db/x?sslmode=require")
 
 
+def test_the_room_shown_names_its_schema() -> None:
+    """Several rooms share a database: what is shown says which one, never a password."""
+    url = "postgresql://room:s3cret@db/agentroom?options=-csearch_path%3Dteam&password=s3cret"
+    assert describe(url) == "postgresql://room@db/agentroom (schema team)"
+    spaced = "postgresql://room@db/agentroom?options=-c%20search_path%3D%22Team%22%2Cpublic"
+    assert describe(spaced) == 'postgresql://room@db/agentroom (schema "Team")'
+    assert describe("postgresql://db/x?options=%zz") == "postgresql://db/x"
+
+
 def test_a_session_is_judged_alive_only_on_its_own_host(hosts: tuple[Room, Room]) -> None:
     laptop, devbox = hosts
     _register(laptop, "api", pid=4242)
