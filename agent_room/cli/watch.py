@@ -50,7 +50,8 @@ def cmd_watch(args: argparse.Namespace) -> int:
     )
     injector = Injector(injector_room, SystemProbe())
     print(
-        f"agent-room: delivering and linking for the room in {delivery_room.home} (Ctrl-C to stop)",
+        f"agent-room: delivering and linking for the room {_served(delivery_room)}"
+        " (Ctrl-C to stop)",
         file=sys.stderr,
         flush=True,
     )
@@ -123,6 +124,17 @@ def _start_idle_exit(stop: threading.Event) -> threading.Thread:
     thread = threading.Thread(target=watch_idle, name="agent-room-idle-exit", daemon=True)
     thread.start()
     return thread
+
+
+def _served(room: Room) -> str:
+    """Which room, as the operator named it: a room on PostgreSQL lives in the database
+    (this host's directory keeps only its own files), and this watch serves one host."""
+    url = room.store.url
+    if url is None:
+        return f"in {room.home}"
+    from agent_room.store.engine import describe
+
+    return f"{describe(url)} as host {room.store.host}"
 
 
 def _notify_settings() -> NotifySettings:

@@ -7,6 +7,8 @@ engine the rest of the pass uses.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -261,3 +263,23 @@ def test_a_pane_id_names_a_session_of_this_host_only(hosts: tuple[Room, Room]) -
         "api": "devbox",
     }
     assert devbox.identify(env_name=None, pane="%0", as_name=None) == "api"
+
+
+def test_watch_says_which_database_and_host_it_serves(pg_home: Path) -> None:
+    """The room directory is not where a PostgreSQL room lives: the watch names both."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agent_room", "watch"],
+        env=Cli(pg_home).env({"AGENT_ROOM_HOST": "devbox"}),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        first = proc.stderr.readline()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+    assert "postgresql://room@127.0.0.1" in first
+    assert "(schema room_" in first
+    assert "as host devbox" in first
