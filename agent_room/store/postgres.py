@@ -353,7 +353,14 @@ def _unopened(where: str, message: str) -> str:
     reason = "; ".join(line for line in lines if line) or "no reason"
     answered = "FATAL:" in reason or "fe_sendauth" in reason
     verb = "refused the connection" if answered else "is unreachable"
-    return f"{UNREACHABLE_PREFIX}{where} {verb} ({reason})"
+    advice = _WHERE_PASSWORDS_GO if "no password supplied" in reason else ""
+    return f"{UNREACHABLE_PREFIX}{where} {verb} ({reason}){advice}"
+
+
+_WHERE_PASSWORDS_GO = (
+    ": give the role's password in ~/.pgpass or the file PGPASSFILE names (mode 0600),"
+    " or in room.conf's URL"
+)
 
 
 _BEGIN_WRITE = "BEGIN; SELECT pg_advisory_xact_lock(hashtext(current_schema() || ':write'))"

@@ -283,3 +283,15 @@ def test_watch_says_which_database_and_host_it_serves(pg_home: Path) -> None:
     assert "postgresql://room@127.0.0.1" in first
     assert "(schema room_" in first
     assert "as host devbox" in first
+
+
+def test_no_password_found_says_where_to_put_one(
+    tmp_path: Path, pg_cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("PGPASSWORD", raising=False)
+    monkeypatch.setenv("PGPASSFILE", str(tmp_path / "none"))
+    home = tmp_path / "nopass"
+    write_room_conf(home, pg_cluster.url())
+    with pytest.raises(RoomUnavailable) as raised:
+        Room.open({"AGENT_ROOM_HOME": str(home)})
+    assert "~/.pgpass" in str(raised.value)
