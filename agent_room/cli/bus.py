@@ -196,8 +196,22 @@ def cmd_who(args: argparse.Namespace) -> int:
         print_outside(others)
         return 0
     sys.stdout.write(_who_table(roster))
+    _say_silent(roster.silent)
     print_outside(others)
     return 0
+
+
+def _say_silent(hosts: set[str]) -> None:
+    """Why sessions show as ``unknown``: their host's watch, the only judge of their
+    processes, has not been heard from."""
+    from agent_room.store.hosts import SILENT_AFTER
+
+    for host in sorted(hosts):
+        print(
+            f"host {printable(host)} is silent (its watch not seen for {SILENT_AFTER:.0f} s):"
+            " its sessions' state is unknown",
+            file=sys.stderr,
+        )
 
 
 def _who_table(roster: Roster) -> str:

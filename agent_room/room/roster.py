@@ -38,6 +38,7 @@ class Roster:
         "parents",
         "pids",
         "session_ids",
+        "silent",
         "states",
         "transcripts",
         "unread",
@@ -47,6 +48,7 @@ class Roster:
     session_ids: Sequence[str | None]
     agents: Sequence[str]
     states: Sequence[str]
+    silent: set[str]
     hosts: Sequence[str | None]
     panes: Sequence[str | None]
     pids: Sequence[int | None]
@@ -89,6 +91,7 @@ class Roster:
             self.transcripts,
         ) = columns
         silent = room.silent_hosts(now)
+        self.silent = silent & set(self.hosts)  # hosts whose watch was not seen lately
         # a silent host's sessions cannot be judged: neither running nor ended
         self.states = (
             [

@@ -295,3 +295,15 @@ def test_no_password_found_says_where_to_put_one(
     with pytest.raises(RoomUnavailable) as raised:
         Room.open({"AGENT_ROOM_HOME": str(home)})
     assert "~/.pgpass" in str(raised.value)
+
+
+def test_who_says_why_a_silent_hosts_sessions_are_unknown(
+    hosts: tuple[Room, Room], pg_home: Path
+) -> None:
+    _laptop, devbox = hosts
+    _register(devbox, "web", pid=2)
+    host_seen(devbox.store, at=time.time() - SILENT_AFTER - 5, pid=2)
+    shown = Cli(pg_home)("who", env={"AGENT_ROOM_HOST": "laptop"})
+    assert shown.code == 0
+    assert "unknown" in shown.out
+    assert f"host devbox is silent (its watch not seen for {SILENT_AFTER:.0f} s)" in shown.err
