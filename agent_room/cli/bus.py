@@ -208,7 +208,7 @@ def _say_silent(hosts: set[str]) -> None:
 
     for host in sorted(hosts):
         print(
-            f"host {printable(host)} is silent (its watch not seen for {SILENT_AFTER:.0f} s):"
+            f"host {printable(host)} is silent (no watch of it seen in {SILENT_AFTER:.0f} s):"
             " its sessions' state is unknown",
             file=sys.stderr,
         )

@@ -306,4 +306,4 @@ def test_who_says_why_a_silent_hosts_sessions_are_unknown(
     shown = Cli(pg_home)("who", env={"AGENT_ROOM_HOST": "laptop"})
     assert shown.code == 0
     assert "unknown" in shown.out
-    assert f"host devbox is silent (its watch not seen for {SILENT_AFTER:.0f} s)" in shown.err
+    assert f"host devbox is silent (no watch of it seen in {SILENT_AFTER:.0f} s)" in shown.err
