@@ -30,14 +30,15 @@ _SCHEMES = ("postgresql://", "postgres://")
 def database_url(home: str, environ: Mapping[str, str] | None = None) -> str | None:
     """The PostgreSQL URL the room lives in, or ``None`` for the SQLite file."""
     env = os.environ if environ is None else environ
-    url = env.get(DATABASE_VAR, "").strip()
+    url, source = env.get(DATABASE_VAR, "").strip(), DATABASE_VAR
     if not url:
-        url = _configured(os.path.join(home, CONFIG_NAME))
+        path = os.path.join(home, CONFIG_NAME)
+        url, source = _configured(path), f"{path}'s database"
     if not url or url.startswith("sqlite"):
         return None
     if not url.startswith(_SCHEMES):
         raise UnsafeRoom(
-            f"{DATABASE_VAR} must be a postgresql:// URL (or empty for the room's SQLite file)"
+            f"{source} must be a postgresql:// URL (or empty for the room's SQLite file)"
         )
     return url
 
@@ -74,11 +75,23 @@ def _configured(path: str) -> str:
         text = os.read(fd, 65536).decode("utf-8", "replace")
     finally:
         os.close(fd)
-    for line in text.splitlines():
-        key, sep, value = line.partition("=")
-        if sep and key.strip() == "database" and not line.lstrip().startswith("#"):
-            return value.strip().strip("'\"")
-    return ""
+    found = ""
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        key, sep, value = (part.strip() for part in line.partition("="))
+        # a line it cannot follow is refused: passed over, it would leave this host on
+        # a SQLite room of its own (and the line itself may hold a password: not shown)
+        if not sep:
+            raise UnsafeRoom(f"{path} line {number}: not `key = value` ({_ONLY_SETTING})")
+        if key != "database":
+            named = f" {key}" if key.isidentifier() else ""
+            raise UnsafeRoom(f"{path} line {number}: unknown setting{named} ({_ONLY_SETTING})")
+        found = found or value.strip("'\"")
+    return found
+
+
+_ONLY_SETTING = "its one setting: database = postgresql://..."
 
 
 def describe(url: str) -> str:

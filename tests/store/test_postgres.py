@@ -90,6 +90,26 @@ def test_a_room_conf_open_to_others_is_refused(pg_home: Path) -> None:
         database_url(str(pg_home), {})
 
 
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        ("database = mysql://db/x", "room.conf's database must be a postgresql:// URL"),
+        ("database postgresql://room@db/x", "room.conf line 2: not `key = value`"),
+        ("databse = postgresql://room@db/x", "room.conf line 2: unknown setting databse"),
+    ],
+)
+def test_a_room_conf_it_cannot_follow_is_refused_not_passed_over(
+    tmp_path: Path, line: str, said: str
+) -> None:
+    """A typo must not leave one host on a SQLite room of its own."""
+    home = tmp_path / "typo"
+    home.mkdir(mode=0o700)
+    (home / "room.conf").touch(mode=0o600)
+    (home / "room.conf").write_text(f"# the team's room\n{line}\n")
+    with pytest.raises(UnsafeRoom, match=said):
+        database_url(str(home), {})
+
+
 def test_a_password_is_never_shown() -> None:
     url = "postgresql://room:s3cret@db.example:5432/agentroom?sslmode=verify-full"
     assert describe(url) == "postgresql://room@db.example:5432/agentroom"
