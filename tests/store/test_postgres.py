@@ -327,3 +327,20 @@ def test_who_says_why_a_silent_hosts_sessions_are_unknown(
     assert shown.code == 0
     assert "unknown" in shown.out
     assert f"host devbox is silent (no watch of it seen in {SILENT_AFTER:.0f} s)" in shown.err
+
+
+def test_send_to_another_hosts_agent_does_not_ask_for_a_watch_here(
+    hosts: tuple[Room, Room], pg_home: Path
+) -> None:
+    """This host's FIFO says nothing of the recipient's host: its watch delivers."""
+    laptop, devbox = hosts
+    laptop.join("api")
+    _register(devbox, "web", pid=2)
+    host_seen(devbox.store, at=time.time(), pid=2)
+    laptop_cli = {"AGENT_ROOM_HOST": "laptop"}
+    sent = Cli(pg_home)("send", "@web", "hello", name="api", env=laptop_cli)
+    assert sent.code == 0
+    assert "queued for @web\n" in sent.err
+    host_seen(devbox.store, at=time.time() - SILENT_AFTER - 5, pid=2)
+    sent = Cli(pg_home)("send", "@web", "hello", name="api", env=laptop_cli)
+    assert "(host devbox is silent: delivered once its watch is back)" in sent.err
