@@ -220,21 +220,6 @@ def _placeholders(sql: str, limits: list[int], names: list[str]) -> str:
     return "".join(out)
 
 
-_MAKE_SCHEMA = """DO $$
-DECLARE first text := trim(split_part(current_setting('search_path'), ',', 1));
-BEGIN
-    IF current_schema() IS NULL AND first <> '' THEN
-        IF first IN ('"$user"', '$user') THEN
-            first := session_user;
-        ELSIF left(first, 1) = '"' THEN
-            first := replace(substr(first, 2, length(first) - 2), '""', '"');
-        END IF;
-        EXECUTE format('CREATE SCHEMA IF NOT EXISTS %I', first);
-    END IF;
-END $$"""
-"""A new room's schema, the first of ``search_path``, made if it does not exist yet."""
-
-
 def _migrate(conn: Connection, where: str, version: int | None) -> None:
     if version == SCHEMA_VERSION:
         return
@@ -243,12 +228,13 @@ def _migrate(conn: Connection, where: str, version: int | None) -> None:
             f"the room at {where} has schema {version}, newer than this agent-room"
             f" understands ({SCHEMA_VERSION}); upgrade agent-room"
         )
+    from agent_room.store.postgres_schema import MAKE_SCHEMA, migration_statements
+
     conn.execute("BEGIN")
     try:
         if version is None:
-            conn.execute(_MAKE_SCHEMA)
+            conn.execute(MAKE_SCHEMA)
         conn.execute("SELECT pg_advisory_xact_lock(hashtext(current_schema() || ':schema'))")
-        from agent_room.store.postgres_schema import migration_statements
 
         for statement in _statements(_COMPAT):
             conn.execute(statement)

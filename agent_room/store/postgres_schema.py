@@ -99,3 +99,18 @@ def _types(statement: str) -> str:
     statement = re.sub(r"\bINTEGER\b", "BIGINT", statement)
     statement = re.sub(r"\bREAL\b", "DOUBLE PRECISION", statement)
     return re.sub(r"^(\s*)offset ", r'\1"offset" ', statement, flags=re.M)
+
+
+MAKE_SCHEMA = """DO $$
+DECLARE first text := trim(split_part(current_setting('search_path'), ',', 1));
+BEGIN
+    IF current_schema() IS NULL AND first <> '' THEN
+        IF first IN ('"$user"', '$user') THEN
+            first := session_user;
+        ELSIF left(first, 1) = '"' THEN
+            first := replace(substr(first, 2, length(first) - 2), '""', '"');
+        END IF;
+        EXECUTE format('CREATE SCHEMA IF NOT EXISTS %I', first);
+    END IF;
+END $$"""
+"""A new room's schema, the first of ``search_path``, made if it does not exist yet."""
