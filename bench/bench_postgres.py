@@ -56,35 +56,13 @@ from agent_room.room import Room
 from agent_room.workers.deliverer import Deliverer
 
 sys.path.insert(0, str(ROOT))  # the throw-away cluster of the tests
+from tests.fakes import IdleMux
 from tests.pgcluster import Cluster, server_bin
 
 HOOK_BUDGET = 4.0
 """The hook on PostgreSQL, as a multiple of the bare interpreter's start."""
 PARTS = ("nudge", "hooks", "fleet")
 """The parts ``--only`` picks: send → nudge, the whole processes, the fleet."""
-
-
-class TimingMux:
-    """The multiplexer port: every pane is an idle agent; typing is noted and receipted."""
-
-    def __init__(self, on_typed: Callable[[str, str], None]) -> None:
-        self.on_typed = on_typed
-
-    def typing_refusal(self, *_args: object) -> str | None:
-        return None
-
-    def type_line(self, _socket: str | None, pane: str, text: str, **_kw: Any) -> bool:
-        self.on_typed(pane, text)
-        return True
-
-    def press_enter(self, *_args: object) -> None:
-        return None
-
-    def capture(self, *_args: object) -> str:
-        return ""
-
-    def pane_exists(self, *_args: object) -> bool:
-        return True
 
 
 class Alive:
@@ -137,7 +115,7 @@ class Fleet:
             room = _open(home, host)
             receipts = _open(home, host)
             self.rooms += [room, receipts]
-            mux = TimingMux(self._typed_by(receipts))
+            mux = IdleMux(self._typed_by(receipts))
             worker = Deliverer(room, mux, Alive(), receipt_timeout=5.0)  # type: ignore[arg-type]
             self.threads.append(threading.Thread(target=worker.run, args=(self.stop,)))
 

@@ -52,3 +52,30 @@ class FakeMux:
     ) -> str:
         self.calls.append(("open_window", socket, cwd, argv, name, inside))
         return self.next_pane
+
+
+class IdleMux:
+    """The multiplexer port with every pane an idle agent: it types, and notes what."""
+
+    def __init__(self, on_typed: Callable[[str, str], None] | None = None) -> None:
+        self.typed: list[str] = []
+        self.on_typed = on_typed
+        """Called with the pane and the text, as each line is typed."""
+
+    def typing_refusal(self, *_args: object) -> str | None:
+        return None
+
+    def type_line(self, _socket: str | None, pane: str, text: str, **_kw: object) -> bool:
+        self.typed.append(text)
+        if self.on_typed is not None:
+            self.on_typed(pane, text)
+        return True
+
+    def press_enter(self, *_args: object) -> None:
+        return None
+
+    def capture(self, *_args: object) -> str:
+        return ""
+
+    def pane_exists(self, *_args: object) -> bool:
+        return True

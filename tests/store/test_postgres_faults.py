@@ -20,6 +20,7 @@ import pytest
 
 from agent_room.room import Room
 from tests.conftest import Cli, throwaway_cluster, write_room_conf
+from tests.fakes import IdleMux
 from tests.hooks.conftest import Hook, new_session
 from tests.pgcluster import Cluster
 
@@ -181,29 +182,6 @@ def test_send_on_postgresql_connects_while_it_loads_the_room(
         room.close()
 
 
-class _Typist:
-    """The multiplexer port: every pane an idle agent; what is typed is noted."""
-
-    def __init__(self) -> None:
-        self.typed: list[str] = []
-
-    def typing_refusal(self, *_args: object) -> str | None:
-        return None
-
-    def type_line(self, _socket: str | None, _pane: str, text: str, **_kw: object) -> bool:
-        self.typed.append(text)
-        return True
-
-    def press_enter(self, *_args: object) -> None:
-        return None
-
-    def capture(self, *_args: object) -> str:
-        return ""
-
-    def pane_exists(self, *_args: object) -> bool:
-        return True
-
-
 OUTAGE = 10.0
 """How long the server stays away in the outage test (the issue's ten seconds)."""
 
@@ -233,7 +211,7 @@ def test_ten_seconds_without_the_server_lose_nothing(
         at=room.clock(),
         alive=lambda *_: True,
     )
-    typist = _Typist()
+    typist = IdleMux()
     worker = Deliverer(Room.open({"AGENT_ROOM_HOME": str(home)}), typist, AliveProbe())  # type: ignore[arg-type]
     stop = threading.Event()
     problems: list[str | None] = []
