@@ -38,22 +38,29 @@ def _renew(room: Room, at: float) -> None:
     )  # fmt: skip
 
 
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many times the console's reader has read the room so far (one counter)."""
+    count = [0]
+    read = SnapshotReader.read
+
+    def counted(self: SnapshotReader) -> object:
+        count[0] += 1
+        return read(self)
+
+    monkeypatch.setattr(SnapshotReader, "read", counted)
+    return count
+
+
 @pytest.mark.sqlite  # the change count is SQLite's (PostgreSQL: its triggers)
 async def test_lease_renewals_wake_the_watch_but_not_the_reader(
     console: Callable[..., RoomConsole],
     seeded: tuple[Room, FrozenClock],
     monkeypatch: pytest.MonkeyPatch,
+    reads: list[int],
 ) -> None:
     room, _clock = seeded
     _renew(room, 999.0)  # taken: a new holder is a change
-    reads = [0]
-    read = SnapshotReader.read
-
-    def counted(self: SnapshotReader) -> object:
-        reads[0] += 1
-        return read(self)
-
-    monkeypatch.setattr(SnapshotReader, "read", counted)
     heard = threading.Event()
     burst = RoomWatch._file_changes
 
@@ -80,16 +87,8 @@ async def test_lease_renewals_wake_the_watch_but_not_the_reader(
 
 
 async def test_the_palettes_read_again_still_reads_an_unchanged_room(
-    console: Callable[..., RoomConsole], monkeypatch: pytest.MonkeyPatch
+    console: Callable[..., RoomConsole], reads: list[int]
 ) -> None:
-    reads = [0]
-    read = SnapshotReader.read
-
-    def counted(self: SnapshotReader) -> object:
-        reads[0] += 1
-        return read(self)
-
-    monkeypatch.setattr(SnapshotReader, "read", counted)
     app = console(safety_interval=3600.0)
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.snapshot is not None and reads[0] > 0)
