@@ -99,6 +99,17 @@ def test_a_workers_connection_comes_back_with_the_server(
     room.close()
 
 
+def _hook_probe(home: Path, agent_pid: int, probe: str) -> str:
+    """What ``probe`` (a fresh interpreter running a SessionStart hook of the room at
+    ``home``) writes to stderr."""
+    env = {"AGENT_ROOM_HOME": str(home), "CLAUDE_PID": str(agent_pid), "PATH": "/bin"}
+    payload = json.dumps(new_session("SessionStart")).encode()
+    result = subprocess.run(
+        [sys.executable, "-c", probe], input=payload, capture_output=True, env=env, check=True
+    )
+    return result.stderr.decode()
+
+
 def test_a_hook_on_postgresql_loads_no_psycopg(
     tmp_path: Path, own_cluster: Cluster, agent_proc: subprocess.Popen[bytes]
 ) -> None:
@@ -109,12 +120,8 @@ def test_a_hook_on_postgresql_loads_no_psycopg(
         "import sys; from agent_room.cli import main; code = main(['hook', 'SessionStart']);"
         " print(code, 'psycopg' in sys.modules, file=sys.stderr)"
     )
-    env = {"AGENT_ROOM_HOME": str(home), "CLAUDE_PID": str(agent_proc.pid), "PATH": "/bin"}
-    payload = json.dumps(new_session("SessionStart")).encode()
-    result = subprocess.run(
-        [sys.executable, "-c", probe], input=payload, capture_output=True, env=env, check=True
-    )
-    assert result.stderr.decode().split()[-2:] == ["0", "False"]
+    stderr = _hook_probe(home, agent_proc.pid, probe)
+    assert stderr.split()[-2:] == ["0", "False"]
     room = Room.open({"AGENT_ROOM_HOME": str(home)})
     try:
         assert len(room.store.members()) == 1  # registered, on PostgreSQL
@@ -138,12 +145,8 @@ def test_a_hook_on_postgresql_connects_while_it_imports_its_handlers(
         "from agent_room.cli import main; code = main(['hook', 'SessionStart'])\n"
         "print('left over:', len(libpq._early), 'exit:', code, file=sys.stderr)"
     )
-    env = {"AGENT_ROOM_HOME": str(home), "CLAUDE_PID": str(agent_proc.pid), "PATH": "/bin"}
-    payload = json.dumps(new_session("SessionStart")).encode()
-    result = subprocess.run(
-        [sys.executable, "-c", probe], input=payload, capture_output=True, env=env, check=True
-    )
-    assert result.stderr.decode().splitlines()[-2:] == [
+    stderr = _hook_probe(home, agent_proc.pid, probe)
+    assert stderr.splitlines()[-2:] == [
         "handlers loaded: False",
         "left over: 0 exit: 0",
     ]
