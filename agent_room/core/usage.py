@@ -42,7 +42,8 @@ from agent_room.core.errors import BadInput
 PRICES_KEY = "usage.prices"
 """The room setting that overrides models' prices: ``{model: Price as a dict}``."""
 ROOM = "*room*"
-"""A budget's scope for the whole room (never a name: names have no ``*``)."""
+"""A budget's scope for the whole room (never a name: names have no ``*``); also
+``store.delivery.ROOM_BUDGET``."""
 DAY = 86400.0
 WARN_AT = 80
 STOP_AT = 100

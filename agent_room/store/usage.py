@@ -362,21 +362,6 @@ def mark(
         )
 
 
-OVER = (
-    "SELECT m.scope FROM budget_marks m JOIN budgets b ON b.scope = m.scope"
-    f" WHERE m.level >= 100 AND m.scope IN (?, '{ROOM}') AND m.span_start <= ?"
-    " AND m.span_start + b.span > ? ORDER BY m.scope LIMIT 1"
-)
-"""The budget that holds an agent's prompts now, if any (its own before the room's)."""
-
-
-def over_budget(conn: Any, name: str, now: float) -> str | None:
-    """The scope whose spent budget holds ``name``'s prompts now (``name`` or the room),
-    None when none does. On a bare connection: the Stop hook and ``send`` ask it."""
-    found = conn.execute(OVER, (name, now, now)).fetchone()
-    return str(found[0]) if found else None
-
-
 def all_over(store: StoreBase, now: float) -> dict[str, str]:
     """Every scope whose budget is spent now, to the scope (the console, ``who``)."""
     return {
@@ -387,17 +372,3 @@ def all_over(store: StoreBase, now: float) -> dict[str, str]:
             (now, now),
         )
     }
-
-
-def reached(store: StoreBase, now: float) -> list[tuple[str, int, float, float, float]]:
-    """Levels reached in the budgets' current spans: (scope, level, spent, limit, span
-    start), for the notifier."""
-    return [
-        (str(r[0]), int(r[1]), float(r[2]), float(r[3]), float(r[4]))
-        for r in store.conn.execute(
-            "SELECT m.scope, m.level, m.spent_usd, b.limit_usd, m.span_start FROM budget_marks m"
-            " JOIN budgets b ON b.scope = m.scope WHERE m.span_start <= ?"
-            " AND m.span_start + b.span > ? ORDER BY m.at",
-            (now, now),
-        )
-    ]

@@ -190,17 +190,17 @@ def test_a_budget_warns_once_at_80_and_holds_at_100_until_raised(
     usage.set_budget("web", spent / 0.9)
     assert [b.scope for b, level, _ in usage.check_budgets()] == []  # marked by set_budget
     assert store_usage.marks(room.store, "web", span_start(room.clock())) == {WARN_AT}
-    assert store_usage.over_budget(room.store.conn, "web", room.clock()) is None
+    assert room.store.over_budget("web", room.clock()) is None
     usage.set_budget("web", spent / 2)
-    assert store_usage.over_budget(room.store.conn, "web", room.clock()) == "web"
+    assert room.store.over_budget("web", room.clock()) == "web"
     assert usage.check_budgets() == []  # told once
     assert usage.over() == {"web": "web"}
     usage.set_budget("web", spent * 2)  # raised: the prompts go through again
-    assert store_usage.over_budget(room.store.conn, "web", room.clock()) is None
+    assert room.store.over_budget("web", room.clock()) is None
     usage.set_budget(None, spent / 2)  # the room's budget holds everyone
-    assert store_usage.over_budget(room.store.conn, "api", room.clock()) == ROOM
+    assert room.store.over_budget("api", room.clock()) == ROOM
     room.clock.now = T0 + 86400  # type: ignore[attr-defined]
-    assert store_usage.over_budget(room.store.conn, "web", room.clock()) is None  # a new day
+    assert room.store.over_budget("web", room.clock()) is None  # a new day
     rows = {r["scope"]: r for r in usage.budget_rows()}
     assert rows[ROOM]["spent_usd"] == 0
     events = [e for e in room.audit() if e.kind == "budget.reached"]
