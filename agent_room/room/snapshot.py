@@ -22,6 +22,7 @@ from agent_room.core.snapshot import (
     TreeRow,
 )
 from agent_room.core.tree import TreeNode, build_tree
+from agent_room.core.usage import ROOM, span_start
 from agent_room.room.entities import CLASH_WINDOW
 from agent_room.room.links import Links
 from agent_room.room.native import outside_nodes
@@ -30,6 +31,7 @@ from agent_room.store.attention import status_counts
 from agent_room.store.entities import clash_notes
 from agent_room.store.intercom import IntercomStore
 from agent_room.store.loops import LoopStore
+from agent_room.store.usage import all_over, cost_by_name
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -153,9 +155,17 @@ class SnapshotReader:
             )
         }
         clashes = clash_notes(store, now - CLASH_WINDOW)
+        costs = cost_by_name(store, span_start(now))
+        over = all_over(store, now)
         sessions = tuple(
             self._session(
-                r, notes, linked[r["name"]], clashes.get(r["session_id"], ""), several=several
+                r,
+                notes,
+                linked[r["name"]],
+                clashes.get(r["session_id"], ""),
+                several=several,
+                cost=costs.get(r["name"]),
+                over=r["name"] in over or ROOM in over,
             )
             for r in members
         )
@@ -225,6 +235,8 @@ class SnapshotReader:
         clash: str = "",
         *,
         several: bool = False,
+        cost: tuple[float, bool] | None = None,
+        over: bool = False,
     ) -> SessionRow:
         return SessionRow(
             **_identity(row),
@@ -239,6 +251,9 @@ class SnapshotReader:
             unanchored=bool(linked["unanchored"]),
             clash=clash,
             host=row["host"] if several else None,
+            cost=cost[0] if cost else None,
+            cost_known=cost[1] if cost else True,
+            over_budget=over,
         )
 
     @staticmethod

@@ -34,6 +34,7 @@ from agent_room.core.usage import (
     ask_records,
     budget_text,
     level,
+    over_text,
     overrides_from,
     records_of_lines,
     span_start,
@@ -355,3 +356,44 @@ _UNITS = (
 def dumps(summary: Summary) -> str:
     """``usage --json``."""
     return json.dumps(summary.as_dict(), indent=2)
+
+
+# -- the console's usage screen -----------------------------------------------------------
+
+SPANS = ("today", "14 days")
+"""What the console's usage screen shows: today by the hour, or the last 14 days."""
+
+
+@dataclass(frozen=True, slots=True)
+class UsageView:
+    """One frozen picture of the room's spending for the console's usage screen."""
+
+    span: str
+    by: str
+    lines: tuple[Line, ...]
+    total: Line
+    series: tuple[tuple[str, float], ...]
+    """Cost per bucket (an hour of today, or a day), oldest first, labelled."""
+    over: tuple[str, ...]
+    """What a spent budget holds, as the operator reads it."""
+
+
+def usage_view(usage: Usage, *, span: str, by: str) -> UsageView:
+    """The usage screen's picture: ``span`` one of ``SPANS``, ``by`` one of ``GROUPS``."""
+    now = usage.room.clock()
+    if span == "today":
+        since, step, label = span_start(now), 3600.0, "%H"
+        until = since + DAY
+    else:
+        since, step, label = span_start(now) - 13 * DAY, DAY, "%m-%d"
+        until = span_start(now) + DAY
+    summary = usage.summary(by, since, min(until, now + 1))
+    series = tuple(
+        (datetime.fromtimestamp(at, UTC).strftime(label), cost)
+        for at, cost in store_usage.series(usage.store, since, until, step)
+    )
+    over = tuple(
+        over_text("everyone" if name == ROOM else name, scope)
+        for name, scope in sorted(summary.over.items())
+    )
+    return UsageView(span, by, tuple(summary.lines), summary.total(), series, over)
