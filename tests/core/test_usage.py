@@ -58,6 +58,17 @@ def test_claude_code_2_1_330_transcript_gives_each_message_once_with_its_model()
     assert all(r.key.startswith("msg_") and r.at for r in found)
 
 
+def test_claude_code_2_1_330_against_a_stand_in_reporting_all_four_counts() -> None:
+    path = FIXTURES / "claude-code-2.1.330" / "transcript-link-usage.jsonl"
+    found, _ = records_of_lines(_lines(path))
+    merged = _merged(path)
+    assert len(found) == 6  # a text and a tool call of one message: two lines
+    assert len(merged) == 5
+    assert {r.model for r in found} == {"claude-opus-5-5"}
+    assert all(t.input and t.output and t.cache_read and t.cache_write for t in merged.values())
+    assert merged["msg_84ab4531a98448f4a7a3cd4c"] == Tokens(643, 36, 3850, 641)
+
+
 def test_claude_code_lines_of_one_message_repeat_its_usage_and_the_largest_count_wins() -> None:
     path = FIXTURES / "transcripts" / "spotter_excerpt_turn_end_compact.jsonl"
     merged = _merged(path)

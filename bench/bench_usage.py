@@ -1,0 +1,296 @@
+"""Benchmark of what the agents spend: reading their records, and ``usage`` on a long history.
+
+Run it from the project root::
+
+    .venv/bin/python bench/bench_usage.py            # 50 agents x 20 MB; 1,000,000 requests
+    .venv/bin/python bench/bench_usage.py --quick    # 50 x 2 MB; 100,000 requests
+
+In throw-away rooms:
+
+a. *first read*: the usage reader (``Usage.follow_live``, what the memory worker runs
+   every pass) reads 50 live agents' Claude Code transcripts of 20 MB each for the first
+   time (built from the real transcript in ``tests/fixtures/transcripts``, each message
+   id made unique): the one-time cost of a room the reader had not seen, with its
+   requests per second;
+b. *at rest*: passes over the same 50 transcripts when none grew (one ``stat`` each),
+   as CPU time per pass (user + system of this process) and as a share of one core at
+   the worker's pass interval (``workers.memory.INTERVAL``): the budget is the watch's
+   at rest, 0.5 %;
+c. *incremental*: a pass after 5 of the 50 agents each wrote one more turn;
+d. ``agent-room usage`` (today, by agent) and ``usage --by model --since 1d`` as fresh
+   processes on a room of 10,000 requests and on one of 1,000,000 (50 agents over 100
+   days), interleaved with ``history 20`` on each and a bare ``python -c pass``: flat
+   means the big room's medians stay within 1.5x of the small room's, as ``history``'s do.
+
+Results go to ``bench/results/usage.json``; the exit code is 1 when a budget fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import sqlite3
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from _common import (
+    ROOT,
+    Command,
+    Stats,
+    bench_env,
+    median,
+    ms,
+    print_table,
+    progress,
+    time_round_robin,
+    venv_python,
+    venv_script,
+    write_result,
+)
+
+from agent_room.room import Room
+from agent_room.room.usage import Usage
+from agent_room.workers.memory import INTERVAL
+
+AGENTS = 50
+REST_BUDGET = 0.5
+"""Percent of one core the reader may take at rest (the watch's budget)."""
+FLAT = 1.5
+"""The big room's median over the small room's, at most, for a flat command."""
+EXCERPT = ROOT / "tests" / "fixtures" / "transcripts" / "spotter_excerpt_turn_end_compact.jsonl"
+MODELS = ("claude-opus-4-6", "claude-haiku-4-5-20251001", "gpt-5.1-codex", "gemini-2.5-pro")
+
+
+@dataclass(frozen=True)
+class Sizes:
+    megabytes: int
+    requests: int
+    small: int
+    runs: int
+    rest_passes: int
+
+
+FULL = Sizes(megabytes=20, requests=1_000_000, small=10_000, runs=15, rest_passes=50)
+QUICK = Sizes(megabytes=2, requests=100_000, small=10_000, runs=5, rest_passes=20)
+
+
+def cpu() -> float:
+    """CPU seconds of this process so far (user + system)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def transcript(path: Path, megabytes: int, agent: int) -> int:
+    """A transcript of about ``megabytes`` from the real excerpt, every message id unique;
+    return the number of requests in it."""
+    lines = EXCERPT.read_text().splitlines()
+    ids = sorted({json.loads(line).get("message", {}).get("id") for line in lines} - {None})
+    written = requests = 0
+    copy = 0
+    with path.open("w") as out:
+        while written < megabytes * 1_000_000:
+            block = "\n".join(lines)
+            for old in ids:
+                block = block.replace(old, f"{old}_{agent}_{copy}")
+            out.write(block + "\n")
+            written += len(block) + 1
+            requests += len(ids)
+            copy += 1
+    return requests
+
+
+def one_turn(path: Path, n: int) -> None:
+    """Append one assistant message (a turn's worth of usage) to a transcript."""
+    line = {
+        "type": "assistant",
+        "timestamp": "2026-02-12T15:00:00.000Z",
+        "message": {
+            "id": f"msg_more_{n}",
+            "model": "claude-opus-4-6",
+            "usage": {"input_tokens": 5, "output_tokens": 300, "cache_read_input_tokens": 90000},
+        },
+    }
+    with path.open("a") as out:
+        out.write(json.dumps(line) + "\n")
+
+
+def bench_reading(root: Path, sizes: Sizes, say: Any) -> dict[str, Any]:
+    home = root / "reading"
+    room = Room.open({"AGENT_ROOM_HOME": str(home)})
+    paths = []
+    total = 0
+    say(f"writing {AGENTS} transcripts of {sizes.megabytes} MB")
+    for n in range(AGENTS):
+        path = root / f"agent-{n:02d}.jsonl"
+        total += transcript(path, sizes.megabytes, n)
+        room.store.register(
+            {"session_id": f"s-{n}", "state": "idle", "transcript_path": str(path)},
+            wanted=f"agent-{n:02d}",
+            explicit=True,
+            at=time.time(),
+            alive=lambda *_: True,
+        )
+        paths.append(path)
+    usage = Usage(room)
+    say("first read")
+    began, wall = cpu(), time.perf_counter()
+    stored = usage.follow_live()
+    first_cpu, first_wall = cpu() - began, time.perf_counter() - wall
+    say("at rest")
+    rest = []
+    for _ in range(sizes.rest_passes):
+        began = cpu()
+        assert usage.follow_live() == 0
+        rest.append(cpu() - began)
+    say("incremental")
+    for n in range(5):
+        one_turn(paths[n * 10], n)
+    began = cpu()
+    added = usage.follow_live()
+    incremental = cpu() - began
+    room.close()
+    share = 100 * median(rest) / INTERVAL
+    return {
+        "agents": AGENTS,
+        "megabytes_each": sizes.megabytes,
+        "requests_in_transcripts": total,
+        "first_read": {
+            "stored": stored,
+            "cpu_s": round(first_cpu, 2),
+            "wall_s": round(first_wall, 2),
+            "requests_per_s": round(stored / first_wall),
+            "mb_per_s": round(AGENTS * sizes.megabytes / first_wall, 1),
+        },
+        "rest_pass": Stats.of(rest).as_ms(),
+        "rest_cpu_percent": round(share, 3),
+        "incremental_pass_ms": round(incremental * 1000, 2),
+        "incremental_added": added,
+        "budget_ok": share <= REST_BUDGET,
+    }
+
+
+def seed_history(home: Path, requests: int) -> None:
+    """``requests`` usage rows of 50 agents over 100 days, the newest today, with turns."""
+    room = Room.open({"AGENT_ROOM_HOME": str(home)})
+    room.close()
+    now = time.time()
+    rng = random.Random(30)
+    conn = sqlite3.connect(home / "room.db")
+    rows = []
+    for n in range(requests):
+        at = now - (requests - n) * (100 * 86400 / requests)
+        name = f"agent-{n % AGENTS:02d}"
+        rows.append(
+            (
+                f"s-{n % AGENTS}",
+                f"msg_{n}",
+                name,
+                "bench",
+                "claude",
+                rng.choice(MODELS),
+                rng.randrange(1, 50),
+                rng.randrange(10, 2000),
+                rng.randrange(1000, 150_000),
+                rng.randrange(0, 5000),
+                rng.random() / 10,
+                at,
+            )
+        )
+        if len(rows) == 50_000:
+            _insert(conn, rows)
+            rows = []
+    _insert(conn, rows)
+    conn.close()
+
+
+def _insert(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
+    conn.executemany(
+        "INSERT INTO usage (session_id, key, name, host, client, model, input, output,"
+        " cache_read, cache_write, cost_usd, at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+        rows,
+    )
+    conn.commit()
+
+
+def bench_usage_command(root: Path, sizes: Sizes, say: Any) -> dict[str, Any]:
+    cli = str(venv_script("agent-room"))
+    commands = []
+    for label, count in (("small", sizes.small), ("big", sizes.requests)):
+        home = root / label
+        say(f"seeding {count:,} requests ({label})")
+        seed_history(home, count)
+        env = bench_env(home)
+        commands += [
+            Command(f"usage ({label})", [cli, "usage"], env),
+            Command(
+                f"usage --by model --since 1d ({label})",
+                [cli, "usage", "--by", "model", "--since", "1d"],
+                env,
+            ),  # fmt: skip
+            Command(f"history 20 ({label})", [cli, "history", "20"], env),
+        ]
+    commands.append(Command("python -c pass", [str(venv_python()), "-c", "pass"], {}))
+    say("timing the commands")
+    time_round_robin(commands, sizes.runs, shuffle_seed=30)
+    found = {c.label: Stats.of(c.timings) for c in commands}
+    checks = []
+    for what in ("usage", "usage --by model --since 1d", "history 20"):
+        small, big = found[f"{what} (small)"], found[f"{what} (big)"]
+        ratio = big.median / small.median
+        checks.append({"command": what, "ratio": round(ratio, 2), "flat": ratio <= FLAT})
+    return {"timings": {k: v.as_ms() for k, v in found.items()}, "flat": checks}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes, few runs")
+    parser.add_argument("--quiet", action="store_true")
+    args = parser.parse_args(argv)
+    sizes = QUICK if args.quick else FULL
+    say = progress(args.quiet)
+    with tempfile.TemporaryDirectory(prefix="bench-usage-") as tmp:
+        root = Path(tmp)
+        reading = bench_reading(root, sizes, say)
+        command = bench_usage_command(root, sizes, say)
+    first = reading["first_read"]
+    print_table(
+        ("reading", "value"),
+        [
+            ("transcripts", f"{AGENTS} x {sizes.megabytes} MB"),
+            ("first read (wall)", f"{first['wall_s']} s, {first['requests_per_s']:,} requests/s"),
+            ("at rest, CPU per pass (median)", ms(reading["rest_pass"]["median_ms"] / 1000)),
+            ("at rest, share of a core", f"{reading['rest_cpu_percent']} % (<= {REST_BUDGET} %)"),
+            ("incremental pass (5 new turns)", f"{reading['incremental_pass_ms']} ms"),
+        ],
+        title="Reading the agents' records",
+    )
+    print_table(
+        ("command", "median", "p95"),
+        [
+            (label, ms(t["median_ms"] / 1000), ms(t["p95_ms"] / 1000))
+            for label, t in command["timings"].items()
+        ],
+        title=f"usage on {sizes.small:,} and {sizes.requests:,} requests (fresh processes)",
+    )
+    for check in command["flat"]:
+        print(
+            f"{check['command']}: big / small = {check['ratio']} ({'flat' if check['flat'] else 'NOT flat'})"
+        )
+    ok = reading["budget_ok"] and all(
+        c["flat"] for c in command["flat"] if c["command"] != "history 20"
+    )
+    path = write_result(
+        "usage", {"sizes": sizes.__dict__, "reading": reading, "usage": command, "ok": ok}
+    )
+    print(f"\n{'ok' if ok else 'BUDGET FAILED'} -> {path.relative_to(ROOT)}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
