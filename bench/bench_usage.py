@@ -232,7 +232,7 @@ def bench_usage_command(root: Path, sizes: Sizes, say: Any) -> dict[str, Any]:
                 f"usage --by model --since 1d ({label})",
                 [cli, "usage", "--by", "model", "--since", "1d"],
                 env,
-            ),  # fmt: skip
+            ),
             Command(f"history 20 ({label})", [cli, "history", "20"], env),
         ]
     commands.append(Command("python -c pass", [str(venv_python()), "-c", "pass"], {}))
@@ -279,9 +279,8 @@ def main(argv: list[str] | None = None) -> int:
         title=f"usage on {sizes.small:,} and {sizes.requests:,} requests (fresh processes)",
     )
     for check in command["flat"]:
-        print(
-            f"{check['command']}: big / small = {check['ratio']} ({'flat' if check['flat'] else 'NOT flat'})"
-        )
+        verdict = "flat" if check["flat"] else "NOT flat"
+        print(f"{check['command']}: big / small = {check['ratio']} ({verdict})")
     ok = reading["budget_ok"] and all(
         c["flat"] for c in command["flat"] if c["command"] != "history 20"
     )

@@ -70,6 +70,8 @@ class StandIn:
     def __init__(self, slow: float = 8.0) -> None:
         self.slow = slow
         self.requests: list[Request] = []
+        self.reported: list[tuple[int, int, int]] = []
+        """The usage of every answer: (input with its cached part, cached, output)."""
         self._lock = threading.Lock()
         self._calls = 0
         stand_in = self
@@ -223,6 +225,7 @@ class StandIn:
         with self._lock:
             n = self._calls
         read, cached, wrote = counted(items, value)
+        self.reported.append((read, cached, wrote))
         done = {"type": "response.completed", "response": {"id": f"resp_{n}", "usage": {
             "input_tokens": read, "input_tokens_details": {"cached_tokens": cached},
             "output_tokens": wrote, "output_tokens_details": {"reasoning_tokens": 0},
@@ -274,6 +277,7 @@ class StandIn:
                 args = {"command": value, "description": "scripted shell call"}
                 parts = [{"functionCall": {"name": "run_shell_command", "args": args}}]
         read, cached, wrote = counted(body.get("contents") or [], json.dumps(parts))
+        self.reported.append((read, cached, wrote))
         return {
             "candidates": [
                 {"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}

@@ -11,6 +11,7 @@ later reprices what was stored.
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -49,6 +50,13 @@ BUDGET_REACHED = "budget.reached"
 """The audit event of a budget level reached: subject the scope, data level and spent."""
 PROBLEM = "usage.problem"
 """The audit event of a record file that could not be read."""
+CHUNK = 1024 * 1024
+"""Bytes read at a time: a pass with a budget checks its clock after each."""
+ALL = 2**62
+"""The backlog read: all of it (the memory keeps only a transcript's newest part; every
+request of the usage costs)."""
+PASS_BUDGET = 0.25
+"""Seconds of reading per pass of the memory worker, at most (about, a chunk over)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +101,8 @@ class Usage:
         self.room = room
         self.store = room.store
         self._prices = prices
+        self._next = 0
+        """Where the next pass with a budget starts reading (the files are taken in turn)."""
 
     # -- prices ----------------------------------------------------------------------
 
@@ -127,8 +137,18 @@ class Usage:
 
     # -- reading the clients' records ------------------------------------------------
 
-    def follow(self, session_id: str, path: str, *, name: str | None, agent_id: str | None) -> int:
-        """Read what was appended to one record file; return the requests stored."""
+    def follow(
+        self,
+        session_id: str,
+        path: str,
+        *,
+        name: str | None,
+        agent_id: str | None,
+        until: float | None = None,
+    ) -> int:
+        """Read what was appended to one record file (up to its end, or a chunk at a time
+        until ``until`` on the monotonic clock has passed); return the requests stored.
+        Nothing is skipped however far behind the reader is: every request costs."""
         known = store_usage.cursor(self.store, path)
         offset = known.offset if known else 0
         inode = known.inode if known else None
@@ -139,7 +159,7 @@ class Usage:
         state = ReadState(model=known.model if known else None)
         while True:
             try:
-                chunk = read_from(path, offset, inode)
+                chunk = read_from(path, offset, inode, chunk=CHUNK, backlog=ALL)
             except OSError as exc:
                 self._problem(session_id, path, f"cannot read {path}: {exc.strerror}")
                 return stored
@@ -168,16 +188,32 @@ class Usage:
             known = store_usage.cursor(self.store, path)
             if chunk.end <= offset or chunk.end >= chunk.size:
                 return stored
+            if until is not None and time.monotonic() >= until:
+                return stored  # the rest at the next pass
             offset, inode = chunk.end, chunk.inode
 
-    def follow_live(self) -> int:
-        """Read every record file of this host's sessions; return the requests stored."""
-        return sum(
-            self.follow(
-                str(r["session_id"]), str(r["path"]), name=r["name"], agent_id=r["agent_id"]
-            )
-            for r in store_usage.followed(self.store)
-        )
+    def follow_live(self, *, budget: float | None = None) -> int:
+        """Read the record files of this host's sessions; return the requests stored.
+
+        With a ``budget`` (seconds), stop once it is spent and go on from the next file
+        at the next pass: a backlog (a room the reader first sees, with long transcripts)
+        is read over several passes and never holds up the worker's other work."""
+        found = store_usage.followed(self.store)
+        if not found:
+            return 0
+        first = self._next % len(found)
+        order = found[first:] + found[:first]
+        until = None if budget is None else time.monotonic() + budget
+        stored = 0
+        for done, r in enumerate(order, start=1):
+            stored += self.follow(
+                str(r["session_id"]), str(r["path"]), name=r["name"], agent_id=r["agent_id"],
+                until=until,
+            )  # fmt: skip
+            if until is not None and time.monotonic() >= until:
+                self._next = first + done
+                break
+        return stored
 
     def record_ask(self, result: dict[str, Any], *, asker: str, label: str, ask_id: str) -> int:
         """Keep the usage of one ``claude -p`` run of the intercom (the client's price)."""

@@ -20,7 +20,7 @@ import threading
 from agent_room.room.checkpoints import Checkpoints
 from agent_room.room.entities import Entities
 from agent_room.room.memory import Memory
-from agent_room.room.usage import Usage
+from agent_room.room.usage import PASS_BUDGET, Usage
 from agent_room.workers.guard import Guard
 from agent_room.workers.lease import Lease, LeasedWorker
 
@@ -88,7 +88,7 @@ class MemoryWorker(LeasedWorker):
         self.memory.follow_live()
         self.checkpoints.at_session_ends()
         self.entities.scan_messages()
-        self.usage.follow_live()  # every client's records of this host's sessions
+        self.usage.follow_live(budget=PASS_BUDGET)  # every client's records, this host's
         self.usage.check_budgets()
         now = self.room.clock()
         if now - self._pruned_at >= PRUNE_INTERVAL:

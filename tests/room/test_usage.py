@@ -222,3 +222,22 @@ def test_prices_come_from_the_package_and_the_override_wins() -> None:
     assert Prices({"claude-opus-4-6": Price(1, 1)}).cost("claude-opus-4-6", tokens) == (
         pytest.approx(6300 / 1_000_000)
     )
+
+
+def test_a_backlog_is_read_a_chunk_at_a_time_within_each_passs_budget(
+    room: Room, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("agent_room.room.usage.CHUNK", 4096)  # the excerpt: a few chunks
+    for name in ("a", "b", "c"):
+        _agent(room, tmp_path, name, EXCERPT)
+    usage = Usage(room)
+    passes = 0
+    while passes < 100:
+        passes += 1
+        usage.follow_live(budget=0.0)  # a chunk, then the budget is spent
+        found = [store_usage.cursor(room.store, str(tmp_path / f"{n}.jsonl")) for n in "abc"]
+        if all(c is not None and c.offset == EXCERPT.stat().st_size for c in found):
+            break
+    assert 3 < passes < 100  # several passes, each file in turn
+    lines = {line.key: line for line in usage.summary("agent", 0, FAR).lines}
+    assert [lines[n].requests for n in "abc"] == [4, 4, 4]  # nothing skipped or doubled
