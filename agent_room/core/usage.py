@@ -113,6 +113,25 @@ def _int(value: object) -> int:
     return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
 
 
+_ANTHROPIC = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+)
+"""The Messages API's four counts (transcripts, ``claude -p``'s ``usage``), in ``Tokens``' order."""
+_CAMEL = ("inputTokens", "outputTokens", "cacheReadInputTokens", "cacheCreationInputTokens")
+"""The same four in ``claude -p``'s ``modelUsage``."""
+
+
+def _tokens(usage: Mapping[str, Any], names: tuple[str, str, str, str]) -> Tokens:
+    return Tokens(*(_int(usage.get(name)) for name in names))
+
+
+def _dollars(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
 def _epoch(text: object) -> float | None:
     if not isinstance(text, str) or not text:
         return None
@@ -178,12 +197,7 @@ def _claude(data: Mapping[str, Any]) -> Record | None:
         key=key,
         client=Client.CLAUDE,
         model=model if isinstance(model, str) else None,
-        tokens=Tokens(
-            _int(usage.get("input_tokens")),
-            _int(usage.get("output_tokens")),
-            _int(usage.get("cache_read_input_tokens")),
-            _int(usage.get("cache_creation_input_tokens")),
-        ),
+        tokens=_tokens(usage, _ANTHROPIC),
         at=_epoch(data.get("timestamp")),
         agent_id=agent if isinstance(agent, str) else None,
     )
@@ -255,14 +269,9 @@ def ask_records(result: Mapping[str, Any], *, key: str, at: float) -> list[Recor
                     key=f"{key}:{name}",
                     client=Client.ASK,
                     model=_CONTEXT_SUFFIX.sub("", str(name)),
-                    tokens=Tokens(
-                        _int(usage.get("inputTokens")),
-                        _int(usage.get("outputTokens")),
-                        _int(usage.get("cacheReadInputTokens")),
-                        _int(usage.get("cacheCreationInputTokens")),
-                    ),
+                    tokens=_tokens(usage, _CAMEL),
                     at=at,
-                    cost_usd=float(cost) if isinstance(cost, int | float) else None,
+                    cost_usd=_dollars(cost),
                 )
             )
     if not found:
@@ -274,14 +283,9 @@ def ask_records(result: Mapping[str, Any], *, key: str, at: float) -> list[Recor
                 key=key,
                 client=Client.ASK,
                 model=None,
-                tokens=Tokens(
-                    _int(usage.get("input_tokens")),
-                    _int(usage.get("output_tokens")),
-                    _int(usage.get("cache_read_input_tokens")),
-                    _int(usage.get("cache_creation_input_tokens")),
-                ),
+                tokens=_tokens(usage, _ANTHROPIC),
                 at=at,
-                cost_usd=float(cost) if isinstance(cost, int | float) else None,
+                cost_usd=_dollars(cost),
             )
         )
     return found

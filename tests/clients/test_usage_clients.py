@@ -21,7 +21,7 @@ def _requests(clients: ClientRoom, name: str) -> list[tuple[int, int, int, int, 
         ).fetchall()
     finally:
         room.close()
-    return [tuple(r) for r in found]  # type: ignore[misc]
+    return [tuple(r) for r in found]
 
 
 def test_usage_comes_from_the_clients_own_records(clients: ClientRoom, kind: str) -> None:

@@ -24,6 +24,7 @@ from tests.room.conftest import Clock, register
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 EXCERPT = FIXTURES / "transcripts" / "spotter_excerpt_turn_end_compact.jsonl"
 CODEX = FIXTURES / "codex-0.169.0" / "codex-tui-nodaemon-rollout-resumed.jsonl"
+CLAUDE_2_1_330 = FIXTURES / "claude-code-2.1.330" / "transcript-interactive.jsonl"
 GEMINI = FIXTURES / "gemini-cli-0.61.0" / "chats" / "gemini-tui-session-many-turns.jsonl"
 T0 = 1_770_908_400.0
 """After the excerpt's last line (2026-02-12T15:00Z), the same day."""
@@ -241,3 +242,29 @@ def test_a_backlog_is_read_a_chunk_at_a_time_within_each_passs_budget(
     assert 3 < passes < 100  # several passes, each file in turn
     lines = {line.key: line for line in usage.summary("agent", 0, FAR).lines}
     assert [lines[n].requests for n in "abc"] == [4, 4, 4]  # nothing skipped or doubled
+
+
+def test_a_subagents_transcript_counts_for_its_parent_and_shows_apart(
+    room: Room, tmp_path: Path
+) -> None:
+    _agent(room, tmp_path, "web", CLAUDE_2_1_330)
+    sub = tmp_path / "agent-a1b2.jsonl"
+    shutil.copy(EXCERPT, sub)
+    room.store.record_subagent(
+        {
+            "agent_id": "a1b2",
+            "session_id": "s-web",
+            "agent_type": "Explore",
+            "transcript_path": str(sub),
+            "output": "found it",
+        },
+        at=room.clock(),
+    )
+    usage = Usage(room)
+    usage.follow_live()
+    assert usage.follow_live() == 0  # a finished subagent's file is read once
+    (web,) = usage.summary("agent", 0, FAR).lines
+    (explore,) = usage.summary("subagent", 0, FAR).lines
+    assert explore.key == "web/a1b2"
+    assert explore.requests == 4
+    assert web.requests == explore.requests + 1  # the main transcript's one message

@@ -4,12 +4,11 @@ timers all arrive that way) and says so, until the operator raises the budget.""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from agent_room.core.attention import Alert
 from agent_room.core.usage import ROOM, Client, Record, Tokens
 from agent_room.room import Room
 from agent_room.room.delivery import deliver_at_stop
@@ -21,21 +20,7 @@ from agent_room.workers.deliverer import Deliverer
 from agent_room.workers.notifier import Notifier
 from tests.ui.seed import AliveProbe
 from tests.workers.test_deliverer_retries import Clock, ScriptedMux
-
-
-class Told:
-    """A notification channel that keeps what it is told."""
-
-    name = "command"
-
-    def __init__(self) -> None:
-        self.alerts: list[Alert] = []
-
-    def available(self) -> str | None:
-        return None
-
-    def send(self, alerts: Sequence[Alert]) -> None:
-        self.alerts += alerts
+from tests.workers.test_notifier import Recording
 
 
 @pytest.fixture
@@ -58,7 +43,7 @@ def test_a_spent_budget_holds_the_agents_prompts_until_raised_and_is_told_once(
     room: Room,
 ) -> None:
     usage = Usage(room)
-    channel = Told()
+    channel = Recording()
     notifier = Notifier(room, AliveProbe(), [channel], use_lease=False)
     mux = ScriptedMux()
     deliverer = Deliverer(room, mux, AliveProbe())
