@@ -9,11 +9,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from genai_prices import Usage as PriceUsage
-from genai_prices import calc_price
 
 from agent_room.room import Room
 from tests.conftest import Cli
+from tests.prices import listed_price
 from tests.room.conftest import register
 
 EXCERPT = (
@@ -52,18 +51,7 @@ def _expected() -> float:
         ("claude-haiku-4-5-20251001", 2, 1, 141369, 416),
         ("claude-opus-4-6", 3, 9, 21448, 23812),
     ]
-    return sum(
-        float(
-            calc_price(
-                PriceUsage(
-                    input_tokens=i + r + w, output_tokens=o, cache_read_tokens=r,
-                    cache_write_tokens=w,
-                ),
-                model_ref=m,
-            ).total_price
-        )
-        for m, i, o, r, w in parts
-    )  # fmt: skip
+    return sum(listed_price(*part) for part in parts)
 
 
 def test_usage_by_agent_and_model_with_the_price_sources_cost(cli: Cli, web: Path) -> None:

@@ -8,10 +8,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from genai_prices import Usage as PriceUsage
-from genai_prices import calc_price
-
 from agent_room.demo.model_api import Replied, Reply, Script
+from tests.prices import listed_price
 from tests.real.conftest import TURN, RealRoom
 
 ASK = "Which fields does the task list need? (q-81)"
@@ -28,17 +26,12 @@ def _usage(real: RealRoom, *args: str) -> dict[str, Any]:
 
 def _price(replied: Replied) -> float:
     usage = replied.usage
-    read, written = usage["cache_read_input_tokens"], usage["cache_creation_input_tokens"]
-    return float(
-        calc_price(
-            PriceUsage(
-                input_tokens=usage["input_tokens"] + read + written,
-                output_tokens=usage["output_tokens"],
-                cache_read_tokens=read,
-                cache_write_tokens=written,
-            ),
-            model_ref=replied.model,
-        ).total_price
+    return listed_price(
+        replied.model,
+        usage["input_tokens"],
+        usage["output_tokens"],
+        usage["cache_read_input_tokens"],
+        usage["cache_creation_input_tokens"],
     )
 
 

@@ -9,8 +9,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-from genai_prices import Usage as PriceUsage
-from genai_prices import calc_price
 
 from agent_room.adapters.prices import Prices
 from agent_room.core.usage import ROOM, STOP_AT, WARN_AT, Price, Tokens, span_start
@@ -19,6 +17,7 @@ from agent_room.room.usage import Usage
 from agent_room.store import usage as store_usage
 from agent_room.store.db import write_transaction
 from agent_room.workers.memory import MemoryWorker
+from tests.prices import listed_price
 from tests.room.conftest import Clock, register
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -33,17 +32,7 @@ FAR = 2_000_000_000.0
 
 
 def _price(model: str, tokens: Tokens) -> float:
-    return float(
-        calc_price(
-            PriceUsage(
-                input_tokens=tokens.input + tokens.cache_read + tokens.cache_write,
-                output_tokens=tokens.output,
-                cache_read_tokens=tokens.cache_read,
-                cache_write_tokens=tokens.cache_write,
-            ),
-            model_ref=model,
-        ).total_price
-    )
+    return listed_price(model, tokens.input, tokens.output, tokens.cache_read, tokens.cache_write)
 
 
 @pytest.fixture
