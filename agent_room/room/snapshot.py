@@ -31,7 +31,7 @@ from agent_room.store.attention import status_counts
 from agent_room.store.entities import clash_notes
 from agent_room.store.intercom import IntercomStore
 from agent_room.store.loops import LoopStore
-from agent_room.store.usage import all_over, cost_by_name
+from agent_room.store.usage import all_over, cost_by_name, last_usage_id
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -127,6 +127,11 @@ class SnapshotReader:
         self._traffic: tuple[Edge, ...] = ()
         self._last_message = 0
         self._checked_at = float("-inf")
+        self._costs: dict[str, tuple[float, bool]] = {}
+        self._costs_mark: tuple[int, float] | None = None
+        """The newest usage row and the day the costs were summed at: summed again only
+        when either moved (a redraw comes with every room change; new usage at most once
+        a pass of the memory worker)."""
 
     def read(self) -> RoomSnapshot:
         """The room now."""
@@ -155,7 +160,7 @@ class SnapshotReader:
             )
         }
         clashes = clash_notes(store, now - CLASH_WINDOW)
-        costs = cost_by_name(store, span_start(now))
+        costs = self._costs_today(now)
         over = all_over(store, now)
         sessions = tuple(
             self._session(
@@ -217,6 +222,14 @@ class SnapshotReader:
             messages=self._last_message,
             operator_unread=status_counts(store.conn).messages,
         )
+
+    def _costs_today(self, now: float) -> dict[str, tuple[float, bool]]:
+        """Each agent's cost today, summed again only when the usage or the day moved on."""
+        mark = (last_usage_id(self.room.store), span_start(now))
+        if mark != self._costs_mark:
+            self._costs = cost_by_name(self.room.store, mark[1])
+            self._costs_mark = mark
+        return self._costs
 
     def _outside_rows(self, now: float) -> list[dict[str, Any]]:
         """The client's sessions outside the room, read again every ``OUTSIDE_INTERVAL``."""

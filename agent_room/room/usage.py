@@ -228,7 +228,9 @@ class Usage:
             if cost is None:
                 cost = prices.cost(record.model, record.tokens, now)
             priced.append(Priced(record, asker, cost, kind="ask", ref=label))
-        return store_usage.save(self.store, session_id, priced, at=now)
+        stored = store_usage.save(self.store, session_id, priced, at=now)
+        self.check_budgets()
+        return stored
 
     def _problem(self, session_id: str, path: str, problem: str) -> None:
         cursor = store_usage.cursor(self.store, path)

@@ -263,6 +263,11 @@ def spent_between(store: StoreBase, name: str, start: float, end: float) -> Line
     return _line(name, values)
 
 
+def last_usage_id(store: StoreBase) -> int:
+    """The newest usage row's id (0 for none): whether anything was read since."""
+    return int(store.conn.execute("SELECT coalesce(max(id), 0) FROM usage").fetchone()[0])
+
+
 def cost_by_name(store: StoreBase, since: float) -> dict[str, tuple[float, bool]]:
     """Each agent's cost since ``since`` and whether all of it is known (``who`` and
     the console's column)."""

@@ -88,8 +88,8 @@ class MemoryWorker(LeasedWorker):
         self.memory.follow_live()
         self.checkpoints.at_session_ends()
         self.entities.scan_messages()
-        self.usage.follow_live(budget=PASS_BUDGET)  # every client's records, this host's
-        self.usage.check_budgets()
+        if self.usage.follow_live(budget=PASS_BUDGET):  # every client's records, this host's
+            self.usage.check_budgets()  # (a budget set is checked by the command that sets it)
         now = self.room.clock()
         if now - self._pruned_at >= PRUNE_INTERVAL:
             self._pruned_at = now
