@@ -1,12 +1,15 @@
 """The loop breaker on cost: two agents messaging each other while their spending runs
-fast are held like a loop, and count afresh once the operator releases them."""
+fast are held like a loop, and count afresh once the operator releases them. And what a
+handover cost its recipient."""
 
 from __future__ import annotations
 
 from agent_room.core.cost_rate import DEFAULT_LIMIT, LIMIT_KEY, WINDOW_KEY
+from agent_room.core.handover import HandoverFields
 from agent_room.core.usage import Client, Record, Tokens
 from agent_room.room import Room
 from agent_room.room.loops import Loops
+from agent_room.room.usage import Usage
 from agent_room.store import usage as store_usage
 from agent_room.store.links import LinkStore
 from agent_room.store.usage import Priced
@@ -51,3 +54,23 @@ def test_the_cost_rate_is_a_setting_and_off_at_zero(linked: Room) -> None:
         {LIMIT_KEY: 500, WINDOW_KEY: 60}, at=linked.clock(), by="operator"
     )
     assert linked.send_checked("a", "b", "z")[1] is not None
+
+
+def test_a_handovers_cost_is_what_its_recipient_spent_until_it_was_applied(linked: Room) -> None:
+    """From receiving it to the end of the turn it was received in; before and after,
+    and another agent's spending, do not count."""
+    fields = HandoverFields(what_changed="the API", what_to_do="update the client")
+    handover = linked.send_handover("a", "b", fields=fields)
+    linked.approve(handover)
+    _spend(linked, "b", 1.0, "before")
+    linked.store.start_turn("s-b", prompt_id=None, kind="prompt", prompt="go", at=linked.clock())
+    linked.store.mark_delivered("b", [handover], at=linked.clock(), via="hook")
+    _spend(linked, "b", 0.25, "during-1")
+    _spend(linked, "c", 7.0, "someone else")
+    _spend(linked, "b", 0.5, "during-2")
+    linked.store.stop_turn("s-b", output="done", failed=False, at=linked.clock())
+    _spend(linked, "b", 2.0, "after")
+    (line,) = Usage(linked).summary("handover", 0).lines
+    assert line.key == f"#{handover} @a -> @b"
+    assert line.cost_usd == 0.75
+    assert line.requests == 2
