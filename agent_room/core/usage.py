@@ -83,6 +83,15 @@ class Tokens:
             self.cache_write + other.cache_write,
         )
 
+    def __sub__(self, other: Tokens) -> Tokens:
+        """What ``self`` adds to ``other`` (a running total's step; never below zero)."""
+        return Tokens(
+            max(0, self.input - other.input),
+            max(0, self.output - other.output),
+            max(0, self.cache_read - other.cache_read),
+            max(0, self.cache_write - other.cache_write),
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class Record:

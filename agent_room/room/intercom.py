@@ -319,7 +319,11 @@ class Intercom:
             session, ask_id=record["ask_id"], answer=answer.result, at=now, data=data
         )
         Usage(self.room).record_ask(
-            answer.data, asker=record["asker"], label=record["label"], ask_id=str(record["ask_id"])
+            answer.data,
+            asker=record["asker"],
+            label=record["label"],
+            ask_id=str(record["ask_id"]),
+            cumulative=resumed and old is not None and answer.cost_usd >= before,
         )
         limit = self.settings()["session_limit"]
         plan = cleanup(

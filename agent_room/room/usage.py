@@ -215,19 +215,38 @@ class Usage:
                 break
         return stored
 
-    def record_ask(self, result: dict[str, Any], *, asker: str, label: str, ask_id: str) -> int:
-        """Keep the usage of one ``claude -p`` run of the intercom (the client's price)."""
+    def record_ask(
+        self,
+        result: dict[str, Any],
+        *,
+        asker: str,
+        label: str,
+        ask_id: str,
+        cumulative: bool = False,
+    ) -> int:
+        """Keep the usage of one ``claude -p`` run of the intercom, at the client's price.
+
+        A resumed client reports the whole conversation (``cumulative``, as the intercom
+        judges it): what earlier asks of the session stored is taken off, so each ask
+        keeps what it added."""
         session_id = result.get("session_id")
         if not isinstance(session_id, str):
             return 0
         now = self.room.clock()
         prices = self.prices()
+        before = store_usage.ask_totals(self.store, session_id) if cumulative else {}
         priced = []
         for record in ask_records(result, key=f"ask:{ask_id}", at=now):
             cost = record.cost_usd
             if cost is None:
                 cost = prices.cost(record.model, record.tokens, now)
-            priced.append(Priced(record, asker, cost, kind="ask", ref=label))
+            earlier, spent = before.get(record.model, (Tokens(), 0.0))
+            tokens = record.tokens - earlier
+            if cost is not None:
+                cost = max(0.0, cost - spent)
+            priced.append(
+                Priced(replace(record, tokens=tokens), asker, cost, kind="ask", ref=label)
+            )
         stored = store_usage.save(self.store, session_id, priced, at=now)
         self.check_budgets()
         return stored

@@ -156,6 +156,18 @@ def name_of(store: StoreBase, session_id: str) -> str | None:
     return str(row[0]) if row and row[0] else None
 
 
+def ask_totals(store: StoreBase, session_id: str) -> dict[str | None, tuple[Tokens, float]]:
+    """What the intercom's asks of one headless session stored, per model: tokens, cost."""
+    found = store.conn.execute(
+        "SELECT model, coalesce(sum(input), 0), coalesce(sum(output), 0),"
+        " coalesce(sum(cache_read), 0), coalesce(sum(cache_write), 0),"
+        " coalesce(sum(cost_usd), 0) FROM usage WHERE session_id = ? AND kind = 'ask'"
+        " GROUP BY model",
+        (session_id,),
+    ).fetchall()
+    return {r[0]: (Tokens(int(r[1]), int(r[2]), int(r[3]), int(r[4])), float(r[5])) for r in found}
+
+
 def reprice(store: StoreBase, model: str, price: tuple[float, float, float, float]) -> int:
     """Give every stored request of ``model`` its cost at ``price`` (dollars per million
     input, output, cache-read and cache-write tokens); return how many. The client's own
