@@ -82,3 +82,12 @@ def unchanged(path: str, offset: int, inode: int | None) -> bool:
     except OSError:
         return False
     return info.st_size == offset and (inode is None or info.st_ino == inode)
+
+
+def unread_bytes(path: str, offset: int) -> int:
+    """How much of the file at ``path`` lies past ``offset`` (0 when it cannot be seen)."""
+    try:
+        size = os.stat(path).st_size  # noqa: PTH116 - a plain stat, as the reads here are plain
+    except OSError:
+        return 0
+    return max(0, size - offset)

@@ -26,6 +26,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
 
+READ_BUDGET = 3.0
+"""Seconds ``usage`` spends reading what the watch has not read yet (a long backlog is
+the watch's to work off; the command says how much is left)."""
 _DAYS = re.compile(r"(\d{1,3})d")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
@@ -88,10 +91,17 @@ def cmd_usage(args: argparse.Namespace) -> int:
     room, usage = _open()
     try:
         since = since_of(args.since, room.clock())
-        usage.follow_live()  # this host's agents, up to now
+        usage.follow_live(budget=READ_BUDGET)  # this host's agents, up to now
         summary = usage.summary(args.by, since)
+        behind = usage.behind()
     finally:
         room.close()
+    if behind:
+        print(
+            f"still reading the agents' records ({behind / 1e6:.1f} MB to go): the figures"
+            " grow as the watch reads them",
+            file=sys.stderr,
+        )
     if args.json:
         print_json(summary.as_dict())
         return 0
@@ -164,7 +174,7 @@ def cmd_budget(args: argparse.Namespace) -> int:
     """Every budget and what its scope spent in the current span."""
     room, usage = _open()
     try:
-        usage.follow_live()
+        usage.follow_live(budget=READ_BUDGET)
         usage.check_budgets()
         found = usage.budget_rows()
     finally:

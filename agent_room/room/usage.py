@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from agent_room.adapters.follow import read_from, unchanged
+from agent_room.adapters.follow import read_from, unchanged, unread_bytes
 from agent_room.adapters.prices import Prices
 from agent_room.core.errors import BadInput
 from agent_room.core.names import parse_name
@@ -214,6 +214,14 @@ class Usage:
                 self._next = first + done
                 break
         return stored
+
+    def behind(self) -> int:
+        """Bytes of this host's record files not read yet (a backlog being worked off)."""
+        total = 0
+        for r in store_usage.followed(self.store):
+            known = store_usage.cursor(self.store, str(r["path"]))
+            total += unread_bytes(str(r["path"]), known.offset if known else 0)
+        return total
 
     def record_ask(
         self,
