@@ -221,6 +221,7 @@ def test_a_backlog_is_read_a_chunk_at_a_time_within_each_passs_budget(
     for name in ("a", "b", "c"):
         _agent(room, tmp_path, name, EXCERPT)
     usage = Usage(room)
+    assert usage.behind() == 3 * EXCERPT.stat().st_size
     passes = 0
     while passes < 100:
         passes += 1
@@ -229,6 +230,7 @@ def test_a_backlog_is_read_a_chunk_at_a_time_within_each_passs_budget(
         if all(c is not None and c.offset == EXCERPT.stat().st_size for c in found):
             break
     assert 3 < passes < 100  # several passes, each file in turn
+    assert usage.behind() == 0
     lines = {line.key: line for line in usage.summary("agent", 0, FAR).lines}
     assert [lines[n].requests for n in "abc"] == [4, 4, 4]  # nothing skipped or doubled
 
