@@ -17,7 +17,12 @@ b. *at rest*: passes over the same 50 transcripts when none grew (one ``stat`` e
    the worker's pass interval (``workers.memory.INTERVAL``): the budget is the watch's
    at rest, 0.5 %;
 c. *incremental*: a pass after 5 of the 50 agents each wrote one more turn;
-d. ``agent-room usage`` (today, by agent) and ``usage --by model --since 1d`` as fresh
+d. *the watch at rest*: ``agent-room watch`` (all its workers: deliverer, injector,
+   memory with the usage reader, notifier) over 50 live agents (each a ``sleep``
+   process) whose transcripts (2 MB each: what it costs at rest does not depend on their
+   size) were read already, its CPU over a quiet window as a share of one core: the
+   budget is 0.5 %;
+e. ``agent-room usage`` (today, by agent) and ``usage --by model --since 1d`` as fresh
    processes on a room of 10,000 requests and on one of 1,000,000 (50 agents over 100
    days), interleaved with ``history 20`` on each and a bare ``python -c pass``: flat
    means the big room's medians stay within 1.5x of the small room's, as ``history``'s do.
@@ -29,9 +34,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import resource
 import sqlite3
+import subprocess
 import sys
 import tempfile
 import time
@@ -48,14 +55,21 @@ from _common import (
     ms,
     print_table,
     progress,
+    stop_process,
     time_round_robin,
     venv_python,
     venv_script,
     write_result,
 )
 
+from agent_room.adapters.processes import SystemProbe
+from agent_room.adapters.procfs import read_stat
 from agent_room.room import Room
+from agent_room.room.memory import Memory
+from agent_room.room.registry import Registry, SessionFacts
 from agent_room.room.usage import Usage
+from agent_room.store import usage as store_usage
+from agent_room.store.usage import last_usage_id
 from agent_room.workers.memory import INTERVAL
 
 AGENTS = 50
@@ -74,10 +88,13 @@ class Sizes:
     small: int
     runs: int
     rest_passes: int
+    watch_seconds: float
 
 
-FULL = Sizes(megabytes=20, requests=1_000_000, small=10_000, runs=15, rest_passes=50)
-QUICK = Sizes(megabytes=2, requests=100_000, small=10_000, runs=5, rest_passes=20)
+FULL = Sizes(
+    megabytes=20, requests=1_000_000, small=10_000, runs=15, rest_passes=50, watch_seconds=30
+)
+QUICK = Sizes(megabytes=2, requests=100_000, small=10_000, runs=5, rest_passes=20, watch_seconds=10)
 
 
 def cpu() -> float:
@@ -175,6 +192,70 @@ def bench_reading(root: Path, sizes: Sizes, say: Any) -> dict[str, Any]:
     }
 
 
+def bench_watch_at_rest(root: Path, seconds: float, say: Any) -> dict[str, Any]:
+    """The whole watch's CPU at rest over 50 live agents whose records were read."""
+    home = root / "watch" / "room"
+    sleepers = [
+        subprocess.Popen(["sleep", "3600"], stdin=subprocess.DEVNULL) for _ in range(AGENTS)
+    ]
+    watch: subprocess.Popen[bytes] | None = None
+    try:
+        room = Room.open({"AGENT_ROOM_HOME": str(home)})
+        registry = Registry(room, SystemProbe())
+        for n, proc in enumerate(sleepers):
+            path = root / "watch" / f"agent-{n:02d}.jsonl"
+            transcript(path, 2, n)
+            stat = read_stat(proc.pid)
+            registry.register(
+                SessionFacts(
+                    session_id=f"idle-{n}", cwd="/srv", transcript_path=str(path),
+                    pid=proc.pid, pid_start=stat.start_ticks if stat else None,
+                    pane=f"%{1000 + n}", tmux_socket="/nonexistent", agent="claude",
+                    name=f"agent-{n:02d}", parent_hint=None, ancestors=(),
+                )
+            )  # fmt: skip
+        say("the watch's records read first (memory and usage)")
+        Memory(room).follow_live()
+        Usage(room).follow_live()
+        requests = last_usage_id(room.store)
+        room.close()
+        null = subprocess.DEVNULL
+        watch = subprocess.Popen(
+            [str(venv_script("agent-room")), "watch"],
+            env=bench_env(home), stdin=null, stdout=null, stderr=null,
+        )  # fmt: skip
+        time.sleep(5.0)  # its start, its first passes
+        say(f"the watch at rest over {seconds:.0f} s")
+        before, wall = process_cpu(watch.pid), time.perf_counter()
+        time.sleep(seconds)
+        used, elapsed = process_cpu(watch.pid) - before, time.perf_counter() - wall
+        room = Room.open({"AGENT_ROOM_HOME": str(home)})
+        live = sum(1 for r in store_usage.followed(room.store))
+        after = last_usage_id(room.store)
+        room.close()
+    finally:
+        if watch is not None:
+            stop_process(watch)
+        for proc in sleepers:
+            stop_process(proc)
+    share = 100 * used / elapsed
+    return {
+        "agents": AGENTS,
+        "files_followed": live,
+        "requests": requests,
+        "new_requests_while_at_rest": after - requests,
+        "window_s": round(elapsed, 1),
+        "cpu_percent": round(share, 3),
+        "budget_ok": share <= REST_BUDGET and live == AGENTS,
+    }
+
+
+def process_cpu(pid: int) -> float:
+    """CPU seconds (user + system) of a process so far, from ``/proc``."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def seed_history(home: Path, requests: int) -> None:
     """``requests`` usage rows of 50 agents over 100 days, the newest today, with turns."""
     room = Room.open({"AGENT_ROOM_HOME": str(home)})
@@ -257,6 +338,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-usage-") as tmp:
         root = Path(tmp)
         reading = bench_reading(root, sizes, say)
+        watch = bench_watch_at_rest(root, sizes.watch_seconds, say)
         command = bench_usage_command(root, sizes, say)
     first = reading["first_read"]
     print_table(
@@ -267,6 +349,10 @@ def main(argv: list[str] | None = None) -> int:
             ("at rest, CPU per pass (median)", ms(reading["rest_pass"]["median_ms"] / 1000)),
             ("at rest, share of a core", f"{reading['rest_cpu_percent']} % (<= {REST_BUDGET} %)"),
             ("incremental pass (5 new turns)", f"{reading['incremental_pass_ms']} ms"),
+            (
+                f"agent-room watch at rest ({watch['files_followed']} followed)",
+                f"{watch['cpu_percent']} % (<= {REST_BUDGET} %)",
+            ),
         ],
         title="Reading the agents' records",
     )
@@ -281,11 +367,14 @@ def main(argv: list[str] | None = None) -> int:
     for check in command["flat"]:
         verdict = "flat" if check["flat"] else "NOT flat"
         print(f"{check['command']}: big / small = {check['ratio']} ({verdict})")
-    ok = reading["budget_ok"] and all(
-        c["flat"] for c in command["flat"] if c["command"] != "history 20"
+    ok = (
+        reading["budget_ok"]
+        and watch["budget_ok"]
+        and all(c["flat"] for c in command["flat"] if c["command"] != "history 20")
     )
     path = write_result(
-        "usage", {"sizes": sizes.__dict__, "reading": reading, "usage": command, "ok": ok}
+        "usage",
+        {"sizes": sizes.__dict__, "reading": reading, "watch": watch, "usage": command, "ok": ok},
     )
     print(f"\n{'ok' if ok else 'BUDGET FAILED'} -> {path.relative_to(ROOT)}")
     return 0 if ok else 1
