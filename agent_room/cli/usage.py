@@ -7,6 +7,7 @@ reads them again first for this host's agents, so a room without a watch is curr
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import sys
@@ -19,12 +20,10 @@ from agent_room.core.printable import printable
 from agent_room.core.timers import parse_duration
 from agent_room.core.usage import DAY, ROOM, Line, count, money, over_text, price_of, span_start
 from agent_room.room import Room
-from agent_room.room.usage import Summary, Usage
+from agent_room.room.budgets import Budgets
+from agent_room.room.usage import Usage
+from agent_room.room.usage_report import Reports, Summary
 from agent_room.store.links import LinkStore
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
 
 READ_BUDGET = 3.0
 """Seconds ``usage`` spends reading what the watch has not read yet (a long backlog is
@@ -92,7 +91,7 @@ def cmd_usage(args: argparse.Namespace) -> int:
     try:
         since = since_of(args.since, room.clock())
         usage.follow_live(budget=READ_BUDGET)  # this host's agents, up to now
-        summary = usage.summary(args.by, since)
+        summary = Reports(room).summary(args.by, since)
         behind = usage.behind()
     finally:
         room.close()
@@ -175,8 +174,9 @@ def cmd_budget(args: argparse.Namespace) -> int:
     room, usage = _open()
     try:
         usage.follow_live(budget=READ_BUDGET)
-        usage.check_budgets()
-        found = usage.budget_rows()
+        budgets = Budgets(room)
+        budgets.check()
+        found = budgets.rows()
     finally:
         room.close()
     if args.json:
@@ -199,9 +199,9 @@ def cmd_budget(args: argparse.Namespace) -> int:
 def cmd_budget_set(args: argparse.Namespace) -> int:
     """Set the budget of an agent or of the room."""
     scope = _scope(args)
-    room, usage = _open()
+    room = Room.open(os.environ)
     try:
-        budget = usage.set_budget(scope, args.amount, _span_of(args.per) if args.per else DAY)
+        budget = Budgets(room).set(scope, args.amount, _span_of(args.per) if args.per else DAY)
     finally:
         room.close()
     per = "day (UTC)" if budget.span == DAY else f"{budget.span / 3600:g} h"
@@ -212,9 +212,9 @@ def cmd_budget_set(args: argparse.Namespace) -> int:
 def cmd_budget_clear(args: argparse.Namespace) -> int:
     """Remove a budget."""
     scope = _scope(args)
-    room, usage = _open()
+    room = Room.open(os.environ)
     try:
-        usage.clear_budget(scope)
+        Budgets(room).clear(scope)
     finally:
         room.close()
     print(f"{'the room' if scope is None else '@' + scope}: no budget", file=sys.stderr)

@@ -1,4 +1,4 @@
-"""What the agents spend: reading the clients' records, pricing them, budgets, summaries.
+"""What the agents spend: reading the clients' records and pricing them.
 
 Runs in the memory worker's pass (each host reads its own sessions' record files, as
 it reads their transcripts) and in ``agent-room usage`` / ``budget``; never in a hook.
@@ -10,44 +10,21 @@ later reprices what was stored.
 
 from __future__ import annotations
 
-import json
 import time
-from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from dataclasses import replace
 from typing import Any
 
 from agent_room.adapters.follow import read_from, unchanged, unread_bytes
 from agent_room.adapters.prices import Prices
 from agent_room.core.errors import BadInput
-from agent_room.core.names import parse_name
-from agent_room.core.usage import (
-    DAY,
-    MILLION,
-    PRICES_KEY,
-    ROOM,
-    STOP_AT,
-    WARN_AT,
-    Budget,
-    Line,
-    Price,
-    ReadState,
-    Tokens,
-    ask_records,
-    budget_text,
-    level,
-    over_text,
-    overrides_from,
-    records_of_lines,
-    span_start,
-)
+from agent_room.core.usage import MILLION, PRICES_KEY, Price, Tokens, overrides_from
+from agent_room.core.usage_records import ReadState, ask_records, records_of_lines
+from agent_room.room.budgets import Budgets
 from agent_room.room.service import Room
-from agent_room.store import ledger
 from agent_room.store import usage as store_usage
 from agent_room.store.links import LinkStore
 from agent_room.store.usage import Priced
 
-BUDGET_REACHED = "budget.reached"
-"""The audit event of a budget level reached: subject the scope, data level and spent."""
 PROBLEM = "usage.problem"
 """The audit event of a record file that could not be read."""
 CHUNK = 1024 * 1024
@@ -57,41 +34,6 @@ ALL = 2**62
 request of the usage costs)."""
 PASS_BUDGET = 0.25
 """Seconds of reading per pass of the memory worker, at most (about, a chunk over)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Summary:
-    """One answer of ``agent-room usage``."""
-
-    by: str
-    since: float
-    until: float
-    lines: list[Line]
-    details: list[dict[str, Any]]
-    """Per line, what more there is to say (a link's sides, a handover's pair)."""
-    over: dict[str, str]
-    """Agents whose prompts a spent budget holds, to that budget's scope."""
-
-    def total(self) -> Line:
-        """Every line together."""
-        whole = Line("total")
-        for line in self.lines:
-            whole.add(line.tokens, line.cost_usd, line.requests, line.unpriced)
-        return whole
-
-    def as_dict(self) -> dict[str, Any]:
-        """The JSON form."""
-        return {
-            "by": self.by,
-            "since": self.since,
-            "until": self.until,
-            "lines": [
-                {**line.as_dict(), **detail}
-                for line, detail in zip(self.lines, self.details, strict=True)
-            ],
-            "total": self.total().as_dict(),
-            "over_budget": self.over,
-        }
 
 
 class Usage:
@@ -256,7 +198,7 @@ class Usage:
                 Priced(replace(record, tokens=tokens), asker, cost, kind="ask", ref=label)
             )
         stored = store_usage.save(self.store, session_id, priced, at=now)
-        self.check_budgets()
+        Budgets(self.room).check()
         return stored
 
     def _problem(self, session_id: str, path: str, problem: str) -> None:
@@ -278,136 +220,6 @@ class Usage:
             at=self.room.clock(),
         )
 
-    # -- budgets ---------------------------------------------------------------------
-
-    def budgets(self) -> list[Budget]:
-        """Every budget, the room's first."""
-        return store_usage.budgets(self.store)
-
-    def set_budget(self, scope: str | None, limit_usd: float, span: float = DAY) -> Budget:
-        """Set the budget of an agent (``scope``) or of the room (None), and check it now."""
-        if not (limit_usd >= 0) or limit_usd > 1e9:
-            raise BadInput(f"invalid budget {limit_usd!r}: a number of dollars, 0 or more")
-        if span < 60 or span > 366 * DAY:
-            raise BadInput("a budget's span is at least a minute and at most a year")
-        budget = Budget(ROOM if scope is None else parse_name(scope), float(limit_usd), span)
-        store_usage.set_budget(self.store, budget, at=self.room.clock(), by="operator")
-        self.check_budgets()
-        return budget
-
-    def clear_budget(self, scope: str | None) -> None:
-        """Remove a budget: nothing it held is held any more."""
-        key = ROOM if scope is None else parse_name(scope)
-        if not store_usage.clear_budget(self.store, key):
-            raise BadInput(f"no budget set for {'the room' if key == ROOM else '@' + key}")
-
-    def check_budgets(self) -> list[tuple[Budget, int, float]]:
-        """Mark the levels each budget reached in its span now; return the new ones
-        (the notifier tells each once; at ``STOP_AT`` the agent's prompts wait)."""
-        now = self.room.clock()
-        fresh = []
-        for budget in self.budgets():
-            start = span_start(now, budget.span)
-            spent = store_usage.spent_since(self.store, budget.scope, start)
-            reached = level(spent, budget.limit_usd)
-            for mark in (WARN_AT, STOP_AT):
-                if reached >= mark and store_usage.mark(
-                    self.store, budget.scope, start, mark, spent, now
-                ):
-                    fresh.append((budget, mark, spent))
-                    self.store.logevent(
-                        BUDGET_REACHED,
-                        "room",
-                        at=now,
-                        subject=budget.scope,
-                        data={
-                            "level": mark,
-                            "spent_usd": round(spent, 6),
-                            "limit_usd": budget.limit_usd,
-                            "text": budget_text(budget, spent, mark, start),
-                        },
-                    )
-        return fresh
-
-    def over(self) -> dict[str, str]:
-        """Names whose prompts a spent budget holds now, to the budget's scope (a spent
-        room budget holds everyone: ``*room*``)."""
-        return store_usage.all_over(self.store, self.room.clock())
-
-    def budget_rows(self) -> list[dict[str, Any]]:
-        """Each budget with what its scope spent in its current span."""
-        now = self.room.clock()
-        found = []
-        for budget in self.budgets():
-            start = span_start(now, budget.span)
-            spent = store_usage.spent_since(self.store, budget.scope, start)
-            found.append(
-                {
-                    "scope": budget.scope,
-                    "label": budget.label,
-                    "limit_usd": budget.limit_usd,
-                    "span_s": budget.span,
-                    "since": start,
-                    "spent_usd": round(spent, 6),
-                    "percent": round(100 * spent / budget.limit_usd, 1)
-                    if budget.limit_usd
-                    else None,
-                    "held": level(spent, budget.limit_usd) >= STOP_AT
-                    and STOP_AT in store_usage.marks(self.store, budget.scope, start),
-                }
-            )
-        return found
-
-    # -- summaries -------------------------------------------------------------------
-
-    def summary(self, by: str, since: float, until: float | None = None) -> Summary:
-        """Tokens and cost of ``[since, until)`` per agent, model, link, day, handover,
-        ask or subagent."""
-        until = self.room.clock() + 1 if until is None else until
-        details: list[dict[str, Any]]
-        if by == "link":
-            pairs = store_usage.by_link(self.store, since, until)
-            lines = [line for _, line in pairs]
-            details = [detail for detail, _ in pairs]
-        elif by == "handover":
-            lines, details = self._handovers(since, until)
-        else:
-            lines = store_usage.by_column(self.store, by, since, until)
-            if by == "day":
-                for line in lines:
-                    line.key = datetime.fromtimestamp(int(line.key) * DAY, UTC).strftime("%Y-%m-%d")
-            details = [{} for _ in lines]
-        return Summary(by, since, until, lines, details, self.over())
-
-    def _handovers(self, since: float, until: float) -> tuple[list[Line], list[dict[str, Any]]]:
-        """What each handover's recipient spent on it: from receiving it until it was
-        applied (the end of the turn it was received in), or until now if it is not yet."""
-        lines: list[Line] = []
-        details: list[dict[str, Any]] = []
-        now = self.room.clock()
-        for row in ledger.collaborations(self.store, since=since):
-            received = row["received_at"]
-            if received is None or received >= until:
-                continue
-            end = row["applied_at"] if row["applied_at"] is not None else now
-            line = store_usage.spent_between(self.store, str(row["recipient"]), received, end)
-            line.key = f"#{row['id']} @{row['sender']} -> @{row['recipient']}"
-            lines.append(line)
-            details.append(
-                {
-                    "handover": int(row["id"]),
-                    "sender": row["sender"],
-                    "recipient": row["recipient"],
-                    "received_at": received,
-                    "applied_at": row["applied_at"],
-                }
-            )
-        return lines, details
-
-    def costs_today(self) -> dict[str, tuple[float, bool]]:
-        """Each agent's cost since midnight UTC, and whether all of it is known."""
-        return store_usage.cost_by_name(self.store, span_start(self.room.clock()))
-
 
 _UNITS = (
     Tokens(input=MILLION),
@@ -416,49 +228,3 @@ _UNITS = (
     Tokens(cache_write=MILLION),
 )
 """A million tokens of each kind: what an override costs of each is its price per million."""
-
-
-def dumps(summary: Summary) -> str:
-    """``usage --json``."""
-    return json.dumps(summary.as_dict(), indent=2)
-
-
-# -- the console's usage screen -----------------------------------------------------------
-
-SPANS = ("today", "14 days")
-"""What the console's usage screen shows: today by the hour, or the last 14 days."""
-
-
-@dataclass(frozen=True, slots=True)
-class UsageView:
-    """One frozen picture of the room's spending for the console's usage screen."""
-
-    span: str
-    by: str
-    lines: tuple[Line, ...]
-    total: Line
-    series: tuple[tuple[str, float], ...]
-    """Cost per bucket (an hour of today, or a day), oldest first, labelled."""
-    over: tuple[str, ...]
-    """What a spent budget holds, as the operator reads it."""
-
-
-def usage_view(usage: Usage, *, span: str, by: str) -> UsageView:
-    """The usage screen's picture: ``span`` one of ``SPANS``, ``by`` one of ``GROUPS``."""
-    now = usage.room.clock()
-    if span == "today":
-        since, step, label = span_start(now), 3600.0, "%H"
-        until = since + DAY
-    else:
-        since, step, label = span_start(now) - 13 * DAY, DAY, "%m-%d"
-        until = span_start(now) + DAY
-    summary = usage.summary(by, since, min(until, now + 1))
-    series = tuple(
-        (datetime.fromtimestamp(at, UTC).strftime(label), cost)
-        for at, cost in store_usage.series(usage.store, since, until, step)
-    )
-    over = tuple(
-        over_text("everyone" if name == ROOM else name, scope)
-        for name, scope in sorted(summary.over.items())
-    )
-    return UsageView(span, by, tuple(summary.lines), summary.total(), series, over)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import threading
 
+from agent_room.room.budgets import Budgets
 from agent_room.room.checkpoints import Checkpoints
 from agent_room.room.entities import Entities
 from agent_room.room.memory import Memory
@@ -62,6 +63,7 @@ class MemoryWorker(LeasedWorker):
         self.checkpoints = Checkpoints(room)
         self.entities = Entities(room)
         self.usage = Usage(room)
+        self.budgets = Budgets(room)
         self._pruned_at = 0.0
         self.lease = (
             Lease(room.store, memory_lease(room.store.host), probe, ttl=lease_ttl)
@@ -89,7 +91,7 @@ class MemoryWorker(LeasedWorker):
         self.checkpoints.at_session_ends()
         self.entities.scan_messages()
         if self.usage.follow_live(budget=PASS_BUDGET):  # every client's records, this host's
-            self.usage.check_budgets()  # (a budget set is checked by the command that sets it)
+            self.budgets.check()  # (a budget set is checked by the command that sets it)
         now = self.room.clock()
         if now - self._pruned_at >= PRUNE_INTERVAL:
             self._pruned_at = now

@@ -12,18 +12,15 @@ from agent_room.core.usage import (
     DAY,
     STOP_AT,
     WARN_AT,
-    Client,
     Price,
-    ReadState,
     Tokens,
-    ask_records,
     level,
     money,
     overrides_from,
     price_of,
-    records_of_lines,
     span_start,
 )
+from agent_room.core.usage_records import Client, ReadState, ask_records, records_of_lines
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from agent_room.core.cost_rate import DEFAULT_LIMIT, LIMIT_KEY, WINDOW_KEY
 from agent_room.core.handover import HandoverFields
-from agent_room.core.usage import Client, Record, Tokens
+from agent_room.core.usage import Record, Tokens
+from agent_room.core.usage_records import Client
 from agent_room.room import Room
 from agent_room.room.loops import Loops
-from agent_room.room.usage import Usage
+from agent_room.room.usage_report import Reports
 from agent_room.store import usage as store_usage
 from agent_room.store.links import LinkStore
 from agent_room.store.usage import Priced
@@ -70,7 +71,7 @@ def test_a_handovers_cost_is_what_its_recipient_spent_until_it_was_applied(linke
     _spend(linked, "b", 0.5, "during-2")
     linked.store.stop_turn("s-b", output="done", failed=False, at=linked.clock())
     _spend(linked, "b", 2.0, "after")
-    (line,) = Usage(linked).summary("handover", 0).lines
+    (line,) = Reports(linked).summary("handover", 0).lines
     assert line.key == f"#{handover} @a -> @b"
     assert line.cost_usd == 0.75
     assert line.requests == 2

@@ -13,7 +13,9 @@ import pytest
 from agent_room.adapters.prices import Prices
 from agent_room.core.usage import ROOM, STOP_AT, WARN_AT, Price, Tokens, span_start
 from agent_room.room import Room
+from agent_room.room.budgets import Budgets
 from agent_room.room.usage import Usage
+from agent_room.room.usage_report import Reports
 from agent_room.store import usage as store_usage
 from agent_room.store.db import write_transaction
 from agent_room.workers.memory import MemoryWorker
@@ -64,7 +66,7 @@ def test_a_transcript_is_read_once_in_pieces_and_each_message_counted_once(
         handle.write(lines[12][40:] + b"".join(lines[13:]))
     usage.follow_live()
     assert usage.follow_live() == 0  # nothing new: one stat, no write
-    (line,) = usage.summary("agent", 0, FAR).lines
+    (line,) = Reports(room).summary("agent", 0, FAR).lines
     assert line.key == "web"
     assert line.requests == 4  # four messages over nine lines
     expected = [
@@ -78,7 +80,7 @@ def test_a_transcript_is_read_once_in_pieces_and_each_message_counted_once(
         total = total + tokens
     assert line.tokens == total
     assert line.cost_usd == pytest.approx(sum(_price(m, t) for m, t in expected))
-    models = {m.key: m for m in usage.summary("model", 0, FAR).lines}
+    models = {m.key: m for m in Reports(room).summary("model", 0, FAR).lines}
     assert set(models) == {"claude-haiku-4-5-20251001", "claude-opus-4-6"}
     assert all(m.cost_known for m in models.values())
     (host,) = {r[0] for r in room.store.conn.execute("SELECT host FROM usage")}
@@ -92,7 +94,7 @@ def test_an_unknown_model_shows_tokens_with_cost_unknown_until_a_price_is_set(
     _agent(room, tmp_path, "gem", GEMINI)
     usage = Usage(room)
     usage.follow_live()
-    lines = {line.key: line for line in usage.summary("agent", 0, FAR).lines}
+    lines = {line.key: line for line in Reports(room).summary("agent", 0, FAR).lines}
     assert lines["cx"].tokens == Tokens(input=20, output=10)
     assert not lines["cx"].cost_known
     assert lines["cx"].as_dict()["cost_usd"] is None
@@ -100,7 +102,7 @@ def test_an_unknown_model_shows_tokens_with_cost_unknown_until_a_price_is_set(
     assert lines["gem"].cost_usd == pytest.approx(30 * _price("gemini-3.8-flash", Tokens(10, 5)))
     repriced = usage.set_price("stand-in-model", Price(input=2, output=8))
     assert repriced == 2
-    cx = next(line for line in usage.summary("agent", 0, FAR).lines if line.key == "cx")
+    cx = next(line for line in Reports(room).summary("agent", 0, FAR).lines if line.key == "cx")
     assert cx.cost_known
     assert cx.cost_usd == pytest.approx((20 * 2 + 10 * 8) / 1_000_000)
     assert usage.set_price("stand-in-model", None) == 0
@@ -152,11 +154,11 @@ def test_a_links_usage_is_its_judged_turns_on_both_sides(room: Room, tmp_path: P
             )
     usage = Usage(room)
     usage.follow_live()
-    (line,) = usage.summary("link", 0, FAR).lines
-    agents = {a.key: a for a in usage.summary("agent", 0, FAR).lines}
+    (line,) = Reports(room).summary("link", 0, FAR).lines
+    agents = {a.key: a for a in Reports(room).summary("agent", 0, FAR).lines}
     assert line.requests == agents["web"].requests + agents["api"].requests
     assert line.cost_usd == pytest.approx(agents["web"].cost_usd + agents["api"].cost_usd)
-    detail = usage.summary("link", 0, FAR).as_dict()["lines"][0]
+    detail = Reports(room).summary("link", 0, FAR).as_dict()["lines"][0]
     assert set(detail["sides"]) == {"web", "api"}
     assert detail["initiator"] == "web"
 
@@ -165,7 +167,7 @@ def test_an_asks_usage_keeps_the_clients_own_price(room: Room) -> None:
     result = json.loads((FIXTURES / "claude-code-2.1.197" / "print-output.json").read_text())
     usage = Usage(room)
     assert usage.record_ask(result, asker="web", label="backend", ask_id="7") == 1
-    (line,) = usage.summary("ask", 0, FAR).lines
+    (line,) = Reports(room).summary("ask", 0, FAR).lines
     assert (line.key, line.tokens, line.cost_usd) == ("backend", Tokens(10, 5), 0.000175)
 
 
@@ -175,23 +177,23 @@ def test_a_budget_warns_once_at_80_and_holds_at_100_until_raised(
     _agent(room, tmp_path, "web", EXCERPT)
     usage = Usage(room)
     usage.follow_live()
-    spent = usage.summary("agent", 0, FAR).lines[0].cost_usd
+    spent = Reports(room).summary("agent", 0, FAR).lines[0].cost_usd
     room.clock.now = T0 + 3600  # type: ignore[attr-defined]
-    usage.set_budget("web", spent / 0.9)
-    assert [b.scope for b, level, _ in usage.check_budgets()] == []  # marked by set_budget
+    Budgets(room).set("web", spent / 0.9)
+    assert [b.scope for b, level, _ in Budgets(room).check()] == []  # marked by set_budget
     assert store_usage.marks(room.store, "web", span_start(room.clock())) == {WARN_AT}
     assert room.store.over_budget("web", room.clock()) is None
-    usage.set_budget("web", spent / 2)
+    Budgets(room).set("web", spent / 2)
     assert room.store.over_budget("web", room.clock()) == "web"
-    assert usage.check_budgets() == []  # told once
-    assert usage.over() == {"web": "web"}
-    usage.set_budget("web", spent * 2)  # raised: the prompts go through again
+    assert Budgets(room).check() == []  # told once
+    assert Reports(room).over() == {"web": "web"}
+    Budgets(room).set("web", spent * 2)  # raised: the prompts go through again
     assert room.store.over_budget("web", room.clock()) is None
-    usage.set_budget(None, spent / 2)  # the room's budget holds everyone
+    Budgets(room).set(None, spent / 2)  # the room's budget holds everyone
     assert room.store.over_budget("api", room.clock()) == ROOM
     room.clock.now = T0 + 86400  # type: ignore[attr-defined]
     assert room.store.over_budget("web", room.clock()) is None  # a new day
-    rows = {r["scope"]: r for r in usage.budget_rows()}
+    rows = {r["scope"]: r for r in Budgets(room).rows()}
     assert rows[ROOM]["spent_usd"] == 0
     events = [e for e in room.audit() if e.kind == "budget.reached"]
     assert [(e.subject, e.data["level"]) for e in events] == [
@@ -231,7 +233,7 @@ def test_a_backlog_is_read_a_chunk_at_a_time_within_each_passs_budget(
             break
     assert 3 < passes < 100  # several passes, each file in turn
     assert usage.behind() == 0
-    lines = {line.key: line for line in usage.summary("agent", 0, FAR).lines}
+    lines = {line.key: line for line in Reports(room).summary("agent", 0, FAR).lines}
     assert [lines[n].requests for n in "abc"] == [4, 4, 4]  # nothing skipped or doubled
 
 
@@ -254,8 +256,8 @@ def test_a_subagents_transcript_counts_for_its_parent_and_shows_apart(
     usage = Usage(room)
     usage.follow_live()
     assert usage.follow_live() == 0  # a finished subagent's file is read once
-    (web,) = usage.summary("agent", 0, FAR).lines
-    (explore,) = usage.summary("subagent", 0, FAR).lines
+    (web,) = Reports(room).summary("agent", 0, FAR).lines
+    (explore,) = Reports(room).summary("subagent", 0, FAR).lines
     assert explore.key == "web/a1b2"
     assert explore.requests == 4
     assert web.requests == explore.requests + 1  # the main transcript's one message

@@ -9,7 +9,7 @@ import pytest
 
 from agent_room.room import Room
 from agent_room.room.intercom import Asker, Intercom
-from agent_room.room.usage import Usage
+from agent_room.room.usage_report import Reports
 from tests.room.test_intercom_room import Clock, FakeClient
 
 
@@ -28,11 +28,10 @@ def test_each_ask_keeps_what_it_added_to_a_resumed_sessions_total(
     again = intercom.ask(str(repo), "auth tokens again?", me, timeout=60)
     assert again["decision"] == "resume"
     assert again["session_id"] == first["session_id"]
-    usage = Usage(room)
-    (by_ask,) = usage.summary("ask", 0).lines
+    (by_ask,) = Reports(room).summary("ask", 0).lines
     assert by_ask.key == "api"
     assert by_ask.requests == 2
     assert by_ask.cost_usd == pytest.approx(0.10)  # not 0.05 + 0.10
-    (by_agent,) = usage.summary("agent", 0).lines
+    (by_agent,) = Reports(room).summary("agent", 0).lines
     assert by_agent.key == "web"
     assert by_agent.cost_usd == pytest.approx(0.10)

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from agent_room.room.budgets import Budgets
 from agent_room.room.snapshot import SnapshotReader
-from agent_room.room.usage import Usage
+from agent_room.room.usage_report import Reports
 from agent_room.store.loops import cost_hold
 from agent_room.workers.deliverer import Deliverer
 from tests.fakes import FakeMux
@@ -24,17 +25,16 @@ pytestmark = pytest.mark.sqlite
 
 def test_no_recurring_question_scans_the_usage(room_home: Path) -> None:
     room, clock = seed_room(room_home)
-    usage = Usage(room)
-    usage.set_budget("backend", 5.0)
-    usage.set_budget(None, 50.0)
+    Budgets(room).set("backend", 5.0)
+    Budgets(room).set(None, 50.0)
     statements: list[str] = []
     room.store.conn.set_trace_callback(statements.append)
     SnapshotReader(room).read()
     Deliverer(room, FakeMux(), AliveProbe()).run_once()
     cost_hold(room.store.conn, "backend", "frontend", clock())
-    usage.check_budgets()
+    Budgets(room).check()
     for by in ("agent", "model", "link", "day"):
-        usage.summary(by, clock() - 3600)
+        Reports(room).summary(by, clock() - 3600)
     room.store.conn.set_trace_callback(None)
     asked = [s for s in statements if "usage" in s and s.lstrip().upper().startswith("SELECT")]
     assert len(asked) > 8

@@ -14,9 +14,12 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable
 from textual_plotext import PlotextPlot
 
-from agent_room.core.usage import Client, Record, Tokens
+from agent_room.core.usage import Record, Tokens
+from agent_room.core.usage_records import Client
 from agent_room.room import Room
-from agent_room.room.usage import Usage, usage_view
+from agent_room.room.budgets import Budgets
+from agent_room.room.usage import Usage
+from agent_room.room.usage_report import Reports, usage_view
 from agent_room.store import usage as store_usage
 from agent_room.store.usage import Priced
 from agent_room.ui.app import RoomConsole
@@ -64,9 +67,8 @@ async def test_the_sessions_table_shows_todays_cost_and_a_spent_budget(
     room, clock = seeded
     clock.now = T0 + 8000
     spend(room)
-    usage = Usage(room)
-    usage.set_budget("frontend", 0.01)
-    costs = usage.costs_today()
+    Budgets(room).set("frontend", 0.01)
+    costs = Reports(room).costs_today()
     app = still_app(room, clock)
     async with app.run_test(size=SIZE) as pilot:
         table = await select_session(pilot, "backend")
@@ -125,8 +127,8 @@ def test_usage_screen(
     room, clock = seeded
     clock.now = T0 + 8000
     spend(room)
-    Usage(room).set_budget("frontend", 0.01)
-    view = usage_view(Usage(room), span="today", by="agent")
+    Budgets(room).set("frontend", 0.01)
+    view = usage_view(room, span="today", by="agent")
 
     async def open_usage(pilot: Pilot[int]) -> None:
         await settle_queue(pilot)

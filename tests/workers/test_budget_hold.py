@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from agent_room.core.usage import ROOM, Client, Record, Tokens
+from agent_room.core.usage import ROOM, Record, Tokens
+from agent_room.core.usage_records import Client
 from agent_room.room import Room
+from agent_room.room.budgets import Budgets
 from agent_room.room.delivery import deliver_at_stop
-from agent_room.room.usage import Usage
 from agent_room.store import usage as store_usage
 from agent_room.store.sqlite import SqliteStore
 from agent_room.store.usage import Priced
@@ -42,21 +43,20 @@ def _spend(room: Room, name: str, dollars: float, key: str) -> None:
 def test_a_spent_budget_holds_the_agents_prompts_until_raised_and_is_told_once(
     room: Room,
 ) -> None:
-    usage = Usage(room)
     channel = Recording()
     notifier = Notifier(room, AliveProbe(), [channel], use_lease=False)
     mux = ScriptedMux()
     deliverer = Deliverer(room, mux, AliveProbe())
-    usage.set_budget("frontend", 1.0)
+    Budgets(room).set("frontend", 1.0)
 
     _spend(room, "frontend", 0.85, "m1")
-    assert [(b.scope, level) for b, level, _ in usage.check_budgets()] == [("frontend", 80)]
+    assert [(b.scope, level) for b, level, _ in Budgets(room).check()] == [("frontend", 80)]
     notifier.run_once()
     assert [a.kind for a in channel.alerts] == ["budget"]
     assert "@frontend has spent 80 % of its budget ($0.85 of $1.00" in channel.alerts[0].text
     _spend(room, "frontend", 0.2, "m2")
-    usage.check_budgets()
-    assert usage.check_budgets() == []  # each level once
+    Budgets(room).check()
+    assert Budgets(room).check() == []  # each level once
     notifier.run_once()
     notifier.run_once()
     assert [a.text.split(" (")[0] for a in channel.alerts][1:] == ["@frontend spent its budget"]
@@ -75,7 +75,7 @@ def test_a_spent_budget_holds_the_agents_prompts_until_raised_and_is_told_once(
     assert deliver_at_stop(room, session) is None  # nor handed over at its Stop
     assert room.store.message(mid)["status"] == "queued"  # type: ignore[index]
 
-    usage.set_budget("frontend", 5.0)  # the operator raises it
+    Budgets(room).set("frontend", 5.0)  # the operator raises it
     deliverer.run_once()
     assert [c[0] for c in mux.calls] == ["type_line"]
     assert room.store.notes().get("frontend", "") == ""
@@ -83,10 +83,9 @@ def test_a_spent_budget_holds_the_agents_prompts_until_raised_and_is_told_once(
 
 
 def test_the_rooms_budget_holds_everyone(room: Room) -> None:
-    usage = Usage(room)
-    usage.set_budget(None, 0.5)
+    Budgets(room).set(None, 0.5)
     _spend(room, "backend", 0.6, "m1")
-    usage.check_budgets()
+    Budgets(room).check()
     assert room.store.over_budget("frontend", room.clock()) == ROOM
     mux = ScriptedMux()
     deliverer = Deliverer(room, mux, AliveProbe())
@@ -94,7 +93,7 @@ def test_the_rooms_budget_holds_everyone(room: Room) -> None:
     deliverer.run_once()
     assert mux.calls == []
     assert "over the room's budget" in room.store.notes()["frontend"]
-    usage.clear_budget(None)
+    Budgets(room).clear(None)
     deliverer.run_once()
     assert [c[0] for c in mux.calls] == ["type_line"]
     deliverer.release()

@@ -28,7 +28,7 @@ from agent_room.ui.widgets.traffic import TrafficMatrix
 from agent_room.ui.widgets.tree import SessionTree
 
 if TYPE_CHECKING:
-    from agent_room.room.usage import UsageView
+    from agent_room.room.usage_report import UsageView
     from agent_room.ui.app import RoomConsole
     from agent_room.ui.screens.checkpoints import Resume
     from agent_room.ui.screens.conflicts import Decision
@@ -254,11 +254,11 @@ class MainScreen(Screen[None]):
 
     def _usage_view(self, span: str, by: str) -> UsageView:
         """The usage screen's picture, read from the room (called in a thread)."""
-        from agent_room.room.usage import Usage, usage_view
+        from agent_room.room.usage_report import usage_view
 
         room = cast("RoomConsole", self.app).open_room()
         try:
-            return usage_view(Usage(room), span=span, by=by)
+            return usage_view(room, span=span, by=by)
         finally:
             room.close()
 

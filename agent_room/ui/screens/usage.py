@@ -23,7 +23,7 @@ from textual_plotext import PlotextPlot
 
 from agent_room.core.printable import printable
 from agent_room.core.usage import Line, count, money
-from agent_room.room.usage import SPANS, UsageView
+from agent_room.room.usage_report import SPANS, UsageView
 
 BY = ("agent", "model", "link", "day")
 """What the table sums over, in the order ``b`` steps through them."""
