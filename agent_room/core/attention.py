@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from agent_room.core.status_line import OPERATOR
-from agent_room.core.usage import Budget, budget_text
+from agent_room.core.usage import ROOM, Budget, budget_text
 
 __all__ = [
     "CHANNELS",
@@ -120,7 +120,7 @@ def alerts(facts: RoomFacts, *, now: float, permission_after: float) -> list[Ale
             Alert(
                 f"budget:{scope}:{reached}:{since:.0f}",
                 "budget",
-                scope,
+                "room" if scope == ROOM else scope,
                 budget_text(budget, spent, reached, since),
             )
         )

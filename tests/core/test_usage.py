@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from agent_room.core.attention import RoomFacts, alerts
 from agent_room.core.errors import BadInput
 from agent_room.core.usage import (
     DAY,
+    ROOM,
     STOP_AT,
     WARN_AT,
     Price,
@@ -199,3 +201,15 @@ def test_money_says_when_a_cost_is_unknown_or_partly_unknown() -> None:
     assert money(1.234) == "$1.23"
     assert money(0.001) == "<$0.01"
     assert money(2.0, known=False) == "$2.00+"
+
+
+def test_budget_alerts_are_keyed_per_scope_level_and_span() -> None:
+    facts = RoomFacts(
+        budgets=(("web", 80, 8.0, 10.0, DAY, DAY * 5), (ROOM, 100, 52.0, 50.0, DAY, DAY * 5))
+    )
+    web, room = alerts(facts, now=DAY * 5 + 10, permission_after=30)
+    assert (web.key, web.kind, web.agent) == (f"budget:web:80:{DAY * 5:.0f}", "budget", "web")
+    assert web.text == "@web has spent 80 % of its budget ($8.00 of $10.00 since 1970-01-06)"
+    assert room.agent == "room"
+    assert room.text.startswith("the room spent its budget ($52.00 of $50.00 since 1970-01-06)")
+    assert "agent-room budget set --room AMOUNT" in room.text
