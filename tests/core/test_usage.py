@@ -213,3 +213,18 @@ def test_budget_alerts_are_keyed_per_scope_level_and_span() -> None:
     assert room.agent == "room"
     assert room.text.startswith("the room spent its budget ($52.00 of $50.00 since 1970-01-06)")
     assert "agent-room budget set --room AMOUNT" in room.text
+
+
+def test_codex_and_gemini_against_a_stand_in_reporting_cached_input() -> None:
+    """The records of the pinned clients against the stand-ins that report cached input
+    (``tests/clients/test_usage_clients.py``): the cached part comes apart from the rest."""
+    (codex,), _ = records_of_lines(
+        _lines(FIXTURES / "codex-0.169.0" / "codex-tui-rollout-cached-usage.jsonl")
+    )
+    assert (codex.key, codex.model) == ("total:6940", "stand-in-model")
+    assert codex.tokens == Tokens(input=6937 - 5202, output=3, cache_read=5202)
+    (gemini,), _ = records_of_lines(
+        _lines(FIXTURES / "gemini-cli-0.61.0" / "chats" / "gemini-tui-session-cached-usage.jsonl")
+    )
+    assert gemini.model == "gemini-3.8-flash"
+    assert gemini.tokens == Tokens(input=181 - 135, output=7, cache_read=135)
