@@ -23,9 +23,10 @@ d. *the watch at rest*: ``agent-room watch`` (all its workers: deliverer, inject
    size) were read already, its CPU over a quiet window as a share of one core: the
    budget is 0.5 %;
 e. ``agent-room usage`` (today, by agent) and ``usage --by model --since 1d`` as fresh
-   processes on a room of 10,000 requests and on one of 1,000,000 (50 agents over 100
-   days), interleaved with ``history 20`` on each and a bare ``python -c pass``: flat
-   means the big room's medians stay within 1.5x of the small room's, as ``history``'s do.
+   processes on a room of one day of 10,000 requests and on one of 100 such days
+   (1,000,000 requests of 50 agents), interleaved with ``history 20`` on each and a bare
+   ``python -c pass``: flat means the big room's medians stay within 1.5x of the small
+   room's, as ``history``'s do (``--only-commands`` runs this part alone).
 
 Results go to ``bench/results/usage.json``; the exit code is 1 when a budget fails.
 """
@@ -75,6 +76,9 @@ from agent_room.workers.memory import INTERVAL
 AGENTS = 50
 REST_BUDGET = 0.5
 """Percent of one core the reader may take at rest (the watch's budget)."""
+DAYS = 100
+"""The big room's history: its requests over this many days, as many each day as the
+small room has in its one day (so ``usage`` for today reads as many rows in both)."""
 FLAT = 1.5
 """The big room's median over the small room's, at most, for a flat command."""
 EXCERPT = ROOT / "tests" / "fixtures" / "transcripts" / "spotter_excerpt_turn_end_compact.jsonl"
@@ -85,16 +89,13 @@ MODELS = ("claude-opus-4-6", "claude-haiku-4-5-20251001", "gpt-5.1-codex", "gemi
 class Sizes:
     megabytes: int
     requests: int
-    small: int
     runs: int
     rest_passes: int
     watch_seconds: float
 
 
-FULL = Sizes(
-    megabytes=20, requests=1_000_000, small=10_000, runs=15, rest_passes=50, watch_seconds=30
-)
-QUICK = Sizes(megabytes=2, requests=100_000, small=10_000, runs=5, rest_passes=20, watch_seconds=10)
+FULL = Sizes(megabytes=20, requests=1_000_000, runs=15, rest_passes=50, watch_seconds=30)
+QUICK = Sizes(megabytes=2, requests=100_000, runs=5, rest_passes=20, watch_seconds=10)
 
 
 def cpu() -> float:
@@ -256,8 +257,8 @@ def process_cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def seed_history(home: Path, requests: int) -> None:
-    """``requests`` usage rows of 50 agents over 100 days, the newest today, with turns."""
+def seed_history(home: Path, requests: int, days: int) -> None:
+    """``requests`` usage rows of 50 agents evenly over ``days`` days, the newest now."""
     room = Room.open({"AGENT_ROOM_HOME": str(home)})
     room.close()
     now = time.time()
@@ -265,7 +266,7 @@ def seed_history(home: Path, requests: int) -> None:
     conn = sqlite3.connect(home / "room.db")
     rows = []
     for n in range(requests):
-        at = now - (requests - n) * (100 * 86400 / requests)
+        at = now - (requests - n) * (days * 86400 / requests)
         name = f"agent-{n % AGENTS:02d}"
         rows.append(
             (
@@ -302,10 +303,11 @@ def _insert(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
 def bench_usage_command(root: Path, sizes: Sizes, say: Any) -> dict[str, Any]:
     cli = str(venv_script("agent-room"))
     commands = []
-    for label, count in (("small", sizes.small), ("big", sizes.requests)):
+    per_day = sizes.requests // DAYS
+    for label, count, days in (("small", per_day, 1), ("big", sizes.requests, DAYS)):
         home = root / label
-        say(f"seeding {count:,} requests ({label})")
-        seed_history(home, count)
+        say(f"seeding {count:,} requests over {days} days ({label})")
+        seed_history(home, count, days)
         env = bench_env(home)
         commands += [
             Command(f"usage ({label})", [cli, "usage"], env),
@@ -328,18 +330,8 @@ def bench_usage_command(root: Path, sizes: Sizes, say: Any) -> dict[str, Any]:
     return {"timings": {k: v.as_ms() for k, v in found.items()}, "flat": checks}
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="small sizes, few runs")
-    parser.add_argument("--quiet", action="store_true")
-    args = parser.parse_args(argv)
-    sizes = QUICK if args.quick else FULL
-    say = progress(args.quiet)
-    with tempfile.TemporaryDirectory(prefix="bench-usage-") as tmp:
-        root = Path(tmp)
-        reading = bench_reading(root, sizes, say)
-        watch = bench_watch_at_rest(root, sizes.watch_seconds, say)
-        command = bench_usage_command(root, sizes, say)
+def report_reading(reading: dict[str, Any], watch: dict[str, Any], sizes: Sizes) -> None:
+    """Parts a to d as a table."""
     first = reading["first_read"]
     print_table(
         ("reading", "value"),
@@ -356,13 +348,34 @@ def main(argv: list[str] | None = None) -> int:
         ],
         title="Reading the agents' records",
     )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes, few runs")
+    parser.add_argument("--quiet", action="store_true")
+    parser.add_argument(
+        "--only-commands", action="store_true", help="only the usage commands (part e)"
+    )
+    args = parser.parse_args(argv)
+    sizes = QUICK if args.quick else FULL
+    say = progress(args.quiet)
+    with tempfile.TemporaryDirectory(prefix="bench-usage-") as tmp:
+        root = Path(tmp)
+        skip = {"budget_ok": True, "skipped": True}
+        reading = skip if args.only_commands else bench_reading(root, sizes, say)
+        watch = skip if args.only_commands else bench_watch_at_rest(root, sizes.watch_seconds, say)
+        command = bench_usage_command(root, sizes, say)
+    if not args.only_commands:
+        report_reading(reading, watch, sizes)
     print_table(
         ("command", "median", "p95"),
         [
             (label, ms(t["median_ms"] / 1000), ms(t["p95_ms"] / 1000))
             for label, t in command["timings"].items()
         ],
-        title=f"usage on {sizes.small:,} and {sizes.requests:,} requests (fresh processes)",
+        title=f"usage on 1 and {DAYS} days of {sizes.requests // DAYS:,} requests"
+        " (fresh processes)",
     )
     for check in command["flat"]:
         verdict = "flat" if check["flat"] else "NOT flat"
