@@ -231,7 +231,7 @@ def bench_watch_at_rest(root: Path, seconds: float, say: Any) -> dict[str, Any]:
         time.sleep(seconds)
         used, elapsed = process_cpu(watch.pid) - before, time.perf_counter() - wall
         room = Room.open({"AGENT_ROOM_HOME": str(home)})
-        live = sum(1 for r in store_usage.followed(room.store))
+        live = sum(1 for r in store_usage.followed(room.store, time.time()))
         after = last_usage_id(room.store)
         room.close()
     finally:

@@ -140,7 +140,7 @@ class Usage:
         With a ``budget`` (seconds), stop once it is spent and go on from the next file
         at the next pass: a backlog (a room the reader first sees, with long transcripts)
         is read over several passes and never holds up the worker's other work."""
-        found = store_usage.followed(self.store)
+        found = store_usage.followed(self.store, self.room.clock())
         if not found:
             return 0
         first = self._next % len(found)
@@ -160,7 +160,7 @@ class Usage:
     def behind(self) -> int:
         """Bytes of this host's record files not read yet (a backlog being worked off)."""
         total = 0
-        for r in store_usage.followed(self.store):
+        for r in store_usage.followed(self.store, self.room.clock()):
             known = store_usage.cursor(self.store, str(r["path"]))
             total += unread_bytes(str(r["path"]), known.offset if known else 0)
         return total

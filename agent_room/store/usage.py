@@ -123,16 +123,22 @@ def save(
     return len(found)
 
 
-def followed(store: StoreBase) -> list[dict[str, Any]]:
+ENDED_GRACE = 600.0
+"""Seconds a session's record file is still read after it ended: its last turn's usage
+may be written as the client exits, after the reader's last pass of it."""
+
+
+def followed(store: StoreBase, now: float) -> list[dict[str, Any]]:
     """The record files this host reads: the transcripts of its live sessions (every
-    client's), and the subagents' transcripts of its sessions that a cursor has not
-    finished yet."""
+    client's) and of those that ended lately, and the subagents' transcripts of its
+    sessions that a cursor has not finished yet."""
     live = rows(
         store.conn.execute(
             "SELECT name, session_id, transcript_path AS path, NULL AS agent_id FROM sessions"
-            " WHERE left_at IS NULL AND state != 'ended' AND session_id IS NOT NULL"
-            " AND transcript_path IS NOT NULL AND coalesce(host, ?) = ?",
-            (store.host, store.host),
+            " WHERE session_id IS NOT NULL AND transcript_path IS NOT NULL"
+            " AND coalesce(host, ?) = ? AND ((left_at IS NULL AND state != 'ended')"
+            " OR coalesce(ended_at, left_at, updated_at) > ?)",
+            (store.host, store.host, now - ENDED_GRACE),
         )
     )
     subagents = rows(

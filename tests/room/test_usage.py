@@ -18,6 +18,7 @@ from agent_room.room.usage import Usage
 from agent_room.room.usage_report import Reports
 from agent_room.store import usage as store_usage
 from agent_room.store.db import write_transaction
+from agent_room.store.usage import ENDED_GRACE
 from agent_room.workers.memory import MemoryWorker
 from tests.prices import listed_price
 from tests.room.conftest import Clock, register
@@ -261,3 +262,19 @@ def test_a_subagents_transcript_counts_for_its_parent_and_shows_apart(
     assert explore.key == "web/a1b2"
     assert explore.requests == 4
     assert web.requests == explore.requests + 1  # the main transcript's one message
+
+
+def test_a_session_that_ended_is_still_read_for_a_while(room: Room, tmp_path: Path) -> None:
+    """Its last turn's usage may be written as the client exits."""
+    path = _agent(room, tmp_path, "web", CLAUDE_2_1_330)
+    usage = Usage(room)
+    assert usage.follow_live() == 1
+    room.store.mark_ended([("s-web", "exited")], at=room.clock())
+    lines = EXCERPT.read_bytes().splitlines(keepends=True)
+    with path.open("ab") as handle:
+        handle.write(b"".join(lines[:6]))  # its last turn, written as it ended
+    assert usage.follow_live() > 0
+    room.clock.now += ENDED_GRACE + 1  # type: ignore[attr-defined]
+    with path.open("ab") as handle:
+        handle.write(b"".join(lines[6:]))
+    assert usage.follow_live() == 0  # long ended: no longer read
