@@ -12,6 +12,7 @@ import os
 import re
 import sys
 from datetime import UTC, datetime
+from typing import Any
 
 from agent_room.cli.output import print_json
 from agent_room.core import cost_rate
@@ -73,10 +74,27 @@ def _row(line: Line) -> tuple[str, ...]:
     )
 
 
+def _side(name: str, side: dict[str, Any]) -> tuple[str, ...]:
+    """One side of a link's exchange (from its JSON form), under the link's line."""
+    cost = side["cost_usd"]
+    return (
+        f"  @{printable(name)}",
+        str(side["requests"]),
+        count(side["input_tokens"]),
+        count(side["output_tokens"]),
+        count(side["cache_read_tokens"]),
+        count(side["cache_write_tokens"]),
+        money(side["priced_cost_usd"], known=cost is not None),
+    )
+
+
 def _table(summary: Summary) -> str:
     header = ("", "REQUESTS", "INPUT", "OUTPUT", "CACHE-READ", "CACHE-WRITE", "COST")
     header = (summary.by.upper(), *header[1:])
-    body = [_row(line) for line in summary.lines]
+    body: list[tuple[str, ...]] = []
+    for line, detail in zip(summary.lines, summary.details, strict=True):
+        body.append(_row(line))
+        body += [_side(name, side) for name, side in sorted(detail.get("sides", {}).items())]
     table = [header, *body, _row(summary.total())]
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     lines = [

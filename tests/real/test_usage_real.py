@@ -86,6 +86,11 @@ def test_a_links_exchange_costs_the_tokens_the_stand_in_reported(
     assert set(line["sides"]) == {"backend", "frontend"}  # what it cost both sides
     assert (line["initiator"], line["responder"]) == ("backend", "frontend")
 
+    table = real.run("usage", "--since", "1d", "--by", "link").out.splitlines()
+    assert table[1].startswith(f"#{line['link']} @backend <-> @frontend")
+    assert [row.split()[0] for row in table[2:4]] == ["@backend", "@frontend"]  # its sides
+    assert table[-1].startswith("total")
+
     agents = {a["key"]: a for a in _usage(real, "--by", "agent")["lines"]}
     assert set(agents) == {"backend", "frontend"}
     for name in both:
