@@ -154,14 +154,6 @@ def followed(store: StoreBase, now: float) -> list[dict[str, Any]]:
     return live + subagents
 
 
-def name_of(store: StoreBase, session_id: str) -> str | None:
-    """The name a session holds (or last held)."""
-    row = store.conn.execute(
-        "SELECT name FROM sessions WHERE session_id = ?", (session_id,)
-    ).fetchone()
-    return str(row[0]) if row and row[0] else None
-
-
 def ask_totals(store: StoreBase, session_id: str) -> dict[str | None, tuple[Tokens, float]]:
     """What the intercom's asks of one headless session stored, per model: tokens, cost."""
     found = store.conn.execute(
@@ -186,19 +178,6 @@ def reprice(store: StoreBase, model: str, price: tuple[float, float, float, floa
                 (*price, model),
             ).rowcount
         )
-
-
-def unpriced_models(store: StoreBase) -> list[str]:
-    """Models with requests of unknown cost (a price set later reprices them)."""
-    return [
-        str(r[0])
-        for r in store.conn.execute(
-            "SELECT DISTINCT model FROM usage WHERE cost_usd IS NULL AND model IS NOT NULL"
-        )
-    ]
-
-
-# -- summaries ---------------------------------------------------------------------------
 
 
 def _line(key: str, values: Sequence[Any]) -> Line:

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from agent_room.cli.parser import build_parser, subcommand_parser
+from agent_room.core.usage import GROUPS
 from agent_room.room import Room
 from tests.conftest import Cli
 from tests.prices import listed_price
@@ -143,3 +145,10 @@ def test_bad_input_is_one_line_and_nothing_is_written(
     assert error in result.err
     assert "Traceback" not in result.err
     assert json.loads(cli("budget", "--json").out or "[]") == []
+
+
+def test_the_command_line_offers_every_grouping_the_room_sums_by() -> None:
+    """The parser spells the groupings out (it loads nothing of the usage rules)."""
+    parser = subcommand_parser(build_parser("usage"), ["usage"])
+    (by,) = [a for a in parser._actions if "--by" in a.option_strings]
+    assert tuple(by.choices or ()) == GROUPS
