@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
 from pathlib import Path
 
 import pytest
@@ -206,7 +207,16 @@ def test_a_budget_warns_once_at_80_and_holds_at_100_until_raised(
     ]
 
 
-def test_prices_come_from_the_package_and_the_override_wins() -> None:
+def test_prices_come_from_the_package_and_the_override_wins(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Offline: the package's own data, no connection opened."""
+
+    def no_network(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("the price source went to the network")
+
+    monkeypatch.setattr(socket, "socket", no_network)
+    monkeypatch.setattr(socket, "create_connection", no_network)
     tokens = Tokens(1000, 100, 5000, 200)
     assert Prices().cost("claude-opus-4-6", tokens) == pytest.approx(
         _price("claude-opus-4-6", tokens)
