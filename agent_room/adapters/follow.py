@@ -71,3 +71,23 @@ def read_from(
         return Chunk([], offset, size, info.st_ino, restarted, skipped)
     lines = [line for line in data[:last].split(b"\n") if line.strip()]
     return Chunk(lines, offset + last + 1, size, info.st_ino, restarted, skipped)
+
+
+def unchanged(path: str, offset: int, inode: int | None) -> bool:
+    """Whether the file at ``path`` is still the one read up to ``offset``, and no longer:
+    one ``stat`` and no open, the common case of a reader at rest (False when it cannot
+    be seen: the reader opens it and says why)."""
+    try:
+        info = os.stat(path)  # noqa: PTH116 - a plain stat, as the reads here are plain
+    except OSError:
+        return False
+    return info.st_size == offset and (inode is None or info.st_ino == inode)
+
+
+def unread_bytes(path: str, offset: int) -> int:
+    """How much of the file at ``path`` lies past ``offset`` (0 when it cannot be seen)."""
+    try:
+        size = os.stat(path).st_size  # noqa: PTH116 - a plain stat, as the reads here are plain
+    except OSError:
+        return 0
+    return max(0, size - offset)

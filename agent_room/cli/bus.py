@@ -229,6 +229,7 @@ def _who_table(roster: Roster) -> str:
                 + (f" ({failed} failed)" if failed else "")
                 + (f" ({held} held)" if held else "")
             )
+    costs = [_cost(roster, name) for name in roster.names]
     links = ["-"] * count
     if roster.links:
         from agent_room.core.links import links_summary
@@ -244,6 +245,7 @@ def _who_table(roster: Roster) -> str:
         ("AGE", [_age(age) for age in roster.ages]),
         ("UNREAD", unread),
         ("LINKS", links),
+        ("TODAY", costs),
         ("CWD", [cwd or "-" for cwd in roster.cwds]),
     ]
     if len(set(roster.hosts)) > 1:  # a room across machines: say where
@@ -252,6 +254,16 @@ def _who_table(roster: Roster) -> str:
     widths = [max(map(len, column)) for column in cells[:-1]]
     line = "  ".join(f"%-{width}s" for width in widths) + "  %s"
     return "\n".join([line % row for row in zip(*cells, strict=True)]) + "\n"
+
+
+def _cost(roster: Roster, name: str) -> str:
+    """What the agent spent today (``?`` for a model without a price), and whether a
+    spent budget holds its prompts."""
+    from agent_room.core.usage import money
+
+    spent, known = roster.costs.get(name, (0.0, True))
+    text = money(spent, known=known) if name in roster.costs else "-"
+    return f"{text} (over budget)" if roster.over_budget(name) else text
 
 
 def _printable_cells(cells: list[str]) -> list[str]:

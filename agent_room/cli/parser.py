@@ -126,6 +126,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     _memory_commands(sub)
     _intercom_commands(sub)
     _operator_commands(sub)
+    _usage_commands(sub)
     if not known or command in ("start", "stop"):
         _launcher_commands(sub)
     if known and command not in real.choices:
@@ -602,6 +603,79 @@ def _operator_commands(sub: _Only) -> None:
     p.add_argument("--host", default="127.0.0.1", help="the address to listen on (loopback)")
     p.add_argument("--port", type=_port, default=8760, help="the port (default: 8760)")
     p.set_defaults(handler=_lazy("agent_room.cli.serve", "cmd_serve"))
+
+
+def _money_amount(text: str) -> float:
+    try:
+        value = float(text.strip().removeprefix("$"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an amount of dollars: {text!r}") from None
+    if not value >= 0 or value > 1e9:
+        raise argparse.ArgumentTypeError(f"not an amount of dollars: {text!r}")
+    return value
+
+
+def _per_million(text: str) -> float:
+    return _money_amount(text)
+
+
+def _usage_commands(sub: _Only) -> None:
+    """What the agents spend: usage (and its prices) and budgets."""
+    handlers = "agent_room.cli.usage"
+    add = sub.add_parser
+    p = add("usage", help="tokens and cost of the agents over a span (default: today, UTC)")
+    p.add_argument(
+        "--since",
+        metavar="WHEN",
+        help="a duration back from now (2h, 7d, 30d) or a date (2026-11-01); default today",
+    )
+    p.add_argument(
+        "--by",
+        choices=("agent", "model", "link", "day", "handover", "ask", "subagent"),
+        default="agent",
+        help="what to sum over (default agent)",
+    )
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=_lazy(handlers, "cmd_usage"))
+    usub = _commands(p, "usage", required=False)
+    pp = usub.add_parser("price", help="set the room's price of a model (overrides genai-prices)")
+    pp.add_argument("model", metavar="MODEL", help="the model as the client names it")
+    for option in ("input", "output", "cache-read", "cache-write"):
+        pp.add_argument(
+            f"--{option}",
+            type=_per_million,
+            metavar="USD",
+            help=f"dollars per million {option.replace('-', ' ')} tokens"
+            + (" (default: as input)" if option.startswith("cache") else ""),
+        )
+    pp.add_argument("--clear", action="store_true", help="back to the price source's price")
+    pp.set_defaults(handler=_lazy(handlers, "cmd_usage_price"))
+    pp = usub.add_parser("prices", help="the prices the room sets")
+    pp.add_argument("--json", action="store_true", help="print JSON")
+    pp.set_defaults(handler=_lazy(handlers, "cmd_usage_prices"))
+
+    p = add(
+        "budget", help="what an agent or the room may spend per day; at 100 %% its prompts wait"
+    )
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=_lazy(handlers, "cmd_budget"))
+    bsub = _commands(p, "budget", required=False)
+    bp = bsub.add_parser("set", help="set (or raise) a budget")
+    bp.add_argument("name", metavar="NAME", nargs="?", help="the agent (or --room)")
+    bp.add_argument("amount", metavar="USD", type=_money_amount, help="dollars per span")
+    bp.add_argument("--room", action="store_true", help="the whole room's budget")
+    bp.add_argument("--per", metavar="SPAN", help="the span: 1d (default), 12h, 7d ...")
+    bp.set_defaults(handler=_lazy(handlers, "cmd_budget_set"))
+    bp = bsub.add_parser(
+        "pair", help="the loop breaker on cost: what two agents messaging each other may spend"
+    )
+    bp.add_argument("rate", metavar="USD/SPAN", nargs="?", help="e.g. 5/10m (the default), or off")
+    bp.add_argument("--json", action="store_true", help="print JSON")
+    bp.set_defaults(handler=_lazy(handlers, "cmd_budget_pair"))
+    bp = bsub.add_parser("clear", help="remove a budget")
+    bp.add_argument("name", metavar="NAME", nargs="?")
+    bp.add_argument("--room", action="store_true", help="the whole room's budget")
+    bp.set_defaults(handler=_lazy(handlers, "cmd_budget_clear"))
 
 
 def _launcher_commands(sub: _Only) -> None:

@@ -74,6 +74,12 @@ def send_chat(room: Room, sender: str, recipient: str, body: str) -> int:
     else:
         hint = "" if listening(room.home) else _no_listener(room, recipient)
         sys.stderr.write(f"message #{message_id} queued for {recipient}{hint}\n")
+        name = recipient.lstrip("@").lower()
+        held_by = room.store.over_budget(name, room.clock())
+        if held_by is not None:  # the note to the sender: it waits, do not wait for it
+            from agent_room.core.usage import over_text
+
+            sys.stderr.write(f"{over_text(name, held_by)}; go on with your own work\n")
     sys.stdout.write(f"{message_id}\n")
     return message_id
 

@@ -164,7 +164,8 @@ def cmd_notify(args: argparse.Namespace) -> int:
     settings = ConsoleSettings.load(os.environ).notify
     room = Room.open(os.environ)
     try:
-        found = alerts(facts(room.store.conn), now=time.time(), permission_after=0.0)
+        now = time.time()
+        found = alerts(facts(room.store.conn, now), now=now, permission_after=0.0)
         channels, problems = build_channels(settings, room, tmux_socket_of(os.environ.get("TMUX")))
         if args.test:
             test = Alert("test", "test", "operator", "a test notification from agent-room notify")

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from agent_room.core.status_line import OPERATOR
+from agent_room.core.usage import ROOM, Budget, budget_text
 
 __all__ = [
     "CHANNELS",
@@ -47,6 +48,9 @@ class RoomFacts:
     """Frozen links: (id, initiator, responder, reason, frozen at)."""
     messages: tuple[tuple[int, str, str], ...] = ()
     """Unread messages to the operator: (id, sender, first line)."""
+    budgets: tuple[tuple[str, int, float, float, float, float], ...] = ()
+    """Budget levels reached in the current spans: (scope, level, spent, limit, span,
+    span start)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +60,7 @@ class Alert:
     key: str
     """Stable while the thing lasts, new when it happens again: what de-duplicates."""
     kind: str
-    """``handover``, ``permission``, ``failed``, ``frozen`` or ``message``."""
+    """``handover``, ``permission``, ``failed``, ``frozen``, ``message`` or ``budget``."""
     agent: str
     """The agent it is about (its name)."""
     text: str
@@ -108,6 +112,16 @@ def alerts(facts: RoomFacts, *, now: float, permission_after: float) -> list[Ale
                 initiator,
                 f"link #{link_id} @{initiator} <-> @{responder} froze{why}"
                 f" (agent-room link thaw {link_id}, or close {link_id})",
+            )
+        )
+    for scope, reached, spent, limit, span, since in facts.budgets:
+        budget = Budget(scope, limit, span)
+        found.append(
+            Alert(
+                f"budget:{scope}:{reached}:{since:.0f}",
+                "budget",
+                "room" if scope == ROOM else scope,
+                budget_text(budget, spent, reached, since),
             )
         )
     for mid, sender, summary in facts.messages:

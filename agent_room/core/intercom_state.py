@@ -11,7 +11,7 @@ imported. Pure: the callers read and write the files. Standard library only.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from agent_room.core.errors import BadInput
@@ -37,6 +37,8 @@ class ClientAnswer:
     is_error: bool
     subtype: str
     duration_ms: int
+    data: dict[str, Any] = field(default_factory=dict, compare=False)
+    """The whole result object: its ``usage`` and ``modelUsage`` are the run's tokens."""
 
 
 def parse_answer(text: str) -> ClientAnswer:
@@ -59,6 +61,7 @@ def parse_answer(text: str) -> ClientAnswer:
         is_error=bool(data.get("is_error")),
         subtype=str(data.get("subtype") or ""),
         duration_ms=int(_number(data.get("duration_ms"))),
+        data=data,
     )
 
 

@@ -48,6 +48,12 @@ class SessionRow:
     """A Claude Code session outside the room (from the client's own registry)."""
     host: str | None = None
     """The machine it runs on, in a room across machines (else ``None``)."""
+    cost: float | None = None
+    """What it spent today (since midnight UTC); None when nothing was read of it."""
+    cost_known: bool = True
+    """Whether every request it made today had a price (else ``cost`` is a floor)."""
+    over_budget: bool = False
+    """A spent budget (its own or the room's) holds its prompts."""
 
     @property
     def live(self) -> bool:

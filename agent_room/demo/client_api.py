@@ -26,6 +26,14 @@ TITLE_REQUEST = "Generate a concise, single-line task title"
 SUMMARY_REQUEST = "Summarize the user's primary intent"
 
 
+def counted(request: object, reply: str) -> tuple[int, int, int]:
+    """The usage an answer reports, as OpenAI's and Google's APIs count it: the input
+    (cached part included), its cached part, the output; at four characters a token,
+    three quarters of the conversation read from the cache."""
+    read = max(1, len(json.dumps(request)) // 4)
+    return read, read * 3 // 4, max(1, len(reply) // 4)
+
+
 class Request(NamedTuple):
     """One request the stand-in received."""
 
@@ -62,6 +70,8 @@ class StandIn:
     def __init__(self, slow: float = 8.0) -> None:
         self.slow = slow
         self.requests: list[Request] = []
+        self.reported: list[tuple[int, int, int]] = []
+        """The usage of every answer: (input with its cached part, cached, output)."""
         self._lock = threading.Lock()
         self._calls = 0
         stand_in = self
@@ -214,9 +224,12 @@ class StandIn:
         kind, value = self._decide(text, result)
         with self._lock:
             n = self._calls
+        read, cached, wrote = counted(items, value)
+        self.reported.append((read, cached, wrote))
         done = {"type": "response.completed", "response": {"id": f"resp_{n}", "usage": {
-            "input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5,
-            "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 15}}}  # fmt: skip
+            "input_tokens": read, "input_tokens_details": {"cached_tokens": cached},
+            "output_tokens": wrote, "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": read + wrote}}}  # fmt: skip
         if kind == "text":
             content = [{"type": "output_text", "text": value, "annotations": []}]
             item = {"type": "message", "id": f"msg_{n}", "role": "assistant",
@@ -263,10 +276,17 @@ class StandIn:
             else:
                 args = {"command": value, "description": "scripted shell call"}
                 parts = [{"functionCall": {"name": "run_shell_command", "args": args}}]
+        read, cached, wrote = counted(body.get("contents") or [], json.dumps(parts))
+        self.reported.append((read, cached, wrote))
         return {
             "candidates": [
                 {"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}
             ],
-            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5},
+            "usageMetadata": {
+                "promptTokenCount": read,
+                "cachedContentTokenCount": cached,
+                "candidatesTokenCount": wrote,
+                "totalTokenCount": read + wrote,
+            },
             "modelVersion": "stand-in",
         }

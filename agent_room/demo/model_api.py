@@ -37,6 +37,9 @@ class Reply(NamedTuple):
     """A file (absolute path, content) for the Write tool, instead of a Bash call."""
     call: tuple[str, dict[str, Any]] | None = None
     """Any other tool call, as (tool name, input): ``ToolSearch``, ``SendMessage`` ..."""
+    usage: Mapping[str, int] | None = None
+    """The usage the reply reports (the Messages API's four counts); None: counted from
+    the request and the reply (``usage_for``)."""
 
     def tool(self) -> tuple[str, dict[str, Any]] | None:
         """The tool call this reply makes, as (tool name, input), if any."""
@@ -152,7 +155,34 @@ def _content(reply: Reply) -> list[dict[str, Any]]:
     return blocks
 
 
-def _message(reply: Reply, model: str) -> dict[str, Any]:
+def usage_for(reply: Reply, body: Mapping[str, Any]) -> dict[str, int]:
+    """The usage a reply reports, as the Messages API words it: the reply's own, or
+    counted at four characters a token, the conversation so far mostly read from the
+    prompt cache (three quarters), an eighth of it written to the cache, the rest (the
+    newest part) uncached; the output from the reply's text and tool call."""
+    if reply.usage is not None:
+        return {k: int(reply.usage.get(k, 0)) for k in USAGE_KEYS}
+    prompt = len(json.dumps(body.get("messages") or [])) // 4 + len(str(body.get("system"))) // 4
+    read, written = prompt * 3 // 4, prompt // 8
+    call = reply.tool()
+    said = len(reply.text or OK.text) + (len(json.dumps(call[1])) if call else 0)
+    return {
+        "input_tokens": max(1, prompt - read - written),
+        "cache_creation_input_tokens": written,
+        "cache_read_input_tokens": read,
+        "output_tokens": max(1, said // 4),
+    }
+
+
+USAGE_KEYS = (
+    "input_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+    "output_tokens",
+)
+
+
+def _message(reply: Reply, model: str, usage: Mapping[str, int]) -> dict[str, Any]:
     return {
         "id": f"msg_{uuid.uuid4().hex[:24]}",
         "type": "message",
@@ -161,14 +191,19 @@ def _message(reply: Reply, model: str) -> dict[str, Any]:
         "content": _content(reply),
         "stop_reason": "tool_use" if reply.tool() is not None else "end_turn",
         "stop_sequence": None,
-        "usage": {"input_tokens": 10, "output_tokens": 5},
+        "usage": dict(usage),
     }
 
 
-def sse_events(reply: Reply, model: str) -> Iterator[tuple[str, dict[str, Any]]]:
-    """The server-sent events of a streamed reply, in the Messages API's order."""
-    message = _message(reply, model)
-    start = {**message, "content": [], "stop_reason": None}
+def sse_events(
+    reply: Reply, model: str, usage: Mapping[str, int] | None = None
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The server-sent events of a streamed reply, in the Messages API's order: the
+    input counts in ``message_start`` (with one output token so far, as the API does),
+    the final output count in ``message_delta``."""
+    usage = usage if usage is not None else usage_for(reply, {})
+    message = _message(reply, model, usage)
+    start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
     yield "message_start", {"type": "message_start", "message": start}
     for index, block in enumerate(message["content"]):
         if block["type"] == "text":
@@ -188,10 +223,19 @@ def sse_events(reply: Reply, model: str) -> Iterator[tuple[str, dict[str, Any]]]
         {
             "type": "message_delta",
             "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-            "usage": {"output_tokens": 5},
+            "usage": {"output_tokens": usage["output_tokens"]},
         },
     )
     yield "message_stop", {"type": "message_stop"}
+
+
+class Replied(NamedTuple):
+    """One answer as the stand-in gave it: what a client's record of it should say."""
+
+    id: str
+    model: str
+    text: str
+    usage: dict[str, int]
 
 
 class Recorded(NamedTuple):
@@ -247,14 +291,18 @@ class _Handler(BaseHTTPRequestHandler):
             return
         reply = api.script.answer(body)
         model = str(body.get("model") or MODEL)
+        usage = usage_for(reply, body)
         if body.get("stream"):
+            events = list(sse_events(reply, model, usage))
+            message = events[0][1]["message"]
             stream = "".join(
-                f"event: {name}\ndata: {json.dumps(data)}\n\n"
-                for name, data in sse_events(reply, model)
+                f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events
             )
             self._send(200, "text/event-stream", stream.encode())
         else:
-            self._send(200, "application/json", json.dumps(_message(reply, model)).encode())
+            message = _message(reply, model, usage)
+            self._send(200, "application/json", json.dumps(message).encode())
+        api.replied.append(Replied(message["id"], model, reply.text, usage))
 
 
 class _Server(ThreadingHTTPServer):
@@ -273,6 +321,8 @@ class ModelApi:
         self.log = log
         """A JSON-lines file that gets every request too (for a server in another process)."""
         self.requests: list[Recorded] = []
+        self.replied: list[Replied] = []
+        """Every answer to ``/messages``, with the usage it reported."""
         self._lock = threading.Lock()
         self._server = _Server(self)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)

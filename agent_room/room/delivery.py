@@ -78,6 +78,8 @@ def deliver_at_stop(room: Room, session: Mapping[str, Any]) -> str | None:
     queued = room.store.queued(name)
     if not queued:
         return None
+    if room.store.over_budget(name, room.clock()) is not None:
+        return None  # its budget is spent: no new turn of the room's making
     if not room.store.bump_stop_blocks(str(session["session_id"]), MAX_STOP_BLOCKS):
         return None
     rows = room.store.mark_delivered(

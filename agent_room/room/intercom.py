@@ -25,6 +25,7 @@ from agent_room.core.intercom import (
     topic_of,
 )
 from agent_room.core.names import is_valid_name, name_from_cwd
+from agent_room.room.usage import Usage
 from agent_room.store.intercom import IntercomStore
 
 TYPE_CHECKING = False
@@ -316,6 +317,13 @@ class Intercom:
         }
         record["answer_id"] = self.store.record_answer(
             session, ask_id=record["ask_id"], answer=answer.result, at=now, data=data
+        )
+        Usage(self.room).record_ask(
+            answer.data,
+            asker=record["asker"],
+            label=record["label"],
+            ask_id=str(record["ask_id"]),
+            cumulative=resumed and old is not None and answer.cost_usd >= before,
         )
         limit = self.settings()["session_limit"]
         plan = cleanup(

@@ -10,6 +10,9 @@ of the callers that want one per session.
 
 from __future__ import annotations
 
+from agent_room.core.usage import ROOM, span_start
+from agent_room.store.usage import all_over, cost_by_name
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -27,6 +30,7 @@ class Roster:
     __slots__ = (
         "agents",
         "ages",
+        "costs",
         "cwds",
         "depths",
         "held",
@@ -34,6 +38,7 @@ class Roster:
         "links",
         "names",
         "notes",
+        "over",
         "panes",
         "parents",
         "pids",
@@ -65,6 +70,10 @@ class Roster:
     """Why a recipient's messages wait (only those with a note)."""
     links: dict[str, LinkFlags]
     """Live links and the anchoring flag by name (only the linked sessions)."""
+    costs: dict[str, tuple[float, bool]]
+    """What each agent spent today (since midnight UTC), and whether all of it is known."""
+    over: dict[str, str]
+    """Scopes whose budget is spent now (a name, or ``core.usage.ROOM`` for everyone)."""
 
     def __init__(self, room: Room) -> None:
         from agent_room.room.links import Links
@@ -114,6 +123,12 @@ class Roster:
         ]
         flagged = links.flag(linked, live) if linked else []
         self.links = {s["name"]: (s["links"], s["unanchored"]) for s in flagged}
+        self.costs = cost_by_name(room.store, span_start(now))
+        self.over = all_over(room.store, now)
+
+    def over_budget(self, name: str) -> str | None:
+        """The spent budget that holds ``name``'s prompts (its own or the room's), if any."""
+        return self.over.get(name) or self.over.get(ROOM)
 
     def identities(self) -> list[dict[str, Any]]:
         """Who each session is (its id, process and state): what the client's own list
@@ -167,6 +182,9 @@ class Roster:
                     "held": self.held.get(name, 0),
                     "links": links,
                     "unanchored": loose,
+                    "cost_today_usd": round(self.costs.get(name, (0.0, True))[0], 6),
+                    "cost_known": self.costs.get(name, (0.0, True))[1],
+                    "over_budget": self.over_budget(name),
                 }
             )
         return rows

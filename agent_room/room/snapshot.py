@@ -22,6 +22,7 @@ from agent_room.core.snapshot import (
     TreeRow,
 )
 from agent_room.core.tree import TreeNode, build_tree
+from agent_room.core.usage import ROOM, span_start
 from agent_room.room.entities import CLASH_WINDOW
 from agent_room.room.links import Links
 from agent_room.room.native import outside_nodes
@@ -30,6 +31,7 @@ from agent_room.store.attention import status_counts
 from agent_room.store.entities import clash_notes
 from agent_room.store.intercom import IntercomStore
 from agent_room.store.loops import LoopStore
+from agent_room.store.usage import all_over, cost_by_name, last_usage_id
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -125,6 +127,11 @@ class SnapshotReader:
         self._traffic: tuple[Edge, ...] = ()
         self._last_message = 0
         self._checked_at = float("-inf")
+        self._costs: dict[str, tuple[float, bool]] = {}
+        self._costs_mark: tuple[int, float] | None = None
+        """The newest usage row and the day the costs were summed at: summed again only
+        when either moved (a redraw comes with every room change; new usage at most once
+        a pass of the memory worker)."""
 
     def read(self) -> RoomSnapshot:
         """The room now."""
@@ -153,9 +160,17 @@ class SnapshotReader:
             )
         }
         clashes = clash_notes(store, now - CLASH_WINDOW)
+        costs = self._costs_today(now)
+        over = all_over(store, now)
         sessions = tuple(
             self._session(
-                r, notes, linked[r["name"]], clashes.get(r["session_id"], ""), several=several
+                r,
+                notes,
+                linked[r["name"]],
+                clashes.get(r["session_id"], ""),
+                several=several,
+                cost=costs.get(r["name"]),
+                over=r["name"] in over or ROOM in over,
             )
             for r in members
         )
@@ -208,6 +223,14 @@ class SnapshotReader:
             operator_unread=status_counts(store.conn).messages,
         )
 
+    def _costs_today(self, now: float) -> dict[str, tuple[float, bool]]:
+        """Each agent's cost today, summed again only when the usage or the day moved on."""
+        mark = (last_usage_id(self.room.store), span_start(now))
+        if mark != self._costs_mark:
+            self._costs = cost_by_name(self.room.store, mark[1])
+            self._costs_mark = mark
+        return self._costs
+
     def _outside_rows(self, now: float) -> list[dict[str, Any]]:
         """The client's sessions outside the room, read again every ``OUTSIDE_INTERVAL``."""
         if self.native is not None and now - self._outside_at >= OUTSIDE_INTERVAL:
@@ -225,6 +248,8 @@ class SnapshotReader:
         clash: str = "",
         *,
         several: bool = False,
+        cost: tuple[float, bool] | None = None,
+        over: bool = False,
     ) -> SessionRow:
         return SessionRow(
             **_identity(row),
@@ -239,6 +264,9 @@ class SnapshotReader:
             unanchored=bool(linked["unanchored"]),
             clash=clash,
             host=row["host"] if several else None,
+            cost=cost[0] if cost else None,
+            cost_known=cost[1] if cost else True,
+            over_budget=over,
         )
 
     @staticmethod

@@ -47,7 +47,7 @@ def status_counts(conn: sqlite3.Connection) -> StatusCounts:
     return StatusCounts(*(int(v) for v in row))
 
 
-def facts(conn: sqlite3.Connection) -> RoomFacts:
+def facts(conn: sqlite3.Connection, now: float) -> RoomFacts:
     """Everything that may need the operator now (``core.attention.alerts`` decides)."""
     from agent_room.core.attention import RoomFacts
 
@@ -75,7 +75,17 @@ def facts(conn: sqlite3.Connection) -> RoomFacts:
         " WHERE recipient = ? AND read_at IS NULL ORDER BY id",
         (OPERATOR,),
     ).fetchall()
+    budgets = conn.execute(
+        "SELECT m.scope, m.level, m.spent_usd, b.limit_usd, b.span, m.span_start"
+        " FROM budget_marks m JOIN budgets b ON b.scope = m.scope"
+        " WHERE m.span_start <= ? AND m.span_start + b.span > ? ORDER BY m.at",
+        (now, now),
+    ).fetchall()
     return RoomFacts(
+        budgets=tuple(
+            (str(s), int(v), float(c), float(li), float(sp), float(st))
+            for s, v, c, li, sp, st in budgets
+        ),
         handovers=tuple((int(i), str(s), str(r)) for i, s, r in handovers),
         waiting=tuple((str(n), str(s), float(t)) for n, s, t in waiting),
         failed=tuple((str(n), int(c), int(m)) for n, c, m in failed),

@@ -16,8 +16,25 @@ if TYPE_CHECKING:
     from agent_room.store.sqlite_base import Row
 
 
+ROOM_BUDGET = "*room*"
+"""The scope of the room's budget (``core.usage.ROOM``, spelled out: the Stop hook and
+``send`` ask this and load nothing of the usage rules)."""
+_OVER_BUDGET = (
+    "SELECT m.scope FROM budget_marks m JOIN budgets b ON b.scope = m.scope"
+    " WHERE m.level >= 100 AND m.scope IN (?, ?) AND m.span_start <= ?"
+    " AND m.span_start + b.span > ? ORDER BY m.scope LIMIT 1"
+)
+
+
 class DeliveryStore(StoreBase):
     """Lease, nudges and notes."""
+
+    def over_budget(self, name: str, now: float) -> str | None:
+        """The spent budget that holds ``name``'s prompts now (its own, or the room's
+        ``ROOM_BUDGET``), None when none does: then the room sends it nothing of its own
+        (nudges, crossings, timers) until the operator raises the budget."""
+        found = self.conn.execute(_OVER_BUDGET, (name, ROOM_BUDGET, now, now)).fetchone()
+        return str(found[0]) if found else None
 
     def acquire_lease(
         self,

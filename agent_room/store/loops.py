@@ -61,6 +61,40 @@ def _at_least(conn: sqlite3.Connection, count: int, where: str, args: tuple[obje
     return bool(found >= count)
 
 
+def cost_hold(conn: sqlite3.Connection, sender: str, recipient: str, at: float) -> Hold | None:
+    """Open a hold when a pair messaging each other spends too fast (``core.cost_rate``);
+    None when it does not. Its common case is one indexed read: whether ``recipient``
+    wrote to ``sender`` within the window."""
+    from agent_room.core.cost_rate import LIMIT_KEY, WINDOW_KEY, settings_from
+
+    found = conn.execute(
+        "SELECT key, value FROM settings WHERE key IN (?, ?)", (LIMIT_KEY, WINDOW_KEY)
+    ).fetchall()
+    limit, window = settings_from({key: _number(value) for key, value in found})
+    if not limit:
+        return None
+    since = at - window
+    if not _at_least(conn, 1, "sender = ? AND recipient = ? AND created_at > ?",
+                     (recipient, sender, since)):  # fmt: skip
+        return None  # not an exchange: one way only
+    cycle = (sender, recipient, sender)
+    released = conn.execute(
+        "SELECT max(released_at) FROM loop_holds WHERE released_at > ? AND path IN (?, ?)",
+        (since, store_path(cycle), store_path((recipient, sender, recipient))),
+    ).fetchone()[0]
+    spent = conn.execute(
+        "SELECT coalesce(sum(cost_usd), 0) FROM usage WHERE name IN (?, ?) AND at > ?",
+        (sender, recipient, max(since, float(released or since))),
+    ).fetchone()[0]
+    if float(spent) < limit:
+        return None
+    cursor = conn.execute(
+        "INSERT INTO loop_holds (path, detected_at) VALUES (?, ?)", (store_path(cycle), at)
+    )
+    assert cursor.lastrowid is not None
+    return cursor.lastrowid, cycle
+
+
 class LoopStore:
     """Loop holds of one room, on the connection of a ``SqliteStore``."""
 
@@ -90,6 +124,8 @@ class LoopStore:
                 hold = self._active(conn, sender, recipient)
                 if hold is None:
                     hold = fresh = self._detect(conn, sender, recipient, at, per_edge, window)
+            if hold is None:
+                hold = fresh = cost_hold(conn, sender, recipient, at)
             status = "queued" if hold is None else "held"
             message_id = self.store._insert_message(conn, kind, sender, recipient, body, at, status)
             if hold is not None:

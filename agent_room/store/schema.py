@@ -400,6 +400,60 @@ MIGRATIONS: tuple[str, ...] = (
         n INTEGER NOT NULL
     );
     """,
+    # usage: every model request of every agent as its client recorded it (tokens, model,
+    # cost at the price of the moment, unknown for a model without one), the host that
+    # read it, the turn it belongs to (a link's cost is its turns'); each record file's
+    # read cursor; budgets per agent or for the room, and the levels each reached in a span.
+    """
+    CREATE TABLE usage (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL,
+        key TEXT NOT NULL,
+        name TEXT,
+        host TEXT,
+        client TEXT NOT NULL,
+        kind TEXT NOT NULL DEFAULT 'turn',
+        ref TEXT,
+        model TEXT,
+        input INTEGER NOT NULL DEFAULT 0,
+        output INTEGER NOT NULL DEFAULT 0,
+        cache_read INTEGER NOT NULL DEFAULT 0,
+        cache_write INTEGER NOT NULL DEFAULT 0,
+        cost_usd REAL,
+        at REAL NOT NULL,
+        turn_id INTEGER
+    );
+    CREATE UNIQUE INDEX usage_key ON usage(session_id, key);
+    CREATE INDEX usage_at ON usage(at);
+    CREATE INDEX usage_name ON usage(name, at);
+    CREATE INDEX usage_turn ON usage(turn_id) WHERE turn_id IS NOT NULL;
+
+    CREATE TABLE usage_cursors (
+        path TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        inode INTEGER,
+        offset INTEGER NOT NULL DEFAULT 0,
+        model TEXT,
+        problem TEXT,
+        updated_at REAL NOT NULL
+    );
+
+    CREATE TABLE budgets (
+        scope TEXT PRIMARY KEY,
+        limit_usd REAL NOT NULL,
+        span REAL NOT NULL,
+        set_at REAL NOT NULL,
+        set_by TEXT NOT NULL
+    );
+    CREATE TABLE budget_marks (
+        scope TEXT NOT NULL,
+        span_start REAL NOT NULL,
+        level INTEGER NOT NULL,
+        spent_usd REAL NOT NULL,
+        at REAL NOT NULL,
+        PRIMARY KEY (scope, span_start, level)
+    );
+    """,
 )
 """Each entry moves the schema from version ``index`` to ``index + 1``."""
 

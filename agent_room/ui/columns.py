@@ -15,6 +15,7 @@ from rich.text import Text
 
 from agent_room.core.printable import printable
 from agent_room.core.snapshot import SessionRow
+from agent_room.core.usage import money
 
 STATE_ORDER = {"waiting": 0, "busy": 1, "idle": 2, "ended": 3}
 """Sorting by state puts the sessions that need a human first."""
@@ -86,6 +87,15 @@ def _links(row: SessionRow, ctx: CellContext) -> Text:
     return Text(printable(row.links), style=style, overflow="ellipsis", no_wrap=True)
 
 
+def _cost(row: SessionRow, ctx: CellContext) -> Text:
+    if row.over_budget:  # its prompts wait for the operator
+        shown = money(row.cost or 0.0, known=row.cost_known)
+        return Text(f"{shown} over", style=ctx.colours.get("error", "red"), justify="right")
+    if row.cost is None:
+        return Text("·", style="dim", justify="right")
+    return Text(money(row.cost, known=row.cost_known), justify="right")
+
+
 @dataclass(frozen=True, slots=True)
 class Column:
     """One column of the sessions table."""
@@ -132,6 +142,7 @@ COLUMNS: tuple[Column, ...] = (
         3,
         4,
     ),
+    Column("cost", "Today", _cost, lambda r: (-(r.cost or 0.0), r.name), 5, 14),
     Column("unread", "Unread", _unread, lambda r: (-r.unread, r.name), 6, 6),
     Column("delivery", "Delivery", _delivery, lambda r: (-r.failed, r.note, r.name), 8, 60),
 )
@@ -142,21 +153,23 @@ SORT_KEYS = tuple(c.key for c in COLUMNS)
 SHRINK_ORDER = ("cwd", "delivery", "links", "name", "agent", "state", "pane", "age")
 """The columns that give up width when the window is too narrow for all (in this
 order when two have as much to give)."""
-DROP_ORDER = ("pane", "age", "agent", "cwd")
+DROP_ORDER = ("cost", "pane", "age", "agent", "cwd")
 """Which columns are left out, in turn, when even their narrowest is too wide."""
 
 
 def natural_widths(rows: Sequence[SessionRow], ctx: CellContext) -> dict[str, int]:
     """Each column as wide as its label and its widest cell, within its ``most``."""
-    widths = {c.key: len(c.label) for c in COLUMNS}
+    spent = any(row.cost is not None or row.over_budget for row in rows)
+    shown = [c for c in COLUMNS if spent or c.key != "cost"]  # no usage read: no column
+    widths = {c.key: len(c.label) for c in shown}
     for row in rows:
-        for col in COLUMNS:
+        for col in shown:
             if col.key == "cwd":
                 length = len(printable(row.cwd or ""))  # drawn cut to the width it gets
             else:
                 length = col.cell(row, ctx).cell_len
             widths[col.key] = max(widths[col.key], length)
-    return {c.key: max(min(widths[c.key], c.most), c.least) for c in COLUMNS}
+    return {c.key: max(min(widths[c.key], c.most), c.least) for c in shown}
 
 
 def fit_widths(natural: Mapping[str, int], available: int, padding: int) -> dict[str, int]:
@@ -172,7 +185,7 @@ def fit_widths(natural: Mapping[str, int], available: int, padding: int) -> dict
     for key in DROP_ORDER:  # columns that cannot fit even at their narrowest go
         if sum(least[k] + padding for k in widths) <= available:
             break
-        del widths[key]
+        widths.pop(key, None)
     spare = available - sum(widths.values()) - padding * len(widths)
     if spare >= 0:
         widths[COLUMNS[-1].key] += spare

@@ -28,6 +28,7 @@ from agent_room.core.delivery import (
 )
 from agent_room.core.errors import PaneUnavailable
 from agent_room.core.prompts import nudge_text
+from agent_room.core.usage import over_text
 from agent_room.room import Room
 from agent_room.store.hosts import BEAT, host_seen
 from agent_room.workers.guard import Guard
@@ -112,6 +113,12 @@ class Deliverer:
         served = set()
         for target in self.store.delivery_targets():
             served.add(str(target["name"]))
+            held_by = self.store.over_budget(str(target["name"]), now)
+            if held_by is not None:  # a spent budget: its prompts wait for the operator
+                self.store.set_note(
+                    str(target["name"]), over_text(str(target["name"]), held_by), at=now
+                )
+                continue
             try:
                 if self._serve_native(target, now):
                     continue

@@ -1,5 +1,5 @@
-"""The memory worker: follows live sessions' transcripts, prepares handover contexts and
-checkpoints sessions that ended.
+"""The memory worker: follows live sessions' transcripts, prepares handover contexts,
+checkpoints sessions that ended, and reads what the agents spent (``room.usage``).
 
 Embedded in ``agent-room watch`` and the console next to the deliverer and the
 injector, under its host's lease (one acts per host, the others on that host stand by):
@@ -17,9 +17,11 @@ from __future__ import annotations
 import contextlib
 import threading
 
+from agent_room.room.budgets import Budgets
 from agent_room.room.checkpoints import Checkpoints
 from agent_room.room.entities import Entities
 from agent_room.room.memory import Memory
+from agent_room.room.usage import PASS_BUDGET, Usage
 from agent_room.workers.guard import Guard
 from agent_room.workers.lease import Lease, LeasedWorker
 
@@ -60,6 +62,8 @@ class MemoryWorker(LeasedWorker):
         self.memory = Memory(room)
         self.checkpoints = Checkpoints(room)
         self.entities = Entities(room)
+        self.usage = Usage(room)
+        self.budgets = Budgets(room)
         self._pruned_at = 0.0
         self.lease = (
             Lease(room.store, memory_lease(room.store.host), probe, ttl=lease_ttl)
@@ -86,6 +90,8 @@ class MemoryWorker(LeasedWorker):
         self.memory.follow_live()
         self.checkpoints.at_session_ends()
         self.entities.scan_messages()
+        if self.usage.follow_live(budget=PASS_BUDGET):  # every client's records, this host's
+            self.budgets.check()  # (a budget set is checked by the command that sets it)
         now = self.room.clock()
         if now - self._pruned_at >= PRUNE_INTERVAL:
             self._pruned_at = now

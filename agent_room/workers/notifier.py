@@ -82,7 +82,9 @@ class Notifier(LeasedWorker):
         if self.state is None:
             self.state = self._told_before()
         found = alerts(
-            attention.facts(self.store.conn), now=now, permission_after=self.policy.permission_after
+            attention.facts(self.store.conn, now),
+            now=now,
+            permission_after=self.policy.permission_after,
         )
         fresh, self.state = decide(found, self.state, now=now, policy=self.policy)
         if not fresh:

@@ -103,8 +103,20 @@ def test_sessions_are_created_resumed_and_kept_apart(asker: Asker) -> None:
     (resumed,) = [b for b in asker.bodies_with(FOLLOW_UP) if FIRST in everything(b)]
     assert resumed["messages"]
     # cost accumulates: the client reports the session's running total on a resume
-    assert again["session_cost_usd"] == pytest.approx(first["cost_usd"] + again["cost_usd"])
+    # each ask's cost is rounded to the micro-dollar; the total is not
+    assert again["session_cost_usd"] == pytest.approx(
+        first["cost_usd"] + again["cost_usd"], abs=2e-6
+    )
     assert again["session_cost_usd"] > first["session_cost_usd"]
+    # the usage keeps each ask's share of the running total, for the asker, per repository
+    shown = subprocess.run(
+        [sys.executable, "-m", "agent_room", "usage", "--by", "ask", "--json"],
+        env=asker.env, capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    (per_repo,) = json.loads(shown.stdout)["lines"]
+    assert per_repo["requests"] >= 2
+    assert per_repo["output_tokens"] > 0
+    assert per_repo["cost_usd"] == pytest.approx(again["session_cost_usd"], abs=2e-6)
 
     other = asker.ask(UNRELATED)
     assert other["decision"] == "new"

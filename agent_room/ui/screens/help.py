@@ -22,6 +22,7 @@ HELP = """\
 | `s` / `S` | sort the sessions by the next column / reverse the order |
 | `w` | write to the selected agent as `@operator` (delivered like any message) |
 | `i` | the messages agents wrote to `@operator`: Enter answers one |
+| `$` | what the agents spent: cost over time and by agent, model, link or day (`b`, `t`) |
 | `a` | approve the highlighted handover |
 | `r` | reject the highlighted handover (asks for the reason the sender receives) |
 | `Tab` | move between sessions, tree, handovers and flow |

@@ -28,6 +28,7 @@ from agent_room.ui.widgets.traffic import TrafficMatrix
 from agent_room.ui.widgets.tree import SessionTree
 
 if TYPE_CHECKING:
+    from agent_room.room.usage_report import UsageView
     from agent_room.ui.app import RoomConsole
     from agent_room.ui.screens.checkpoints import Resume
     from agent_room.ui.screens.conflicts import Decision
@@ -45,6 +46,7 @@ class MainScreen(Screen[None]):
         Binding("e", "enter_session", "Enter"),
         Binding("n", "rename_session", "Rename", show=False),
         Binding("c", "checkpoints", "Checkpoints", show=False),
+        Binding("dollar_sign", "usage", "Usage", show=False),
     ]
 
     snapshot: var[RoomSnapshot | None] = var(None)
@@ -243,6 +245,22 @@ class MainScreen(Screen[None]):
         else:
             reason = done.stderr.strip().splitlines()[-1:] or ["it did not start"]
             app.call_from_thread(app.notify, reason[0], severity="error")
+
+    def action_usage(self) -> None:
+        """What the agents spent: a plot over time and a table (its own screen)."""
+        from agent_room.ui.screens.usage import UsageScreen
+
+        self.app.push_screen(UsageScreen(self._usage_view))
+
+    def _usage_view(self, span: str, by: str) -> UsageView:
+        """The usage screen's picture, read from the room (called in a thread)."""
+        from agent_room.room.usage_report import usage_view
+
+        room = cast("RoomConsole", self.app).open_room()
+        try:
+            return usage_view(room, span=span, by=by)
+        finally:
+            room.close()
 
     def action_entity_conflicts(self) -> None:
         """The entity conflicts waiting for a decision."""

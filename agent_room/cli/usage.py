@@ -1,0 +1,281 @@
+"""Handlers of what the agents spend: usage, usage price, budget.
+
+Data to stdout (a table, or JSON with ``--json``), diagnostics to stderr. The figures
+are what each host's watch (or console) read from its agents' record files; ``usage``
+reads them again first for this host's agents, so a room without a watch is current too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from datetime import UTC, datetime
+from typing import Any
+
+from agent_room.cli.output import print_json
+from agent_room.core import cost_rate
+from agent_room.core.errors import BadInput
+from agent_room.core.printable import printable
+from agent_room.core.timers import parse_duration
+from agent_room.core.usage import DAY, ROOM, Line, count, money, over_text, price_of, span_start
+from agent_room.room import Room
+from agent_room.room.budgets import Budgets
+from agent_room.room.usage import Usage
+from agent_room.room.usage_report import Reports, Summary
+from agent_room.store.links import LinkStore
+
+READ_BUDGET = 3.0
+"""Seconds ``usage`` spends reading what the watch has not read yet (a long backlog is
+the watch's to work off; the command says how much is left)."""
+_DAYS = re.compile(r"(\d{1,3})d")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def since_of(text: str | None, now: float) -> float:
+    """The start of the span ``--since`` names: a duration back from now (``2h``,
+    ``30d``), a date (``2026-11-01``, midnight UTC), or today (midnight UTC) when None."""
+    if text is None:
+        return span_start(now)
+    raw = text.strip()
+    if _DATE.fullmatch(raw):
+        try:
+            return datetime.strptime(raw, "%Y-%m-%d").replace(tzinfo=UTC).timestamp()
+        except ValueError:
+            raise BadInput(f"invalid date {text!r}: use YYYY-MM-DD") from None
+    days = _DAYS.fullmatch(raw)
+    if days and 0 < int(days.group(1)) <= 366:
+        return now - int(days.group(1)) * DAY
+    return now - parse_duration(raw)
+
+
+def _span_of(text: str) -> float:
+    days = _DAYS.fullmatch(text.strip())
+    if days and 0 < int(days.group(1)) <= 366:
+        return int(days.group(1)) * DAY
+    return parse_duration(text)
+
+
+def _open() -> tuple[Room, Usage]:
+    room = Room.open(os.environ)
+    return room, Usage(room)
+
+
+def _row(line: Line) -> tuple[str, ...]:
+    return (
+        printable(line.key),
+        str(line.requests),
+        count(line.tokens.input),
+        count(line.tokens.output),
+        count(line.tokens.cache_read),
+        count(line.tokens.cache_write),
+        money(line.cost_usd, known=line.cost_known),
+    )
+
+
+def _side(name: str, side: dict[str, Any]) -> tuple[str, ...]:
+    """One side of a link's exchange (from its JSON form), under the link's line."""
+    cost = side["cost_usd"]
+    return (
+        f"  @{printable(name)}",
+        str(side["requests"]),
+        count(side["input_tokens"]),
+        count(side["output_tokens"]),
+        count(side["cache_read_tokens"]),
+        count(side["cache_write_tokens"]),
+        money(side["priced_cost_usd"], known=cost is not None),
+    )
+
+
+def _table(summary: Summary) -> str:
+    header = ("", "REQUESTS", "INPUT", "OUTPUT", "CACHE-READ", "CACHE-WRITE", "COST")
+    header = (summary.by.upper(), *header[1:])
+    body: list[tuple[str, ...]] = []
+    for line, detail in zip(summary.lines, summary.details, strict=True):
+        body.append(_row(line))
+        body += [_side(name, side) for name, side in sorted(detail.get("sides", {}).items())]
+    table = [header, *body, _row(summary.total())]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    lines = [
+        "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in table
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def cmd_usage(args: argparse.Namespace) -> int:
+    """Tokens and cost over a span, by agent, model, link, day, handover, ask or subagent."""
+    room, usage = _open()
+    try:
+        since = since_of(args.since, room.clock())
+        usage.follow_live(budget=READ_BUDGET)  # this host's agents, up to now
+        summary = Reports(room).summary(args.by, since)
+        behind = usage.behind()
+    finally:
+        room.close()
+    if behind:
+        print(
+            f"still reading the agents' records ({behind / 1e6:.1f} MB to go): the figures"
+            " grow as the watch reads them",
+            file=sys.stderr,
+        )
+    if args.json:
+        print_json(summary.as_dict())
+        return 0
+    start = datetime.fromtimestamp(since, UTC).strftime("%Y-%m-%d %H:%M UTC")
+    if not summary.lines:
+        print(f"no usage since {start}", file=sys.stderr)
+    else:
+        sys.stdout.write(_table(summary))
+        print(f"since {start}", file=sys.stderr)
+        if not summary.total().cost_known:
+            print(
+                "?: a model without a known price (its tokens count, its cost does not);"
+                " set one with agent-room usage price MODEL --input X --output Y",
+                file=sys.stderr,
+            )
+    for name, scope in sorted(summary.over.items()):
+        print(over_text("everyone" if name == ROOM else name, scope), file=sys.stderr)
+    return 0
+
+
+def cmd_usage_price(args: argparse.Namespace) -> int:
+    """Set or clear the room's price of a model (dollars per million tokens)."""
+    room, usage = _open()
+    try:
+        if args.clear:
+            usage.set_price(args.model, None)
+            print(f"{printable(args.model)}: the price source's price again", file=sys.stderr)
+            return 0
+        if args.input is None or args.output is None:
+            raise BadInput("a price needs --input and --output (dollars per million tokens)")
+        price = price_of(
+            {
+                "input": args.input,
+                "output": args.output,
+                "cache_read": args.cache_read,
+                "cache_write": args.cache_write,
+            }
+        )
+        repriced = usage.set_price(args.model, price)
+    finally:
+        room.close()
+    print(
+        f"{printable(args.model)}: ${price.input:g} input, ${price.output:g} output per"
+        f" million tokens; {repriced} stored requests repriced",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def cmd_usage_prices(args: argparse.Namespace) -> int:
+    """The room's price overrides."""
+    room, usage = _open()
+    try:
+        found = {model: price.as_dict() for model, price in usage.overrides().items()}
+    finally:
+        room.close()
+    if args.json:
+        print_json(found)
+    elif not found:
+        print("no prices set: every price is the price source's (genai-prices)", file=sys.stderr)
+    for model, price in sorted(found.items()) if not args.json else ():
+        parts = ", ".join(
+            f"{k.replace('_', '-')} ${v:g}" for k, v in price.items() if v is not None
+        )
+        print(f"{printable(model)}  {parts} per million tokens")
+    return 0
+
+
+def cmd_budget(args: argparse.Namespace) -> int:
+    """Every budget and what its scope spent in the current span."""
+    room, usage = _open()
+    try:
+        usage.follow_live(budget=READ_BUDGET)
+        budgets = Budgets(room)
+        budgets.check()
+        found = budgets.rows()
+    finally:
+        room.close()
+    if args.json:
+        print_json(found)
+        return 0
+    if not found:
+        print("no budgets set (agent-room budget set NAME AMOUNT)", file=sys.stderr)
+        return 0
+    for row in found:
+        span = "day" if row["span_s"] == DAY else f"{row['span_s'] / 3600:g} h"
+        held = "  HOLDING its prompts" if row["held"] else ""
+        percent = f" ({row['percent']:g} %)" if row["percent"] is not None else ""
+        print(
+            f"{printable(row['label'])}  {money(row['spent_usd'])} of"
+            f" ${row['limit_usd']:.2f} per {span}{percent}{held}"
+        )
+    return 0
+
+
+def cmd_budget_set(args: argparse.Namespace) -> int:
+    """Set the budget of an agent or of the room."""
+    scope = _scope(args)
+    room = Room.open(os.environ)
+    try:
+        budget = Budgets(room).set(scope, args.amount, _span_of(args.per) if args.per else DAY)
+    finally:
+        room.close()
+    per = "day (UTC)" if budget.span == DAY else f"{budget.span / 3600:g} h"
+    print(f"{budget.label}: ${budget.limit_usd:.2f} per {per}", file=sys.stderr)
+    return 0
+
+
+def cmd_budget_clear(args: argparse.Namespace) -> int:
+    """Remove a budget."""
+    scope = _scope(args)
+    room = Room.open(os.environ)
+    try:
+        Budgets(room).clear(scope)
+    finally:
+        room.close()
+    print(f"{'the room' if scope is None else '@' + scope}: no budget", file=sys.stderr)
+    return 0
+
+
+def cmd_budget_pair(args: argparse.Namespace) -> int:
+    """Show or change the loop breaker's cost rate: two agents messaging each other."""
+    room = Room.open(os.environ)
+    try:
+        links = LinkStore(room.store)
+        if args.rate is not None:
+            limit, window = _rate(args.rate)
+            links.save_settings(
+                {cost_rate.LIMIT_KEY: limit, cost_rate.WINDOW_KEY: window},
+                at=room.clock(),
+                by="operator",
+            )
+        limit, window = cost_rate.settings_from(links.settings())
+    finally:
+        room.close()
+    if args.json:
+        print_json({"limit_usd": limit, "window_s": window})
+    else:
+        print(f"loop breaker on cost: {cost_rate.describe(limit, window)}")
+    return 0
+
+
+def _rate(text: str) -> tuple[float, float]:
+    """``USD/DURATION`` (``5/10m``) or ``off``."""
+    if text.strip().lower() == "off":
+        return 0.0, cost_rate.DEFAULT_WINDOW
+    amount, slash, span = text.partition("/")
+    try:
+        limit = float(amount.strip().removeprefix("$"))
+    except ValueError:
+        limit = -1.0
+    if not slash or not limit > 0 or limit > 1e9:
+        raise BadInput(f"invalid rate {text!r}: use dollars/duration, e.g. 5/10m, or off")
+    return limit, parse_duration(span)
+
+
+def _scope(args: argparse.Namespace) -> str | None:
+    if args.room == bool(args.name):
+        raise BadInput("name an agent, or give --room for the whole room (one of them)")
+    return None if args.room else str(args.name).removeprefix("@")
