@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import hmac
 import json
 import os
 import queue
@@ -26,6 +27,7 @@ import uuid
 from pathlib import Path
 
 from agent_room.adapters import procfs
+from agent_room.core.files import read_regular
 from agent_room.core.native import (
     PROTOCOL,
     ROOM_PEER_MARK,
@@ -39,7 +41,7 @@ from agent_room.core.native import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Iterator, Mapping
     from typing import Any
 
     from agent_room.core.ports import ProcessProbe
@@ -62,33 +64,36 @@ def claude_dir(environ: Mapping[str, str]) -> Path:
 
 
 def _read_json(path: Path) -> object:
+    """A small JSON file of the client's; None if it is anything else (a FIFO planted in
+    its place, a huge file, half-written)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        raw = read_regular(path, ENTRY_LIMIT, follow=False)
     except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        raw = os.read(fd, ENTRY_LIMIT + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    if len(raw) > ENTRY_LIMIT:
         return None
     try:
         return json.loads(raw)
-    except ValueError:  # half-written by the client: read again next time
+    except (ValueError, RecursionError):  # half-written by the client: read again next time
         return None
 
 
 class FileRegistry:
     """The live sessions in a client's registry folder (``NativeRegistry``)."""
 
-    def __init__(self, root: Path, probe: ProcessProbe) -> None:
+    def __init__(
+        self,
+        root: Path,
+        probe: ProcessProbe,
+        *,
+        owner: Callable[[int], int | None] = procfs.real_uid,
+        uid: int | None = None,
+    ) -> None:
         self.root = root
         self.sessions_dir = root / "sessions"
         self.probe = probe
+        self.owner = owner
+        """The real uid a pid runs as (None: gone): entries of other users' processes
+        are not believed."""
+        self.uid = os.getuid() if uid is None else uid
 
     def sessions(self) -> list[NativeSession]:
         """Every live session the client lists, the room's own peers left out."""
@@ -108,12 +113,13 @@ class FileRegistry:
 
     def entry(self, pid: int) -> NativeSession | None:
         """The live session of process ``pid``; None if absent, malformed or stale (the
-        process gone, or its pid reused by another)."""
+        process gone, or its pid reused by another), or if the process is not the room's
+        user's (a planted entry naming someone else's process)."""
         data = _read_json(self.sessions_dir / f"{pid}.json")
         session = parse_entry(data)
         if session is None or session.pid != pid:
             return None
-        if not self.probe.is_alive(pid, session.proc_start):
+        if not self.probe.is_alive(pid, session.proc_start) or self.owner(pid) != self.uid:
             return None
         if session.job and session.job_state is None:
             state = _read_json(self.root / "jobs" / session.job / "state.json")
@@ -209,6 +215,9 @@ class PeerSocket:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._found: queue.SimpleQueue[Receipt | str] = queue.SimpleQueue()
+        self._token = ""
+        """The peer token the room publishes in its key file: every connection to the
+        room's socket begins with it (the clients send it, as to any peer)."""
 
     def open(self) -> None:
         """Listen and register, once; raises OSError (then nothing is left behind)."""
@@ -265,7 +274,8 @@ class PeerSocket:
             "statusUpdatedAt": now,
             ROOM_PEER_MARK: True,
         }
-        key = {"peerToken": secrets.token_hex(16), "procStart": start, "pidDomain": domain}
+        self._token = secrets.token_hex(16)
+        key = {"peerToken": self._token, "procStart": start, "pidDomain": domain}
         digest = hashlib.sha256(bytes(path)).hexdigest()
         key_path = sessions / f"{self.pid}.{digest}.key"
         entry_path = sessions / f"{self.pid}.json"
@@ -351,33 +361,67 @@ class PeerSocket:
             threading.Thread(target=self._read, args=(conn,), daemon=True).start()
 
     def _read(self, conn: socket.socket) -> None:
+        """One connection: the peer's credentials (``SO_PEERCRED``: the room's user), the
+        room's token on the first line, then receipts, each about the connecting
+        process's own socket."""
         with conn:
             cred = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-            _pid, uid, _gid = struct.unpack("3i", cred)
+            pid, uid, _gid = struct.unpack("3i", cred)
             if uid != os.getuid():
                 self._found.put(f"a connection from user {uid} refused")
                 return
             conn.settimeout(READ_TIMEOUT)
-            buffer = b""
-            while len(buffer) <= LINE_LIMIT:
-                try:
-                    chunk = conn.recv(65536)
-                except OSError:
+            authed: list[bool] = []  # empty until the first line said whether it is
+            for line in _lines(conn):
+                if not self._take(line, pid, authed):
                     break
-                if not chunk:
-                    break
-                buffer += chunk
-                while b"\n" in buffer:
-                    line, buffer = buffer.split(b"\n", 1)
-                    self._take(line)
-            if buffer.strip() and len(buffer) <= LINE_LIMIT:
-                self._take(buffer)
         if self.on_receipt is not None:
             self.on_receipt()
 
-    def _take(self, line: bytes) -> None:
-        if not line.strip():
-            return
+    def _take(self, line: bytes, pid: int, authed: list[bool]) -> bool:
+        """Take one line; whether to read on (False: the connection is refused)."""
         found = parse_receipt(line)
-        if found != "auth":
-            self._found.put(found)
+        if not authed:
+            authed.append(found == "auth" and self._auth_token(line))
+            if not authed[0]:
+                self._found.put(f"a connection from pid {pid} without the room's token refused")
+            return authed[0]
+        if found == "auth":
+            return True
+        if isinstance(found, Receipt) and not self._from_own_socket(pid, found.sender_socket):
+            found = f"a receipt from pid {pid} about a socket not its own refused"
+        self._found.put(found)
+        return True
+
+    def _auth_token(self, line: bytes) -> bool:
+        data = json.loads(line)
+        token = data.get("token") if isinstance(data, dict) else None
+        return (
+            bool(self._token)
+            and isinstance(token, str)
+            and hmac.compare_digest(token.encode(), self._token.encode())
+        )
+
+    def _from_own_socket(self, pid: int, sender_socket: str) -> bool:
+        """Whether ``sender_socket`` is the messaging socket of the live client ``pid``."""
+        entry = self.registry.entry(pid)
+        return entry is not None and bool(sender_socket) and entry.socket == sender_socket
+
+
+def _lines(conn: socket.socket) -> Iterator[bytes]:
+    """The non-blank lines of one connection, up to ``LINE_LIMIT`` bytes pending."""
+    buffer = b""
+    while len(buffer) <= LINE_LIMIT:
+        try:
+            chunk = conn.recv(65536)
+        except OSError:
+            return
+        if not chunk:
+            break
+        buffer += chunk
+        while b"\n" in buffer:
+            line, buffer = buffer.split(b"\n", 1)
+            if line.strip():
+                yield line
+    if buffer.strip() and len(buffer) <= LINE_LIMIT:
+        yield buffer

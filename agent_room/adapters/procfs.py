@@ -112,6 +112,42 @@ def is_alive(pid: int, start_ticks: int | None, proc: str = PROC) -> bool:
     return start_ticks is None or started == start_ticks
 
 
+def real_uid(pid: int, proc: str = PROC) -> int | None:
+    """The real user id ``pid`` runs as (``Uid:`` in ``/proc/PID/status``); ``None`` if it
+    is gone or unreadable. A registry entry counts only for a process of the room's own
+    user: a planted file naming another user's process is not an agent of this room."""
+    try:
+        fd = os.open(f"{proc}/{pid}/status", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        raw = os.read(fd, 16384)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    for line in raw.split(b"\n"):
+        if line.startswith(b"Uid:"):
+            fields = line.split()
+            return int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else None
+    return None
+
+
+def cmdline(pid: int, proc: str = PROC) -> list[str] | None:
+    """The arguments ``pid`` was started with; ``None`` if it is gone or unreadable."""
+    try:
+        fd = os.open(f"{proc}/{pid}/cmdline", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        raw = os.read(fd, 1 << 16)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return [arg.decode("utf-8", "surrogateescape") for arg in raw.split(b"\0")[:-1]]
+
+
 def ancestors(pid: int, proc: str = PROC, limit: int = 64) -> list[ProcStat]:
     """``pid``'s parent chain, nearest first, ending before PID 1."""
     chain: list[ProcStat] = []
