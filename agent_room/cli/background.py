@@ -130,11 +130,13 @@ def _read_pid_file(home: str) -> WatchProcess | None:
     try:
         data = json.loads(raw)
     except (ValueError, RecursionError):
+        data = None
+    if not isinstance(data, dict):
         words = raw.split()  # an older watch's ``PID START_TICKS``: no command to check
         pid = int(words[0]) if words and words[0].isdigit() else None
         start = int(words[1]) if len(words) > 1 and words[1].isdigit() else None
         return WatchProcess(pid, start, None) if pid else None
-    if not isinstance(data, dict) or not isinstance(data.get("pid"), int) or data["pid"] <= 0:
+    if not isinstance(data.get("pid"), int) or data["pid"] <= 0:
         return None
     start = data.get("start")
     command = data.get("command")
