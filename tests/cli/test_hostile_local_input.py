@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 
 from agent_room.adapters.claude_native import FileRegistry
-from agent_room.adapters.procfs import read_stat
 from agent_room.adapters.processes import SystemProbe
+from agent_room.adapters.procfs import read_stat
 from agent_room.room import Room
 from agent_room.store.memory import cursor
 from tests.cli.conftest import one_line_error
@@ -49,7 +49,7 @@ def run(cli: Cli, *args: str, stdin: bytes = b"", env: Mapping[str, str] | None 
         capture_output=True,
         env=cli.env(env),
         timeout=DEADLINE,
-        preexec_fn=_capped,  # noqa: PLW1509 - only sets a limit, before exec
+        preexec_fn=_capped,
         check=False,
     )
     return Result(proc.returncode, proc.stdout.decode(), proc.stderr.decode())
@@ -64,14 +64,14 @@ def _payload(transcript: Path) -> bytes:
 
 
 @pytest.fixture
-def fifo_agent(cli: Cli, tmp_path: Path, agent_proc: subprocess.Popen[bytes]) -> Iterator[str]:
+def fifo_agent(cli: Cli, tmp_path: Path, agent_proc: subprocess.Popen[bytes]) -> str:
     """@api, registered by its own SessionStart hook, with a FIFO as its transcript path."""
     fifo = tmp_path / "transcript.jsonl"
     os.mkfifo(fifo)
     payload = _payload(fifo)
     env = {"AGENT_ROOM_NAME": "api", "CLAUDE_PID": str(agent_proc.pid)}
     assert run(cli, "hook", "SessionStart", stdin=payload, env=env).code == 0
-    yield json.loads(payload)["session_id"]
+    return str(json.loads(payload)["session_id"])
 
 
 # -- room.conf ---------------------------------------------------------------------------
