@@ -370,16 +370,19 @@ class PeerSocket:
             if uid != os.getuid():
                 self._found.put(f"a connection from user {uid} refused")
                 return
+            entry = self.registry.entry(pid)  # now, while the client is surely connected
+            own = entry.socket if entry is not None else None
             conn.settimeout(READ_TIMEOUT)
             authed: list[bool] = []  # empty until the first line said whether it is
             for line in _lines(conn):
-                if not self._take(line, pid, authed):
+                if not self._take(line, pid, own, authed):
                     break
         if self.on_receipt is not None:
             self.on_receipt()
 
-    def _take(self, line: bytes, pid: int, authed: list[bool]) -> bool:
-        """Take one line; whether to read on (False: the connection is refused)."""
+    def _take(self, line: bytes, pid: int, own: str | None, authed: list[bool]) -> bool:
+        """Take one line from the client ``pid`` (whose registry entry names ``own`` as
+        its socket); whether to read on (False: the connection is refused)."""
         found = parse_receipt(line)
         if not authed:
             authed.append(found == "auth" and self._auth_token(line))
@@ -388,7 +391,7 @@ class PeerSocket:
             return authed[0]
         if found == "auth":
             return True
-        if isinstance(found, Receipt) and not self._from_own_socket(pid, found.sender_socket):
+        if isinstance(found, Receipt) and (not own or found.sender_socket != own):
             found = f"a receipt from pid {pid} about a socket not its own refused"
         self._found.put(found)
         return True
@@ -401,11 +404,6 @@ class PeerSocket:
             and isinstance(token, str)
             and hmac.compare_digest(token.encode(), self._token.encode())
         )
-
-    def _from_own_socket(self, pid: int, sender_socket: str) -> bool:
-        """Whether ``sender_socket`` is the messaging socket of the live client ``pid``."""
-        entry = self.registry.entry(pid)
-        return entry is not None and bool(sender_socket) and entry.socket == sender_socket
 
 
 def _lines(conn: socket.socket) -> Iterator[bytes]:

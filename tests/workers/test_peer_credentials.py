@@ -32,6 +32,7 @@ sys.stdin.readline()  # go
 with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
     conn.connect(path)
     conn.sendall(lines.encode())
+sys.stdin.readline()  # a client stays on after sending: until told to go
 """
 
 
@@ -91,7 +92,7 @@ def _send(
             }
             entry.write_text(json.dumps(record))
         proc.stdin.write(b"go\n")
-        proc.stdin.close()
+        proc.stdin.flush()
         found: list[object] = []
 
         def arrived() -> bool:
@@ -99,6 +100,7 @@ def _send(
             return bool(found)
 
         wait_for(arrived, timeout=10)
+        proc.stdin.close()
         proc.wait(timeout=10)
     finally:
         entry.unlink(missing_ok=True)
