@@ -13,6 +13,7 @@ import json
 import os
 import resource
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -27,6 +28,7 @@ from agent_room.adapters.processes import SystemProbe
 from agent_room.adapters.procfs import read_stat
 from agent_room.room import Room
 from agent_room.store.memory import cursor
+from agent_room.store.wake import listening
 from tests.cli.conftest import one_line_error
 from tests.conftest import FIXTURES, Cli, Result
 from tests.tmux.conftest import wait_for
@@ -234,3 +236,52 @@ def test_a_registry_entry_naming_another_users_process_is_not_an_agent(
     assert who.code == 0, who
     assert str(foreign) not in who.out
     assert str(agent_proc.pid) in who.out
+
+
+# -- wake.fifo ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def watching(cli: Cli, room: Room, tmp_path: Path) -> Iterator[tuple[Path, Path]]:
+    """``agent-room watch`` on the room, listening on its FIFO; the FIFO and the watch's
+    standard error."""
+    room.join("api")
+    room.join("web")
+    err = tmp_path / "watch.err"
+    with err.open("wb") as stderr:
+        watch = subprocess.Popen(
+            [sys.executable, "-m", "agent_room", "watch"],
+            env=cli.env(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+        )
+    fifo = cli.home / "wake.fifo"
+    try:
+        wait_for(lambda: listening(str(cli.home)), timeout=30)
+        yield fifo, err
+    finally:
+        watch.send_signal(signal.SIGTERM)
+        try:
+            watch.wait(timeout=DEADLINE)
+        except subprocess.TimeoutExpired:
+            watch.kill()
+            watch.wait()
+
+
+def test_wake_fifo_replaced_by_a_directory_is_repaired_or_said(
+    cli: Cli, watching: tuple[Path, Path]
+) -> None:
+    fifo, err = watching
+    fifo.unlink()
+    fifo.mkdir()
+    (fifo / "kept").write_text("someone's file: not removed")
+    sent = run(cli, "send", "@web", "hello", "--as", "api")
+    assert sent.code == 0, sent
+    assert "no deliverer is running" not in sent.err  # one runs: it only cannot be poked
+    wait_for(lambda: "wake.fifo" in err.read_text(), timeout=15)
+    assert "a directory is in its place" in err.read_text()
+    assert (fifo / "kept").exists()
+    (fifo / "kept").unlink()  # an empty directory: the watch puts its FIFO back
+    wait_for(lambda: listening(str(cli.home)), timeout=15)
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
