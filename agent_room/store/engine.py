@@ -16,6 +16,7 @@ import stat
 
 from agent_room.core.errors import UnsafeRoom
 from agent_room.core.files import TooLarge, open_regular, read_fd
+from agent_room.store.home import append_error_log
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -55,7 +56,16 @@ def begin_connecting(home: str, timeout: float) -> None:
     if url:
         from agent_room.store.libpq import connect_early, opening
 
+        notices_to_log(home)
         connect_early(*opening(url, timeout))
+
+
+def notices_to_log(home: str) -> None:
+    """The client library's notices and warnings to the room's error log, never to the
+    terminal of an agent whose hook or ``send`` this process is."""
+    from agent_room.store.libpq import set_notice_sink
+
+    set_notice_sink(lambda text: append_error_log(home, "libpq", text))
 
 
 def host_id(environ: Mapping[str, str] | None = None) -> str:
@@ -133,8 +143,7 @@ def _schema(query: str) -> str:
         key, _, value = part.partition("=")
         if key != "options":
             continue
-        pieces = value.replace("+", " ").split("%")
-        decoded = pieces[0] + "".join(_unescaped(piece) for piece in pieces[1:])
+        decoded = unquote(value.replace("+", " "))
         for setting in decoded.replace("-c ", "-c").split():
             name, _, path = setting.removeprefix("-c").partition("=")
             if name == "search_path" and path:
@@ -148,6 +157,13 @@ def has_password(url: str) -> bool:
     query = url.partition("?")[2]
     user = location.rpartition("@")[0] if "@" in location else ""
     return ":" in user or any(p.startswith("password=") for p in query.split("&"))
+
+
+def unquote(text: str) -> str:
+    """A URL part with its ``%XX`` escapes undone; a malformed one is kept as written
+    (``urllib.parse`` would cost the hooks its imports)."""
+    pieces = text.split("%")
+    return pieces[0] + "".join(_unescaped(piece) for piece in pieces[1:])
 
 
 def _unescaped(piece: str) -> str:
