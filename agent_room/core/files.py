@@ -30,6 +30,10 @@ _KINDS = (
 )
 
 
+SETTINGS_LIMIT = 1 << 20
+"""A settings, theme or state file larger than this is not one the user wrote."""
+
+
 class NotRegular(OSError):
     """The path names something other than a regular file (a FIFO, a device ...)."""
 
