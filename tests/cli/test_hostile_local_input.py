@@ -124,15 +124,6 @@ def test_a_fifo_as_a_transcript_blocks_no_memory_worker_and_watch_obeys_sigterm(
 # -- watch.pid ---------------------------------------------------------------------------
 
 
-@pytest.fixture
-def stranger() -> Iterator[subprocess.Popen[bytes]]:
-    """A live process that is not the room's watch."""
-    proc = subprocess.Popen(["sleep", "600"])
-    yield proc
-    proc.kill()
-    proc.wait()
-
-
 def _ticks(pid: int) -> int:
     stat = read_stat(pid)
     assert stat is not None
@@ -141,10 +132,10 @@ def _ticks(pid: int) -> int:
 
 @pytest.mark.parametrize("written", ["pid only", "pid and start time", "another command"])
 def test_watch_stop_never_signals_a_process_that_is_not_the_rooms_watch(
-    cli: Cli, room_home: Path, stranger: subprocess.Popen[bytes], written: str
+    cli: Cli, room_home: Path, agent_proc: subprocess.Popen[bytes], written: str
 ) -> None:
     room_home.mkdir(mode=0o700, exist_ok=True)
-    pid = stranger.pid
+    pid = agent_proc.pid  # a live process that is not the room's watch
     text = {
         "pid only": f"{pid}\n",
         "pid and start time": f"{pid} {_ticks(pid)}\n",
@@ -158,21 +149,25 @@ def test_watch_stop_never_signals_a_process_that_is_not_the_rooms_watch(
     stopped = run(cli, "watch", "--stop")
     one_line_error(stopped, 1, f"watch.pid names pid {pid}", "not signalled")
     time.sleep(0.3)
-    assert stranger.poll() is None, "watch --stop signalled an unrelated process"
+    assert agent_proc.poll() is None, "watch --stop signalled an unrelated process"
     assert run(cli, "watch", "--status").code == 1  # nor is it taken for the watch
 
 
 def test_watch_stop_leaves_a_pid_file_of_a_gone_process_alone(
-    cli: Cli, room_home: Path, stranger: subprocess.Popen[bytes]
+    cli: Cli, room_home: Path, agent_proc: subprocess.Popen[bytes]
 ) -> None:
     room_home.mkdir(mode=0o700, exist_ok=True)
-    record = {"pid": stranger.pid, "start": _ticks(stranger.pid) + 1, "command": ["sleep", "600"]}
+    record = {
+        "pid": agent_proc.pid,
+        "start": _ticks(agent_proc.pid) + 1,
+        "command": ["sleep", "600"],
+    }
     (room_home / "watch.pid").touch(mode=0o600)
     (room_home / "watch.pid").write_text(json.dumps(record))
     stopped = run(cli, "watch", "--stop")
     assert stopped.code == 0
     assert "no background watch is running" in stopped.err
-    assert stranger.poll() is None
+    assert agent_proc.poll() is None
 
 
 # -- intercom import ---------------------------------------------------------------------
