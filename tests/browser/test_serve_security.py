@@ -177,6 +177,9 @@ def test_the_one_time_link_becomes_a_cookie_and_leaves_the_address_bar(
     page.on("response", lambda r: answers.append((r.url, r.status, r.headers)))
     screen = _log_in(page, served)
     assert page.url == served.base  # no token in the address bar, nor in the history
+    html = page.content()
+    assert 'data-session-websocket-url="/ws"' in html  # relative: no Host copied into it
+    assert "127.0.0.1" not in html
     assert token not in page.evaluate("location.href + document.referrer")
     assert page.evaluate("document.cookie") == ""  # HttpOnly: no script of the page reads it
     (cookie,) = context.cookies()
