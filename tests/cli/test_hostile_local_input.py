@@ -81,6 +81,7 @@ def fifo_agent(cli: Cli, tmp_path: Path, agent_proc: subprocess.Popen[bytes]) ->
 
 def test_a_fifo_as_room_conf_hangs_no_command_and_no_hook(cli: Cli, room_home: Path) -> None:
     room_home.mkdir(mode=0o700, exist_ok=True)
+    (room_home / "room.conf").unlink(missing_ok=True)  # the PostgreSQL pass's: replaced
     os.mkfifo(room_home / "room.conf", 0o600)
     who = run(cli, "who")
     one_line_error(who, None, "room.conf", "a FIFO")
