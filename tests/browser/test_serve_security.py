@@ -239,3 +239,17 @@ def test_a_signal_ends_serve_and_every_console_with_a_browser_connected(
     took = served.stop(sig)
     assert took < 15, "serve did not end on the signal"
     wait_for(lambda: not any(alive(pid) for pid in consoles), timeout=5)
+
+
+def test_a_token_from_the_environment_is_never_printed(serve: Callable[..., Served]) -> None:
+    token = "the-operators-own-token-0123"
+    running = serve(env={"AGENT_ROOM_SERVE_TOKEN": token})
+
+    def said() -> str:
+        return running.err.read_text() + running.out.read_text()
+
+    wait_for(lambda: "serving the console on" in said(), timeout=10)
+    assert token not in said()
+    assert status(f"{running.base}?token={token}") == 303  # it opens the door all the same
+    running.stop()
+    assert token not in said()
