@@ -150,8 +150,11 @@ def _read_pid_file(home: str) -> WatchProcess | None:
 def watch_refusal(found: WatchProcess) -> str | None:
     """Why the process ``watch.pid`` names is not to be signalled as the room's watch
     (None: it is the very process that wrote the file)."""
-    if found.start is None or not found.command:
-        return f"{PID_FILE} names pid {found.pid} without its start time and command: not signalled"
+    missing = [w for w, v in (("start time", found.start), ("command", found.command)) if not v]
+    if missing:
+        return (
+            f"{PID_FILE} names pid {found.pid} without its {' and '.join(missing)}: not signalled"
+        )
     if not is_alive(found.pid, found.start):
         return f"{PID_FILE} names pid {found.pid}, which no longer runs (or is another process)"
     if cmdline(found.pid) != found.command:
