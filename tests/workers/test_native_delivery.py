@@ -23,7 +23,8 @@ from typing import Any
 
 import pytest
 
-from agent_room.adapters.claude_native import FileRegistry, PeerSocket
+from agent_room.adapters.claude_native import FileRegistry
+from agent_room.adapters.claude_peer import PeerSocket
 from agent_room.adapters.processes import SystemProbe
 from agent_room.core.delivery import RECEIPT_TIMEOUT
 from agent_room.core.native import NativeSession, SocketFacts

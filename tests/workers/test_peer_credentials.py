@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_room.adapters.claude_native import FileRegistry, PeerSocket
+from agent_room.adapters.claude_native import FileRegistry
+from agent_room.adapters.claude_peer import PeerSocket
 from agent_room.adapters.processes import SystemProbe
 from agent_room.adapters.procfs import read_stat
 from agent_room.core.native import Receipt
