@@ -63,7 +63,7 @@ def begin_connecting(home: str, timeout: float) -> None:
 def notices_to_log(home: str) -> None:
     """The client library's notices and warnings to the room's error log, never to the
     terminal of an agent whose hook or ``send`` this process is."""
-    from agent_room.store.libpq import set_notice_sink
+    from agent_room.store.notices import set_notice_sink
 
     set_notice_sink(lambda text: append_error_log(home, "libpq", text))
 

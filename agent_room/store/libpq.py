@@ -12,11 +12,8 @@ psycopg itself uses), else the system's (Debian's ``libpq5``). Everything libpq 
 itself works as with any PostgreSQL client: the URL, the ``PG*`` environment, the
 password file, TLS settings.
 
-libpq writes the server's notices (``WARNING:``, ``NOTICE:``) to standard error unless
-told otherwise, and that is an agent's terminal for a hook or ``send``: each connection
-hands them to the sink the store sets (the room's error log) instead. The one warning
-libpq prints itself, about a password file open to others, is forestalled: such a file
-is passed over here as libpq would pass it over, and said in the same log.
+Each connection hands the server's notices to ``store.notices`` (the room's error log),
+never to standard error: for a hook or ``send`` that is an agent's terminal.
 """
 
 from __future__ import annotations
@@ -26,11 +23,16 @@ import os
 import sys
 from _thread import allocate_lock, start_new_thread
 
-from agent_room.store.engine import unquote
+from agent_room.store.notices import (
+    NOTICE_PROCESSOR,
+    passfile_refusal,
+    quiet,
+    warn_once,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Sequence
     from typing import Any
 
 _OK, _TUPLES, _IDLE, _ACTIVE, _INTRANS, _INERROR = 1, 2, 0, 1, 2, 3
@@ -40,13 +42,6 @@ _FLOATS = {700, 701}
 _BOOL, _NUMERIC, _TEXT, _INT8, _FLOAT8 = 16, 1700, 25, 20, 701
 
 _lib: Any = None
-_NOTICE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p)
-_sink: list[Callable[[str], None]] = []
-"""Where the server's notices go (``set_notice_sink``); dropped while empty."""
-_said: set[str] = set()
-"""Warnings of this process's own already logged (each connection would repeat them)."""
-UNUSED_PASSFILE = "/nonexistent/agent-room/passfile-not-used"
-"""Named instead of a password file open to others: libpq skips a missing one quietly."""
 _early: dict[tuple[str, str], tuple[Any, list[Any]]] = {}
 """Connections begun ahead (``connect_early``): (conninfo, first statement) → (its lock,
 what it gave)."""
@@ -97,68 +92,13 @@ def _load() -> Any:
         ("PQgetisnull", [p, i, i], i),
         ("PQcmdTuples", [p], s),
         ("PQclear", [p], None),
-        ("PQsetNoticeProcessor", [p, _NOTICE, p], p),
+        ("PQsetNoticeProcessor", [p, NOTICE_PROCESSOR, p], p),
     ):
         function = getattr(lib, fn)
         function.argtypes = args
         function.restype = result
     _lib = lib
     return lib
-
-
-def set_notice_sink(sink: Callable[[str], None]) -> None:
-    """Send the server's notices on this process's connections to ``sink``."""
-    _sink[:] = [sink]
-
-
-def notice(text: str) -> None:
-    """One notice (or warning) to the sink; never raises, never to standard error."""
-    if _sink:
-        try:  # noqa: SIM105 - no contextlib on the hooks' path
-            _sink[0](text)
-        except Exception:  # noqa: BLE001, S110 - a notice must never break a statement
-            pass
-
-
-def _notice(_arg: object, message: bytes | None) -> None:
-    """libpq's notice processor."""
-    if message:
-        notice(message.decode("utf-8", "replace"))
-
-
-_PROCESSOR = _NOTICE(_notice)
-"""Kept for the life of the process: libpq calls it from every connection."""
-
-
-def _quiet(lib: Any, handle: Any) -> None:
-    """Hand the connection's notices to the sink (before its first statement)."""
-    if handle:
-        lib.PQsetNoticeProcessor(handle, _PROCESSOR, None)
-
-
-def passfile_refusal(url: str, environ: Mapping[str, str]) -> tuple[str, str | None]:
-    """``url``, naming no password file where libpq would warn about the one it names
-    (open to others, or not a plain file) and pass it over; and that warning."""
-    location, _, query = url.partition("?")
-    if ":" in location.split("://", 1)[-1].rpartition("@")[0] or "password=" in query:
-        return url, None  # a password given: no file is read
-    named = [p.partition("=")[2] for p in query.split("&") if p.startswith("passfile=")]
-    path = unquote(named[-1]) if named else environ.get("PGPASSFILE") or ""
-    if not path:
-        home = environ.get("HOME") or os.path.expanduser("~")
-        path = os.path.join(home, ".pgpass")
-    try:
-        info = os.stat(path)
-    except OSError:
-        return url, None
-    if (info.st_mode & 0o170000) != 0o100000:
-        why = f"password file {path} is not a plain file: not used"
-    elif info.st_mode & 0o077:
-        why = f"password file {path} is open to others (chmod 600 {path}): not used"
-    else:
-        return url, None
-    kept = [p for p in query.split("&") if p and not p.startswith("passfile=")]
-    return f"{location}?{'&'.join([*kept, f'passfile={UNUSED_PASSFILE}'])}", why
 
 
 def _dlopen(name: str) -> Any:
@@ -216,9 +156,8 @@ def opening(url: str, timeout: float) -> tuple[str, str]:
         "client_encoding": "UTF8",
     }
     url, why = passfile_refusal(url, os.environ)
-    if why is not None and why not in _said:
-        _said.add(why)
-        notice(f"WARNING:  {why}")
+    if why is not None:
+        warn_once(why)
     query = "&".join(f"{k}={v}" for k, v in extra.items() if f"{k}=" not in url)
     first = f"{lock_timeout(timeout)}; SELECT version FROM agent_room_schema"
     return f"{url}{'&' if '?' in url else '?'}{query}", first
@@ -257,7 +196,7 @@ def connect_early(info: str, first: str) -> None:
             connecting.release()
             handle = connect(info.encode())
             given.append(handle)
-            _quiet(lib, handle)
+            quiet(lib, handle)
             if lib.PQstatus(handle) == 0:
                 given.append(lib.PQexec(handle, first.encode("utf-8")))
         except BaseException as exc:  # noqa: BLE001 - handed to the connection's maker
@@ -279,7 +218,7 @@ def _connected(info: str, first: str) -> list[Any]:
     if early is None:
         lib = _load()
         handle = lib.PQconnectdb(info.encode())
-        _quiet(lib, handle)
+        quiet(lib, handle)
         return [handle]
     done, given = early
     with done:

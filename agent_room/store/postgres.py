@@ -28,15 +28,8 @@ import os
 from agent_room.core.errors import UNREACHABLE_PREFIX, RoomUnavailable
 from agent_room.store.db import _statements
 from agent_room.store.engine import describe
-from agent_room.store.libpq import (
-    Connection,
-    PgError,
-    Result,
-    lock_timeout,
-    notice,
-    opening,
-    passfile_refusal,
-)
+from agent_room.store.libpq import Connection, PgError, Result, lock_timeout, opening
+from agent_room.store.notices import notice, passfile_refusal
 from agent_room.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 TYPE_CHECKING = False
