@@ -64,6 +64,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from agent_room.cli.reach import console_command
 
     token, made = serve_token(os.environ)
+    os.environ.pop(TOKEN_VARIABLE, None)  # read: the consoles and what they start never see it
     if args.max_consoles < 1:
         raise BadInput("--max-consoles must be at least 1")
     for name in args.allow_host:
