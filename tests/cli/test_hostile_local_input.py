@@ -281,3 +281,14 @@ def test_wake_fifo_replaced_by_a_directory_is_repaired_or_said(
     (fifo / "kept").unlink()  # an empty directory: the watch puts its FIFO back
     wait_for(lambda: listening(str(cli.home)), timeout=15)
     assert stat.S_ISFIFO(fifo.lstat().st_mode)
+
+
+def test_a_plain_file_as_wake_fifo_is_no_deliverer(cli: Cli, room: Room) -> None:
+    """Opened for writing, a plain file answers as a listening FIFO would: start and
+    join would then never start a deliverer, and send would say one runs."""
+    room.join("api")
+    room.join("web")
+    (cli.home / "wake.fifo").touch(mode=0o600)
+    assert not listening(str(cli.home))
+    sent = run(cli, "send", "@web", "hello", "--as", "api")
+    assert "no deliverer is running" in sent.err
