@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -45,3 +47,15 @@ def test_a_missing_or_unreadable_process_is_not_alive(tmp_path: Path) -> None:
     (tmp_path / "8" / "stat").write_text("8 (cut short) S 1\n")
     assert procfs.is_alive(8, None, proc=str(tmp_path)) is False
     assert procfs.read_stat(8, proc=str(tmp_path)) is None
+
+
+def test_the_real_uid_and_command_of_a_process() -> None:
+    child = subprocess.Popen(["sleep", "30"])
+    try:
+        assert procfs.real_uid(child.pid) == os.getuid()
+        assert procfs.cmdline(child.pid) == ["sleep", "30"]
+    finally:
+        child.kill()
+        child.wait()
+    assert procfs.real_uid(child.pid) is None
+    assert procfs.cmdline(child.pid) is None

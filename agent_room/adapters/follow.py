@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from agent_room.core.files import open_regular
+
 CHUNK = 8 * 1024 * 1024
 """Bytes read at most in one call."""
 BACKLOG = 32 * 1024 * 1024
@@ -48,11 +50,13 @@ def read_from(
 ) -> Chunk:
     """The whole lines of ``path`` from ``offset`` (at most ``chunk`` bytes of them).
 
-    Raises ``OSError`` when the file cannot be read (the caller words it).
+    Raises ``OSError`` when the file cannot be read, or is no regular file (a FIFO in
+    its place would hang the worker): the caller words it.
     """
     chunk = CHUNK if chunk is None else chunk
     backlog = BACKLOG if backlog is None else backlog
-    with open(path, "rb") as handle:  # noqa: PTH123 - a plain read
+    fd, _ = open_regular(path)
+    with os.fdopen(fd, "rb") as handle:
         info = os.fstat(handle.fileno())
         size = info.st_size
         restarted = (inode is not None and info.st_ino != inode) or size < offset

@@ -56,14 +56,20 @@ class ProcStat(Record):
 
 
 def _stat_line(pid: int, proc: str) -> bytes | None:
-    """One process's stat line; ``None`` if it is gone or unreadable. Read with ``os``
-    alone: a file object costs more than the read (``who`` checks every session)."""
+    """One process's stat line; ``None`` if it is gone or unreadable."""
+    return _proc_file(pid, "stat", proc, 4096)
+
+
+def _proc_file(pid: int, name: str, proc: str, size: int) -> bytes | None:
+    """``/proc/PID/NAME`` (its first ``size`` bytes); ``None`` if the process is gone or
+    the file unreadable. Read with ``os`` alone: a file object costs more than the read
+    (``who`` checks every session)."""
     try:
-        fd = os.open(f"{proc}/{pid}/stat", os.O_RDONLY)
+        fd = os.open(f"{proc}/{pid}/{name}", os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
         return None
     try:
-        return os.read(fd, 4096)
+        return os.read(fd, size)
     except OSError:
         return None
     finally:
@@ -110,6 +116,26 @@ def is_alive(pid: int, start_ticks: int | None, proc: str = PROC) -> bool:
     if state in (b"Z", b"X"):
         return False
     return start_ticks is None or started == start_ticks
+
+
+def real_uid(pid: int, proc: str = PROC) -> int | None:
+    """The real user id ``pid`` runs as (``Uid:`` in ``/proc/PID/status``); ``None`` if it
+    is gone or unreadable. A registry entry counts only for a process of the room's own
+    user: a planted file naming another user's process is not an agent of this room."""
+    raw = _proc_file(pid, "status", proc, 16384)
+    for line in (raw or b"").split(b"\n"):
+        if line.startswith(b"Uid:"):
+            fields = line.split()
+            return int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else None
+    return None
+
+
+def cmdline(pid: int, proc: str = PROC) -> list[str] | None:
+    """The arguments ``pid`` was started with; ``None`` if it is gone or unreadable."""
+    raw = _proc_file(pid, "cmdline", proc, 1 << 16)
+    if raw is None:
+        return None
+    return [arg.decode("utf-8", "surrogateescape") for arg in raw.split(b"\0")[:-1]]
 
 
 def ancestors(pid: int, proc: str = PROC, limit: int = 64) -> list[ProcStat]:

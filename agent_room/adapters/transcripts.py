@@ -8,8 +8,10 @@ read (or a byte cap is hit), and each line is parsed once. The parsing itself is
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
+from agent_room.core.files import open_regular
 from agent_room.core.transcript import EntryKind, Turn, group_turns, parse_line
 
 TYPE_CHECKING = False
@@ -41,12 +43,14 @@ class Tail:
 def read_tail(path: str, count: int, *, block: int = BLOCK, cap: int = READ_CAP) -> Tail:
     """The last ``count`` turns of the transcript at ``path``, oldest first.
 
-    Raises ``OSError`` when the file cannot be read (the caller words it).
+    Raises ``OSError`` when the file cannot be read, or is no regular file (a FIFO in
+    its place would hang the reader): the caller words it.
     """
     entries: list[Entry] = []
     prompts = 0
     head = b""
-    with open(path, "rb") as handle:  # noqa: PTH123 - a plain read; no pathlib needed
+    fd, _ = open_regular(path)
+    with os.fdopen(fd, "rb") as handle:
         size = handle.seek(0, 2)
         pos = size
         while pos > 0 and prompts < count and size - pos < cap:

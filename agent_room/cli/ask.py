@@ -15,6 +15,7 @@ import sys
 from agent_room.cli.bus import _open, _read_body
 from agent_room.cli.output import print_json
 from agent_room.core.errors import BadInput
+from agent_room.core.files import read_regular
 from agent_room.core.names import MAX_NAME_LENGTH
 from agent_room.room.intercom import Intercom
 
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
     from agent_room.room import Room
     from agent_room.room.intercom import Asker
 
+IMPORT_LIMIT = 8 * 1024 * 1024
+"""Bytes of a state file ``intercom import`` reads at most (the seed's are a few KiB)."""
 QUESTION_LIMIT = 256 * 1024
 """Bytes of a question read from a file or stdin."""
 HIDDEN: tuple[str, ...] = ("TMUX", "TMUX_PANE", "AGENT_ROOM_NAME")
@@ -163,8 +166,7 @@ def cmd_intercom_import(args: argparse.Namespace) -> int:
     from agent_room.core.intercom_state import read_seed_state
 
     try:
-        with open(args.file, encoding="utf-8") as handle:  # noqa: PTH123
-            text = handle.read()
+        text = read_regular(args.file, IMPORT_LIMIT).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
         raise BadInput(f"cannot read {args.file}: {reason}") from None

@@ -11,12 +11,18 @@ been alive in the room for a while (or the room is gone), and ``agent-room watch
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
+from agent_room.adapters.procfs import cmdline, is_alive, read_stat
+from agent_room.core.errors import Refused
+from agent_room.core.files import read_regular
 from agent_room.store.home import open_private, room_home
 from agent_room.store.wake import listening
 
@@ -28,7 +34,10 @@ if TYPE_CHECKING:
     from agent_room.room import Room
 
 PID_FILE = "watch.pid"
-"""The background watch's ``PID START_TICKS``, written by itself, removed on its exit."""
+"""The background watch's pid, start time and command line (JSON), written by itself,
+removed on its exit; checked against the running process before any signal."""
+PID_FILE_LIMIT = 64 * 1024
+"""A pid file larger than this was not written by a watch."""
 LOG_FILE = "watch.log"
 """Where the background watch's diagnostics go (it has no terminal)."""
 OPT_OUT = "AGENT_ROOM_WATCH"
@@ -82,43 +91,81 @@ def _agent_room() -> list[str]:
     return [sys.executable, "-m", "agent_room"]
 
 
-def write_pid_file(home: str) -> None:
-    """Record this process as the room's background watch."""
-    from agent_room.adapters.procfs import read_stat
+@dataclass(frozen=True)
+class WatchProcess:
+    """What ``watch.pid`` says of the background watch: who it was when it started."""
 
-    stat = read_stat(os.getpid())
+    pid: int
+    start: int | None
+    command: list[str] | None
+
+
+def write_pid_file(home: str) -> None:
+    """Record this process as the room's background watch: pid, start time, command."""
+    pid = os.getpid()
+    stat = read_stat(pid)
+    record = {"pid": pid, "start": stat.start_ticks if stat else None, "command": cmdline(pid)}
     path = Path(home, PID_FILE)
     fd = open_private(path, os.O_WRONLY | os.O_TRUNC)
     try:
-        os.write(fd, f"{os.getpid()} {stat.start_ticks if stat else ''}\n".encode())
+        os.write(fd, (json.dumps(record) + "\n").encode())
     finally:
         os.close(fd)
 
 
 def remove_pid_file(home: str) -> None:
     """Forget this process as the room's background watch (if it still is the one)."""
-    path = Path(home, PID_FILE)
-    pid, _ = _read_pid_file(home)
-    if pid == os.getpid():
-        path.unlink(missing_ok=True)
+    found = _read_pid_file(home)
+    if found is not None and found.pid == os.getpid():
+        Path(home, PID_FILE).unlink(missing_ok=True)
 
 
-def _read_pid_file(home: str) -> tuple[int | None, int | None]:
+def _read_pid_file(home: str) -> WatchProcess | None:
+    """``watch.pid`` as written (read without blocking or following a link); None if
+    there is none or it names no process at all."""
     try:
-        words = Path(home, PID_FILE).read_text().split()
+        raw = read_regular(Path(home, PID_FILE), PID_FILE_LIMIT, follow=False)
     except OSError:
-        return None, None
-    pid = int(words[0]) if words and words[0].isdigit() else None
-    start = int(words[1]) if len(words) > 1 and words[1].isdigit() else None
-    return pid, start
+        return None
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        data = None
+    if not isinstance(data, dict):
+        words = raw.split()  # an older watch's ``PID START_TICKS``: no command to check
+        pid = int(words[0]) if words and words[0].isdigit() else None
+        start = int(words[1]) if len(words) > 1 and words[1].isdigit() else None
+        return WatchProcess(pid, start, None) if pid else None
+    if not isinstance(data.get("pid"), int) or data["pid"] <= 0:
+        return None
+    start = data.get("start")
+    command = data.get("command")
+    return WatchProcess(
+        data["pid"],
+        start if isinstance(start, int) else None,
+        command if isinstance(command, list) and all(isinstance(a, str) for a in command) else None,
+    )
+
+
+def watch_refusal(found: WatchProcess) -> str | None:
+    """Why the process ``watch.pid`` names is not to be signalled as the room's watch
+    (None: it is the very process that wrote the file)."""
+    missing = [w for w, v in (("start time", found.start), ("command", found.command)) if not v]
+    if missing:
+        return (
+            f"{PID_FILE} names pid {found.pid} without its {' and '.join(missing)}: not signalled"
+        )
+    if not is_alive(found.pid, found.start):
+        return f"{PID_FILE} names pid {found.pid}, which no longer runs (or is another process)"
+    if cmdline(found.pid) != found.command:
+        return f"{PID_FILE} names pid {found.pid}, which runs another command: not signalled"
+    return None
 
 
 def background_pid(home: str) -> int | None:
     """The room's background watch, if its process is still the one that wrote the file."""
-    from agent_room.adapters.procfs import is_alive
-
-    pid, start = _read_pid_file(home)
-    return pid if pid is not None and is_alive(pid, start) else None
+    found = _read_pid_file(home)
+    return found.pid if found is not None and watch_refusal(found) is None else None
 
 
 def idle(room: Room) -> bool:
@@ -131,7 +178,6 @@ def idle(room: Room) -> bool:
 
 def cmd_watch_status(_args: argparse.Namespace) -> int:
     """Say which process delivers for the room: 0 if one does, 1 if none."""
-    from agent_room.adapters.procfs import is_alive
     from agent_room.room import Room
     from agent_room.store.attention import room_exists
     from agent_room.workers.deliverer import delivery_lease
@@ -160,17 +206,22 @@ def cmd_watch_status(_args: argparse.Namespace) -> int:
 
 
 def cmd_watch_stop(_args: argparse.Namespace) -> int:
-    """End the room's background watch (SIGTERM); others are left alone."""
-    import signal
-
+    """End the room's background watch (SIGTERM); others are left alone, and so is any
+    process the pid file names that is not the watch which wrote it."""
     home = room_home(os.environ)
-    pid = background_pid(home)
-    if pid is None:
+    found = _read_pid_file(home)
+    if found is None:
         print("no background watch is running for this room", file=sys.stderr)
         return 0
-    os.kill(pid, signal.SIGTERM)
+    refusal = watch_refusal(found)
+    if refusal is not None:
+        if is_alive(found.pid, found.start if found.command else None):
+            raise Refused(f"{refusal}; remove {Path(home, PID_FILE)} if no watch runs")
+        print(f"no background watch is running for this room ({refusal})", file=sys.stderr)
+        return 0
+    os.kill(found.pid, signal.SIGTERM)
     deadline = time.monotonic() + 10.0
-    while background_pid(home) == pid and time.monotonic() < deadline:
+    while background_pid(home) == found.pid and time.monotonic() < deadline:
         time.sleep(0.05)
-    print(f"stopped the background watch (pid {pid})", file=sys.stderr)
+    print(f"stopped the background watch (pid {found.pid})", file=sys.stderr)
     return 0

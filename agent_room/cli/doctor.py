@@ -19,6 +19,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_room.core.files import SETTINGS_LIMIT, read_regular
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
@@ -128,8 +130,8 @@ def _plugin(environ: Mapping[str, str]) -> Check:
     except RoomError as exc:
         return Check("plugin", str(exc), "reinstall agent-room")
     try:
-        settings = json.loads(_claude_settings(environ).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        settings = json.loads(read_regular(_claude_settings(environ), SETTINGS_LIMIT))
+    except (OSError, ValueError, RecursionError):
         settings = {}
     enabled = settings.get("enabledPlugins") if isinstance(settings, dict) else None
     names = [k for k, on in (enabled or {}).items() if on and k.startswith("agent-room@")]
@@ -161,7 +163,7 @@ def _on_path(environ: Mapping[str, str]) -> Check:
 
 def _room(environ: Mapping[str, str]) -> Iterator[Check]:
     from agent_room.core.errors import RoomError
-    from agent_room.store.home import DB_NAME, ERROR_LOG, room_home
+    from agent_room.store.home import DB_NAME, ERROR_LOG, ERROR_LOG_LIMIT, room_home
     from agent_room.store.wake import listening
 
     try:
@@ -181,7 +183,11 @@ def _room(environ: Mapping[str, str]) -> Iterator[Check]:
         db = "" if Path(home, DB_NAME).exists() else ", no database yet"
         yield Check("room", f"{home} (mode {mode:o}{db})")
     log = Path(home, ERROR_LOG)
-    lines = log.read_text(encoding="utf-8", errors="replace").splitlines() if log.exists() else []
+    try:
+        raw = read_regular(log, 4 * ERROR_LOG_LIMIT, follow=False)
+    except OSError:
+        raw = b""
+    lines = raw.decode("utf-8", "replace").splitlines()
     if lines:
         from agent_room.core.printable import printable
 

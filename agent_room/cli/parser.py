@@ -602,6 +602,20 @@ def _operator_commands(sub: _Only) -> None:
     p = sub.add_parser("serve", help="serve the console to a web browser (textual-serve)")
     p.add_argument("--host", default="127.0.0.1", help="the address to listen on (loopback)")
     p.add_argument("--port", type=_port, default=8760, help="the port (default: 8760)")
+    p.add_argument(
+        "--max-consoles",
+        type=int,
+        default=4,
+        help="console processes (browser tabs) at once; more are refused (default: 4)",
+    )
+    p.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a host name the browser may use besides IP addresses and localhost"
+        " (a reverse proxy's name); repeat for more",
+    )
     p.set_defaults(handler=_lazy("agent_room.cli.serve", "cmd_serve"))
 
 

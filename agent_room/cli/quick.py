@@ -92,9 +92,21 @@ def _no_listener(room: Room, recipient: str) -> str:
     row = room.store.holder(parse_name(recipient, allow_reserved=True))
     host = row.get("host") if row else None
     if host is None or host == room.store.host:
+        if _deliverer_alive(room):
+            return ""  # it runs, but cannot be poked (its FIFO was replaced): it says so
         return " (no deliverer is running: see `agent-room watch`)"
     if host in room.silent_hosts(room.clock()):
         from agent_room.core.printable import printable
 
         return f" (host {printable(host)} is silent: delivered once its watch is back)"
     return ""
+
+
+def _deliverer_alive(room: Room) -> bool:
+    """Whether the holder of this host's deliverer lease is alive (asked only when its
+    FIFO did not answer)."""
+    from agent_room.adapters.procfs import is_alive
+    from agent_room.store.delivery import deliverer_lease
+
+    lease = room.store.lease(deliverer_lease(room.store))
+    return bool(lease and lease["pid"] and is_alive(int(lease["pid"]), lease["pid_start"]))

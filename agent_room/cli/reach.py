@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from agent_room.core.errors import BadInput
+from agent_room.core.files import SETTINGS_LIMIT, read_regular
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -119,10 +120,12 @@ def cmd_tmux_keys(args: argparse.Namespace) -> int:
         return 0
     path = Path(args.file) if args.file else tmux_conf(os.environ)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular(path, SETTINGS_LIMIT).decode("utf-8")
     except FileNotFoundError:
         text = ""
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
+        raise BadInput(f"cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
         raise BadInput(f"cannot read {path}: {exc}") from None
     rest, found = without_block(text)
     if args.action == "remove-keys":

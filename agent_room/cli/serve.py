@@ -1,10 +1,11 @@
 """``agent-room serve``: the console in a web browser, through textual-serve.
 
-Loopback only unless told otherwise; off loopback every request carries a token, taken
-from ``$AGENT_ROOM_SERVE_TOKEN`` or made here and printed once on this terminal (never
+Loopback unless told otherwise, and private on every address (``adapters.web``): a
+browser opens the door with a token, taken from ``$AGENT_ROOM_SERVE_TOKEN`` (never
+printed) or made here and printed once, as a one-time link, on standard output (never
 a command-line argument, never logged). Each browser gets its own console process on
-the same room, so approving and rejecting work there as here; entering an agent needs
-a terminal and is refused in the page.
+the same room, up to ``--max-consoles``, so approving and rejecting work there as here;
+entering an agent needs a terminal and is refused in the page. See docs/guide/browser.md.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import errno
 import ipaddress
 import os
 import secrets
-import shlex
 import socket
 
 from agent_room.core.errors import BadInput
@@ -27,18 +27,10 @@ TOKEN_VARIABLE = "AGENT_ROOM_SERVE_TOKEN"  # noqa: S105 - the variable's name
 MIN_TOKEN = 16
 
 
-def loopback(host: str) -> bool:
-    """Whether ``host`` is reachable from this machine only."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def serve_token(host: str, environ: Mapping[str, str]) -> str | None:
-    """The token requests must carry: the environment's, else a new one off loopback."""
+def serve_token(environ: Mapping[str, str]) -> tuple[str, bool]:
+    """The token a browser opens the door with, and whether it was made here (then it
+    is printed once); on every address, loopback included: other users of the machine
+    and other sites' pages reach the loopback too."""
     given = environ.get(TOKEN_VARIABLE)
     if given is not None:
         if len(given) < MIN_TOKEN or not given.isprintable() or " " in given:
@@ -46,8 +38,8 @@ def serve_token(host: str, environ: Mapping[str, str]) -> str | None:
                 f"{TOKEN_VARIABLE} is too weak: use at least {MIN_TOKEN} printable characters"
                 " without spaces"
             )
-        return given
-    return None if loopback(host) else secrets.token_urlsafe(24)
+        return given, False
+    return secrets.token_urlsafe(24), True
 
 
 def check_port(host: str, port: int) -> None:
@@ -71,10 +63,32 @@ def cmd_serve(args: argparse.Namespace) -> int:
     """Serve the console until interrupted."""
     from agent_room.cli.reach import console_command
 
-    token = serve_token(args.host, os.environ)
+    token, made = serve_token(os.environ)
+    os.environ.pop(TOKEN_VARIABLE, None)  # read: the consoles and what they start never see it
+    if args.max_consoles < 1:
+        raise BadInput("--max-consoles must be at least 1")
+    for name in args.allow_host:
+        if not name or any(c.isspace() or c in "/:@[]" for c in name):
+            raise BadInput(f"invalid --allow-host {name!r}: give a host name without a port")
     check_port(args.host, args.port)
     from agent_room.adapters.web import RoomServer
 
-    command = shlex.join(console_command(os.environ, "--served"))
-    RoomServer(command, host=args.host, port=args.port, token=token).serve()
+    allowed = [*args.allow_host, *([] if _is_address(args.host) else [args.host])]
+    RoomServer(
+        console_command(os.environ, "--served"),
+        host=args.host,
+        port=args.port,
+        token=token,
+        token_made=made,
+        allowed_hosts=allowed,
+        max_consoles=args.max_consoles,
+    ).serve()
     return 0
+
+
+def _is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True

@@ -87,6 +87,8 @@ def read_seed_state(text: str, *, now: float) -> SeedState:
         data = json.loads(text)
     except ValueError as exc:
         raise BadInput(f"not a state file: the JSON is corrupt ({exc})") from None
+    except RecursionError:
+        raise BadInput("not a state file: the JSON is nested too deeply") from None
     if not isinstance(data, dict):
         raise BadInput("not a state file: the top level is not an object")
     if "version" in data:

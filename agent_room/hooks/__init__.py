@@ -13,14 +13,12 @@ agent (``tests/hooks/test_hook_imports.py`` holds it there).
 
 from __future__ import annotations
 
-import os
 import sys
-import time
 
 from agent_room.core import fastjson
 from agent_room.core.errors import RoomError
 from agent_room.hooks.payload import HookPayload, HookProblem, read_stdin
-from agent_room.store.home import ERROR_LOG, ensure_room_dir, open_private, room_home
+from agent_room.store.home import append_error_log, room_home
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -31,37 +29,11 @@ HOOK_TIMEOUT = 3.0
 """How long a hook waits for a busy room before giving up (and logging it)."""
 SESSION_END_TIMEOUT = 0.5
 """SessionEnd has a 1.5 s budget in all: one small write, or nothing."""
-ERROR_LOG_LIMIT = 1 << 20
 
 
 def log_error(home: str, event: str, problem: str) -> None:
-    """Append one record to the room's error log; silently give up if even that fails.
-
-    Everything logged is escaped to one printable line (an event name with a newline or
-    ESC would otherwise fake a record or steer the terminal of whoever reads the log),
-    and a log file with a second hard link is never written: it would write through to
-    (and truncate) whatever file it was linked to.
-    """
-    from agent_room.core.printable import printable  # (a hook that went well logs nothing)
-
-    line = printable(problem)[:500]
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
-    record = f"{stamp} hook {printable(event)[:100] or '-'}: {line}\n".encode()
-    try:
-        room = ensure_room_dir(home)
-        path = os.path.join(room, ERROR_LOG)
-        fd = open_private(path, os.O_WRONLY | os.O_APPEND)
-        try:
-            st = os.fstat(fd)
-            if st.st_nlink != 1:
-                return
-            if st.st_size > ERROR_LOG_LIMIT:
-                os.ftruncate(fd, 0)
-            os.write(fd, record)
-        finally:
-            os.close(fd)
-    except (OSError, RoomError):
-        pass
+    """Append one record of this hook to the room's error log (``append_error_log``)."""
+    append_error_log(home, f"hook {event[:100] or '-'}", problem)
 
 
 def run_hook(argv: Sequence[str], environ: Mapping[str, str], stdin: IO[bytes]) -> int:

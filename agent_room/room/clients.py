@@ -24,6 +24,7 @@ from agent_room.core.client_launch import (
     resume_args,
 )
 from agent_room.core.errors import BadInput
+from agent_room.core.files import SETTINGS_LIMIT, read_regular
 from agent_room.store.home import ensure_room_dir, open_private
 
 CLIENTS_DIR = "clients"
@@ -43,8 +44,8 @@ def hook_command(kind: str, event: str) -> str:
 def _user_settings(path: Path) -> dict[str, object]:
     """The user's Gemini settings (none if missing or not plain JSON)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(read_regular(path, SETTINGS_LIMIT))
+    except (OSError, ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
 
@@ -97,9 +98,8 @@ def _codex_config(environ: dict[str, str]) -> dict[str, object]:
 
     folder = environ.get("CODEX_HOME") or str(Path(environ.get("HOME") or Path.home(), ".codex"))
     try:
-        with Path(folder, "config.toml").open("rb") as handle:
-            return tomllib.load(handle)
-    except (OSError, tomllib.TOMLDecodeError):
+        return tomllib.loads(read_regular(Path(folder, "config.toml"), SETTINGS_LIMIT).decode())
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return {}
 
 

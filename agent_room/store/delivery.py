@@ -26,6 +26,18 @@ _OVER_BUDGET = (
 )
 
 
+DELIVERER_LEASE = "deliverer"
+"""The lease the room's active deliverer holds (one per host on PostgreSQL)."""
+
+
+def deliverer_lease(store: StoreBase) -> str:
+    """The lease of the room's deliverer; on PostgreSQL one per host, so that each
+    host's watcher types into its own host's panes and no other."""
+    if store.engine == "postgresql":
+        return f"{DELIVERER_LEASE}@{store.host}"
+    return DELIVERER_LEASE
+
+
 class DeliveryStore(StoreBase):
     """Lease, nudges and notes."""
 

@@ -15,6 +15,8 @@ import os
 import stat
 
 from agent_room.core.errors import UnsafeRoom
+from agent_room.core.files import TooLarge, open_regular, read_fd
+from agent_room.store.home import append_error_log
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -24,6 +26,8 @@ DATABASE_VAR = "AGENT_ROOM_DATABASE"
 HOST_VAR = "AGENT_ROOM_HOST"
 CONFIG_NAME = "room.conf"
 """``database = postgresql://...`` (one ``key = value`` a line, ``#`` comments)."""
+CONFIG_LIMIT = 64 * 1024
+"""``room.conf`` is read whole or refused: one setting never needs more than this."""
 _SCHEMES = ("postgresql://", "postgres://")
 
 
@@ -33,12 +37,13 @@ def database_url(home: str, environ: Mapping[str, str] | None = None) -> str | N
     url, source = env.get(DATABASE_VAR, "").strip(), DATABASE_VAR
     if not url:
         path = os.path.join(home, CONFIG_NAME)
-        url, source = _configured(path), f"{path}'s database"
-    if not url or url.startswith("sqlite"):
+        url, line = _configured(path)
+        source = f"{path} line {line}: database"
+    if not url:
         return None
     if not url.startswith(_SCHEMES):
         raise UnsafeRoom(
-            f"{source} must be a postgresql:// URL (or empty for the room's SQLite file)"
+            f"{source} must be a postgresql:// URL (or no line at all for the room's SQLite file)"
         )
     return url
 
@@ -51,7 +56,16 @@ def begin_connecting(home: str, timeout: float) -> None:
     if url:
         from agent_room.store.libpq import connect_early, opening
 
+        notices_to_log(home)
         connect_early(*opening(url, timeout))
+
+
+def notices_to_log(home: str) -> None:
+    """The client library's notices and warnings to the room's error log, never to the
+    terminal of an agent whose hook or ``send`` this process is."""
+    from agent_room.store.notices import set_notice_sink
+
+    set_notice_sink(lambda text: append_error_log(home, "libpq", text))
 
 
 def host_id(environ: Mapping[str, str] | None = None) -> str:
@@ -61,21 +75,35 @@ def host_id(environ: Mapping[str, str] | None = None) -> str:
     return env.get(HOST_VAR, "").strip() or os.uname().nodename or "localhost"
 
 
-def _configured(path: str) -> str:
+def _configured(path: str) -> tuple[str, int]:
+    """The ``database`` line of ``room.conf``, read whole (never blocking: it may have
+    been replaced by a FIFO) or refused with the file and line."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd, _size = open_regular(path, follow=False)
     except FileNotFoundError:
-        return ""
+        return "", 0
     except OSError as exc:
         raise UnsafeRoom(f"cannot read {path}: {exc.strerror}") from None
     try:
         st = os.fstat(fd)
         if st.st_uid != os.geteuid() or stat.S_IMODE(st.st_mode) & 0o077:
             raise UnsafeRoom(f"{path} may hold a password and is open to others: chmod 600 {path}")
-        text = os.read(fd, 65536).decode("utf-8", "replace")
+        raw = read_fd(fd, CONFIG_LIMIT)
+    except TooLarge:
+        raise UnsafeRoom(
+            f"{path} is larger than {CONFIG_LIMIT // 1024} KiB: it holds one setting"
+            f" ({_ONLY_SETTING})"
+        ) from None
+    except OSError as exc:
+        raise UnsafeRoom(f"cannot read {path}: {exc.strerror}") from None
     finally:
         os.close(fd)
-    found = ""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        number = raw[: exc.start].count(b"\n") + 1
+        raise UnsafeRoom(f"{path} line {number}: not UTF-8 text") from None
+    found, at = "", 0
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
@@ -87,8 +115,9 @@ def _configured(path: str) -> str:
         if key != "database":
             named = f" {key}" if key.isidentifier() else ""
             raise UnsafeRoom(f"{path} line {number}: unknown setting{named} ({_ONLY_SETTING})")
-        found = found or value.strip("'\"")
-    return found
+        if not found:
+            found, at = value.strip("'\""), number
+    return found, at
 
 
 _ONLY_SETTING = "its one setting: database = postgresql://..."
@@ -114,8 +143,7 @@ def _schema(query: str) -> str:
         key, _, value = part.partition("=")
         if key != "options":
             continue
-        pieces = value.replace("+", " ").split("%")
-        decoded = pieces[0] + "".join(_unescaped(piece) for piece in pieces[1:])
+        decoded = unquote(value.replace("+", " "))
         for setting in decoded.replace("-c ", "-c").split():
             name, _, path = setting.removeprefix("-c").partition("=")
             if name == "search_path" and path:
@@ -129,6 +157,13 @@ def has_password(url: str) -> bool:
     query = url.partition("?")[2]
     user = location.rpartition("@")[0] if "@" in location else ""
     return ":" in user or any(p.startswith("password=") for p in query.split("&"))
+
+
+def unquote(text: str) -> str:
+    """A URL part with its ``%XX`` escapes undone; a malformed one is kept as written
+    (``urllib.parse`` would cost the hooks its imports)."""
+    pieces = text.split("%")
+    return pieces[0] + "".join(_unescaped(piece) for piece in pieces[1:])
 
 
 def _unescaped(piece: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import time
 
 from agent_room.core.errors import UnsafeRoom
 
@@ -25,6 +26,8 @@ MARKER = "room.initialised"
 """Made beside the database once it first has a schema: from then on an empty or missing
 database is a loss to report, not a room to make anew."""
 ERROR_LOG = "errors.log"
+ERROR_LOG_LIMIT = 1 << 20
+"""Bytes past which the error log starts again (the problems of now matter)."""
 
 
 def room_home(environ: Mapping[str, str]) -> str:
@@ -131,3 +134,33 @@ def inside_room(room: StrPath, candidate: StrPath) -> Path:
     if not resolved.is_relative_to(Path(room).resolve()):
         raise UnsafeRoom(f"{candidate} leads outside the room")
     return resolved
+
+
+def append_error_log(home: str, source: str, problem: str) -> None:
+    """Append one record to the room's error log; silently give up if even that fails.
+
+    The log is where what must not reach an agent's terminal goes: a hook's problems,
+    the client library's notices. Everything logged is escaped to one printable line (a
+    name with a newline or ESC would otherwise fake a record or steer the terminal of
+    whoever reads the log), and a log file with a second hard link is never written: it
+    would write through to (and truncate) whatever file it was linked to.
+    """
+    from agent_room.core.printable import printable  # (a process that went well logs nothing)
+
+    line = printable(problem.strip())[:500]
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
+    record = f"{stamp} {printable(source)[:120] or '-'}: {line}\n".encode()
+    try:
+        room = ensure_room_dir(home)
+        fd = open_private(os.path.join(room, ERROR_LOG), os.O_WRONLY | os.O_APPEND)
+        try:
+            st = os.fstat(fd)
+            if st.st_nlink != 1:
+                return
+            if st.st_size > ERROR_LOG_LIMIT:
+                os.ftruncate(fd, 0)
+            os.write(fd, record)
+        finally:
+            os.close(fd)
+    except (OSError, UnsafeRoom):
+        pass

@@ -11,6 +11,9 @@ libpq is the one bundled in psycopg's binary package when it is installed (the o
 psycopg itself uses), else the system's (Debian's ``libpq5``). Everything libpq reads
 itself works as with any PostgreSQL client: the URL, the ``PG*`` environment, the
 password file, TLS settings.
+
+Each connection hands the server's notices to ``store.notices`` (the room's error log),
+never to standard error: for a hook or ``send`` that is an agent's terminal.
 """
 
 from __future__ import annotations
@@ -19,6 +22,13 @@ import ctypes
 import os
 import sys
 from _thread import allocate_lock, start_new_thread
+
+from agent_room.store.notices import (
+    NOTICE_PROCESSOR,
+    passfile_refusal,
+    quiet,
+    warn_once,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -82,6 +92,7 @@ def _load() -> Any:
         ("PQgetisnull", [p, i, i], i),
         ("PQcmdTuples", [p], s),
         ("PQclear", [p], None),
+        ("PQsetNoticeProcessor", [p, NOTICE_PROCESSOR, p], p),
     ):
         function = getattr(lib, fn)
         function.argtypes = args
@@ -144,6 +155,9 @@ def opening(url: str, timeout: float) -> tuple[str, str]:
         "application_name": "agent-room",
         "client_encoding": "UTF8",
     }
+    url, why = passfile_refusal(url, os.environ)
+    if why is not None:
+        warn_once(why)
     query = "&".join(f"{k}={v}" for k, v in extra.items() if f"{k}=" not in url)
     first = f"{lock_timeout(timeout)}; SELECT version FROM agent_room_schema"
     return f"{url}{'&' if '?' in url else '?'}{query}", first
@@ -182,6 +196,7 @@ def connect_early(info: str, first: str) -> None:
             connecting.release()
             handle = connect(info.encode())
             given.append(handle)
+            quiet(lib, handle)
             if lib.PQstatus(handle) == 0:
                 given.append(lib.PQexec(handle, first.encode("utf-8")))
         except BaseException as exc:  # noqa: BLE001 - handed to the connection's maker
@@ -201,7 +216,10 @@ def _connected(info: str, first: str) -> list[Any]:
     connection begun early for ``info`` and ``first``, else a new one."""
     early = _early.pop((info, first), None)
     if early is None:
-        return [_load().PQconnectdb(info.encode())]
+        lib = _load()
+        handle = lib.PQconnectdb(info.encode())
+        quiet(lib, handle)
+        return [handle]
     done, given = early
     with done:
         sys.setswitchinterval(_SWITCH)

@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import _sqlite3 as sqlite3  # its errors; the package would load datetime (see store.db)
 import itertools
+import os
 
 from agent_room.core.errors import UNREACHABLE_PREFIX, RoomUnavailable
 from agent_room.store.db import _statements
 from agent_room.store.engine import describe
 from agent_room.store.libpq import Connection, PgError, Result, lock_timeout, opening
+from agent_room.store.notices import notice, passfile_refusal
 from agent_room.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 TYPE_CHECKING = False
@@ -458,11 +460,16 @@ def listen(
     lost = False
     while not stop.is_set():
         try:
-            conn = psycopg.connect(url, autocommit=True, connect_timeout=5)
+            conn = psycopg.connect(
+                passfile_refusal(url, os.environ)[0], autocommit=True, connect_timeout=5
+            )
         except psycopg.Error:
             stop.wait(pause)
             pause, lost = min(pause * 2, 10.0), True
             continue
+        conn.add_notice_handler(  # to the room's log, as the statements' notices go
+            lambda diag: notice(f"{diag.severity}:  {diag.message_primary}")
+        )
         try:
             schema = (conn.execute("SELECT current_schema()").fetchone() or [""])[0]
             conn.execute(f"LISTEN {CHANNEL}")

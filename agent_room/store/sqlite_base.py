@@ -7,7 +7,7 @@ import os
 
 from agent_room.core.errors import RoomUnavailable
 from agent_room.store.db import connect
-from agent_room.store.engine import database_url, host_id
+from agent_room.store.engine import database_url, host_id, notices_to_log
 from agent_room.store.home import DB_NAME, ensure_room_dir
 
 TYPE_CHECKING = False
@@ -167,6 +167,7 @@ def _connect_postgres(home: str, url: str, timeout: float) -> sqlite3.Connection
     from agent_room.store.postgres import connect as connect_postgres
 
     ensure_room_dir(home)
+    notices_to_log(home)
     conn: Any = connect_postgres(url, timeout=timeout)
     return conn  # type: ignore[no-any-return]
 

@@ -46,10 +46,14 @@ def poke(home: str) -> None:
 
 
 def listening(home: str) -> bool:
-    """Whether a deliverer is listening (holds the lease and is alive) right now."""
+    """Whether a deliverer is listening (holds the lease and is alive) right now: the
+    FIFO opens for writing only while someone reads it (a plain file put in its place
+    opens too, and says nothing)."""
     try:
         fd = os.open(wake_path(home), os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
     except OSError:
         return False
-    os.close(fd)
-    return True
+    try:
+        return os.fstat(fd).st_mode & _FORMAT == _FIFO
+    finally:
+        os.close(fd)

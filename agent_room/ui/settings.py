@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Annotated, ClassVar, Literal
 from annotated_types import Ge, Gt, Le
 
 from agent_room.core.errors import BadInput, first_problem
+from agent_room.core.files import SETTINGS_LIMIT, read_regular
 
 if TYPE_CHECKING:
     from agent_room.core.attention import NotifyPolicy
@@ -129,8 +130,12 @@ class ConsoleSettings:
             chosen = theme or remembered_theme(memory) or DEFAULT_THEME
             return cls(home=home, theme=chosen, theme_dirs=theme_dirs, theme_memory=memory)
         try:
-            values: dict[str, object] = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            values: dict[str, object] = tomllib.loads(
+                read_regular(path, SETTINGS_LIMIT).decode("utf-8")
+            )
+        except OSError as exc:
+            raise BadInput(f"{path}: {exc.strerror or exc}") from None
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
             raise BadInput(f"{path}: {exc}") from None
         values.setdefault("theme_dirs", theme_dirs)
         values["home"] = home
@@ -156,7 +161,7 @@ def remembered_theme(path: str | None) -> str | None:
     if path is None:
         return None
     try:
-        name = Path(path).read_text(encoding="utf-8").strip()
+        name = read_regular(path, SETTINGS_LIMIT).decode("utf-8").strip()
     except (OSError, UnicodeDecodeError):
         return None
     return name if name and len(name) <= 64 and name.isprintable() else None

@@ -17,6 +17,8 @@ from typing import Any
 
 from textual.theme import Theme
 
+from agent_room.core.files import SETTINGS_LIMIT, read_regular
+
 VARIABLE_DEFAULTS: dict[str, str] = {
     "state-idle": "#5fd787",
     "state-busy": "#ffaf00",
@@ -40,7 +42,7 @@ def shipped_dir() -> Path:
 def parse_theme_text(path: Path) -> dict[str, Any]:
     """A theme file's contents, not yet checked; ``ValueError`` if it cannot be parsed."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular(path, SETTINGS_LIMIT).decode("utf-8")
         if path.suffix == ".json":
             import json
 

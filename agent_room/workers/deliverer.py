@@ -30,6 +30,7 @@ from agent_room.core.errors import PaneUnavailable
 from agent_room.core.prompts import nudge_text
 from agent_room.core.usage import over_text
 from agent_room.room import Room
+from agent_room.store.delivery import DELIVERER_LEASE, deliverer_lease
 from agent_room.store.hosts import BEAT, host_seen
 from agent_room.workers.guard import Guard
 from agent_room.workers.lease import Lease
@@ -43,16 +44,13 @@ if TYPE_CHECKING:
     from agent_room.store.sqlite_base import Row
     from agent_room.workers.native import NativeDelivery
 
-LEASE = "deliverer"
+LEASE = DELIVERER_LEASE
 LEASE_TTL = 3.0
 
 
 def delivery_lease(room: Room) -> str:
-    """The lease of the room's deliverer; on PostgreSQL one per host, so that each
-    host's watcher types into its own host's panes and no other."""
-    if room.store.engine == "postgresql":
-        return f"{LEASE}@{room.store.host}"
-    return LEASE
+    """The lease of the room's deliverer (``store.delivery.deliverer_lease``)."""
+    return deliverer_lease(room.store)
 
 
 """A holder that stops renewing for this long is presumed gone."""
@@ -230,6 +228,7 @@ class Deliverer:
         """
         guard = Guard("deliverer", self.store, on_problem)
         listener = self.wake
+        wake_trouble: str | None = None
         changed_r, changed_w = os.pipe()
         os.set_blocking(changed_w, False)
         watcher = room_watch or RoomWatch(self.room.home, debounce=debounce, step=step, stop=stop)
@@ -244,7 +243,10 @@ class Deliverer:
                 if on_pass is not None and active is not None:
                     on_pass(active)
                 if self.active:
-                    listener.bind()
+                    trouble = listener.bind()
+                    if trouble != wake_trouble:  # said once, and once when it is over
+                        wake_trouble = trouble
+                        guard.report(trouble)
                 else:
                     listener.close()  # a stand-by: the new holder listens
                 if guard.failures:  # wait the fault out: file events do not hurry a retry

@@ -289,12 +289,8 @@ def native_delivery(room: Room, environ: Mapping[str, str]) -> NativeDelivery | 
 
     if not sys.platform.startswith("linux"):
         return None
-    from agent_room.adapters.claude_native import (
-        FileRegistry,
-        PeerSocket,
-        claude_dir,
-        socket_folder,
-    )
+    from agent_room.adapters.claude_native import FileRegistry, claude_dir
+    from agent_room.adapters.claude_peer import PeerSocket, socket_folder
     from agent_room.adapters.processes import SystemProbe
     from agent_room.store.wake import poke
 

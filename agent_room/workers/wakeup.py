@@ -38,23 +38,56 @@ class WakeListener:
         """For ``select``; -1 while closed."""
         return -1 if self.fd is None else self.fd
 
-    def bind(self) -> None:
-        """Listen, making the private FIFO if needed; quietly do without direct wake-ups
-        if that fails (file events still arrive)."""
-        if self.fd is not None:
-            return
+    def bind(self) -> str | None:
+        """Listen, making the private FIFO if needed, and keep listening on the one in
+        the room (another process may have put something in its place since: it is
+        replaced). Why direct wake-ups are off, if they are (file events still arrive)."""
+        if self.fd is not None and self._still_there():
+            return None
+        self.close()
         try:
-            try:
-                mode = self.path.lstat().st_mode
-            except FileNotFoundError:
-                os.mkfifo(self.path, 0o600)
-            else:
-                if not stat.S_ISFIFO(mode):  # something else in its place: replace it
-                    self.path.unlink()
-                    os.mkfifo(self.path, 0o600)
-            self.fd = os.open(self.path, os.O_RDWR | os.O_NONBLOCK | os.O_NOFOLLOW)
+            self._make()
+            fd = os.open(self.path, os.O_RDWR | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+            if not stat.S_ISFIFO(os.fstat(fd).st_mode):  # replaced between the two calls
+                os.close(fd)
+                return f"{self.path} changed while it was opened"
+            self.fd = fd
+        except OSError as exc:
+            return f"{self.path} cannot be used for wake-ups: {exc.strerror or exc}"
+        return None
+
+    def _still_there(self) -> bool:
+        """Whether the FIFO held open is still the one at the room's path."""
+        assert self.fd is not None
+        try:
+            held, there = os.fstat(self.fd), self.path.lstat()
         except OSError:
-            self.fd = None
+            return False
+        return stat.S_ISFIFO(there.st_mode) and (there.st_dev, there.st_ino) == (
+            held.st_dev,
+            held.st_ino,
+        )
+
+    def _make(self) -> None:
+        """A FIFO at the path, replacing whatever else is there (an empty directory
+        too; anything with contents is refused, not removed)."""
+        try:
+            mode = self.path.lstat().st_mode
+        except FileNotFoundError:
+            os.mkfifo(self.path, 0o600)
+            return
+        if stat.S_ISFIFO(mode):
+            return
+        if stat.S_ISDIR(mode):
+            try:
+                self.path.rmdir()
+            except OSError as exc:
+                raise OSError(
+                    exc.errno, f"a directory is in its place ({exc.strerror}): remove it"
+                ) from None
+        else:
+            self.path.unlink()
+        os.mkfifo(self.path, 0o600)
 
     def drain(self) -> int:
         """Read every poke waiting; how many bytes there were."""

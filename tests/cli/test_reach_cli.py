@@ -115,14 +115,51 @@ def test_serve_refuses_a_port_in_use_and_a_weak_token_in_one_line(cli: Cli) -> N
     assert "invalid port" in bad.err
 
 
-def test_off_loopback_the_served_console_needs_a_token() -> None:
+def test_the_served_console_needs_a_token_on_every_address() -> None:
+    """Loopback too: other users of the machine and other sites' pages reach it."""
     from agent_room.cli.serve import serve_token
 
-    assert serve_token("127.0.0.1", {}) is None
-    assert serve_token("::1", {}) is None
-    made = serve_token("0.0.0.0", {})
-    assert made is not None
+    made, printed = serve_token({})
+    assert printed
     assert len(made) >= 16
-    assert serve_token("0.0.0.0", {}) != made
+    assert serve_token({})[0] != made
     given = "x" * 20
-    assert serve_token("127.0.0.1", {"AGENT_ROOM_SERVE_TOKEN": given}) == given
+    assert serve_token({"AGENT_ROOM_SERVE_TOKEN": given}) == (given, False)
+
+
+@pytest.mark.parametrize(
+    ("host", "allowed"),
+    [
+        ("127.0.0.1:8760", True),
+        ("localhost:9000", True),  # an SSH tunnel's other local port
+        ("[::1]:8760", True),
+        ("192.168.1.20:8760", True),
+        ("room.example.com", True),  # allowed by --allow-host
+        ("evil.example:8760", False),  # a rebound name
+        ("localhost.evil.example", False),
+        ("", False),
+    ],
+)
+def test_the_served_console_answers_ip_addresses_localhost_and_allowed_names(
+    host: str, allowed: bool
+) -> None:
+    from agent_room.adapters.web import host_allowed
+
+    assert host_allowed(host, ["room.example.com"]) is allowed
+
+
+@pytest.mark.parametrize(
+    ("origin", "allowed"),
+    [
+        (None, True),  # a navigation: no Origin sent
+        ("http://127.0.0.1:8760", True),
+        ("https://127.0.0.1:8760", True),  # behind a proxy with TLS
+        ("http://127.0.0.1:9999", False),  # another port: another origin
+        ("http://evil.example", False),
+        ("null", False),
+    ],
+)
+def test_only_the_pages_own_origin_passes(origin: str | None, allowed: bool) -> None:
+    from agent_room.adapters.web import origin_allowed
+
+    assert origin_allowed(origin, "127.0.0.1:8760") is allowed

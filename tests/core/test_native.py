@@ -4,6 +4,7 @@ of 2.1.330 (tests/fixtures/claude-native)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -102,13 +103,16 @@ def test_a_stale_entry_and_a_reused_pid_are_not_listed(tmp_path: Path) -> None:
             # 28534 died (its file survives a SIGKILL); 2440's pid now runs another process
             return pid not in (28534, 2440) and start_ticks is not None
 
-    found = FileRegistry(root, Probe()).sessions()
+    mine = os.getuid()
+    found = FileRegistry(root, Probe(), owner=lambda pid: mine).sessions()
     assert {s.pid for s in found} == {28538, 7462, 10049}
     (background,) = [s for s in found if s.kind == "background"]
     state = json.loads((root / "jobs" / "d5445817" / "state.json").read_text())["state"]
     assert background.job_state == state  # from the job's state.json
     (root / "sessions" / "28538.json").write_text('{"pid": 28538, "sessionId": ')  # half-written
-    assert 28538 not in {s.pid for s in FileRegistry(root, Probe()).sessions()}
+    assert 28538 not in {
+        s.pid for s in FileRegistry(root, Probe(), owner=lambda pid: mine).sessions()
+    }
 
 
 def test_the_capability_check() -> None:

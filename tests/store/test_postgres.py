@@ -93,7 +93,7 @@ def test_a_room_conf_open_to_others_is_refused(pg_home: Path) -> None:
 @pytest.mark.parametrize(
     ("line", "said"),
     [
-        ("database = mysql://db/x", "room.conf's database must be a postgresql:// URL"),
+        ("database = mysql://db/x", "room.conf line 2: database must be a postgresql:// URL"),
         ("database postgresql://room@db/x", "room.conf line 2: not `key = value`"),
         ("databse = postgresql://room@db/x", "room.conf line 2: unknown setting databse"),
     ],

@@ -10,6 +10,7 @@ by the test; tmux is a scripted multiplexer that records what would be typed.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import socket
@@ -22,7 +23,8 @@ from typing import Any
 
 import pytest
 
-from agent_room.adapters.claude_native import FileRegistry, PeerSocket
+from agent_room.adapters.claude_native import FileRegistry
+from agent_room.adapters.claude_peer import PeerSocket
 from agent_room.adapters.processes import SystemProbe
 from agent_room.core.delivery import RECEIPT_TIMEOUT
 from agent_room.core.native import NativeSession, SocketFacts
@@ -42,6 +44,13 @@ from tests.workers.test_deliverer_retries import Clock, ScriptedMux
 SESSION = "b8220c56-d5dd-46db-a341-746a21195aa9"
 PID = 28538
 WIRE = FIXTURES / "claude-native" / "fake-recipient-wire.jsonl"
+
+
+def room_token(peer: PeerSocket) -> str:
+    """The token the room publishes for its peers, read from its key file as a client does."""
+    digest = hashlib.sha256(str(peer.socket).encode()).hexdigest()
+    key = peer.registry.sessions_dir / f"{peer.pid}.{digest}.key"
+    return str(json.loads(key.read_text())["peerToken"])
 
 
 def _recorded(action: str, status: str | None = None) -> dict[str, Any]:
@@ -82,11 +91,13 @@ class Client:
     def frames(self, kind: str = "user") -> list[dict[str, Any]]:
         return [f for f in self.lines if f.get("type") == kind]
 
-    def answer(self, to: str, frame: dict[str, Any]) -> None:
-        """Write a receipt to the room's socket, as the client does (one connection)."""
+    def answer(self, to: str, token: str, frame: dict[str, Any]) -> None:
+        """Write a receipt to the room's socket, as the client does (one connection, the
+        room's token from its key file first)."""
+        auth = json.dumps({"type": "auth", "token": token}).encode()
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
             conn.connect(to)
-            conn.sendall(b'{"type":"auth","token":"x"}\n' + json.dumps(frame).encode() + b"\n")
+            conn.sendall(auth + b"\n" + json.dumps(frame).encode() + b"\n")
 
     def close(self) -> None:
         """Stop listening, as a client that exits does (its socket file may stay)."""
@@ -96,7 +107,8 @@ class Client:
 
 
 class Registry_(FileRegistry):
-    """The real registry reader, with the recipient's entry given by the test."""
+    """The real registry reader, with the recipient's entry given by the test. The test
+    process plays the client when it answers: the room checks the answering pid's entry."""
 
     def __init__(self, root: Path, client: Client) -> None:
         super().__init__(root, AliveProbe())
@@ -104,7 +116,7 @@ class Registry_(FileRegistry):
         self.protocol = 1
 
     def entry(self, pid: int) -> NativeSession | None:
-        if pid != PID:
+        if pid not in (PID, os.getpid()):
             return None
         return NativeSession(
             pid=PID,
@@ -247,7 +259,7 @@ def _receipt(
 ) -> None:
     """The client's ``status`` for ``frame``, sent from its socket to the room's; a pass."""
     receipt = status | {"orig_msg_id": frame["msg_id"], "from": f"uds:{client.path}"}
-    client.answer(str(peer.socket), receipt)
+    client.answer(str(peer.socket), room_token(peer), receipt)
     _settle(deliverer, peer, clock)
 
 
@@ -439,11 +451,14 @@ def test_foreign_and_malformed_receipts_change_nothing(
     message_id = room.send("backend", "frontend", "hello")
     deliverer.run_once()
     (frame,) = _sent(client)
-    held = _recorded("peer_message_status", "held")
-    client.answer(str(peer.socket), held)  # a receipt for a frame the room never sent
-    client.answer(str(peer.socket), held | {"orig_msg_id": frame["msg_id"], "msgV": 9})
-    client.answer(  # the right frame, but from another socket than it was sent to
-        str(peer.socket), held | {"orig_msg_id": frame["msg_id"], "from": "uds:/tmp/x.sock"}
+    held = _recorded("peer_message_status", "held") | {"from": f"uds:{client.path}"}
+    token = room_token(peer)
+    client.answer(str(peer.socket), token, held)  # a receipt for a frame the room never sent
+    client.answer(str(peer.socket), token, held | {"orig_msg_id": frame["msg_id"], "msgV": 9})
+    client.answer(  # the right frame, but about another socket than the answering client's
+        str(peer.socket),
+        token,
+        held | {"orig_msg_id": frame["msg_id"], "from": "uds:/tmp/x.sock"},
     )
     _settle(deliverer, peer, clock)
     threading.Event().wait(0.2)
@@ -451,7 +466,8 @@ def test_foreign_and_malformed_receipts_change_nothing(
     assert "frontend" not in room.store.notes()
     reasons = [e["data"]["reason"] for e in room.store.events() if e["kind"] == "native.ignored"]
     assert any("protocol version 9" in r for r in reasons)
-    assert sum("no frame the room sent" in r for r in reasons) == 2
+    assert sum("no frame the room sent" in r for r in reasons) == 1
+    assert sum("a socket not its own" in r for r in reasons) == 1
     assert _status(room, message_id) == "queued"
 
 
@@ -533,7 +549,7 @@ def test_an_idle_notice_wakes_the_deliverer(
     try:
         peer.open()
         notice = _recorded_control("peer_idle_notice") | {"from": f"uds:{client.path}"}
-        client.answer(str(peer.socket), notice)
+        client.answer(str(peer.socket), room_token(peer), notice)
         assert woken.wait(5)
         (receipt,) = peer.receipts()
         assert not isinstance(receipt, str)
