@@ -1,0 +1,241 @@
+"""``GitCli``: the ``Git`` port over git's own command line.
+
+Chosen over pygit2 and dulwich by ``bench/bench_worktrees.py``: the answers that matter
+(a merge dry run, untracked files under ``.gitignore`` rules, worktrees) are git's own,
+and what the console needs per agent costs two short processes, paid only when that
+agent's turn ends. Every call blocks; the console runs them in a worker.
+
+Each git runs with ``GIT_OPTIONAL_LOCKS=0`` so reading an agent's status never takes the
+lock on the index the agent's own git may want that instant, without the variables a
+git hook of the caller could leak (``GIT_DIR`` ...) and in the C locale, with NUL
+separated output where paths are printed so no file name is misread.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from agent_room.core.errors import Refused
+from agent_room.core.worktrees import BranchState, FileChange, MergeCheck
+
+_LEAKY = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX")
+TEXT_LIMIT = 4 * 1024 * 1024
+"""An untracked file larger than this is counted as binary rather than read whole."""
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in _LEAKY}
+    env.update(GIT_OPTIONAL_LOCKS="0", LC_ALL="C", GIT_TERMINAL_PROMPT="0")
+    return env
+
+
+def _numstat(raw: str) -> list[FileChange]:
+    """``--numstat -z`` records: ``ADDED\\tREMOVED\\tPATH\\0`` (renames: an empty path,
+    then the old and new paths as their own records)."""
+    found: list[FileChange] = []
+    items = raw.split("\0")
+    i = 0
+    while i < len(items):
+        record = items[i]
+        i += 1
+        if not record:
+            continue
+        added, removed, path = record.split("\t", 2)
+        if not path:  # a rename: old path, new path follow
+            path = items[i + 1] if i + 1 < len(items) else ""
+            i += 2
+        binary = added == "-"
+        counts = (0, 0) if binary else (int(added), int(removed))
+        found.append(FileChange(path, *counts, "M", binary))
+    return found
+
+
+def _count_lines(path: Path) -> tuple[int, bool]:
+    """Lines of a new file and whether it is binary (git's rule: a NUL early on)."""
+    try:
+        if path.is_symlink() or path.stat().st_size > TEXT_LIMIT:
+            return 0, True
+        data = path.read_bytes()
+    except OSError:
+        return 0, True
+    if b"\0" in data[:8000]:
+        return 0, True
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0), False
+
+
+class GitCli:
+    """The ``Git`` port over the ``git`` program."""
+
+    def __init__(self, program: str = "git") -> None:
+        self.program = program
+
+    def _run(self, cwd: str, *args: str, ok: tuple[int, ...] = (0,)) -> tuple[int, str]:
+        try:
+            proc = subprocess.run(
+                [self.program, *args],
+                cwd=cwd,
+                env=_env(),
+                capture_output=True,
+                text=True,
+                errors="surrogateescape",
+                check=False,
+            )
+        except FileNotFoundError:
+            raise Refused("git is not installed (agent-room's worktrees need git 2.38+)") from None
+        except NotADirectoryError:
+            raise Refused(f"{cwd} is not a folder") from None
+        if proc.returncode not in ok:
+            said = proc.stderr.strip().splitlines()
+            detail = said[-1] if said else f"exit status {proc.returncode}"
+            raise Refused(f"git {args[0]} failed in {cwd}: {detail}")
+        return proc.returncode, proc.stdout
+
+    def _line(self, cwd: str, *args: str) -> str | None:
+        code, out = self._run(cwd, *args, ok=(0, 1, 128))
+        return out.strip() if code == 0 and out.strip() else None
+
+    def toplevel(self, path: str) -> str | None:
+        """The top folder of the checkout ``path`` is in; None outside a repository."""
+        if not Path(path).is_dir():
+            return None
+        return self._line(path, "rev-parse", "--show-toplevel")
+
+    def common_dir(self, path: str) -> str | None:
+        """The repository's shared git folder, absolute."""
+        if not Path(path).is_dir():
+            return None
+        found = self._line(path, "rev-parse", "--git-common-dir")
+        return str((Path(path) / found).resolve()) if found else None
+
+    def head(self, path: str) -> tuple[str | None, str | None]:
+        """The checkout's (branch, commit)."""
+        code, out = self._run(path, "rev-parse", "HEAD", "--abbrev-ref", "HEAD", ok=(0, 128))
+        lines = out.split()
+        if code != 0 or len(lines) < 2:
+            return None, None
+        return (None if lines[1] == "HEAD" else lines[1]), lines[0]
+
+    def branch_exists(self, repo: str, branch: str) -> bool:
+        """Whether ``refs/heads/BRANCH`` exists."""
+        ref = f"refs/heads/{branch}"
+        code, _ = self._run(repo, "show-ref", "--verify", "--quiet", ref, ok=(0, 1))
+        return code == 0
+
+    def add_worktree(self, repo: str, path: str, branch: str, start: str, *, new: bool) -> None:
+        """Make a worktree at ``path``, hidden from the main checkout's status."""
+        if new:
+            self._run(repo, "worktree", "add", "-b", branch, "--", path, start)
+        else:
+            self._run(repo, "worktree", "add", "--", path, branch)
+        self._exclude(repo, path)
+
+    def _exclude(self, repo: str, path: str) -> None:
+        """List the worktrees' folder in ``info/exclude`` (this clone's own ignore file,
+        never committed) so the main checkout does not see it as new files."""
+        common = self.common_dir(repo)
+        try:
+            relative = Path(path).resolve().parent.relative_to(Path(repo).resolve())
+        except ValueError:
+            return  # made outside the repository: nothing to hide
+        if common is None:
+            return
+        line = f"/{relative.as_posix()}/"
+        exclude = Path(common) / "info" / "exclude"
+        exclude.parent.mkdir(exist_ok=True)
+        text = exclude.read_text() if exclude.exists() else ""
+        if line not in text.splitlines():
+            with exclude.open("a") as out:
+                out.write(("" if not text or text.endswith("\n") else "\n") + line + "\n")
+
+    def remove_worktree(self, repo: str, path: str, *, force: bool) -> None:
+        """Remove the worktree (``--force`` also drops its uncommitted changes)."""
+        self._run(repo, "worktree", "remove", *(["--force"] if force else []), "--", path)
+
+    def branch_state(self, path: str, base: str) -> BranchState:
+        """Two processes: the status (branch, head, dirty files) and ahead/behind."""
+        _, out = self._run(path, "status", "--porcelain=v2", "--branch", "-z", "-uall")
+        branch: str | None = None
+        head: str | None = None
+        dirty = 0
+        for record in out.split("\0"):
+            if record.startswith("# branch.oid "):
+                oid = record.removeprefix("# branch.oid ")
+                head = None if oid == "(initial)" else oid
+            elif record.startswith("# branch.head "):
+                name = record.removeprefix("# branch.head ")
+                branch = None if name == "(detached)" else name
+            elif record and record[0] in "12u?":
+                dirty += 1
+        ahead = behind = 0
+        if head is not None:
+            code, counts = self._run(
+                path, "rev-list", "--left-right", "--count", f"{base}...HEAD", ok=(0, 128)
+            )
+            if code == 0 and len(counts.split()) == 2:
+                behind, ahead = (int(n) for n in counts.split())
+        return BranchState(branch, head, ahead, behind, dirty)
+
+    def _merge_base(self, path: str, base: str) -> str:
+        found = self._line(path, "merge-base", base, "HEAD")
+        return found or base
+
+    def changes(self, path: str, base: str) -> tuple[FileChange, ...]:
+        """Tracked changes against the merge base (index and working tree together), then
+        the untracked files git does not ignore, counted as all added."""
+        since = self._merge_base(path, base)
+        _, out = self._run(path, "diff", "--numstat", "-z", "-M", since, "--")
+        found = _numstat(out)
+        _, names = self._run(path, "diff", "--name-status", "-z", "--no-renames", since, "--")
+        fields = names.split("\0")
+        status = {fields[i + 1]: fields[i][:1] for i in range(0, len(fields) - 1, 2)}
+        found = [
+            FileChange(f.path, f.added, f.removed, status.get(f.path, "M"), f.binary) for f in found
+        ]
+        _, others = self._run(path, "ls-files", "--others", "--exclude-standard", "-z")
+        for name in others.split("\0"):
+            if name:
+                lines, binary = _count_lines(Path(path) / name)
+                found.append(FileChange(name, lines, 0, "?", binary))
+        return tuple(sorted(found, key=lambda f: f.path))
+
+    def file_diff(self, path: str, base: str, file: str) -> str:
+        """One file's patch against the merge base; a new untracked file as all added."""
+        since = self._merge_base(path, base)
+        _, out = self._run(path, "diff", "--no-color", "-M", since, "--", file)
+        if out:
+            return out
+        if (Path(path) / file).is_file():
+            _, out = self._run(
+                path, "diff", "--no-color", "--no-index", "--", os.devnull, file, ok=(0, 1)
+            )
+        return out
+
+    def commit_changes(self, repo: str, target: str, commit: str) -> tuple[FileChange, ...]:
+        """What ``commit`` brings that ``target`` lacks."""
+        _, out = self._run(repo, "diff", "--numstat", "-z", "-M", f"{target}...{commit}", "--")
+        return tuple(_numstat(out))
+
+    def merge_check(self, repo: str, target: str, commit: str) -> MergeCheck:
+        """``git merge-tree --write-tree``: git's own merge, in memory; it writes the
+        merged tree's objects to the object store and no ref, index or file."""
+        code, out = self._run(
+            repo, "merge-tree", "--write-tree", "--name-only", "--no-messages", "-z",
+            target, commit, ok=(0, 1),
+        )  # fmt: skip
+        if code == 0:
+            return MergeCheck(clean=True)
+        names = [n for n in out.split("\0")[1:] if n]
+        return MergeCheck(clean=False, conflicts=tuple(dict.fromkeys(names)))
+
+    def unmerged(self, repo: str, branch: str) -> int:
+        """Commits of ``branch`` no other branch, tag or remote-tracking branch reaches."""
+        ref = f"refs/heads/{branch}"
+        if not self.branch_exists(repo, branch):
+            return 0
+        _, out = self._run(
+            repo, "rev-list", "--count", ref, "--not", f"--exclude={branch}", "--branches",
+            "--tags", "--remotes",
+        )  # fmt: skip
+        return int(out.strip() or 0)

@@ -1,0 +1,136 @@
+"""``CodeTracker``: every agent's changes and who touches what, re-read when turns end.
+
+The console's changes view and the notifier both need each agent's changed files, and
+the overlaps between agents before anyone merges. Reading them runs git for every agent,
+so it is not done on every room change nor on a timer: an agent's changes are read again
+only when its session moved (its Stop hook made it idle, it ended, it started), and a
+merge dry run between two branches only when one of their commits moved.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from agent_room.core.errors import RoomError
+from agent_room.core.worktrees import (
+    AgentCode,
+    Changes,
+    CodeSnapshot,
+    Git,
+    MergeCheck,
+    Overlap,
+    Worktree,
+    conflict_candidates,
+    same_file_overlaps,
+    shared_checkouts,
+)
+from agent_room.room.worktrees import Worktrees
+from agent_room.store import worktrees as store_worktrees
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from agent_room.room.service import Room
+
+
+@dataclass(frozen=True, slots=True)
+class _Seen:
+    """What an agent's changes were read at: read again when any of it moves."""
+
+    state: str
+    updated_at: float
+    folder: str
+
+
+class CodeTracker:
+    """Reads the room's code; owned by one thread (the console's code worker, or the
+    notifier's), not thread-safe."""
+
+    def __init__(self, room: Room, git: Git) -> None:
+        self.worktrees = Worktrees(room, git)
+        self.store = room.store
+        self.git = git
+        self._seen: dict[str, _Seen] = {}
+        self._changes: dict[str, Changes] = {}
+        self._merges: dict[tuple[str, str, str], MergeCheck] = {}
+        self._tops: dict[str, str | None] = {}
+        self.reads = 0
+        """How many agents' changes were read from git (for the tests and the bench)."""
+
+    def _top(self, folder: str) -> str | None:
+        if folder not in self._tops:
+            try:
+                self._tops[folder] = self.git.toplevel(folder)
+            except RoomError:
+                self._tops[folder] = None
+        return self._tops[folder]
+
+    def refresh(self) -> CodeSnapshot:
+        """The room's code now, reading again only the agents whose turn moved on."""
+        trees = store_worktrees.live(self.store)
+        members = {str(m["name"]): m for m in self.store.members()}
+        wanted: dict[str, _Seen] = {}
+        for name, member in members.items():
+            if member["state"] == "ended" and name not in trees:
+                continue
+            folder = trees[name].path if name in trees else str(member["cwd"] or "")
+            wanted[name] = _Seen(str(member["state"]), float(member["updated_at"]), folder)
+        for name, worktree in trees.items():
+            wanted.setdefault(name, _Seen("ended", worktree.created_at, worktree.path))
+        plain = [
+            (n, top)
+            for n, seen in wanted.items()
+            if n not in trees and (top := self._top(seen.folder)) is not None
+        ]
+        sharing = shared_checkouts(plain)
+        plain_names = {n for n, _ in plain}
+        for name in list(self._changes):
+            if name not in wanted:
+                del self._changes[name]
+                self._seen.pop(name, None)
+        for name, seen in wanted.items():
+            if name not in trees and name not in plain_names:
+                continue  # not in a repository
+            before = self._seen.get(name)
+            busy = seen.state == "busy" and name in self._changes
+            if before == seen or busy:  # a busy agent is read when its turn ends
+                if name in sharing and name in self._changes:
+                    self._changes[name] = _shared(self._changes[name], sharing[name])
+                continue
+            self._seen[name] = seen
+            try:
+                self._changes[name] = self.worktrees.changes(name, shared=sharing)
+                self.reads += 1
+            except RoomError as exc:
+                self._changes[name] = Changes(name, seen.folder, "", problem=str(exc))
+        agents = tuple(self._changes[n] for n in sorted(self._changes))
+        return CodeSnapshot(agents=agents, overlaps=tuple(self._overlaps(agents, trees)))
+
+    def _overlaps(self, agents: tuple[Changes, ...], trees: dict[str, Worktree]) -> list[Overlap]:
+        code = [
+            AgentCode(
+                name=c.name,
+                checkout=trees[c.name].repo if c.name in trees else c.checkout,
+                files=frozenset(f.path for f in c.files),
+                branch=c.state.branch if c.state else None,
+                head=c.state.head if c.state else None,
+                worktree=c.worktree,
+            )
+            for c in agents
+            if not c.problem
+        ]
+        found = same_file_overlaps(code)
+        for first, second in conflict_candidates(code):
+            key = (first.checkout, str(first.head), str(second.head))
+            if key not in self._merges:
+                try:
+                    self._merges[key] = self.git.merge_check(*key)
+                except RoomError:
+                    continue
+            check = self._merges[key]
+            if not check.clean:
+                found.append(Overlap(first.name, second.name, check.conflicts, "conflict"))
+        return found
+
+
+def _shared(changes: Changes, shared: tuple[str, ...]) -> Changes:
+    return changes if changes.shared_with == shared else replace(changes, shared_with=shared)
