@@ -195,7 +195,7 @@ def cmd_handover_show(args: argparse.Namespace) -> int:
         message = room.store.message(args.id)
         worktrees = _worktrees(room)
         preview = worktrees.preview(row)
-        code = worktrees.preview_text(preview) if preview else None
+        code = preview.text() if preview else None
     finally:
         room.close()
     body = str(message["body"]) if message else ""

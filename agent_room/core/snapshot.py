@@ -48,6 +48,9 @@ class SessionRow:
     """A Claude Code session outside the room (from the client's own registry)."""
     host: str | None = None
     """The machine it runs on, in a room across machines (else ``None``)."""
+    branch: str = ""
+    """In a worktree of its own: its branch, ahead/behind its base, uncommitted files
+    (``core.worktrees.BranchState.short``); read by the console's code worker."""
 
     @property
     def live(self) -> bool:
@@ -89,6 +92,9 @@ class HandoverRow:
     context: str | None = None
     """The context prepared from the sender's transcript, which travels with it once
     approved; None until the memory worker has prepared it."""
+    code: str = ""
+    """The code it carries against the recipient's branch: its files and whether it
+    merges cleanly (``core.worktrees.CodePreview``); empty when it carries none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,3 +173,30 @@ class RoomSnapshot:
     def failed(self) -> int:
         """Messages whose delivery failed, over every session."""
         return sum(s.failed for s in self.sessions)
+
+
+def with_code(
+    snapshot: RoomSnapshot,
+    branches: dict[str, str],
+    clashes: dict[str, str],
+    previews: dict[int, str],
+) -> RoomSnapshot:
+    """The snapshot with what the code worker read merged in: each agent's branch, the
+    code overlaps it is in (where the room has no clash of its own to show), and each
+    pending handover's code preview. Unchanged rows stay the same objects."""
+    if not (branches or clashes or previews):
+        return snapshot
+    sessions = tuple(
+        replace(
+            row,
+            branch=branches.get(row.name, ""),
+            clash=row.clash or clashes.get(row.name, ""),
+        )
+        if row.name in branches or row.name in clashes
+        else row
+        for row in snapshot.sessions
+    )
+    handovers = tuple(
+        replace(h, code=previews[h.id]) if h.id in previews else h for h in snapshot.handovers
+    )
+    return replace(snapshot, sessions=sessions, handovers=handovers)

@@ -253,6 +253,14 @@ class CodePreview:
             parts.append(f"{plural(code.uncommitted, 'uncommitted file')} left out")
         return "; ".join(parts)
 
+    def text(self) -> str:
+        """The summary, then one line per file (``handovers show``, the console)."""
+        lines = [self.summary()]
+        for change in self.files:
+            stat = "(binary)" if change.binary else f"+{change.added} -{change.removed}"
+            lines.append(f"  {change.path} {stat}")
+        return "\n".join(lines)
+
     def as_dict(self) -> dict[str, object]:
         """For ``handovers --json`` and ``handovers show --json``."""
         return {
@@ -399,6 +407,8 @@ class CodeSnapshot:
 
     agents: tuple[Changes, ...] = ()
     overlaps: tuple[Overlap, ...] = ()
+    previews: tuple[tuple[int, CodePreview], ...] = ()
+    """Each pending handover's code against its recipient's branch, by handover id."""
 
     def of(self, name: str) -> Changes | None:
         """The changes of ``name``, if read."""
@@ -410,6 +420,20 @@ class CodeSnapshot:
     def branches(self) -> dict[str, str]:
         """Per agent with a worktree, its branch column (``BranchState.short``)."""
         return {c.name: c.state.short() for c in self.agents if c.worktree and c.state is not None}
+
+    def clashes(self) -> dict[str, str]:
+        """Per agent in an overlap, a few words for the console's delivery column."""
+        found: dict[str, str] = {}
+        for overlap in self.overlaps:
+            path = overlap.paths[0].rsplit("/", 1)[-1] if overlap.paths else "?"
+            verb = "conflicts with" if overlap.kind == "conflict" else "also changed by"
+            found.setdefault(overlap.first, f"⚠ {path} {verb} @{overlap.second}")
+            found.setdefault(overlap.second, f"⚠ {path} {verb} @{overlap.first}")
+        return found
+
+    def preview_texts(self) -> dict[int, str]:
+        """Each handover's preview as the console's preview panel shows it."""
+        return {hid: preview.text() for hid, preview in self.previews}
 
     def overlap_of(self, name: str) -> Overlap | None:
         """The first overlap ``name`` is in, if any."""

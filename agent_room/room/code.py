@@ -15,6 +15,7 @@ from agent_room.core.errors import RoomError
 from agent_room.core.worktrees import (
     AgentCode,
     Changes,
+    CodePreview,
     CodeSnapshot,
     Git,
     MergeCheck,
@@ -53,6 +54,7 @@ class CodeTracker:
         self._changes: dict[str, Changes] = {}
         self._merges: dict[tuple[str, str, str], MergeCheck] = {}
         self._tops: dict[str, str | None] = {}
+        self._preview_cache: dict[int, tuple[int, CodePreview | None]] = {}
         self.reads = 0
         """How many agents' changes were read from git (for the tests and the bench)."""
 
@@ -103,7 +105,32 @@ class CodeTracker:
             except RoomError as exc:
                 self._changes[name] = Changes(name, seen.folder, "", problem=str(exc))
         agents = tuple(self._changes[n] for n in sorted(self._changes))
-        return CodeSnapshot(agents=agents, overlaps=tuple(self._overlaps(agents, trees)))
+        return CodeSnapshot(
+            agents=agents,
+            overlaps=tuple(self._overlaps(agents, trees)),
+            previews=self._previews(),
+        )
+
+    def _previews(self) -> tuple[tuple[int, CodePreview], ...]:
+        """The pending handovers' code previews, made again when any agent's code was
+        read again (a commit may have moved) or a handover is new."""
+        found: list[tuple[int, CodePreview]] = []
+        pending = self.store.pending_handovers()
+        for row in pending:
+            hid = int(row["message_id"])
+            known = self._preview_cache.get(hid)
+            if known is None or known[0] != self.reads:
+                try:
+                    preview = self.worktrees.preview(row)
+                except RoomError:
+                    preview = None
+                self._preview_cache[hid] = known = (self.reads, preview)
+            if known[1] is not None:
+                found.append((hid, known[1]))
+        live = {int(r["message_id"]) for r in pending}
+        for hid in [h for h in self._preview_cache if h not in live]:
+            del self._preview_cache[hid]
+        return tuple(found)
 
     def _overlaps(self, agents: tuple[Changes, ...], trees: dict[str, Worktree]) -> list[Overlap]:
         code = [

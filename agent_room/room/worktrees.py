@@ -254,13 +254,6 @@ class Worktrees:
             return CodePreview(code, target, problem=str(exc))
         return CodePreview(code, target, files=files, merge=merge)
 
-    def preview_text(self, preview: CodePreview) -> str:
-        """The preview as ``handovers show`` prints it."""
-        lines = [preview.summary()]
-        for change in preview.files:
-            lines.append(f"  {_stat_line(change)}")
-        return "\n".join(lines)
-
     def approve(self, message_id: int) -> int:
         """Approve a handover, its body first told how to take the code it carries (the
         commit, and merge, rebase or cherry-pick); the approval never fails for want of

@@ -102,9 +102,7 @@ def test_stop_keeps_the_worktree_and_removes_it_only_without_unmerged_work(
     assert f"reusing worktree {alpha} on branch alpha" in again
     _registered(cli, "alpha")
     commit(alpha, "wip")
-    one_line_error(
-        cli("stop", "alpha", "--remove-worktree", env=tmux_env), 1, "1 commit on alpha"
-    )
+    one_line_error(cli("stop", "alpha", "--remove-worktree", env=tmux_env), 1, "1 commit on alpha")
     one_line_error(cli("stop", "alpha", "--force", env=tmux_env), 2, "--remove-worktree")
     done = cli("stop", "alpha", "--remove-worktree", "--force", env=tmux_env)
     assert done.code == 0, done.err
