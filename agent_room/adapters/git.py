@@ -52,6 +52,23 @@ def _numstat(raw: str) -> list[FileChange]:
     return found
 
 
+def _raw_numstat(raw: str) -> list[FileChange]:
+    """``--raw --numstat -z``: first the raw records (``:MODES SHAS STATUS``, then the
+    path, or two for a rename or copy), then the numstat records (``_numstat``)."""
+    status: dict[str, str] = {}
+    items = raw.split("\0")
+    i = 0
+    while i < len(items) and items[i].startswith(":"):
+        letter = items[i].split()[-1][:1]
+        paths = 2 if letter in "RC" else 1
+        status[items[i + paths]] = letter
+        i += 1 + paths
+    return [
+        FileChange(f.path, f.added, f.removed, status.get(f.path, "M"), f.binary)
+        for f in _numstat("\0".join(items[i:]))
+    ]
+
+
 def _count_lines(path: Path) -> tuple[int, bool]:
     """Lines of a new file and whether it is binary (git's rule: a NUL early on)."""
     try:
@@ -153,57 +170,65 @@ class GitCli:
         """Remove the worktree (``--force`` also drops its uncommitted changes)."""
         self._run(repo, "worktree", "remove", *(["--force"] if force else []), "--", path)
 
-    def branch_state(self, path: str, base: str) -> BranchState:
-        """Two processes: the status (branch, head, dirty files) and ahead/behind."""
+    def _status(self, path: str) -> tuple[str | None, str | None, int, list[str]]:
+        """One ``git status``: (branch, head, uncommitted files, new untracked files)."""
         _, out = self._run(path, "status", "--porcelain=v2", "--branch", "-z", "-uall")
         branch: str | None = None
         head: str | None = None
         dirty = 0
-        for record in out.split("\0"):
+        untracked: list[str] = []
+        records = iter(out.split("\0"))
+        for record in records:
             if record.startswith("# branch.oid "):
                 oid = record.removeprefix("# branch.oid ")
                 head = None if oid == "(initial)" else oid
             elif record.startswith("# branch.head "):
                 name = record.removeprefix("# branch.head ")
                 branch = None if name == "(detached)" else name
-            elif record and record[0] in "12u?":
+            elif record[:2] in ("1 ", "2 ", "u ", "? "):
                 dirty += 1
-        ahead = behind = 0
-        if head is not None:
-            code, counts = self._run(
-                path, "rev-list", "--left-right", "--count", f"{base}...HEAD", ok=(0, 128)
-            )
-            if code == 0 and len(counts.split()) == 2:
-                behind, ahead = (int(n) for n in counts.split())
+                if record.startswith("2 "):
+                    next(records, None)  # a rename's original path
+                elif record.startswith("? "):
+                    untracked.append(record[2:])
+        return branch, head, dirty, untracked
+
+    def _ahead_behind(self, path: str, base: str, head: str | None) -> tuple[int, int]:
+        if head is None or base == "HEAD":
+            return 0, 0
+        code, counts = self._run(
+            path, "rev-list", "--left-right", "--count", f"{base}...HEAD", ok=(0, 128)
+        )
+        if code != 0 or len(counts.split()) != 2:
+            return 0, 0
+        behind, ahead = (int(n) for n in counts.split())
+        return ahead, behind
+
+    def branch_state(self, path: str, base: str) -> BranchState:
+        """Two processes: the status (branch, head, dirty files) and ahead/behind."""
+        branch, head, dirty, _ = self._status(path)
+        ahead, behind = self._ahead_behind(path, base, head)
         return BranchState(branch, head, ahead, behind, dirty)
 
-    def _merge_base(self, path: str, base: str) -> str:
-        found = self._line(path, "merge-base", base, "HEAD")
-        return found or base
-
-    def changes(self, path: str, base: str) -> tuple[FileChange, ...]:
-        """Tracked changes against the merge base (index and working tree together), then
-        the untracked files git does not ignore, counted as all added."""
-        since = self._merge_base(path, base)
-        _, out = self._run(path, "diff", "--numstat", "-z", "-M", since, "--")
-        found = _numstat(out)
-        _, names = self._run(path, "diff", "--name-status", "-z", "--no-renames", since, "--")
-        fields = names.split("\0")
-        status = {fields[i + 1]: fields[i][:1] for i in range(0, len(fields) - 1, 2)}
-        found = [
-            FileChange(f.path, f.added, f.removed, status.get(f.path, "M"), f.binary) for f in found
-        ]
-        _, others = self._run(path, "ls-files", "--others", "--exclude-standard", "-z")
-        for name in others.split("\0"):
-            if name:
-                lines, binary = _count_lines(Path(path) / name)
-                found.append(FileChange(name, lines, 0, "?", binary))
-        return tuple(sorted(found, key=lambda f: f.path))
+    def changes(self, path: str, base: str) -> tuple[BranchState, tuple[FileChange, ...]]:
+        """Three processes: the status, ahead/behind, and one diff of the working tree
+        (index included) against the merge base of ``base`` and HEAD, raw records for
+        each file's status beside its line counts; untracked files counted as added."""
+        branch, head, dirty, untracked = self._status(path)
+        ahead, behind = self._ahead_behind(path, base, head)
+        state = BranchState(branch, head, ahead, behind, dirty)
+        if head is None:
+            return state, ()
+        _, out = self._run(path, "diff", "--merge-base", base, "--raw", "--numstat", "-z", "-M")
+        found = _raw_numstat(out)
+        for name in untracked:
+            lines, binary = _count_lines(Path(path) / name)
+            found.append(FileChange(name, lines, 0, "?", binary))
+        return state, tuple(sorted(found, key=lambda f: f.path))
 
     def file_diff(self, path: str, base: str, file: str) -> str:
         """One file's patch against the merge base; a new untracked file as all added."""
-        since = self._merge_base(path, base)
-        _, out = self._run(path, "diff", "--no-color", "-M", since, "--", file)
+        _, out = self._run(path, "diff", "--no-color", "-M", "--merge-base", base, "--", file)
         if out:
             return out
         if (Path(path) / file).is_file():

@@ -47,6 +47,9 @@ class RoomFacts:
     """Frozen links: (id, initiator, responder, reason, frozen at)."""
     messages: tuple[tuple[int, str, str], ...] = ()
     """Unread messages to the operator: (id, sender, first line)."""
+    code: tuple[tuple[str, str, str], ...] = ()
+    """Agents touching the same code before anyone merged (``core.worktrees.Overlap``):
+    (key, agent, text)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +59,7 @@ class Alert:
     key: str
     """Stable while the thing lasts, new when it happens again: what de-duplicates."""
     kind: str
-    """``handover``, ``permission``, ``failed``, ``frozen`` or ``message``."""
+    """``handover``, ``permission``, ``failed``, ``frozen``, ``message`` or ``code``."""
     agent: str
     """The agent it is about (its name)."""
     text: str
@@ -110,6 +113,8 @@ def alerts(facts: RoomFacts, *, now: float, permission_after: float) -> list[Ale
                 f" (agent-room link thaw {link_id}, or close {link_id})",
             )
         )
+    for key, agent, text in facts.code:
+        found.append(Alert(key, "code", agent, text))
     for mid, sender, summary in facts.messages:
         found.append(
             Alert(

@@ -475,9 +475,9 @@ class Git(Protocol):
         """The checkout's branch, how far from ``base``, and what is uncommitted."""
         ...
 
-    def changes(self, path: str, base: str) -> tuple[FileChange, ...]:
-        """Files changed since the merge base of ``base`` and HEAD, committed or not,
-        new untracked files included."""
+    def changes(self, path: str, base: str) -> tuple[BranchState, tuple[FileChange, ...]]:
+        """The branch's state, and the files changed since the merge base of ``base`` and
+        HEAD, committed or not, new untracked files included."""
         ...
 
     def file_diff(self, path: str, base: str, file: str) -> str:

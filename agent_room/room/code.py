@@ -66,8 +66,9 @@ class CodeTracker:
                 self._tops[folder] = None
         return self._tops[folder]
 
-    def refresh(self) -> CodeSnapshot:
-        """The room's code now, reading again only the agents whose turn moved on."""
+    def refresh(self, *, previews: bool = True) -> CodeSnapshot:
+        """The room's code now, reading again only the agents whose turn moved on (and,
+        with ``previews``, the pending handovers' code)."""
         trees = store_worktrees.live(self.store)
         members = {str(m["name"]): m for m in self.store.members()}
         wanted: dict[str, _Seen] = {}
@@ -108,7 +109,7 @@ class CodeTracker:
         return CodeSnapshot(
             agents=agents,
             overlaps=tuple(self._overlaps(agents, trees)),
-            previews=self._previews(),
+            previews=self._previews() if previews else (),
         )
 
     def _previews(self) -> tuple[tuple[int, CodePreview], ...]:

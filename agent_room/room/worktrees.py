@@ -150,14 +150,8 @@ class Worktrees:
         worktree = store_worktrees.of(self.store, name)
         if worktree is not None and Path(worktree.path).is_dir():
             base = self._base(worktree)
-            return Changes(
-                name=name,
-                checkout=worktree.path,
-                base=base,
-                files=self.git.changes(worktree.path, base),
-                worktree=True,
-                state=self.git.branch_state(worktree.path, base),
-            )
+            state, files = self.git.changes(worktree.path, base)
+            return Changes(name, worktree.path, base, files, worktree=True, state=state)
         session = self._session(name)
         if session is None and worktree is None:
             raise NotFound(f"no agent @{name} in the room")
@@ -166,15 +160,8 @@ class Worktrees:
         if top is None:
             raise NotFound(f"@{name} does not work in a git repository ({cwd or 'no folder'})")
         others = (shared if shared is not None else self._sharing()).get(name, ())
-        return Changes(
-            name=name,
-            checkout=top,
-            base="HEAD",
-            files=self.git.changes(top, "HEAD"),
-            worktree=False,
-            shared_with=others,
-            state=self.git.branch_state(top, "HEAD"),
-        )
+        state, files = self.git.changes(top, "HEAD")
+        return Changes(name, top, "HEAD", files, shared_with=others, state=state)
 
     def _sharing(self) -> dict[str, tuple[str, ...]]:
         """Per live agent without a worktree, the others in the same checkout folder."""

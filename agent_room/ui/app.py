@@ -422,10 +422,12 @@ class RoomConsole(ReachMixin, App[int]):
         watch = self._room_watch()
         self.post_message(WorkerStatus("watcher", "on"))
         watch.subscribe(self._wake.set, want=_room_files)
+        watch.subscribe(self._code.wake.set, want=_room_files)  # a turn's end writes the room
         try:
             await stop.wait()
         finally:
             watch.unsubscribe(self._wake.set)
+            watch.unsubscribe(self._code.wake.set)
         self.post_message(WorkerStatus("watcher", "off"))
 
     def _room_watch(self) -> RoomWatch:

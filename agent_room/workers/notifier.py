@@ -13,8 +13,10 @@ it never stops the worker or the other channels.
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 
 from agent_room.core.attention import NotifyPolicy, NotifyState, alerts, decide
+from agent_room.room.code import CodeTracker
 from agent_room.store import attention
 from agent_room.store.db import write_transaction
 from agent_room.store.sqlite_base import event
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
 
     from agent_room.core.attention import Alert, NotifyChannel
     from agent_room.core.ports import ProcessProbe
+    from agent_room.core.worktrees import Git
     from agent_room.room import Room
     from agent_room.ui.settings import NotifySettings
 
@@ -52,6 +55,7 @@ class Notifier(LeasedWorker):
         policy: NotifyPolicy | None = None,
         use_lease: bool = True,
         on_problem: Callable[[str, str | None], None] | None = None,
+        git: Git | None = None,
     ) -> None:
         self.room = room
         self.store = room.store
@@ -64,6 +68,8 @@ class Notifier(LeasedWorker):
         self.state: NotifyState | None = None
         self.problems: dict[str, str] = {}
         """Each failing channel's last problem."""
+        self.tracker = CodeTracker(room, git) if git is not None else None
+        """Reads who touches what (``room.code``), for the code alerts."""
 
     def _told_before(self) -> NotifyState:
         since = self.room.clock() - REMEMBER
@@ -81,9 +87,8 @@ class Notifier(LeasedWorker):
             return []
         if self.state is None:
             self.state = self._told_before()
-        found = alerts(
-            attention.facts(self.store.conn), now=now, permission_after=self.policy.permission_after
-        )
+        facts = replace(attention.facts(self.store.conn), code=self._code())
+        found = alerts(facts, now=now, permission_after=self.policy.permission_after)
         fresh, self.state = decide(found, self.state, now=now, policy=self.policy)
         if not fresh:
             return []
@@ -106,6 +111,20 @@ class Notifier(LeasedWorker):
             return
         if self.problems.pop(channel.name, None) is not None and self.on_problem is not None:
             self.on_problem(channel.name, None)
+
+    def _code(self) -> tuple[tuple[str, str, str], ...]:
+        """Agents touching the same code, from the code tracker (git runs only for the
+        agents whose turn ended since the last pass); a git fault costs this pass's code
+        alerts, never the others."""
+        if self.tracker is None:
+            return ()
+        try:
+            overlaps = self.tracker.refresh(previews=False).overlaps
+        except Exception as exc:  # noqa: BLE001 - reported, the other alerts still go out
+            if self.on_problem is not None:
+                self.on_problem("code", describe(exc))
+            return ()
+        return tuple((o.key, o.first, o.text()) for o in overlaps)
 
     def run(
         self,

@@ -69,6 +69,8 @@ class ChangesScreen(Screen[None]):
         """(agent, file) per table row; the file None on an agent's own row."""
         self.showing: tuple[str, str] | None = None
         """The file whose diff is shown."""
+        self.patch = ""
+        """The patch shown (or why none is)."""
 
     def compose(self) -> ComposeResult:
         """Overlaps, then the files beside the diff."""
@@ -153,6 +155,7 @@ class ChangesScreen(Screen[None]):
             self._show(event.path, event.patch)
 
     def _show(self, path: str | None, patch: str) -> None:
+        self.patch = patch
         diff = self.query_one("#diff", Static)
         if path is None:
             diff.update(Text(printable(patch), style="dim"))
