@@ -69,6 +69,41 @@ def _raw_numstat(raw: str) -> list[FileChange]:
     ]
 
 
+_STATUS = ("status", "--porcelain=v2", "--branch", "-z", "-uall")
+
+
+def _parse_status(out: str) -> tuple[str | None, str | None, int, list[str]]:
+    """``git status --porcelain=v2 --branch -z``: (branch, head, uncommitted files, new
+    untracked files)."""
+    branch: str | None = None
+    head: str | None = None
+    dirty = 0
+    untracked: list[str] = []
+    records = iter(out.split("\0"))
+    for record in records:
+        if record.startswith("# branch.oid "):
+            oid = record.removeprefix("# branch.oid ")
+            head = None if oid == "(initial)" else oid
+        elif record.startswith("# branch.head "):
+            name = record.removeprefix("# branch.head ")
+            branch = None if name == "(detached)" else name
+        elif record[:2] in ("1 ", "2 ", "u ", "? "):
+            dirty += 1
+            if record.startswith("2 "):
+                next(records, None)  # a rename's original path
+            elif record.startswith("? "):
+                untracked.append(record[2:])
+    return branch, head, dirty, untracked
+
+
+def _parse_counts(counts: str) -> tuple[int, int]:
+    """``rev-list --left-right --count BASE...HEAD``: (ahead, behind)."""
+    if len(counts.split()) != 2:
+        return 0, 0
+    behind, ahead = (int(n) for n in counts.split())
+    return ahead, behind
+
+
 def _count_lines(path: Path) -> tuple[int, bool]:
     """Lines of a new file and whether it is binary (git's rule: a NUL early on)."""
     try:
@@ -89,25 +124,43 @@ class GitCli:
         self.program = program
 
     def _run(self, cwd: str, *args: str, ok: tuple[int, ...] = (0,)) -> tuple[int, str]:
+        (found,) = self._run_all(cwd, [(args, ok)])
+        return found
+
+    def _run_all(
+        self, cwd: str, commands: list[tuple[tuple[str, ...], tuple[int, ...]]]
+    ) -> list[tuple[int, str]]:
+        """Run the git ``commands`` at once (they only read; on a big repository each
+        walks the files, and side by side they take the time of the slowest); each
+        one's (exit code, output), refused when its code is not in its ``ok``."""
+        env = _env()
         try:
-            proc = subprocess.run(
-                [self.program, *args],
-                cwd=cwd,
-                env=_env(),
-                capture_output=True,
-                text=True,
-                errors="surrogateescape",
-                check=False,
-            )
+            procs = [
+                subprocess.Popen(
+                    [self.program, *args],
+                    cwd=cwd,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                    errors="surrogateescape",
+                )
+                for args, _ in commands
+            ]
         except FileNotFoundError:
             raise Refused("git is not installed (agent-room's worktrees need git 2.38+)") from None
         except NotADirectoryError:
             raise Refused(f"{cwd} is not a folder") from None
-        if proc.returncode not in ok:
-            said = proc.stderr.strip().splitlines()
-            detail = said[-1] if said else f"exit status {proc.returncode}"
-            raise Refused(f"git {args[0]} failed in {cwd}: {detail}")
-        return proc.returncode, proc.stdout
+        done = [proc.communicate() for proc in procs]
+        found = []
+        for proc, (out, err), (args, ok) in zip(procs, done, commands, strict=True):
+            if proc.returncode not in ok:
+                said = err.strip().splitlines()
+                detail = said[-1] if said else f"exit status {proc.returncode}"
+                raise Refused(f"git {args[0]} failed in {cwd}: {detail}")
+            found.append((proc.returncode, out))
+        return found
 
     def _line(self, cwd: str, *args: str) -> str | None:
         code, out = self._run(cwd, *args, ok=(0, 1, 128))
@@ -172,26 +225,8 @@ class GitCli:
 
     def _status(self, path: str) -> tuple[str | None, str | None, int, list[str]]:
         """One ``git status``: (branch, head, uncommitted files, new untracked files)."""
-        _, out = self._run(path, "status", "--porcelain=v2", "--branch", "-z", "-uall")
-        branch: str | None = None
-        head: str | None = None
-        dirty = 0
-        untracked: list[str] = []
-        records = iter(out.split("\0"))
-        for record in records:
-            if record.startswith("# branch.oid "):
-                oid = record.removeprefix("# branch.oid ")
-                head = None if oid == "(initial)" else oid
-            elif record.startswith("# branch.head "):
-                name = record.removeprefix("# branch.head ")
-                branch = None if name == "(detached)" else name
-            elif record[:2] in ("1 ", "2 ", "u ", "? "):
-                dirty += 1
-                if record.startswith("2 "):
-                    next(records, None)  # a rename's original path
-                elif record.startswith("? "):
-                    untracked.append(record[2:])
-        return branch, head, dirty, untracked
+        _, out = self._run(path, *_STATUS)
+        return _parse_status(out)
 
     def _ahead_behind(self, path: str, base: str, head: str | None) -> tuple[int, int]:
         if head is None or base == "HEAD":
@@ -199,10 +234,7 @@ class GitCli:
         code, counts = self._run(
             path, "rev-list", "--left-right", "--count", f"{base}...HEAD", ok=(0, 128)
         )
-        if code != 0 or len(counts.split()) != 2:
-            return 0, 0
-        behind, ahead = (int(n) for n in counts.split())
-        return ahead, behind
+        return _parse_counts(counts) if code == 0 else (0, 0)
 
     def branch_state(self, path: str, base: str) -> BranchState:
         """Two processes: the status (branch, head, dirty files) and ahead/behind."""
@@ -214,12 +246,21 @@ class GitCli:
         """Three processes: the status, ahead/behind, and one diff of the working tree
         (index included) against the merge base of ``base`` and HEAD, raw records for
         each file's status beside its line counts; untracked files counted as added."""
-        branch, head, dirty, untracked = self._status(path)
-        ahead, behind = self._ahead_behind(path, base, head)
+        (_, status), (_, counts), (code, out) = self._run_all(
+            path,
+            [
+                (_STATUS, (0,)),
+                (("rev-list", "--left-right", "--count", f"{base}...HEAD"), (0, 128)),
+                (("diff", "--merge-base", base, "--raw", "--numstat", "-z", "-M"), (0, 128)),
+            ],
+        )
+        branch, head, dirty, untracked = _parse_status(status)
+        ahead, behind = _parse_counts(counts) if base != "HEAD" else (0, 0)
         state = BranchState(branch, head, ahead, behind, dirty)
         if head is None:
             return state, ()
-        _, out = self._run(path, "diff", "--merge-base", base, "--raw", "--numstat", "-z", "-M")
+        if code != 0:  # no such base (a base branch deleted): the caller falls back
+            raise Refused(f"git diff failed in {path}: no merge base with {base}")
         found = _raw_numstat(out)
         for name in untracked:
             lines, binary = _count_lines(Path(path) / name)

@@ -149,8 +149,14 @@ class Worktrees:
         the working tree's changes against ``HEAD``, which are everyone's there."""
         worktree = store_worktrees.of(self.store, name)
         if worktree is not None and Path(worktree.path).is_dir():
-            base = self._base(worktree)
-            state, files = self.git.changes(worktree.path, base)
+            base = worktree.base
+            try:
+                state, files = self.git.changes(worktree.path, base)
+            except Refused:
+                if base == worktree.base_commit:
+                    raise
+                base = worktree.base_commit  # the base branch is gone: its first commit
+                state, files = self.git.changes(worktree.path, base)
             return Changes(name, worktree.path, base, files, worktree=True, state=state)
         session = self._session(name)
         if session is None and worktree is None:
