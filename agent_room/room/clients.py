@@ -15,6 +15,7 @@ import os
 import shlex
 from pathlib import Path
 
+from agent_room.adapters.git import worktree_git_dir
 from agent_room.core.client_launch import (
     GEMINI_POLICY,
     ci_markers,
@@ -112,7 +113,10 @@ def client_launch(
     if kind == "codex":
         user = _codex_config(environ)
         hooks = lambda e: hook_command(kind, e)  # noqa: E731
-        return codex_args(hooks, cwd=cwd, room=room, user=user, tui=tui), {}
+        # in a worktree, commits go to the repository's git folder, outside the cwd
+        shared = worktree_git_dir(cwd)
+        writable = [shared] if shared else []
+        return codex_args(hooks, cwd=cwd, room=room, user=user, tui=tui, writable=writable), {}
     if kind != "gemini":
         raise BadInput(f"no launch description for agent kind {kind!r}")
     return [], gemini_env(gemini_home(room, name, environ))

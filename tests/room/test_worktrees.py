@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from agent_room.adapters.git import GitCli
+from agent_room.adapters.git import GitCli, worktree_git_dir
 from agent_room.core.errors import BadInput, Refused
 from agent_room.room import Room
+from agent_room.room.clients import client_launch
 from agent_room.room.code import CodeTracker
 from agent_room.room.worktrees import Worktrees
 from tests.gitrepo import commit, git, make_repo, refs
@@ -234,3 +235,26 @@ def test_tracker_flags_two_agents_changing_one_file_of_a_plain_checkout(
     one = snap.of("one")
     assert one is not None
     assert one.shared_with == ("two",)
+
+
+def test_a_deleted_base_branch_falls_back_to_the_first_commit(trees: Worktrees, repo: Path) -> None:
+    git(repo, "checkout", "-q", "-b", "topic")
+    worktree, _ = trees.make("alpha", str(repo), None)
+    assert worktree.base_branch == "topic"
+    commit(worktree.path, "one", **{"g.txt": "g\n"})
+    git(repo, "checkout", "-q", "main")
+    git(repo, "branch", "-q", "-D", "topic")
+    changes = trees.changes("alpha")
+    assert changes.base == worktree.base_commit
+    assert [f.path for f in changes.files] == ["g.txt"]
+
+
+def test_a_codex_agent_in_a_worktree_may_write_where_its_commits_go(
+    room: Room, trees: Worktrees, repo: Path
+) -> None:
+    worktree, _ = trees.make("alpha", str(repo), None)
+    assert worktree_git_dir(worktree.path) == str(repo / ".git")
+    assert worktree_git_dir(str(repo)) is None  # a main checkout: its .git is inside
+    args, _ = client_launch("codex", name="alpha", cwd=worktree.path, home=room.home, environ={})
+    roots = next(a for a in args if a.startswith("sandbox_workspace_write.writable_roots="))
+    assert f'"{repo / ".git"}"' in roots

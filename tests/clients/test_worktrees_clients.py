@@ -1,0 +1,54 @@
+"""Codex CLI and Gemini CLI agents started with ``--worktree``: each changes a file on
+its own branch through the stand-in's shell call, one hands over, the pair is flagged as
+conflicting, and the recipient is told exactly how to take the work."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agent_room.adapters.git import GitCli
+from agent_room.demo.client_api import StandIn
+from agent_room.workers.notifier import Notifier
+from tests.clients.conftest import TURN, ClientRoom
+from tests.gitrepo import git, make_repo
+from tests.ui.seed import AliveProbe
+from tests.workers.test_notifier import Recording
+
+
+def test_worktree_agents_hand_over_code(
+    clients: ClientRoom, standin: StandIn, kind: str, tmp_path: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    git(repo, "config", "user.name", "agents")
+    git(repo, "config", "user.email", "agents@example.invalid")
+    clients.start("alpha", kind, repo=repo)
+    clients.start("beta", kind, repo=repo)
+    alpha, beta = repo / ".worktrees" / "alpha", repo / ".worktrees" / "beta"
+
+    clients.type("beta", "RUNSHELL: printf 'B\\nb\\nc\\n' > f.txt && git commit -qam beta-f")
+    clients.wait(lambda: "beta-f" in git(beta, "log", "--oneline"), TURN, "beta")
+    assert clients.member("beta")["cwd"] == str(beta)  # its hooks speak from the worktree
+    clients.wait(lambda: clients.member("beta").get("state") == "idle", TURN, "beta")
+    clients.type(
+        "alpha",
+        "RUNSHELL: printf 'A\\nb\\nc\\n' > f.txt && git commit -qam alpha-f"
+        " && agent-room send @beta --handover 'take f.txt (ho-code-9)'",
+    )
+    pending = clients.wait(lambda: clients.rows("handovers"), TURN, "alpha")
+    assert isinstance(pending, list)
+    sha = git(alpha, "rev-parse", "HEAD").strip()
+    code = pending[0]["code"]
+    assert (code["branch"], code["commit"], code["target"]) == ("alpha", sha, "beta")
+    assert code["conflicts"] == ["f.txt"]
+
+    room = clients.open()
+    try:
+        heard = Recording()
+        Notifier(room, AliveProbe(), [heard], use_lease=False, git=GitCli()).run_once()
+    finally:
+        room.close()
+    assert ("code", "alpha") in [(a.kind, a.agent) for a in heard.alerts]
+
+    assert clients.run("approve", str(pending[0]["message_id"])).code == 0
+    clients.wait(lambda: standin.saw(f"git merge {sha}"), TURN, "beta")
+    assert standin.saw(f"carries @alpha's code: commit {sha} (branch alpha)")
