@@ -1,7 +1,8 @@
 """``CodeReading``: when the console's code worker reads the agents' code, and the loop.
 
-Woken by the reader's snapshots (posted only when what the console shows changed), the
-worker asks ``room.code``'s tracker, which runs git only for the agents whose session
+Woken by the room's file watch and the reader's snapshots, the worker passes over a
+wake-up that left the room's change count where it was (a lease renewed, at rest), and
+otherwise asks ``room.code``'s tracker, which runs git only for the agents whose session
 moved since it last looked: a turn that ended. Nothing here polls.
 """
 
@@ -42,13 +43,19 @@ class CodeReading:
         tracker = CodeTracker(room, GitCli())
         last: CodeSnapshot | None = None
         told = ""
+        seen: int | None = None
         while True:
             self.wake.wait()
             self.wake.clear()
             if stopped():
                 return
             try:
+                # most wake-ups at rest are leases renewed: the room's change count stands
+                count = room.store.changes()
+                if count is not None and count == seen:
+                    continue
                 code = tracker.refresh()
+                seen = count
             except Exception as exc:  # noqa: BLE001 - reported, and tried again next turn
                 if str(exc) != told:
                     told = str(exc)

@@ -70,6 +70,8 @@ class Notifier(LeasedWorker):
         """Each failing channel's last problem."""
         self.tracker = CodeTracker(room, git) if git is not None else None
         """Reads who touches what (``room.code``), for the code alerts."""
+        self._code_seen: tuple[int | None, tuple[tuple[str, str, str], ...]] = (None, ())
+        """The room's change count at the last read, and what it found."""
 
     def _told_before(self) -> NotifyState:
         since = self.room.clock() - REMEMBER
@@ -118,13 +120,18 @@ class Notifier(LeasedWorker):
         alerts, never the others."""
         if self.tracker is None:
             return ()
+        count = self.store.changes()
+        if count is not None and count == self._code_seen[0]:
+            return self._code_seen[1]  # nothing written since: no turn ended
         try:
             overlaps = self.tracker.refresh(previews=False).overlaps
         except Exception as exc:  # noqa: BLE001 - reported, the other alerts still go out
             if self.on_problem is not None:
                 self.on_problem("code", describe(exc))
             return ()
-        return tuple((o.key, o.first, o.text()) for o in overlaps)
+        found = tuple((o.key, o.first, o.text()) for o in overlaps)
+        self._code_seen = (count, found)
+        return found
 
     def run(
         self,
