@@ -117,26 +117,6 @@ def _count_lines(path: Path) -> tuple[int, bool]:
     return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0), False
 
 
-def worktree_git_dir(folder: str) -> str | None:
-    """The repository's shared git folder when ``folder`` is a linked worktree (its
-    ``.git`` a file naming ``.../.git/worktrees/NAME``), read from files without running
-    git; None for a main checkout or anything else. Only ever widens the agent's own
-    sandbox to where its commits go."""
-    marker = Path(folder) / ".git"
-    try:
-        if not marker.is_file() or marker.is_symlink():
-            return None
-        text = marker.read_text(encoding="utf-8", errors="replace")[:4096]
-        if not text.startswith("gitdir: "):
-            return None
-        gitdir = (Path(folder) / text.removeprefix("gitdir: ").strip()).resolve()
-        common = (gitdir / "commondir").read_text(encoding="utf-8", errors="replace")[:4096]
-    except OSError:
-        return None
-    found = (gitdir / common.strip()).resolve()
-    return str(found) if (found / "objects").is_dir() else None
-
-
 class GitCli:
     """The ``Git`` port over the ``git`` program."""
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from agent_room.core.clients import CODEX, GEMINI
@@ -77,15 +77,12 @@ def codex_args(
     room: str,
     user: Mapping[str, Any] | None = None,
     tui: bool = True,
-    writable: Sequence[str] = (),
 ) -> list[str]:
     """The arguments that put a Codex TUI (a launch or a resume; ``tui=False``: a
     ``codex exec`` run) in the room.
 
     ``user`` is the user's own ``config.toml``: an override replaces a whole table, so
     the hooks the user trusted and the writable roots the user gave are carried over.
-    ``writable`` adds roots of the room's own (a worktree's repository, where its
-    commits go).
     """
     user = user or {}
     args = ["--no-daemon", "-c", "tui.disable_paste_burst=true"] if tui else []
@@ -97,8 +94,7 @@ def codex_args(
     )
     args += [
         "-c",
-        "sandbox_workspace_write.writable_roots="
-        f"[{','.join(map(_toml, [*given, *writable, room]))}]",
+        f"sandbox_workspace_write.writable_roots=[{','.join(map(_toml, [*given, room]))}]",
     ]
     trusted = [
         f"{_toml(key)}={{trusted_hash={_toml(entry['trusted_hash'])}}}"

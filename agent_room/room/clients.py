@@ -15,7 +15,6 @@ import os
 import shlex
 from pathlib import Path
 
-from agent_room.adapters.git import worktree_git_dir
 from agent_room.core.client_launch import (
     GEMINI_POLICY,
     ci_markers,
@@ -113,10 +112,7 @@ def client_launch(
     if kind == "codex":
         user = _codex_config(environ)
         hooks = lambda e: hook_command(kind, e)  # noqa: E731
-        # in a worktree, commits go to the repository's git folder, outside the cwd
-        shared = worktree_git_dir(cwd)
-        writable = [shared] if shared else []
-        return codex_args(hooks, cwd=cwd, room=room, user=user, tui=tui, writable=writable), {}
+        return codex_args(hooks, cwd=cwd, room=room, user=user, tui=tui), {}
     if kind != "gemini":
         raise BadInput(f"no launch description for agent kind {kind!r}")
     return [], gemini_env(gemini_home(room, name, environ))

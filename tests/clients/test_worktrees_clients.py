@@ -21,8 +21,13 @@ def test_worktree_agents_hand_over_code(
     repo = make_repo(tmp_path / "repo")
     git(repo, "config", "user.name", "agents")
     git(repo, "config", "user.email", "agents@example.invalid")
-    clients.start("alpha", kind, repo=repo)
-    clients.start("beta", kind, repo=repo)
+    # the stand-in's shell call writes and commits: Codex's sandbox keeps git's folders
+    # read-only, a worktree's too (the folder its `.git` file names), and Gemini asks
+    # before a shell command that redirects; the user lets each do it, as here
+    let = {"codex": ("--sandbox", "danger-full-access"), "gemini": ("--approval-mode", "yolo")}
+    args = let[kind]
+    clients.start("alpha", kind, repo=repo, args=args)
+    clients.start("beta", kind, repo=repo, args=args)
     alpha, beta = repo / ".worktrees" / "alpha", repo / ".worktrees" / "beta"
 
     clients.type("beta", "RUNSHELL: printf 'B\\nb\\nc\\n' > f.txt && git commit -qam beta-f")

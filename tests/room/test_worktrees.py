@@ -6,10 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from agent_room.adapters.git import GitCli, worktree_git_dir
+from agent_room.adapters.git import GitCli
 from agent_room.core.errors import BadInput, Refused
 from agent_room.room import Room
-from agent_room.room.clients import client_launch
 from agent_room.room.code import CodeTracker
 from agent_room.room.worktrees import Worktrees
 from tests.gitrepo import commit, git, make_repo, refs
@@ -247,14 +246,3 @@ def test_a_deleted_base_branch_falls_back_to_the_first_commit(trees: Worktrees, 
     changes = trees.changes("alpha")
     assert changes.base == worktree.base_commit
     assert [f.path for f in changes.files] == ["g.txt"]
-
-
-def test_a_codex_agent_in_a_worktree_may_write_where_its_commits_go(
-    room: Room, trees: Worktrees, repo: Path
-) -> None:
-    worktree, _ = trees.make("alpha", str(repo), None)
-    assert worktree_git_dir(worktree.path) == str(repo / ".git")
-    assert worktree_git_dir(str(repo)) is None  # a main checkout: its .git is inside
-    args, _ = client_launch("codex", name="alpha", cwd=worktree.path, home=room.home, environ={})
-    roots = next(a for a in args if a.startswith("sandbox_workspace_write.writable_roots="))
-    assert f'"{repo / ".git"}"' in roots
