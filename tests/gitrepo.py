@@ -6,6 +6,11 @@ import os
 import subprocess
 from pathlib import Path
 
+from agent_room.adapters.git import GitCli
+from agent_room.room import Room
+from agent_room.room.worktrees import Worktrees
+from tests.room.conftest import register
+
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "t",
     "GIT_AUTHOR_EMAIL": "t@example.invalid",
@@ -49,3 +54,15 @@ def commit(path: Path | str, message: str, **files: str) -> str:
 def refs(path: Path | str) -> str:
     """Every ref and what it points at: what a dry run must leave as it was."""
     return git(path, "for-each-ref", "--format=%(refname) %(objectname)")
+
+
+def agents_in_worktrees(room: Room, repo: Path, *names: str) -> list[Path]:
+    """What ``start NAME --cwd REPO --worktree`` leaves behind, for each name: a worktree
+    made by the room and the agent registered from it (its hooks speak from there)."""
+    trees = Worktrees(room, GitCli())
+    folders = []
+    for name in names:
+        worktree, _ = trees.make(name, str(repo), None)
+        register(room, name, cwd=worktree.path)
+        folders.append(Path(worktree.path))
+    return folders

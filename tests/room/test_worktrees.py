@@ -11,7 +11,7 @@ from agent_room.core.errors import BadInput, Refused
 from agent_room.room import Room
 from agent_room.room.code import CodeTracker
 from agent_room.room.worktrees import Worktrees
-from tests.gitrepo import commit, git, make_repo, refs
+from tests.gitrepo import agents_in_worktrees, commit, git, make_repo, refs
 from tests.room.conftest import register
 
 
@@ -128,20 +128,17 @@ def test_remove_refuses_unmerged_work_unless_forced(trees: Worktrees, repo: Path
 def test_handover_code_is_previewed_against_the_recipients_branch_without_writing(
     room: Room, trees: Worktrees, repo: Path
 ) -> None:
-    a, _ = trees.make("alpha", str(repo), None)
-    b, _ = trees.make("beta", str(repo), None)
-    _join(room, "alpha", a.path)
-    _join(room, "beta", b.path)
-    commit(a.path, "alpha's", **{"f.txt": "A\nb\nc\n"})
-    commit(b.path, "beta's", **{"g.txt": "g\n"})
+    a, b = agents_in_worktrees(room, repo, "alpha", "beta")
+    commit(a, "alpha's", **{"f.txt": "A\nb\nc\n"})
+    commit(b, "beta's", **{"g.txt": "g\n"})
     code = trees.code_of("alpha")
     assert code is not None
     assert code.branch == "alpha"
-    assert code.commit == git(a.path, "rev-parse", "HEAD").strip()
+    assert code.commit == git(a, "rev-parse", "HEAD").strip()
     hid = room.send_handover("alpha", "beta", body="take it", code=code)
 
     def seen() -> tuple[str, str, str]:
-        return refs(repo), git(b.path, "status", "--porcelain"), Path(b.path, "f.txt").read_text()
+        return refs(repo), git(b, "status", "--porcelain"), Path(b, "f.txt").read_text()
 
     before = seen()
     preview = trees.preview(room.store.handover(hid) or {})
@@ -156,12 +153,9 @@ def test_handover_code_is_previewed_against_the_recipients_branch_without_writin
 def test_a_conflicting_handover_says_so_and_approval_tells_how_to_take_it(
     room: Room, trees: Worktrees, repo: Path
 ) -> None:
-    a, _ = trees.make("alpha", str(repo), None)
-    b, _ = trees.make("beta", str(repo), None)
-    _join(room, "alpha", a.path)
-    _join(room, "beta", b.path)
-    sha = commit(a.path, "alpha's", **{"f.txt": "A\nb\nc\n"})
-    commit(b.path, "beta's", **{"f.txt": "B\nb\nc\n"})
+    a, b = agents_in_worktrees(room, repo, "alpha", "beta")
+    sha = commit(a, "alpha's", **{"f.txt": "A\nb\nc\n"})
+    commit(b, "beta's", **{"f.txt": "B\nb\nc\n"})
     hid = room.send_handover("alpha", "beta", body="take it", code=trees.code_of("alpha"))
     preview = trees.preview(room.store.handover(hid) or {})
     assert preview is not None
@@ -178,11 +172,10 @@ def test_a_conflicting_handover_says_so_and_approval_tells_how_to_take_it(
 def test_a_handover_to_another_repository_is_approved_with_plain_instructions(
     room: Room, trees: Worktrees, repo: Path, tmp_path: Path
 ) -> None:
-    a, _ = trees.make("alpha", str(repo), None)
+    (a,) = agents_in_worktrees(room, repo, "alpha")
     other = make_repo(tmp_path / "other")
-    _join(room, "alpha", a.path)
     _join(room, "web", str(other))
-    sha = commit(a.path, "alpha's", **{"f.txt": "x\n"})
+    sha = commit(a, "alpha's", **{"f.txt": "x\n"})
     hid = room.send_handover("alpha", "web", body="see", code=trees.code_of("alpha"))
     preview = trees.preview(room.store.handover(hid) or {})
     assert preview is not None
@@ -196,19 +189,15 @@ def test_a_handover_to_another_repository_is_approved_with_plain_instructions(
 
 def test_tracker_reads_an_agent_again_only_when_its_turn_ends(room: Room, repo: Path) -> None:
     tracker = CodeTracker(room, GitCli())
-    trees = tracker.worktrees
-    a, _ = trees.make("alpha", str(repo), None)
-    b, _ = trees.make("beta", str(repo), None)
-    _join(room, "alpha", a.path)
-    _join(room, "beta", b.path)
+    a, b = agents_in_worktrees(room, repo, "alpha", "beta")
     first = tracker.refresh()
     assert tracker.reads == 2
     assert {c.name for c in first.agents} == {"alpha", "beta"}
     tracker.refresh()
     assert tracker.reads == 2  # nothing moved: no git run
     room.store.set_state("s-alpha", "busy", at=room.clock())  # alpha's turn began
-    commit(a.path, "alpha's", **{"f.txt": "A\nb\nc\n"})
-    commit(b.path, "beta's", **{"f.txt": "B\nb\nc\n"})
+    commit(a, "alpha's", **{"f.txt": "A\nb\nc\n"})
+    commit(b, "beta's", **{"f.txt": "B\nb\nc\n"})
     room.store.set_state("s-beta", "idle", at=room.clock())  # beta's turn ended (Stop)
     snap = tracker.refresh()
     assert tracker.reads == 3  # beta only: alpha is busy

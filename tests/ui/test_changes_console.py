@@ -35,8 +35,7 @@ from agent_room.ui.screens.changes import ChangesScreen
 from agent_room.ui.widgets.handovers import HandoverPreview
 from agent_room.ui.widgets.sessions import SessionsTable
 from tests.fakes import FakeMux
-from tests.gitrepo import commit, make_repo
-from tests.room.conftest import register
+from tests.gitrepo import agents_in_worktrees, commit, make_repo
 from tests.ui.conftest import live_settings, settle_queue, still_snapshot, until
 from tests.ui.seed import AliveProbe, FrozenClock
 
@@ -54,14 +53,9 @@ def _live_console(room_home: Path) -> RoomConsole:
 async def test_branch_column_and_changes_follow_the_turns(
     room: Room, room_home: Path, tmp_path: Path
 ) -> None:
-    repo = make_repo(tmp_path / "repo")
-    trees = Worktrees(room, GitCli())
-    a, _ = trees.make("alpha", str(repo), None)
-    b, _ = trees.make("beta", str(repo), None)
-    register(room, "alpha", cwd=a.path)
-    register(room, "beta", cwd=b.path)
-    commit(a.path, "alpha's", **{"f.txt": "A\nb\nc\n"})
-    (Path(a.path) / "new.txt").write_text("1\n2\n")
+    a, b = agents_in_worktrees(room, make_repo(tmp_path / "repo"), "alpha", "beta")
+    commit(a, "alpha's", **{"f.txt": "A\nb\nc\n"})
+    (a / "new.txt").write_text("1\n2\n")
     readings: list[CodeSnapshot] = []
 
     def hook(message: Message) -> None:
@@ -94,7 +88,7 @@ async def test_branch_column_and_changes_follow_the_turns(
         await pilot.pause(0.3)
         assert len(readings) == read
 
-        commit(b.path, "beta's", **{"f.txt": "B\nb\nc\n"})
+        commit(b, "beta's", **{"f.txt": "B\nb\nc\n"})
         room.store.set_state("s-beta", "busy", at=room.clock())
         room.store.set_state("s-beta", "idle", at=room.clock())  # beta's turn ended (Stop)
         await until(pilot, lambda: ("beta", "f.txt") in screen.rows)
@@ -109,14 +103,10 @@ async def test_branch_column_and_changes_follow_the_turns(
 async def test_a_handover_shows_its_code_in_the_preview(
     room: Room, room_home: Path, tmp_path: Path
 ) -> None:
-    repo = make_repo(tmp_path / "repo")
-    trees = Worktrees(room, GitCli())
-    a, _ = trees.make("alpha", str(repo), None)
-    b, _ = trees.make("beta", str(repo), None)
-    register(room, "alpha", cwd=a.path)
-    register(room, "beta", cwd=b.path)
-    commit(a.path, "alpha's", **{"g.txt": "g\n"})
-    room.send_handover("alpha", "beta", body="take g", code=trees.code_of("alpha"))
+    a, _b = agents_in_worktrees(room, make_repo(tmp_path / "repo"), "alpha", "beta")
+    commit(a, "alpha's", **{"g.txt": "g\n"})
+    carried = Worktrees(room, GitCli()).code_of("alpha")
+    room.send_handover("alpha", "beta", body="take g", code=carried)
     app = _live_console(room_home)
     async with app.run_test(size=(140, 40)) as pilot:
         preview = app.main.query_one("#preview", HandoverPreview)

@@ -7,27 +7,21 @@ from pathlib import Path
 
 from agent_room.adapters.git import GitCli
 from agent_room.room import Room
-from agent_room.room.worktrees import Worktrees
 from agent_room.workers.notifier import Notifier
-from tests.gitrepo import commit, make_repo
+from tests.gitrepo import agents_in_worktrees, commit, make_repo
 from tests.room.conftest import register
 from tests.ui.seed import AliveProbe
 from tests.workers.test_notifier import Recording
 
 
 def test_branches_that_would_conflict_are_told_once(room: Room, tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo")
-    trees = Worktrees(room, GitCli())
-    a, _ = trees.make("alpha", str(repo), None)
-    b, _ = trees.make("beta", str(repo), None)
-    register(room, "alpha", cwd=a.path)
-    register(room, "beta", cwd=b.path)
+    a, b = agents_in_worktrees(room, make_repo(tmp_path / "repo"), "alpha", "beta")
     recording = Recording()
     notifier = Notifier(room, AliveProbe(), [recording], use_lease=False, git=GitCli())
     notifier.run_once()
     assert recording.alerts == []
-    commit(a.path, "alpha's", **{"f.txt": "A\nb\nc\n"})
-    commit(b.path, "beta's", **{"f.txt": "B\nb\nc\n"})
+    commit(a, "alpha's", **{"f.txt": "A\nb\nc\n"})
+    commit(b, "beta's", **{"f.txt": "B\nb\nc\n"})
     room.store.set_state("s-alpha", "idle", at=room.clock() + 1)  # their turns end
     room.store.set_state("s-beta", "idle", at=room.clock() + 1)
     notifier.run_once()
