@@ -25,6 +25,7 @@ ACTIONS: tuple[tuple[str, str, str], ...] = (
     ("Rename the selected session…", "screen.rename_session", "n"),
     ("Checkpoints of the selected session…", "screen.checkpoints", "c"),
     ("Entity conflicts…", "screen.entity_conflicts", ""),
+    ("Changes: what each agent changed, a file's diff", "app.changes", "d"),
     ("Filter sessions", "screen.filter", "/"),
     ("Clear the session filter", "screen.clear_filter", "Esc"),
     ("Reverse the session order", "app.reverse_sort", "S"),
