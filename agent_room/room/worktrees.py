@@ -9,6 +9,7 @@ Every method runs git, which blocks: the console calls them from workers.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from agent_room.core.errors import BadInput, NotFound, Refused, RoomError
@@ -23,7 +24,6 @@ from agent_room.core.worktrees import (
     Worktree,
     check_branch_name,
     plural,
-    shared_checkouts,
     take_instructions,
 )
 from agent_room.store import worktrees as store_worktrees
@@ -33,6 +33,10 @@ if TYPE_CHECKING:
     from typing import Any
 
     from agent_room.room.service import Room
+
+
+STATE_READERS = 4
+"""Worktrees whose state ``who`` reads at once."""
 
 
 class Worktrees:
@@ -108,8 +112,11 @@ class Worktrees:
         return worktree.base_commit
 
     def states(self) -> dict[str, BranchState | None]:
-        """Every worktree's state, by agent (for ``who`` and ``tree``)."""
-        return {name: self.state(wt) for name, wt in store_worktrees.live(self.store).items()}
+        """Every worktree's state, by agent (for ``who`` and ``tree``); a few at once,
+        since each is git processes that mostly wait on the disk."""
+        trees = store_worktrees.live(self.store)
+        with ThreadPoolExecutor(max_workers=STATE_READERS) as pool:
+            return dict(zip(trees, pool.map(self.state, trees.values()), strict=True))
 
     def remove(self, name: str, *, force: bool) -> str:
         """Remove the agent's worktree (its branch stays); refuse while it holds work not
@@ -165,20 +172,23 @@ class Worktrees:
         top = self.git.toplevel(cwd) if cwd else None
         if top is None:
             raise NotFound(f"@{name} does not work in a git repository ({cwd or 'no folder'})")
-        others = (shared if shared is not None else self._sharing()).get(name, ())
+        others = shared.get(name, ()) if shared is not None else self._sharing(name, top)
         state, files = self.git.changes(top, "HEAD")
         return Changes(name, top, "HEAD", files, shared_with=others, state=state)
 
-    def _sharing(self) -> dict[str, tuple[str, ...]]:
-        """Per live agent without a worktree, the others in the same checkout folder."""
+    def _sharing(self, name: str, top: str) -> tuple[str, ...]:
+        """The other live agents without a worktree whose folder is in the checkout
+        ``top`` (by path: no git run per agent)."""
         trees = store_worktrees.live(self.store)
-        pairs = [
-            (str(m["name"]), str(m["cwd"]))
+        return tuple(
+            str(m["name"])
             for m in self.store.members()
-            if m["cwd"] and m["state"] != "ended" and m["name"] not in trees
-        ]
-        tops = {cwd: self.git.toplevel(cwd) or cwd for _, cwd in pairs}
-        return shared_checkouts((name, tops[cwd]) for name, cwd in pairs)
+            if m["cwd"]
+            and m["state"] != "ended"
+            and m["name"] not in trees
+            and m["name"] != name
+            and Path(str(m["cwd"])).is_relative_to(top)
+        )
 
     def file_diff(self, name: str, file: str) -> str:
         """One file's patch in ``name``'s changes."""
