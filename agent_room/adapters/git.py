@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 from agent_room.core.errors import Refused
@@ -267,16 +268,23 @@ class GitCli:
             found.append(FileChange(name, lines, 0, "?", binary))
         return state, tuple(sorted(found, key=lambda f: f.path))
 
+    def patch(self, path: str, base: str, untracked: Sequence[str]) -> str:
+        """One diff of the tracked files against the merge base, then each new file."""
+        _, out = self._run(path, "diff", "--no-color", "-M", "--merge-base", base)
+        return out + "".join(self._new_file(path, name) for name in untracked)
+
+    def _new_file(self, path: str, name: str) -> str:
+        if not (Path(path) / name).is_file():
+            return ""
+        _, out = self._run(
+            path, "diff", "--no-color", "--no-index", "--", os.devnull, name, ok=(0, 1)
+        )
+        return out
+
     def file_diff(self, path: str, base: str, file: str) -> str:
         """One file's patch against the merge base; a new untracked file as all added."""
         _, out = self._run(path, "diff", "--no-color", "-M", "--merge-base", base, "--", file)
-        if out:
-            return out
-        if (Path(path) / file).is_file():
-            _, out = self._run(
-                path, "diff", "--no-color", "--no-index", "--", os.devnull, file, ok=(0, 1)
-            )
-        return out
+        return out or self._new_file(path, file)
 
     def commit_changes(self, repo: str, target: str, commit: str) -> tuple[FileChange, ...]:
         """What ``commit`` brings that ``target`` lacks."""

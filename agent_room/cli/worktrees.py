@@ -9,6 +9,7 @@ agents without a worktree and git is loaded only where an agent has one.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Sequence
@@ -20,7 +21,7 @@ from agent_room.core.errors import BadInput, NotFound
 from agent_room.core.names import parse_name
 from agent_room.core.printable import printable
 from agent_room.core.tree import TreeNode
-from agent_room.core.worktrees import BranchState, Changes, CodeRef, Worktree
+from agent_room.core.worktrees import BranchState, CodeRef, Worktree
 from agent_room.room import Room
 from agent_room.room.worktrees import Worktrees, stat_lines
 from agent_room.store import worktrees as store_worktrees
@@ -50,21 +51,12 @@ def start_worktree(name: str, cwd: Path, branch: str | None) -> tuple[Path, str]
     return Path(worktree.path), printable(said)
 
 
-def check_removal(name: str, *, force: bool) -> Worktree | None:
+def check_removal(name: str, *, force: bool) -> Worktree:
     """Before ``stop --remove-worktree`` stops anything: the worktree to remove, refused
     now if it holds work not merged anywhere (nothing is stopped then)."""
     room = Room.open(os.environ)
     try:
-        worktrees = _worktrees(room)
-        worktree = worktrees.of(name)
-        if worktree is None:
-            raise NotFound(f"@{name} has no worktree to remove")
-        if not force and Path(worktree.path).is_dir():
-            state = worktrees.state(worktree)
-            unmerged = worktrees.git.unmerged(worktree.repo, worktree.branch)
-            if unmerged or (state is not None and state.dirty):
-                worktrees.remove(name, force=False)  # raises, saying what would be lost
-        return worktree
+        return _worktrees(room).removable(name, force=force)
     finally:
         room.close()
 
@@ -149,7 +141,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
             text = worktrees.file_diff(name, args.file)
             sys.stdout.write(printable(text, multiline=True))
             return 0
-        patch = "" if args.stat or args.json else _patch(worktrees, changes.checkout, changes)
+        patch = "" if args.stat or args.json else worktrees.patch(changes)
     finally:
         room.close()
     if args.json:
@@ -175,18 +167,12 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return 0
 
 
-def _patch(worktrees: Worktrees, checkout: str, changes: Changes) -> str:
-    return "".join(worktrees.git.file_diff(checkout, changes.base, f.path) for f in changes.files)
-
-
 # -- handovers show -------------------------------------------------------------------------
 
 
 def cmd_handover_show(args: argparse.Namespace) -> int:
     """``agent-room handovers show ID``: the handover, and the code it carries against the
     recipient's branch (files, whether it merges cleanly)."""
-    import json
-
     room = Room.open(os.environ)
     try:
         row = room.store.handover(args.id)

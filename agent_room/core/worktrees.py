@@ -480,6 +480,11 @@ class Git(Protocol):
         HEAD, committed or not, new untracked files included."""
         ...
 
+    def patch(self, path: str, base: str, untracked: Sequence[str]) -> str:
+        """The patch since the merge base of ``base`` and HEAD, then ``untracked`` files
+        as all added."""
+        ...
+
     def file_diff(self, path: str, base: str, file: str) -> str:
         """One file's patch since the merge base of ``base`` and HEAD (untracked: whole)."""
         ...

@@ -118,30 +118,37 @@ class Worktrees:
         with ThreadPoolExecutor(max_workers=STATE_READERS) as pool:
             return dict(zip(trees, pool.map(self.state, trees.values()), strict=True))
 
-    def remove(self, name: str, *, force: bool) -> str:
-        """Remove the agent's worktree (its branch stays); refuse while it holds work not
-        merged anywhere (commits no other branch reaches, uncommitted files) unless
-        ``force``. Return what was done, in one line."""
+    def removable(self, name: str, *, force: bool) -> Worktree:
+        """The agent's worktree, refused while it holds work not merged anywhere
+        (commits no other branch, tag or remote reaches; uncommitted files) unless
+        ``force``: ``stop --remove-worktree`` asks before it stops anything."""
         worktree = store_worktrees.of(self.store, name)
         if worktree is None:
             raise NotFound(f"@{name} has no worktree")
+        if force or not Path(worktree.path).is_dir():
+            return worktree
+        state = self.state(worktree)
+        dirty = state.dirty if state else 0
+        unmerged = self.git.unmerged(worktree.repo, worktree.branch)
+        held = []
+        if unmerged:
+            held.append(f"{plural(unmerged, 'commit')} on {worktree.branch} no other has")
+        if dirty:
+            held.append(f"{plural(dirty, 'file')} not committed")
+        if held:
+            raise Refused(
+                f"@{name}'s worktree {worktree.path} holds work not merged anywhere"
+                f" ({', '.join(held)}): merge or commit it, or pass --force to lose it"
+            )
+        return worktree
+
+    def remove(self, name: str, *, force: bool) -> str:
+        """Remove the agent's worktree (its branch stays), as ``removable`` allows.
+        Return what was done, in one line."""
+        worktree = self.removable(name, force=force)
         if not Path(worktree.path).is_dir():
             store_worktrees.removed(self.store, name, at=self.room.clock())
             return f"worktree {worktree.path} was already gone"
-        if not force:
-            state = self.state(worktree)
-            dirty = state.dirty if state else 0
-            unmerged = self.git.unmerged(worktree.repo, worktree.branch)
-            held = []
-            if unmerged:
-                held.append(f"{plural(unmerged, 'commit')} on {worktree.branch} no other has")
-            if dirty:
-                held.append(f"{plural(dirty, 'file')} not committed")
-            if held:
-                raise Refused(
-                    f"@{name}'s worktree {worktree.path} holds work not merged anywhere"
-                    f" ({', '.join(held)}): merge or commit it, or pass --force to lose it"
-                )
         self.git.remove_worktree(worktree.repo, worktree.path, force=force)
         store_worktrees.removed(self.store, name, at=self.room.clock())
         return f"removed worktree {worktree.path} (branch {worktree.branch} kept)"
@@ -189,6 +196,12 @@ class Worktrees:
             and m["name"] != name
             and Path(str(m["cwd"])).is_relative_to(top)
         )
+
+    def patch(self, changes: Changes) -> str:
+        """The whole patch of ``changes``: one diff of the tracked files, then each new
+        untracked file as all added."""
+        new = [f.path for f in changes.files if f.status == "?"]
+        return self.git.patch(changes.checkout, changes.base, new)
 
     def file_diff(self, name: str, file: str) -> str:
         """One file's patch in ``name``'s changes."""
