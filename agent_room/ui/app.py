@@ -24,9 +24,11 @@ from textual.binding import Binding, BindingType
 from textual.reactive import var
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from agent_room.adapters.git import GitCli
 from agent_room.core.errors import RoomError
 from agent_room.core.printable import printable
 from agent_room.core.snapshot import with_code
+from agent_room.room.worktrees import Worktrees
 from agent_room.ui.code import CodeReading
 from agent_room.ui.commands import RoomCommands
 from agent_room.ui.messages import (
@@ -304,9 +306,6 @@ class RoomConsole(ReachMixin, App[int]):
     @work(thread=True, exclusive=True, group="diff", exit_on_error=False)
     def _read_diff(self, name: str, path: str) -> None:
         """One file's patch, with git, posted to the changes screen."""
-        from agent_room.adapters.git import GitCli
-        from agent_room.room.worktrees import Worktrees
-
         room = self.open_room()
         try:
             patch = Worktrees(room, GitCli()).file_diff(name, path)
@@ -586,8 +585,8 @@ class RoomConsole(ReachMixin, App[int]):
         room = self.open_room()
         try:
             self.decided = True
-            if reason is None:
-                room.approve(handover_id)
+            if reason is None:  # the recipient is told how to take the code it carries
+                Worktrees(room, GitCli()).approve(handover_id)
                 done = f"Handover #{handover_id} approved."
             else:
                 room.reject(handover_id, reason)

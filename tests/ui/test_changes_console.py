@@ -100,19 +100,25 @@ async def test_branch_column_and_changes_follow_the_turns(
         assert rows["alpha"].delivery == "⚠ f.txt conflicts with @beta"
 
 
-async def test_a_handover_shows_its_code_in_the_preview(
+async def test_a_handovers_code_is_previewed_and_approved_with_instructions(
     room: Room, room_home: Path, tmp_path: Path
 ) -> None:
     a, _b = agents_in_worktrees(room, make_repo(tmp_path / "repo"), "alpha", "beta")
     commit(a, "alpha's", **{"g.txt": "g\n"})
     carried = Worktrees(room, GitCli()).code_of("alpha")
-    room.send_handover("alpha", "beta", body="take g", code=carried)
+    hid = room.send_handover("alpha", "beta", body="take g", code=carried)
     app = _live_console(room_home)
     async with app.run_test(size=(140, 40)) as pilot:
         preview = app.main.query_one("#preview", HandoverPreview)
         code = preview.query_one("#handover-code", Static)
         await until(pilot, lambda: "merges cleanly into beta" in str(code.render()))
         assert "g.txt +1 -0" in str(code.render())
+        await pilot.press("a")  # approved in the console: the recipient is told how
+        message = room.store.message
+        await until(pilot, lambda: "git merge" in str((message(hid) or {})["body"]))
+    body = str((room.store.message(hid) or {})["body"])
+    assert f"carries @alpha's code: commit {carried.commit if carried else ''}" in body
+    assert "It merges cleanly into beta. Take it with: git merge" in body
 
 
 # -- pictures ---------------------------------------------------------------------------------
