@@ -14,6 +14,7 @@ separated output where paths are printed so no file name is misread.
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
@@ -108,11 +109,19 @@ def _parse_counts(counts: str) -> tuple[int, int]:
 def _count_lines(path: Path) -> tuple[int, bool]:
     """Lines of a new file and whether it is binary (git's rule: a NUL early on)."""
     try:
-        if path.is_symlink() or path.stat().st_size > TEXT_LIMIT:
-            return 0, True
-        data = path.read_bytes()
+        # opened without following a link and without blocking (a FIFO would), then
+        # read only if it is a regular file of a sane size
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return 0, True
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or info.st_size > TEXT_LIMIT:
+                return 0, True
+            data = handle.read(TEXT_LIMIT)
+        except OSError:
+            return 0, True
     if b"\0" in data[:8000]:
         return 0, True
     return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0), False

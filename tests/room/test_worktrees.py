@@ -235,3 +235,13 @@ def test_a_deleted_base_branch_falls_back_to_the_first_commit(trees: Worktrees, 
     changes = trees.changes("alpha")
     assert changes.base == worktree.base_commit
     assert [f.path for f in changes.files] == ["g.txt"]
+
+
+def test_a_new_link_in_the_worktree_is_listed_never_followed(
+    trees: Worktrees, repo: Path, tmp_path: Path
+) -> None:
+    worktree, _ = trees.make("alpha", str(repo), None)
+    (tmp_path / "secret").write_text("1\n2\n3\n")
+    (Path(worktree.path) / "link").symlink_to(tmp_path / "secret")
+    counted = {f.path: (f.added, f.binary) for f in trees.changes("alpha").files}
+    assert counted == {"link": (0, True)}  # not the three lines of what it points at
