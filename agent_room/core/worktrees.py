@@ -349,6 +349,11 @@ class Overlap:
         )
 
 
+def overlap_facts(overlaps: Iterable[Overlap]) -> tuple[tuple[str, str, str], ...]:
+    """The overlaps as the notifier's facts (``core.attention.RoomFacts.code``)."""
+    return tuple((o.key, o.first, o.text()) for o in overlaps)
+
+
 @dataclass(frozen=True, slots=True)
 class AgentCode:
     """One agent's changed files, as the overlap rule needs them."""

@@ -16,6 +16,7 @@ import threading
 from dataclasses import replace
 
 from agent_room.core.attention import NotifyPolicy, NotifyState, alerts, decide
+from agent_room.core.worktrees import overlap_facts
 from agent_room.room.code import CodeTracker
 from agent_room.store import attention
 from agent_room.store.db import write_transaction
@@ -129,7 +130,7 @@ class Notifier(LeasedWorker):
             if self.on_problem is not None:
                 self.on_problem("code", describe(exc))
             return ()
-        found = tuple((o.key, o.first, o.text()) for o in overlaps)
+        found = overlap_facts(overlaps)
         self._code_seen = (count, found)
         return found
 

@@ -4,15 +4,12 @@ conflicting, and the recipient is told exactly how to take the work."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from agent_room.adapters.git import GitCli
 from agent_room.demo.client_api import StandIn
-from agent_room.workers.notifier import Notifier
 from tests.clients.conftest import TURN, ClientRoom
 from tests.gitrepo import git, make_repo
-from tests.ui.seed import AliveProbe
-from tests.workers.test_notifier import Recording
 
 
 def test_worktree_agents_hand_over_code(
@@ -46,13 +43,8 @@ def test_worktree_agents_hand_over_code(
     assert (code["branch"], code["commit"], code["target"]) == ("alpha", sha, "beta")
     assert code["conflicts"] == ["f.txt"]
 
-    room = clients.open()
-    try:
-        heard = Recording()
-        Notifier(room, AliveProbe(), [heard], use_lease=False, git=GitCli()).run_once()
-    finally:
-        room.close()
-    assert ("code", "alpha") in [(a.kind, a.agent) for a in heard.alerts]
+    told = json.loads(clients.run("notify", "--json").out)["alerts"]  # the pair is flagged
+    assert [(a["kind"], a["agent"]) for a in told if a["kind"] == "code"] == [("code", "alpha")]
 
     assert clients.run("approve", str(pending[0]["message_id"])).code == 0
     clients.wait(lambda: standin.saw(f"git merge {sha}"), TURN, "beta")

@@ -4,15 +4,12 @@ before anyone merges, and the recipient receives the exact way to take the work.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from agent_room.adapters.git import GitCli
 from agent_room.demo.model_api import Reply, Script
-from agent_room.workers.notifier import Notifier
 from tests.gitrepo import git, make_repo
 from tests.real.conftest import TURN, RealRoom
-from tests.ui.seed import AliveProbe
-from tests.workers.test_notifier import Recording
 
 ALLOW = ("--permission-mode", "acceptEdits", "--allowedTools=Bash")
 """The stand-in's shell calls write and commit files: allowed (the default auto mode sets
@@ -55,15 +52,11 @@ def test_worktree_agents_hand_over_code_and_the_recipient_is_told_how_to_take_it
     assert code["merges_cleanly"] is False
     assert code["conflicts"] == ["f.txt"]
 
-    # the pair is flagged before anyone merges: the notifier's code alert
-    room = real.open()
-    try:
-        heard = Recording()
-        Notifier(room, AliveProbe(), [heard], use_lease=False, git=GitCli()).run_once()
-    finally:
-        room.close()
-    assert [(a.kind, a.agent) for a in heard.alerts if a.kind == "code"] == [("code", "alpha")]
-    assert "@alpha and @beta change the same lines of f.txt" in heard.alerts[-1].text
+    # the pair is flagged before anyone merges: what the notifier tells
+    told = json.loads(real.run("notify", "--json").out)["alerts"]
+    code_alerts = [a for a in told if a["kind"] == "code"]
+    assert [a["agent"] for a in code_alerts] == ["alpha"]
+    assert "@alpha and @beta change the same lines of f.txt" in code_alerts[0]["text"]
 
     hid = str(pending[0]["message_id"])
     shown = real.run("handovers", "show", hid)

@@ -39,6 +39,12 @@ def test_agents_on_their_own_branches_show_diff_and_hand_over_code(
     (alpha / "notes.md").write_text("one\ntwo\n")  # new, not added
     commit(beta, "beta's", **{"f.txt": "B\nb\nc\n"})
 
+    told = json.loads(cli("notify", "--json").out)["alerts"]  # flagged before anyone merges
+    assert [a["text"] for a in told if a["kind"] == "code"] == [
+        "@alpha and @beta change the same lines of f.txt: merging their branches would"
+        " conflict (agent-room diff alpha)"
+    ]
+
     who = cli("who")
     assert who.code == 0, who.err
     lines = {line.split()[0]: line for line in who.out.splitlines()}
