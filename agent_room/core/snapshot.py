@@ -76,6 +76,8 @@ class TreeRow:
     depth: int
     kind: str = "session"
     children: tuple[TreeRow, ...] = ()
+    branch: str = ""
+    """A session in a worktree of its own: its branch column (``SessionRow.branch``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,4 +201,17 @@ def with_code(
     handovers = tuple(
         replace(h, code=previews[h.id]) if h.id in previews else h for h in snapshot.handovers
     )
-    return replace(snapshot, sessions=sessions, handovers=handovers)
+    tree = _branched(snapshot.tree, branches) if branches else snapshot.tree
+    return replace(snapshot, sessions=sessions, handovers=handovers, tree=tree)
+
+
+def _branched(rows: tuple[TreeRow, ...], branches: dict[str, str]) -> tuple[TreeRow, ...]:
+    """The tree with each session's branch on its node."""
+    return tuple(
+        replace(
+            row,
+            branch=branches.get(row.label, "") if row.kind == "session" else "",
+            children=_branched(row.children, branches),
+        )
+        for row in rows
+    )

@@ -171,7 +171,8 @@ def test_main_screen_with_branches_and_a_handovers_code(
     snap_compare: SnapCompare, seeded: tuple[Room, FrozenClock]
 ) -> None:
     """160x48: the seeded room with a Branch column (@api "api ↑2 ●1" in the warning
-    colour, @backend "backend ↑1 ↓3", "·" for the others), "⚠ orders.py conflicts with
+    colour, @backend "backend ↑1 ↓3", "·" for the others), the same after "⎇" on their
+    nodes of the tree, "⚠ orders.py conflicts with
     @backend" in @api's delivery column, and the highlighted handover #8's preview led by
     its code in red: "code: api @ aaaaaaaaaa; 1 file +12 -3; CONFLICTS with backend in
     api/orders.py; 1 uncommitted file left out" over "api/orders.py +12 -3"."""
