@@ -608,7 +608,7 @@ def _operator_commands(sub: _Only) -> None:
 
 def _handover_show(handovers: Any) -> None:
     """``handovers show ID``: one handover with the code it carries."""
-    hsub = _commands(handovers, "handovers", required=False)
+    hsub = _commands(handovers, "handovers", "[show ID]", required=False)
     hp = hsub.add_parser("show", help="one handover: its text, and its code against the recipient")
     hp.add_argument("id", metavar="ID", type=_message_id)
     hp.add_argument("--json", action="store_true", help="print JSON")
