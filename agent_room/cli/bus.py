@@ -182,16 +182,21 @@ def _registry(room: Room) -> Registry:
 
 def cmd_who(args: argparse.Namespace) -> int:
     from agent_room.cli.outside import outside_rows, print_outside
-    from agent_room.cli.worktrees import branch_cells, branch_states
     from agent_room.room.roster import Roster
+    from agent_room.store.views import live_worktrees
 
     room = _open()
     try:
         _registry(room)
         roster = Roster(room)
         others = outside_rows(room, roster.identities)
-        states = branch_states(room) if args.json else {}
-        branches = None if args.json else branch_cells(room, roster.names)
+        states: dict[str, Any] = {}
+        branches = None
+        if live_worktrees(room.store):  # someone works in a worktree: git tells its branch
+            from agent_room.cli.worktrees import branch_cells, branch_states
+
+            states = branch_states(room) if args.json else {}
+            branches = None if args.json else branch_cells(room, roster.names)
     finally:
         room.close()
     if args.json:
@@ -277,13 +282,16 @@ def _printable_cells(cells: list[str]) -> list[str]:
 
 def cmd_tree(args: argparse.Namespace) -> int:
     from agent_room.cli.outside import outside_rows
-    from agent_room.cli.worktrees import mark_branches
     from agent_room.core.tree import render_tree
     from agent_room.room.native import outside_nodes
+    from agent_room.store.views import live_worktrees
 
     room = _open()
     roots = _registry(room).tree() + outside_nodes(outside_rows(room))
-    mark_branches(room, roots)
+    if live_worktrees(room.store):
+        from agent_room.cli.worktrees import mark_branches
+
+        mark_branches(room, roots)
     if args.json:
         print_json([root.as_dict() for root in roots])
     elif roots:
