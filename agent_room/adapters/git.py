@@ -13,9 +13,12 @@ separated output where paths are printed so no file name is misread.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import stat
 import subprocess
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -70,6 +73,14 @@ def _raw_numstat(raw: str) -> list[FileChange]:
         for f in _numstat("\0".join(items[i:]))
     ]
 
+
+_SNAPSHOT_IDENTITY = {
+    "GIT_AUTHOR_NAME": "agent-room",
+    "GIT_AUTHOR_EMAIL": "agent-room@localhost",
+    "GIT_COMMITTER_NAME": "agent-room",
+    "GIT_COMMITTER_EMAIL": "agent-room@localhost",
+}
+"""Who the dry run's commit of a working tree is by (it is never on any branch)."""
 
 _STATUS = ("status", "--porcelain=v2", "--branch", "-z", "-uall")
 
@@ -133,17 +144,28 @@ class GitCli:
     def __init__(self, program: str = "git") -> None:
         self.program = program
 
-    def _run(self, cwd: str, *args: str, ok: tuple[int, ...] = (0,)) -> tuple[int, str]:
-        (found,) = self._run_all(cwd, [(args, ok)])
+    def _run(
+        self,
+        cwd: str,
+        *args: str,
+        ok: tuple[int, ...] = (0,),
+        env: dict[str, str] | None = None,
+    ) -> tuple[int, str]:
+        (found,) = self._run_all(cwd, [(args, ok)], env=env)
         return found
 
     def _run_all(
-        self, cwd: str, commands: list[tuple[tuple[str, ...], tuple[int, ...]]]
+        self,
+        cwd: str,
+        commands: list[tuple[tuple[str, ...], tuple[int, ...]]],
+        *,
+        env: dict[str, str] | None = None,
     ) -> list[tuple[int, str]]:
         """Run the git ``commands`` at once (they only read; on a big repository each
         walks the files, and side by side they take the time of the slowest); each
-        one's (exit code, output), refused when its code is not in its ``ok``."""
-        env = _env()
+        one's (exit code, output), refused when its code is not in its ``ok``. ``env``
+        adds to git's environment."""
+        env = {**_env(), **(env or {})}
         try:
             procs = [
                 subprocess.Popen(
@@ -311,6 +333,31 @@ class GitCli:
             return MergeCheck(clean=True)
         names = [n for n in out.split("\0")[1:] if n]
         return MergeCheck(clean=False, conflicts=tuple(dict.fromkeys(names)))
+
+    def snapshot(self, path: str) -> str | None:
+        """A commit of the checkout as it is, uncommitted and new files included, for a
+        merge dry run. Made through a private copy of the checkout's index in a folder of
+        our own, so git writes only objects: no ref moves and the agent's own index is
+        never touched. None on a repository with no commit yet."""
+        _, head = self._run(path, "rev-parse", "--verify", "--quiet", "HEAD", ok=(0, 1, 128))
+        _, index = self._run(path, "rev-parse", "--git-path", "index")
+        if not head.strip():
+            return None
+        with tempfile.TemporaryDirectory(prefix="agent-room-git-") as folder:
+            private = Path(folder) / "index"
+            own = Path(path) / index.strip()
+            with contextlib.suppress(FileNotFoundError):
+                shutil.copyfile(own, private)  # its stat cache: only changed files are read
+            env = {"GIT_INDEX_FILE": str(private), **_SNAPSHOT_IDENTITY}
+            if not private.exists():
+                self._run(path, "read-tree", "HEAD", env=env)
+            self._run(path, "add", "--all", "--", ".", env=env)
+            _, tree = self._run(path, "write-tree", env=env)
+            message = "agent-room: the working tree, for a merge dry run"
+            _, found = self._run(
+                path, "commit-tree", tree.strip(), "-p", head.strip(), "-m", message, env=env
+            )
+        return found.strip() or None
 
     def unmerged(self, repo: str, branch: str) -> int:
         """Commits of ``branch`` no other branch, tag or remote-tracking branch reaches."""

@@ -366,6 +366,8 @@ class AgentCode:
     branch: str | None = None
     head: str | None = None
     worktree: bool = False
+    dirty: bool = False
+    """Files not committed: its work is more than its commit."""
 
 
 def same_file_overlaps(agents: Sequence[AgentCode]) -> list[Overlap]:
@@ -384,8 +386,9 @@ def same_file_overlaps(agents: Sequence[AgentCode]) -> list[Overlap]:
 
 
 def conflict_candidates(agents: Sequence[AgentCode]) -> list[tuple[AgentCode, AgentCode]]:
-    """Pairs of worktree agents whose branches change a file in common: only these can
-    conflict, so only these are worth a merge dry run."""
+    """Pairs of worktree agents of one repository that change a file in common, committed
+    or not: only these can conflict, so only these are worth a merge dry run (two clean
+    checkouts of the same commit cannot)."""
     wt = sorted((a for a in agents if a.worktree and a.head), key=lambda a: a.name)
     return [
         (first, second)
@@ -393,7 +396,7 @@ def conflict_candidates(agents: Sequence[AgentCode]) -> list[tuple[AgentCode, Ag
         for second in wt[i + 1 :]
         if first.checkout == second.checkout
         and first.files & second.files
-        and first.head != second.head
+        and (first.head != second.head or first.dirty or second.dirty)
     ]
 
 
@@ -496,6 +499,11 @@ class Git(Protocol):
 
     def commit_changes(self, repo: str, target: str, commit: str) -> tuple[FileChange, ...]:
         """What ``commit`` brings that ``target`` lacks (three-dot: since their merge base)."""
+        ...
+
+    def snapshot(self, path: str) -> str | None:
+        """A commit of the checkout as it is, uncommitted and new files included, that
+        no ref names (for a merge dry run); None without a first commit."""
         ...
 
     def merge_check(self, repo: str, target: str, commit: str) -> MergeCheck:

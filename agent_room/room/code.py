@@ -55,6 +55,9 @@ class CodeTracker:
         self._merges: dict[tuple[str, str, str], MergeCheck] = {}
         self._tops: dict[str, str | None] = {}
         self._preview_cache: dict[int, tuple[int, CodePreview | None]] = {}
+        self._snapshots: dict[str, tuple[_Seen | None, str | None]] = {}
+        """Per agent with uncommitted files, the commit of its working tree and the
+        session moment it was made at."""
         self.reads = 0
         """How many agents' changes were read from git (for the tests and the bench)."""
 
@@ -142,13 +145,18 @@ class CodeTracker:
                 branch=c.state.branch if c.state else None,
                 head=c.state.head if c.state else None,
                 worktree=c.worktree,
+                dirty=bool(c.state and c.state.dirty),
             )
             for c in agents
             if not c.problem
         ]
         found = same_file_overlaps(code)
+        by_name = {c.name: c for c in agents}
         for first, second in conflict_candidates(code):
-            key = (first.checkout, str(first.head), str(second.head))
+            tips = (self._tip(by_name[first.name]), self._tip(by_name[second.name]))
+            if None in tips or tips[0] == tips[1]:
+                continue
+            key = (first.checkout, str(tips[0]), str(tips[1]))
             if key not in self._merges:
                 try:
                     self._merges[key] = self.git.merge_check(*key)
@@ -158,6 +166,22 @@ class CodeTracker:
             if not check.clean:
                 found.append(Overlap(first.name, second.name, check.conflicts, "conflict"))
         return found
+
+    def _tip(self, changes: Changes) -> str | None:
+        """What the agent's work is now: its commit, or, with files not committed, a
+        commit of its working tree (made once per turn: objects only, no ref)."""
+        state = changes.state
+        if state is None or not state.dirty:
+            return state.head if state else None
+        seen = self._seen.get(changes.name)
+        known = self._snapshots.get(changes.name)
+        if known is None or known[0] != seen:
+            try:
+                known = (seen, self.git.snapshot(changes.checkout))
+            except RoomError:
+                known = (seen, None)
+            self._snapshots[changes.name] = known
+        return known[1]
 
 
 def _shared(changes: Changes, shared: tuple[str, ...]) -> Changes:

@@ -63,6 +63,9 @@ def test_only_worktree_pairs_sharing_a_file_in_one_repository_are_dry_run() -> N
     ]
     pairs = [(f.name, s.name) for f, s in conflict_candidates(agents)]
     assert pairs == [("a", "b"), ("b", "e")]
+    # the same commit, but "e" has not committed everything: its work may conflict
+    dirty = AgentCode("e", "/repo", frozenset({"x"}), head="1", worktree=True, dirty=True)
+    assert [(f.name, s.name) for f, s in conflict_candidates([agents[0], dirty])] == [("a", "e")]
 
 
 def test_shared_checkouts_names_the_others() -> None:

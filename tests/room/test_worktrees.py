@@ -245,3 +245,33 @@ def test_a_new_link_in_the_worktree_is_listed_never_followed(
     (Path(worktree.path) / "link").symlink_to(tmp_path / "secret")
     counted = {f.path: (f.added, f.binary) for f in trees.changes("alpha").files}
     assert counted == {"link": (0, True)}  # not the three lines of what it points at
+
+
+def test_uncommitted_changes_that_would_conflict_are_flagged_without_writing(
+    room: Room, repo: Path
+) -> None:
+    tracker = CodeTracker(room, GitCli())
+    a, b = agents_in_worktrees(room, repo, "alpha", "beta")
+    (a / "f.txt").write_text("A\nb\nc\n")  # neither commits
+    (b / "f.txt").write_text("B\nb\nc\n")
+    (b / "new.txt").write_text("n\n")
+
+    def seen() -> tuple[str, str, str, bytes]:
+        index = Path(git(b, "rev-parse", "--git-path", "index").strip())
+        index = index if index.is_absolute() else b / index
+        return (
+            refs(repo),
+            git(a, "status", "--porcelain"),
+            git(b, "status", "--porcelain"),
+            (index.read_bytes()),
+        )
+
+    before = seen()
+    snap = tracker.refresh()
+    assert [(o.first, o.second, o.paths, o.kind) for o in snap.overlaps] == [
+        ("alpha", "beta", ("f.txt",), "conflict")
+    ]
+    assert seen() == before  # only objects were written: no ref, index or file moved
+    (b / "f.txt").write_text("a\nb\nC\n")  # beta moves to other lines, and its turn ends
+    room.store.set_state("s-beta", "idle", at=room.clock() + 1)
+    assert tracker.refresh().overlaps == ()
