@@ -77,7 +77,7 @@ class Sizes:
     diff_runs: int = 15
     sessions: int = 200
     paint_runs: int = 5
-    settle_seconds: float = 5.0
+    settle_seconds: float = 10.0
     rest_seconds: float = 10.0
 
 
@@ -105,7 +105,8 @@ def make_repo(path: Path, files: int) -> Path:
 
 
 def add_worktrees(room: Room, repo: Path, names: list[str]) -> list[Worktree]:
-    """A worktree per name with a commit, a changed file and a new file, recorded."""
+    """A worktree per name with a commit, a changed file (the same as four others
+    change) and a new file, recorded."""
     head = git(repo, "rev-parse", "HEAD").strip()
     made = []
     for i, name in enumerate(names):
@@ -113,7 +114,8 @@ def add_worktrees(room: Room, repo: Path, names: list[str]) -> list[Worktree]:
         git(repo, "worktree", "add", "-q", "-b", name, str(path), head)
         (path / f"pkg{i % 100:02d}" / f"mod{i}.py").write_text(f"VALUE = {i + 1}\n")
         git(path, "commit", "-qam", f"{name}'s change")
-        (path / "pkg00" / "mod0.py").write_text("VALUE = -1\n")
+        group = i % 10  # five agents to a file, uncommitted: 100 pairs to dry-run
+        (path / f"pkg{group:02d}" / f"mod{group}.py").write_text(f"VALUE = -{i}\n")
         (path / f"notes-{name}.md").write_text("one\ntwo\nthree\n")
         worktree = Worktree(name, str(repo), str(path), name, "main", head, time.time())
         store_worktrees.record(room.store, worktree)

@@ -33,6 +33,12 @@ if TYPE_CHECKING:
     from agent_room.room.service import Room
 
 
+DRY_RUNS = 24
+"""New merge dry runs (and working-tree commits) at most per pass: n agents changing
+one file make n(n-1)/2 pairs, so a pass stays short and the rest follow in the next
+passes, which the caller makes at once while ``pending``."""
+
+
 @dataclass(frozen=True, slots=True)
 class _Seen:
     """What an agent's changes were read at: read again when any of it moves."""
@@ -60,6 +66,8 @@ class CodeTracker:
         session moment it was made at."""
         self.reads = 0
         """How many agents' changes were read from git (for the tests and the bench)."""
+        self.pending = False
+        """Pairs were left for the next pass (``DRY_RUNS``): call ``refresh`` again."""
 
     def _top(self, folder: str) -> str | None:
         if folder not in self._tops:
@@ -152,12 +160,18 @@ class CodeTracker:
         ]
         found = same_file_overlaps(code)
         by_name = {c.name: c for c in agents}
+        runs = 0
+        self.pending = False
         for first, second in conflict_candidates(code):
+            if runs >= DRY_RUNS:  # many agents on one file: the rest at the next pass
+                self.pending = True
+                break
             tips = (self._tip(by_name[first.name]), self._tip(by_name[second.name]))
             if None in tips or tips[0] == tips[1]:
                 continue
             key = (first.checkout, str(tips[0]), str(tips[1]))
             if key not in self._merges:
+                runs += 1
                 try:
                     self._merges[key] = self.git.merge_check(*key)
                 except RoomError:

@@ -52,10 +52,12 @@ class CodeReading:
             try:
                 # most wake-ups at rest are leases renewed: the room's change count stands
                 count = room.store.changes()
-                if count is not None and count == seen:
+                if count is not None and count == seen and not tracker.pending:
                     continue
                 code = tracker.refresh()
                 seen = count
+                if tracker.pending:  # pairs left for another pass: make it now
+                    self.wake.set()
             except Exception as exc:  # noqa: BLE001 - reported, and tried again next turn
                 if str(exc) != told:
                     told = str(exc)

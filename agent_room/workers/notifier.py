@@ -122,7 +122,7 @@ class Notifier(LeasedWorker):
         if self.tracker is None:
             return ()
         count = self.store.changes()
-        if count is not None and count == self._code_seen[0]:
+        if count is not None and count == self._code_seen[0] and not self.tracker.pending:
             return self._code_seen[1]  # nothing written since: no turn ended
         try:
             overlaps = self.tracker.refresh(previews=False).overlaps

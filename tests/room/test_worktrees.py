@@ -9,6 +9,7 @@ import pytest
 from agent_room.adapters.git import GitCli
 from agent_room.core.errors import BadInput, Refused
 from agent_room.room import Room
+from agent_room.room import code as code_module
 from agent_room.room.code import CodeTracker
 from agent_room.room.worktrees import Worktrees
 from tests.gitrepo import agents_in_worktrees, commit, git, make_repo, refs
@@ -275,3 +276,18 @@ def test_uncommitted_changes_that_would_conflict_are_flagged_without_writing(
     (b / "f.txt").write_text("a\nb\nC\n")  # beta moves to other lines, and its turn ends
     room.store.set_state("s-beta", "idle", at=room.clock() + 1)
     assert tracker.refresh().overlaps == ()
+
+
+def test_many_agents_on_one_file_are_dry_run_a_few_pairs_a_pass(
+    room: Room, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(code_module, "DRY_RUNS", 2)
+    tracker = CodeTracker(room, GitCli())
+    folders = agents_in_worktrees(room, repo, "a1", "a2", "a3", "a4")
+    for i, folder in enumerate(folders):
+        (folder / "f.txt").write_text(f"{i}\nb\nc\n")  # six pairs, each would conflict
+    found = []
+    for _ in range(3):
+        found.append(len(tracker.refresh().overlaps))
+    assert found == [2, 4, 6]  # two more each pass, none lost
+    assert not tracker.pending
