@@ -158,7 +158,7 @@ def cmd_notify(args: argparse.Namespace) -> int:
     from agent_room.cli.output import print_json
     from agent_room.core.attention import Alert, alerts
     from agent_room.core.names import tmux_socket_of
-    from agent_room.core.worktrees import overlap_facts
+    from agent_room.core.overlaps import overlap_facts
     from agent_room.room import Room
     from agent_room.room.code import CodeTracker
     from agent_room.store.attention import facts

@@ -12,19 +12,15 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from agent_room.core.errors import RoomError
-from agent_room.core.worktrees import (
+from agent_room.core.overlaps import (
     AgentCode,
-    Changes,
-    CodePreview,
     CodeSnapshot,
-    Git,
-    MergeCheck,
     Overlap,
-    Worktree,
     conflict_candidates,
     same_file_overlaps,
     shared_checkouts,
 )
+from agent_room.core.worktrees import Changes, CodePreview, Git, MergeCheck, Worktree
 from agent_room.room.worktrees import Worktrees
 from agent_room.store import worktrees as store_worktrees
 

@@ -54,9 +54,9 @@ if TYPE_CHECKING:
     from textual.notifications import SeverityLevel
     from textual.screen import Screen
 
+    from agent_room.core.overlaps import CodeSnapshot
     from agent_room.core.ports import Clock, Multiplexer, ProcessProbe
     from agent_room.core.snapshot import RoomSnapshot
-    from agent_room.core.worktrees import CodeSnapshot
     from agent_room.room import Room
     from agent_room.room.enter import Where
     from agent_room.workers.wakeup import RoomWatch

@@ -12,8 +12,8 @@ import threading
 from collections.abc import Callable
 
 from agent_room.adapters.git import GitCli
+from agent_room.core.overlaps import CodeSnapshot
 from agent_room.core.snapshot import RoomSnapshot
-from agent_room.core.worktrees import CodeSnapshot
 from agent_room.room.code import CodeTracker
 from agent_room.room.service import Room
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from textual.message import Message
 
 from agent_room.core.enter import Plan
+from agent_room.core.overlaps import CodeSnapshot
 from agent_room.core.snapshot import RoomSnapshot
-from agent_room.core.worktrees import CodeSnapshot
 
 
 class SnapshotReady(Message):

@@ -16,7 +16,7 @@ import threading
 from dataclasses import replace
 
 from agent_room.core.attention import NotifyPolicy, NotifyState, alerts, decide
-from agent_room.core.worktrees import overlap_facts
+from agent_room.core.overlaps import overlap_facts
 from agent_room.room.code import CodeTracker
 from agent_room.store import attention
 from agent_room.store.db import write_transaction

@@ -5,17 +5,19 @@ from __future__ import annotations
 import pytest
 
 from agent_room.core.errors import BadInput
-from agent_room.core.worktrees import (
+from agent_room.core.overlaps import (
     AgentCode,
+    conflict_candidates,
+    same_file_overlaps,
+    shared_checkouts,
+)
+from agent_room.core.worktrees import (
     BranchState,
     CodePreview,
     CodeRef,
     FileChange,
     MergeCheck,
     check_branch_name,
-    conflict_candidates,
-    same_file_overlaps,
-    shared_checkouts,
     take_instructions,
 )
 

@@ -15,16 +15,15 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable, Static
 
 from agent_room.adapters.git import GitCli
+from agent_room.core.overlaps import CodeSnapshot, Overlap
 from agent_room.core.snapshot import RoomSnapshot
 from agent_room.core.worktrees import (
     BranchState,
     Changes,
     CodePreview,
     CodeRef,
-    CodeSnapshot,
     FileChange,
     MergeCheck,
-    Overlap,
 )
 from agent_room.room import Room
 from agent_room.room.enter import Where
