@@ -120,7 +120,10 @@ def _send(room: Room, args: argparse.Namespace) -> int:
             breaking=args.breaking,
             notes=body or "",
         )
-    message_id = room.send_handover(sender, args.recipient, fields=fields, body=body)
+    from agent_room.cli.worktrees import code_of
+
+    code = code_of(room, sender)
+    message_id = room.send_handover(sender, args.recipient, fields=fields, body=body, code=code)
     print(f"handover #{message_id} to {args.recipient} is waiting for approval", file=sys.stderr)
     row = room.store.handover(message_id)
     cycle = room.handover_cycles([row]).get(message_id) if row else None
@@ -180,22 +183,35 @@ def _registry(room: Room) -> Registry:
 def cmd_who(args: argparse.Namespace) -> int:
     from agent_room.cli.outside import outside_rows, print_outside
     from agent_room.room.roster import Roster
+    from agent_room.store.views import live_worktrees
 
     room = _open()
     try:
         _registry(room)
         roster = Roster(room)
         others = outside_rows(room, roster.identities)
+        states: dict[str, Any] = {}
+        branches = None
+        if live_worktrees(room.store):  # someone works in a worktree: git tells its branch
+            from agent_room.cli.worktrees import branch_cells, branch_states
+
+            states = branch_states(room) if args.json else {}
+            branches = None if args.json else branch_cells(room, roster.names)
     finally:
         room.close()
     if args.json:
-        print_json(roster.sessions() + others)
+        sessions = roster.sessions()
+        for row in sessions:
+            if row["name"] in states:  # on a worktree's branch: how far from its base
+                state = states[row["name"]]
+                row["branch"] = state.as_dict() if state else None
+        print_json(sessions + others)
         return 0
     if not roster.names:
         print("nobody is in the room", file=sys.stderr)
         print_outside(others)
         return 0
-    sys.stdout.write(_who_table(roster))
+    sys.stdout.write(_who_table(roster, branches))
     _say_silent(roster.silent)
     print_outside(others)
     return 0
@@ -214,7 +230,7 @@ def _say_silent(hosts: set[str]) -> None:
         )
 
 
-def _who_table(roster: Roster) -> str:
+def _who_table(roster: Roster, branches: list[str] | None = None) -> str:
     """``who``'s table, laid out column by column: one string per cell and no object per
     session, so that 2,000 sessions cost little more than 50."""
     count = len(roster.names)
@@ -248,6 +264,8 @@ def _who_table(roster: Roster) -> str:
         ("TODAY", costs),
         ("CWD", [cwd or "-" for cwd in roster.cwds]),
     ]
+    if branches is not None:  # someone works in a worktree: its branch, ahead/behind, dirty
+        columns.insert(3, ("BRANCH", branches))
     if len(set(roster.hosts)) > 1:  # a room across machines: say where
         columns.insert(3, ("HOST", [host or "-" for host in roster.hosts]))
     cells = [_printable_cells([title, *column]) for title, column in columns]
@@ -278,9 +296,14 @@ def cmd_tree(args: argparse.Namespace) -> int:
     from agent_room.cli.outside import outside_rows
     from agent_room.core.tree import render_tree
     from agent_room.room.native import outside_nodes
+    from agent_room.store.views import live_worktrees
 
     room = _open()
     roots = _registry(room).tree() + outside_nodes(outside_rows(room))
+    if live_worktrees(room.store):
+        from agent_room.cli.worktrees import mark_branches
+
+        mark_branches(room, roots)
     if args.json:
         print_json([root.as_dict() for root in roots])
     elif roots:
@@ -291,7 +314,9 @@ def cmd_tree(args: argparse.Namespace) -> int:
 
 
 def cmd_approve(args: argparse.Namespace) -> int:
-    _open().approve(args.id)
+    from agent_room.cli.worktrees import approve
+
+    approve(_open(), args.id)
     print(f"handover #{args.id} approved", file=sys.stderr)
     return 0
 
@@ -328,12 +353,18 @@ def cmd_handovers(args: argparse.Namespace) -> int:
         cycle = cycles.get(int(row["message_id"]))
         row["cycle"] = list(cycle) if cycle else None
         row["cycle_text"] = render_cycle(cycle) if cycle else None
+    from agent_room.cli.worktrees import previews
+
+    code = previews(room, rows)
     if args.json:
-        print_json([_handover_json(row) for row in rows])
+        print_json([{**_handover_json(row), "code": code[row["message_id"]]} for row in rows])
         return 0
     for row in rows:
         badge = f"  ⚠ closes a cycle: {row['cycle_text']}" if row["cycle"] else ""
         print(f"#{row['message_id']}  @{row['sender']} -> @{row['recipient']}{badge}")
+        preview = code[row["message_id"]]
+        if preview:
+            print(f"    {printable(str(preview['summary']))}")
     if not rows:
         print("no handovers waiting", file=sys.stderr)
     return 0

@@ -228,6 +228,19 @@ def _refuse_if_running(tmux: _Tmux, name: str) -> None:
         raise Refused(f"@{name} is already running in tmux window {window} ({name})")
 
 
+def _worktree(args: argparse.Namespace, name: str, cwd: Path) -> Path:
+    """With ``--worktree``, the agent's own worktree of ``cwd``'s repository (made, or
+    reused), where it starts; else ``cwd``. The room makes it rather than the client's
+    own flag: the same place, branch and base for every client, known to the room."""
+    if getattr(args, "worktree", None) is None:
+        return cwd
+    from agent_room.cli.worktrees import start_worktree
+
+    folder, said = start_worktree(name, cwd, args.worktree)
+    print(f"@{name}: {said}", file=sys.stderr)
+    return folder
+
+
 def cmd_start(args: argparse.Namespace) -> int:
     """Start the agent in tmux session ``ac-NAME`` (or a window NAME when inside tmux)."""
     environ = dict(os.environ)
@@ -242,6 +255,9 @@ def cmd_start(args: argparse.Namespace) -> int:
     if args.agent == "claude" and not {"-n", "--name"} & {a.split("=")[0] for a in argv}:
         argv = [argv[0], "--name", name, *argv[1:]]  # its peers' ListAgents and SendMessage
     env = agent_env(name, label, environ)
+    tmux = _Tmux(environ)
+    _refuse_if_running(tmux, name)
+    cwd = _worktree(args, name, cwd)
     if args.agent in {"codex", "gemini"}:  # its hooks, trust and permissions: see room.clients
         from agent_room.room.clients import client_launch
 
@@ -250,8 +266,6 @@ def cmd_start(args: argparse.Namespace) -> int:
         )
         argv = [argv[0], *extra, *argv[1:]]
         env.update(client_env)
-    tmux = _Tmux(environ)
-    _refuse_if_running(tmux, name)
 
     hidden = [*LEAKED, *ci_markers(args.agent, environ)]
     unset = [f"-u{var}" for var in hidden if var not in env]
@@ -353,12 +367,21 @@ def cmd_stop(args: argparse.Namespace) -> int:
     from agent_room.adapters.processes import SystemProbe
 
     name = parse_name(args.name)
+    removing = getattr(args, "remove_worktree", False)
+    if removing or getattr(args, "force", False):  # refused before anything is stopped
+        from agent_room.cli.worktrees import check_force, check_removal, remove_worktree
+
+        check_force(args)
+        check_removal(name, force=args.force)
     tmux = _Tmux(dict(os.environ))
     session = f"ac-{name}"
     if tmux.has_session(session):
         target, kill, what = ["-s", "-t", f"={session}"], "kill-session", f"tmux session {session}"
     else:
         window = tmux.tagged_window(name)
+        if window is None and removing:  # not running: only the worktree to remove
+            print(f"@{name}: {remove_worktree(name, force=args.force)}", file=sys.stderr)
+            return 0
         if window is None:
             raise NotFound(f"@{name} is not running in tmux (no session {session}, no window)")
         target, kill, what = ["-t", window], "kill-window", f"tmux window {window}"
@@ -384,4 +407,6 @@ def cmd_stop(args: argparse.Namespace) -> int:
         room.close()
     late = f" (pid {survivors[0]} outlived SIGTERM by {STOP_GRACE:g} s)" if survivors else ""
     print(f"@{name} stopped; closed {what}{late}", file=sys.stderr)
+    if removing:
+        print(f"@{name}: {remove_worktree(name, force=args.force)}", file=sys.stderr)
     return 0

@@ -127,6 +127,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     _intercom_commands(sub)
     _operator_commands(sub)
     _usage_commands(sub)
+    _worktree_commands(sub)
     if not known or command in ("start", "stop"):
         _launcher_commands(sub)
     if known and command not in real.choices:
@@ -248,6 +249,7 @@ def _room_commands(sub: _Only) -> None:
     p = sub.add_parser("handovers", help="list the handovers waiting for a decision")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_handovers"))
+    _handover_show(p)
     p = sub.add_parser("watch", help="deliver messages to idle agents (headless worker)")
     # a send wakes the deliverer through its FIFO at once: file events (hooks changing an
     # agent's state) can wait tens of ms, and a slower step costs a quarter at rest
@@ -692,6 +694,24 @@ def _usage_commands(sub: _Only) -> None:
     bp.set_defaults(handler=_lazy(handlers, "cmd_budget_clear"))
 
 
+def _handover_show(handovers: Any) -> None:
+    """``handovers show ID``: one handover with the code it carries."""
+    hsub = _commands(handovers, "handovers", "[show ID]", required=False)
+    hp = hsub.add_parser("show", help="one handover: its text, and its code against the recipient")
+    hp.add_argument("id", metavar="ID", type=_message_id)
+    hp.add_argument("--json", action="store_true", help="print JSON")
+    hp.set_defaults(handler=_lazy("agent_room.cli.worktrees", "cmd_handover_show"))
+
+
+def _worktree_commands(sub: _Only) -> None:
+    p = sub.add_parser("diff", help="what an agent changed: since its base, committed and not")
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("file", metavar="FILE", nargs="?", help="only this file's patch")
+    p.add_argument("--stat", action="store_true", help="files with lines added and removed")
+    p.add_argument("--json", action="store_true", help="print JSON (files and counts)")
+    p.set_defaults(handler=_lazy("agent_room.cli.worktrees", "cmd_diff"))
+
+
 def _launcher_commands(sub: _Only) -> None:
     from agent_room.cli import launcher
 
@@ -699,10 +719,18 @@ def _launcher_commands(sub: _Only) -> None:
         "start",
         help="start an agent in tmux session ac-NAME, in the room",
         usage="%(prog)s [-h] [--cwd DIR] [--agent KIND] [--agent-kind LABEL] [--detach]"
-        " NAME [-- AGENT-ARGS ...]",
+        " NAME [--worktree [BRANCH]] [-- AGENT-ARGS ...]",
     )
     p.add_argument("name", metavar="NAME")
     p.add_argument("--cwd", metavar="DIR", help="where the agent works (default: here)")
+    p.add_argument(
+        "--worktree",
+        nargs="?",
+        const="",
+        metavar="BRANCH",
+        help="work in a git worktree of --cwd's repository of its own, on BRANCH"
+        " (default: the agent's name); one it has already is reused",
+    )
     p.add_argument(
         "--agent",
         default="claude",
@@ -720,4 +748,12 @@ def _launcher_commands(sub: _Only) -> None:
 
     p = sub.add_parser("stop", help="stop the agent started as NAME and close its tmux")
     p.add_argument("name", metavar="NAME")
+    p.add_argument(
+        "--remove-worktree",
+        action="store_true",
+        help="also remove its worktree (refused while it holds work not merged anywhere)",
+    )
+    p.add_argument(
+        "--force", action="store_true", help="with --remove-worktree: remove it all the same"
+    )
     p.set_defaults(handler=launcher.cmd_stop)

@@ -155,11 +155,15 @@ def cmd_tmux_keys(args: argparse.Namespace) -> int:
 def cmd_notify(args: argparse.Namespace) -> int:
     """What needs the operator now, and whether each configured channel can speak."""
     import time
+    from dataclasses import replace
 
+    from agent_room.adapters.git import GitCli
     from agent_room.cli.output import print_json
     from agent_room.core.attention import Alert, alerts
     from agent_room.core.names import tmux_socket_of
+    from agent_room.core.overlaps import overlap_facts
     from agent_room.room import Room
+    from agent_room.room.code import CodeTracker
     from agent_room.store.attention import facts
     from agent_room.ui.settings import ConsoleSettings
     from agent_room.workers.notifier import build_channels
@@ -168,7 +172,11 @@ def cmd_notify(args: argparse.Namespace) -> int:
     room = Room.open(os.environ)
     try:
         now = time.time()
-        found = alerts(facts(room.store.conn, now), now=now, permission_after=0.0)
+        overlaps = CodeTracker(room, GitCli()).refresh(previews=False).overlaps
+        known = replace(
+            facts(room.store.conn, now), code=overlap_facts(overlaps)
+        )  # who touches what
+        found = alerts(known, now=now, permission_after=0.0)
         channels, problems = build_channels(settings, room, tmux_socket_of(os.environ.get("TMUX")))
         if args.test:
             test = Alert("test", "test", "operator", "a test notification from agent-room notify")

@@ -150,6 +150,7 @@ def _start_notifier(
     """The notifier in a thread of its own, with the channels that can speak here."""
     if not notify.enabled:
         return None
+    from agent_room.adapters.git import GitCli
     from agent_room.adapters.processes import SystemProbe
     from agent_room.core.names import tmux_socket_of
     from agent_room.workers.notifier import Notifier, build_channels
@@ -163,7 +164,12 @@ def _start_notifier(
             print(f"agent-room: notifier: {channel}: {problem}", file=sys.stderr, flush=True)
 
     notifier = Notifier(
-        room, SystemProbe(), channels, policy=notify.policy(), on_problem=on_problem
+        room,
+        SystemProbe(),
+        channels,
+        policy=notify.policy(),
+        on_problem=on_problem,
+        git=GitCli(),  # who touches what: the code alerts
     )
     thread = threading.Thread(
         target=notifier.run, args=(stop,), name="agent-room-notifier", daemon=True

@@ -51,6 +51,9 @@ class RoomFacts:
     budgets: tuple[tuple[str, int, float, float, float, float], ...] = ()
     """Budget levels reached in the current spans: (scope, level, spent, limit, span,
     span start)."""
+    code: tuple[tuple[str, str, str], ...] = ()
+    """Agents touching the same code before anyone merged (``core.worktrees.Overlap``):
+    (key, agent, text)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +63,8 @@ class Alert:
     key: str
     """Stable while the thing lasts, new when it happens again: what de-duplicates."""
     kind: str
-    """``handover``, ``permission``, ``failed``, ``frozen``, ``message`` or ``budget``."""
+    """``handover``, ``permission``, ``failed``, ``frozen``, ``message``, ``budget`` or
+    ``code``."""
     agent: str
     """The agent it is about (its name)."""
     text: str
@@ -124,6 +128,8 @@ def alerts(facts: RoomFacts, *, now: float, permission_after: float) -> list[Ale
                 budget_text(budget, spent, reached, since),
             )
         )
+    for key, agent, text in facts.code:
+        found.append(Alert(key, "code", agent, text))
     for mid, sender, summary in facts.messages:
         found.append(
             Alert(

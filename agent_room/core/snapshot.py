@@ -54,6 +54,9 @@ class SessionRow:
     """Whether every request it made today had a price (else ``cost`` is a floor)."""
     over_budget: bool = False
     """A spent budget (its own or the room's) holds its prompts."""
+    branch: str = ""
+    """In a worktree of its own: its branch, ahead/behind its base, uncommitted files
+    (``core.worktrees.BranchState.short``); read by the console's code worker."""
 
     @property
     def live(self) -> bool:
@@ -79,6 +82,8 @@ class TreeRow:
     depth: int
     kind: str = "session"
     children: tuple[TreeRow, ...] = ()
+    branch: str = ""
+    """A session in a worktree of its own: its branch column (``SessionRow.branch``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +100,9 @@ class HandoverRow:
     context: str | None = None
     """The context prepared from the sender's transcript, which travels with it once
     approved; None until the memory worker has prepared it."""
+    code: str = ""
+    """The code it carries against the recipient's branch: its files and whether it
+    merges cleanly (``core.worktrees.CodePreview``); empty when it carries none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,3 +181,43 @@ class RoomSnapshot:
     def failed(self) -> int:
         """Messages whose delivery failed, over every session."""
         return sum(s.failed for s in self.sessions)
+
+
+def with_code(
+    snapshot: RoomSnapshot,
+    branches: dict[str, str],
+    clashes: dict[str, str],
+    previews: dict[int, str],
+) -> RoomSnapshot:
+    """The snapshot with what the code worker read merged in: each agent's branch, the
+    code overlaps it is in (where the room has no clash of its own to show), and each
+    pending handover's code preview. Unchanged rows stay the same objects."""
+    if not (branches or clashes or previews):
+        return snapshot
+    sessions = tuple(
+        replace(
+            row,
+            branch=branches.get(row.name, ""),
+            clash=row.clash or clashes.get(row.name, ""),
+        )
+        if row.name in branches or row.name in clashes
+        else row
+        for row in snapshot.sessions
+    )
+    handovers = tuple(
+        replace(h, code=previews[h.id]) if h.id in previews else h for h in snapshot.handovers
+    )
+    tree = _branched(snapshot.tree, branches) if branches else snapshot.tree
+    return replace(snapshot, sessions=sessions, handovers=handovers, tree=tree)
+
+
+def _branched(rows: tuple[TreeRow, ...], branches: dict[str, str]) -> tuple[TreeRow, ...]:
+    """The tree with each session's branch on its node."""
+    return tuple(
+        replace(
+            row,
+            branch=branches.get(row.label, "") if row.kind == "session" else "",
+            children=_branched(row.children, branches),
+        )
+        for row in rows
+    )

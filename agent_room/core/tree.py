@@ -23,6 +23,8 @@ class TreeNode:
     children: list[TreeNode] = field(default_factory=list)
     host: str | None = None
     """The machine a session runs on (a room across machines)."""
+    branch: str | None = None
+    """A session in a worktree of its own: its branch, ahead/behind, uncommitted files."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form, children nested."""
@@ -33,6 +35,7 @@ class TreeNode:
             "depth": self.depth,
             "kind": self.kind,
             "host": self.host,
+            "branch": self.branch,
             "children": [c.as_dict() for c in self.children],
         }
 
@@ -137,7 +140,8 @@ def render_tree(roots: Iterable[TreeNode]) -> str:
         branch = "" if top else ("└── " if last else "├── ")
         marker = f"({node.kind})" if node.kind == "subagent" else f"[{node.state}]"
         where = f" on {node.host or '?'}" if several and node.kind == "session" else ""
-        lines.append(f"{prefix}{branch}{node.label} {marker}{where}")
+        code = f" ⎇ {node.branch}" if node.branch else ""
+        lines.append(f"{prefix}{branch}{node.label} {marker}{where}{code}")
         child_prefix = prefix if top else prefix + ("    " if last else "│   ")
         for index, child in enumerate(node.children):
             walk(child, child_prefix, index == len(node.children) - 1, False)

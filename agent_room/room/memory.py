@@ -172,7 +172,8 @@ class Memory:
 
             raise NotFound(f"no handover #{message_id}")
         sender = str(handover["sender"])
-        fields = json.loads(handover["fields"] or "{}")
+        stored = json.loads(handover["fields"] or "{}")  # the code's are not the sender's words
+        fields = {k: v for k, v in stored.items() if not k.startswith("code_")}
         task = (fields.get("what_to_do", ""), fields.get("contract", ""))
         if not any(task):
             message = self.store.message(message_id)

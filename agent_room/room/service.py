@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from agent_room.core.handover import HandoverFields
     from agent_room.core.models import AuditEvent, LinkView, Message, Session, TimerView
     from agent_room.core.ports import Clock
+    from agent_room.core.worktrees import CodeRef
     from agent_room.store.sqlite_base import Row
 
 CHAT = "chat"
@@ -187,11 +188,13 @@ class Room:
         *,
         fields: HandoverFields | None = None,
         body: str | None = None,
+        code: CodeRef | None = None,
     ) -> int:
         """Hold a handover for the operator's decision; return its id.
 
         With ``fields`` the body is seed 004's template; otherwise ``body`` is taken as the
-        sender wrote it.
+        sender wrote it. ``code`` (the sender's branch and commit) is kept beside the
+        fields, for the preview and the recipient's instructions on approval.
         """
         from agent_room.core.enums import MessageKind
         from agent_room.core.handover import render_handover
@@ -205,6 +208,8 @@ class Room:
         else:
             raise BadInput("a handover needs a body or --changed and --todo")
         text = check_body(text, limit=self.body_limit)
+        if code is not None:
+            stored = {**stored, **code.as_fields()}
         return self.store.add_message(
             kind=MessageKind.HANDOVER,
             sender=sender,

@@ -454,6 +454,20 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (scope, span_start, level)
     );
     """,
+    # worktrees: the git worktree the room made for an agent started with --worktree,
+    # on its own branch, with the base it started from (what its diff compares with)
+    """
+    CREATE TABLE worktrees (
+        name TEXT PRIMARY KEY,
+        repo TEXT NOT NULL,
+        path TEXT NOT NULL,
+        branch TEXT NOT NULL,
+        base_branch TEXT,
+        base_commit TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        removed_at REAL
+    );
+    """,
 )
 """Each entry moves the schema from version ``index`` to ``index + 1``."""
 

@@ -164,3 +164,10 @@ def entries(store: StoreBase, limit: int = 200) -> list[Row]:
     for row in found:
         row["data"] = json.loads(row["data"])
     return found
+
+
+def live_worktrees(store: StoreBase) -> int:
+    """How many agents work in a worktree the room made (``store.worktrees``): ``who``
+    and ``tree`` load git's part only in a room that has one."""
+    found = store.conn.execute("SELECT count(*) FROM worktrees WHERE removed_at IS NULL")
+    return int(found.fetchone()[0])

@@ -24,11 +24,22 @@ from textual.binding import Binding, BindingType
 from textual.reactive import var
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from agent_room.adapters.git import GitCli
 from agent_room.core.errors import RoomError
 from agent_room.core.printable import printable
+from agent_room.core.snapshot import with_code
+from agent_room.room.worktrees import Worktrees
+from agent_room.ui.code import CodeReading
 from agent_room.ui.commands import RoomCommands
-from agent_room.ui.messages import RETRYING, RefreshWanted, SnapshotReady, WorkerStatus
+from agent_room.ui.messages import (
+    RETRYING,
+    CodeReady,
+    RefreshWanted,
+    SnapshotReady,
+    WorkerStatus,
+)
 from agent_room.ui.reach import ReachMixin
+from agent_room.ui.screens.changes import ChangesScreen
 from agent_room.ui.screens.main import MainScreen
 from agent_room.ui.settings import DEFAULT_THEME, ConsoleSettings
 from agent_room.ui.themes import VARIABLE_DEFAULTS, load_themes, shipped_dir
@@ -43,6 +54,7 @@ if TYPE_CHECKING:
     from textual.notifications import SeverityLevel
     from textual.screen import Screen
 
+    from agent_room.core.overlaps import CodeSnapshot
     from agent_room.core.ports import Clock, Multiplexer, ProcessProbe
     from agent_room.core.snapshot import RoomSnapshot
     from agent_room.room import Room
@@ -86,6 +98,7 @@ class RoomConsole(ReachMixin, App[int]):
         Binding("r", "reject", "Reject"),
         Binding("w", "write", "Write", show=False),
         Binding("i", "operator_inbox", "For you", show=False),
+        Binding("d", "changes", "Changes", show=False),
         Binding("question_mark", "help", "Help"),
         Binding("q", "quit", "Quit"),
     ]
@@ -94,6 +107,8 @@ class RoomConsole(ReachMixin, App[int]):
     """The room as last read; replaced whole, never changed in place."""
     statuses: var[dict[str, str]] = var(dict, init=False)
     """Each background worker's state, for the status bar."""
+    code: var[CodeSnapshot | None] = var(None, init=False)
+    """Every agent's branch and changes, read by the code worker when turns end."""
 
     def __init__(
         self,
@@ -104,6 +119,7 @@ class RoomConsole(ReachMixin, App[int]):
         where: Where,
         clock: Clock = time.time,
         snapshot: RoomSnapshot | None = None,
+        code: CodeSnapshot | None = None,
     ) -> None:
         super().__init__()
         self.settings = settings
@@ -118,6 +134,10 @@ class RoomConsole(ReachMixin, App[int]):
         self.user_themes: set[str] = set()
         """Names of the themes read from the user's folders."""
         self._first = snapshot
+        self._first_code = code
+        self._raw: RoomSnapshot | None = snapshot
+        """The reader's last snapshot, before the code worker's findings are merged in."""
+        self._code = CodeReading()
         self._wake = threading.Event()
         self._read_asked = False
         """Read the room at the reader's next pass even if its change count stands still."""
@@ -168,8 +188,10 @@ class RoomConsole(ReachMixin, App[int]):
             self.notify(problem, title="Theme not loaded", severity="warning", timeout=10)
         self.watch(self, "theme", self._remember_theme, init=False)
         self.statuses = dict.fromkeys(WORKERS, "off")
+        if self._first_code is not None:
+            self.code = self._first_code
         if self._first is not None:
-            self.snapshot = self._first
+            self.snapshot = self._with_code(self._first)
         self.start_workers()
         self.call_after_refresh(self._collect_garbage_again)
 
@@ -207,6 +229,9 @@ class RoomConsole(ReachMixin, App[int]):
             self._read_room()
         if self.settings.live and self.settings.watch:
             self._watch_room()
+        if self.settings.live and self.settings.code:
+            self._code.wake.set()
+            self._read_code()
         if self.settings.deliver:
             self._deliver()
             self._inject()
@@ -218,6 +243,7 @@ class RoomConsole(ReachMixin, App[int]):
         """Tell every worker to finish (they check between passes)."""
         self._stop.set()
         self._wake.set()
+        self._code.wake.set()
         if self._watch_stop is not None:
             self._watch_stop.set()
         for stop in self._deliver_stops:
@@ -246,10 +272,68 @@ class RoomConsole(ReachMixin, App[int]):
                 bar.statuses = tuple(statuses.items())
 
     def on_snapshot_ready(self, message: SnapshotReady) -> None:
-        """The reader's newest picture."""
-        self.snapshot = message.snapshot
+        """The reader's newest picture; the code worker is woken when a turn ended."""
+        self._raw = message.snapshot
+        self.snapshot = self._with_code(message.snapshot)
+        self._code.moved(message.snapshot)
         if not self._background_started:
             self.call_after_refresh(self._start_background)
+
+    def _with_code(self, snapshot: RoomSnapshot) -> RoomSnapshot:
+        """The reader's picture with each agent's branch, overlaps and previews."""
+        code = self.code
+        if code is None:
+            return snapshot
+        return with_code(snapshot, code.branches(), code.clashes(), code.preview_texts())
+
+    def on_code_ready(self, message: CodeReady) -> None:
+        """The code worker's newest reading: into the sessions, handovers and changes."""
+        self.code = message.code
+        if self._raw is not None:
+            self.snapshot = self._with_code(self._raw)
+        for screen in self.screen_stack:
+            if isinstance(screen, ChangesScreen):
+                screen.code = message.code
+
+    def action_changes(self) -> None:
+        """What each agent changed, and a file's diff."""
+        self.push_screen(ChangesScreen(self.code))
+
+    def on_changes_screen_diff_wanted(self, message: ChangesScreen.DiffWanted) -> None:
+        """Read a file's patch in a thread."""
+        self._read_diff(message.name, message.path)
+
+    @work(thread=True, exclusive=True, group="diff", exit_on_error=False)
+    def _read_diff(self, name: str, path: str) -> None:
+        """One file's patch, with git, posted to the changes screen."""
+        room = self.open_room()
+        try:
+            patch = Worktrees(room, GitCli()).file_diff(name, path)
+        except RoomError as exc:
+            patch = str(exc)
+        finally:
+            room.close()
+        for screen in self.screen_stack:
+            if isinstance(screen, ChangesScreen):
+                screen.post_message(ChangesScreen.DiffReady(name, path, patch))
+
+    @work(thread=True, exclusive=True, group="code", exit_on_error=False, name="code")
+    def _read_code(self) -> None:
+        """Read every agent's branch and changes with git when a turn ends (``ui.code``):
+        git blocks, so never on the event loop, and never on a timer."""
+        worker = get_current_worker()
+        room = self.open_room()
+        try:
+            self._code.run(
+                room,
+                lambda: worker.is_cancelled or self._stop.is_set(),
+                lambda code: self.post_message(CodeReady(code)),
+                lambda problem: self.call_from_thread(
+                    self.notify, problem, title="Code", severity="error"
+                ),
+            )
+        finally:
+            room.close()
 
     def on_worker_status(self, message: WorkerStatus) -> None:
         """A worker reports its state; a new problem is also notified once."""
@@ -337,10 +421,12 @@ class RoomConsole(ReachMixin, App[int]):
         watch = self._room_watch()
         self.post_message(WorkerStatus("watcher", "on"))
         watch.subscribe(self._wake.set, want=_room_files)
+        watch.subscribe(self._code.wake.set, want=_room_files)  # a turn's end writes the room
         try:
             await stop.wait()
         finally:
             watch.unsubscribe(self._wake.set)
+            watch.unsubscribe(self._code.wake.set)
         self.post_message(WorkerStatus("watcher", "off"))
 
     def _room_watch(self) -> RoomWatch:
@@ -499,8 +585,8 @@ class RoomConsole(ReachMixin, App[int]):
         room = self.open_room()
         try:
             self.decided = True
-            if reason is None:
-                room.approve(handover_id)
+            if reason is None:  # the recipient is told how to take the code it carries
+                Worktrees(room, GitCli()).approve(handover_id)
                 done = f"Handover #{handover_id} approved."
             else:
                 room.reject(handover_id, reason)
@@ -567,6 +653,7 @@ def make_app(
     where: Where | None = None,
     clock: Clock | None = None,
     snapshot: RoomSnapshot | None = None,
+    code: CodeSnapshot | None = None,
 ) -> RoomConsole:
     """The console, with real tmux and process adapters unless others are given.
 
@@ -594,4 +681,6 @@ def make_app(
             actor="operator",
         )
     extra: dict[str, Any] = {"clock": clock} if clock is not None else {}
-    return RoomConsole(settings, mux=mux, probe=probe, where=where, snapshot=snapshot, **extra)
+    return RoomConsole(
+        settings, mux=mux, probe=probe, where=where, snapshot=snapshot, code=code, **extra
+    )

@@ -80,6 +80,13 @@ def _cwd(row: SessionRow, ctx: CellContext) -> Text:
     return Text(short_path(printable(row.cwd or ""), ctx.widths.get("cwd", 28)))
 
 
+def _branch(row: SessionRow, ctx: CellContext) -> Text:
+    if not row.branch:
+        return Text("·", style="dim")
+    style = ctx.colours.get("warning", "yellow") if "●" in row.branch else ""
+    return Text(printable(row.branch), style=style, overflow="ellipsis", no_wrap=True)
+
+
 def _links(row: SessionRow, ctx: CellContext) -> Text:
     if not row.links:
         return Text("·", style="dim")
@@ -124,6 +131,7 @@ COLUMNS: tuple[Column, ...] = (
         12,
     ),
     Column("state", "State", _state, lambda r: (STATE_ORDER.get(r.state, 9), r.name), 9, 10),
+    Column("branch", "Branch", _branch, lambda r: (not r.branch, r.branch, r.name), 6, 28),
     Column("links", "Links", _links, lambda r: (not r.links, r.links, r.name), 5, 30),
     Column("cwd", "Cwd", _cwd, lambda r: (r.cwd or "", r.name), 8, 60),
     Column(
@@ -150,10 +158,10 @@ COLUMNS: tuple[Column, ...] = (
 
 SORT_KEYS = tuple(c.key for c in COLUMNS)
 
-SHRINK_ORDER = ("cwd", "delivery", "links", "name", "agent", "state", "pane", "age")
+SHRINK_ORDER = ("cwd", "delivery", "branch", "links", "name", "agent", "state", "pane", "age")
 """The columns that give up width when the window is too narrow for all (in this
 order when two have as much to give)."""
-DROP_ORDER = ("cost", "pane", "age", "agent", "cwd")
+DROP_ORDER = ("cost", "pane", "age", "agent", "cwd", "branch")
 """Which columns are left out, in turn, when even their narrowest is too wide."""
 
 
@@ -169,7 +177,9 @@ def natural_widths(rows: Sequence[SessionRow], ctx: CellContext) -> dict[str, in
             else:
                 length = col.cell(row, ctx).cell_len
             widths[col.key] = max(widths[col.key], length)
-    return {c.key: max(min(widths[c.key], c.most), c.least) for c in shown}
+    if not any(row.branch for row in rows):  # nobody in a worktree: no branch column
+        del widths["branch"]
+    return {c.key: max(min(widths[c.key], c.most), c.least) for c in shown if c.key in widths}
 
 
 def fit_widths(natural: Mapping[str, int], available: int, padding: int) -> dict[str, int]:
@@ -182,7 +192,9 @@ def fit_widths(natural: Mapping[str, int], available: int, padding: int) -> dict
     if available <= 0:
         return widths
     least = {c.key: c.least for c in COLUMNS}
-    for key in DROP_ORDER:  # columns that cannot fit even at their narrowest go
+    for key in (
+        k for k in DROP_ORDER if k in widths
+    ):  # columns that cannot fit even at their narrowest go
         if sum(least[k] + padding for k in widths) <= available:
             break
         widths.pop(key, None)

@@ -26,6 +26,7 @@ ACTIONS: tuple[tuple[str, str, str], ...] = (
     ("Checkpoints of the selected session…", "screen.checkpoints", "c"),
     ("Entity conflicts…", "screen.entity_conflicts", ""),
     ("Usage: tokens and cost over time…", "screen.usage", "$"),
+    ("Changes: what each agent changed, a file's diff", "app.changes", "d"),
     ("Filter sessions", "screen.filter", "/"),
     ("Clear the session filter", "screen.clear_filter", "Esc"),
     ("Reverse the session order", "app.reverse_sort", "S"),

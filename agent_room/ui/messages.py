@@ -9,6 +9,7 @@ from __future__ import annotations
 from textual.message import Message
 
 from agent_room.core.enter import Plan
+from agent_room.core.overlaps import CodeSnapshot
 from agent_room.core.snapshot import RoomSnapshot
 
 
@@ -60,3 +61,16 @@ class SessionChosen(Message):
 
 class RefreshWanted(Message):
     """Something changed the room from inside the console: read it again now."""
+
+
+class CodeReady(Message):
+    """Every agent's changes, read again after a turn ended; a newer one replaces it."""
+
+    def __init__(self, code: CodeSnapshot) -> None:
+        self.code = code
+        """Branches, changed files, overlaps and handover previews."""
+        super().__init__()
+
+    def can_replace(self, message: Message) -> bool:
+        """Only the latest matters."""
+        return isinstance(message, CodeReady)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from textual import work
 
+from agent_room.adapters.git import GitCli
 from agent_room.core.attention import OPERATOR
 from agent_room.core.errors import RoomError
 from agent_room.ui.enter import EnterMixin
@@ -93,6 +94,7 @@ class ReachMixin(EnterMixin):
             channels,
             policy=self.settings.notify.policy(),
             on_problem=on_problem,
+            git=GitCli() if self.settings.code else None,
         )
 
     # -- --until-clear -----------------------------------------------------------------

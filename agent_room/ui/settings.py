@@ -81,6 +81,9 @@ class ConsoleSettings:
     """Run the delivery worker inside the console (it takes the room's lease)."""
     liveness: bool = True
     """Check now and then that registered agent processes still run."""
+    code: bool = True
+    """Read each agent's branch and changes with git when its turn ends (the branch
+    column, the changes view ``d``, handovers' code and overlaps); needs ``live``."""
     debounce: Annotated[int, Ge(1), Le(2000)] = 40
     """File events within this window, ms, collapse into one wake-up."""
     step: Annotated[int, Ge(1), Le(1000)] = 20

@@ -13,8 +13,11 @@ it never stops the worker or the other channels.
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 
 from agent_room.core.attention import NotifyPolicy, NotifyState, alerts, decide
+from agent_room.core.overlaps import overlap_facts
+from agent_room.room.code import CodeTracker
 from agent_room.store import attention
 from agent_room.store.db import write_transaction
 from agent_room.store.sqlite_base import event
@@ -27,6 +30,7 @@ if TYPE_CHECKING:
 
     from agent_room.core.attention import Alert, NotifyChannel
     from agent_room.core.ports import ProcessProbe
+    from agent_room.core.worktrees import Git
     from agent_room.room import Room
     from agent_room.ui.settings import NotifySettings
 
@@ -52,6 +56,7 @@ class Notifier(LeasedWorker):
         policy: NotifyPolicy | None = None,
         use_lease: bool = True,
         on_problem: Callable[[str, str | None], None] | None = None,
+        git: Git | None = None,
     ) -> None:
         self.room = room
         self.store = room.store
@@ -64,6 +69,10 @@ class Notifier(LeasedWorker):
         self.state: NotifyState | None = None
         self.problems: dict[str, str] = {}
         """Each failing channel's last problem."""
+        self.tracker = CodeTracker(room, git) if git is not None else None
+        """Reads who touches what (``room.code``), for the code alerts."""
+        self._code_seen: tuple[int | None, tuple[tuple[str, str, str], ...]] = (None, ())
+        """The room's change count at the last read, and what it found."""
 
     def _told_before(self) -> NotifyState:
         since = self.room.clock() - REMEMBER
@@ -81,11 +90,8 @@ class Notifier(LeasedWorker):
             return []
         if self.state is None:
             self.state = self._told_before()
-        found = alerts(
-            attention.facts(self.store.conn, now),
-            now=now,
-            permission_after=self.policy.permission_after,
-        )
+        facts = replace(attention.facts(self.store.conn, now), code=self._code())
+        found = alerts(facts, now=now, permission_after=self.policy.permission_after)
         fresh, self.state = decide(found, self.state, now=now, policy=self.policy)
         if not fresh:
             return []
@@ -108,6 +114,25 @@ class Notifier(LeasedWorker):
             return
         if self.problems.pop(channel.name, None) is not None and self.on_problem is not None:
             self.on_problem(channel.name, None)
+
+    def _code(self) -> tuple[tuple[str, str, str], ...]:
+        """Agents touching the same code, from the code tracker (git runs only for the
+        agents whose turn ended since the last pass); a git fault costs this pass's code
+        alerts, never the others."""
+        if self.tracker is None:
+            return ()
+        count = self.store.changes()
+        if count is not None and count == self._code_seen[0] and not self.tracker.pending:
+            return self._code_seen[1]  # nothing written since: no turn ended
+        try:
+            overlaps = self.tracker.refresh(previews=False).overlaps
+        except Exception as exc:  # noqa: BLE001 - reported, the other alerts still go out
+            if self.on_problem is not None:
+                self.on_problem("code", describe(exc))
+            return ()
+        found = overlap_facts(overlaps)
+        self._code_seen = (count, found)
+        return found
 
     def run(
         self,

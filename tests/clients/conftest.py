@@ -113,11 +113,18 @@ class ClientRoom(LiveRoom[StandIn]):
         auth = {"security": {"auth": {"selectedType": "gemini-api-key"}}}
         (gemini / "settings.json").write_text(json.dumps(auth))
 
-    def start(self, name: str, kind: str) -> None:
-        """Start the client as @name with ``agent-room start``; wait for its prompt."""
-        work = self.root / name
-        work.mkdir()
-        result = self.run("start", name, "--agent", kind, "--cwd", str(work), "--detach")
+    def start(
+        self, name: str, kind: str, *, repo: Path | None = None, args: tuple[str, ...] = ()
+    ) -> None:
+        """Start the client as @name with ``agent-room start``; wait for its prompt. With
+        ``repo``, in a worktree of its own (``--worktree``); ``args`` go to the client."""
+        where = ["--cwd", str(repo), "--worktree"] if repo is not None else []
+        if repo is None:
+            work = self.root / name
+            work.mkdir()
+            where = ["--cwd", str(work)]
+        tail = ["--", *args] if args else []
+        result = self.run("start", name, "--agent", kind, *where, "--detach", *tail)
         assert result.code == 0, result.err
         self.wait(lambda: READY[kind] in self.screen(name), STARTUP, name)
 

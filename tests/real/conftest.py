@@ -110,22 +110,33 @@ class RealRoom(LiveRoom[ModelApi]):
         }
         (self.home / ".claude.json").write_text(json.dumps(config))
 
-    def start(self, *names: str, args: Sequence[str] = (), plain: Sequence[str] = ()) -> None:
+    def start(
+        self,
+        *names: str,
+        args: Sequence[str] = (),
+        plain: Sequence[str] = (),
+        repo: Path | None = None,
+    ) -> None:
         """Start Claude Code as each @name with ``agent-room start``; wait for the prompts.
 
         All at once: a running client rewrites ``.claude.json``, so the folders are
         trusted before the first one starts. ``plain`` names are started without the
         room (no plugin, no room environment) in tmux sessions ``ac-NAME`` all the same.
+        With ``repo``, each @name works in its own worktree of it (``--worktree``).
         """
         assert not self._trusted, "start every agent of a test in one call"
         for name in [*names, *plain]:
-            work = self.root / name
-            work.mkdir()
+            work = self.root / name if repo is None else repo / ".worktrees" / name
+            if repo is None:
+                work.mkdir()
             self._trusted[str(work)] = {"hasTrustDialogAccepted": True}
         self._write_claude_json()
         tail = ["--", *args] if args else []
         for name in names:
-            result = self.run("start", name, "--cwd", str(self.root / name), "--detach", *tail)
+            where = ["--cwd", str(self.root / name)]
+            if repo is not None:
+                where = ["--cwd", str(repo), "--worktree"]
+            result = self.run("start", name, *where, "--detach", *tail)
             assert result.code == 0, result.err
         for name in plain:
             outside = {k: v for k, v in self.env.items() if not k.startswith("AGENT_ROOM_")}

@@ -10,13 +10,16 @@ from pathlib import Path
 
 import pytest
 
+from agent_room.adapters.git import GitCli
 from agent_room.core.enter import Move
 from agent_room.core.enums import SessionState
 from agent_room.core.errors import BadInput, NotFound, Refused
 from agent_room.room import Room
 from agent_room.room.enter import Navigator, Where
 from agent_room.room.registry import Registry, SessionFacts
+from agent_room.room.worktrees import Worktrees
 from tests.fakes import FakeMux
+from tests.gitrepo import make_repo
 from tests.ui.conftest import SOCKET
 from tests.ui.seed import AliveProbe, FrozenClock, _facts, seed_room
 
@@ -214,3 +217,21 @@ def test_entering_tells_the_parent_and_warns_when_its_process_is_gone(
     registry.register(_facts("worker", "%10", parent="lead"))
     plan = navigator.plan(navigator.find("worker", wait=0), CONSOLE)
     assert plan.warnings == ("parent process 999 is no longer running (@lead, session sess-lead)",)
+
+
+def test_an_agent_in_a_worktree_resumes_in_its_worktree(
+    nav: tuple[Navigator, FakeMux, FrozenClock], tmp_path: Path
+) -> None:
+    navigator, mux, _clock = nav
+    repo = make_repo(tmp_path / "repo")
+    worktree, _ = Worktrees(navigator.room, GitCli()).make("wt", str(repo), None)
+    transcript = tmp_path / "sess-wt.jsonl"
+    transcript.write_text('{"type": "user"}\n')
+    registry = Registry(navigator.room, AliveProbe())
+    facts = _facts("wt", None, transcript=str(transcript))
+    fields = {name: getattr(facts, name) for name in SessionFacts.__slots__}
+    registry.register(SessionFacts(**{**fields, "cwd": worktree.path}))  # its hooks' cwd
+    registry.set_state("sess-wt", SessionState.ENDED)
+    plan = navigator.plan(navigator.find("wt", wait=0), CONSOLE)
+    navigator.carry_out(plan, CONSOLE)
+    assert mux.calls[0][:3] == ("open_window", SOCKET, worktree.path)

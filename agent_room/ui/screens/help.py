@@ -18,6 +18,7 @@ HELP = """\
 | `Enter` / `e` | enter the selected session: its tmux pane (an ended one resumes) |
 | `n` | rename the selected session (its unread messages, timers and links follow) |
 | `c` | the selected session's checkpoints: `f` / `p` resume one as a new agent (full / last 50) |
+| `d` | what each agent changed (branch, files, +/- lines) and a file's diff |
 | `/` | filter the sessions (words match name, agent, state, cwd, pane) · `Esc` clears |
 | `s` / `S` | sort the sessions by the next column / reverse the order |
 | `w` | write to the selected agent as `@operator` (delivered like any message) |

@@ -98,6 +98,7 @@ class HandoverPreview(VerticalScroll):
     def compose(self) -> ComposeResult:
         """A warning line and the body."""
         yield Static(id="cycle-warning")
+        yield Static(id="handover-code")
         yield Static(id="handover-body")
 
     def watch_handover(self, handover: HandoverRow | None) -> None:
@@ -109,6 +110,12 @@ class HandoverPreview(VerticalScroll):
         else:  # the first time: after this frame, which shows everything else
             body.update("")
             self.call_after_refresh(self._show_body)
+        code = self.query_one("#handover-code", Static)
+        code.display = bool(handover and handover.code)
+        if handover is not None and handover.code:  # its files, and whether it merges
+            style = "bold" if "CONFLICTS" not in handover.code else "bold red"
+            lines = printable(handover.code, multiline=True).split("\n")
+            code.update(Text.assemble((lines[0], style), *("\n" + line for line in lines[1:])))
         if handover is None:
             warning.update("")
             warning.display = False

@@ -55,6 +55,8 @@ class SessionTree(Tree[str]):
         label = Text("● ", style=colour)
         label.append(f"@{row.label}")
         label.append(f"  {row.state}", style="dim")
+        if row.branch:  # in a worktree of its own
+            label.append(f"  ⎇ {printable(row.branch)}", style="dim")
         return label
 
     def _add(self, limit: int | None) -> None:
@@ -104,7 +106,7 @@ class SessionTree(Tree[str]):
         for node, before, after in zip(nodes, old, new, strict=True):
             if before == after:
                 continue
-            if before.state != after.state:
+            if (before.state, before.branch) != (after.state, after.branch):
                 node.set_label(self._label(after))
             self._relabel(list(node.children), before.children, after.children)
 

@@ -1,0 +1,221 @@
+"""Worktrees and diffs on the command line: ``diff``, ``handovers show``, and the parts
+of ``start``, ``stop``, ``send --handover``, ``approve``, ``who`` and ``tree`` that
+concern an agent's branch.
+
+Kept in one module beside the commands they extend, so those stay as they were for
+agents without a worktree and git is loaded only where an agent has one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from agent_room.adapters.git import GitCli
+from agent_room.cli.output import print_json
+from agent_room.core.errors import BadInput, NotFound
+from agent_room.core.names import parse_name
+from agent_room.core.printable import printable
+from agent_room.core.tree import TreeNode
+from agent_room.core.worktrees import BranchState, CodeRef, Worktree
+from agent_room.room import Room
+from agent_room.room.worktrees import Worktrees, stat_lines
+from agent_room.store import worktrees as store_worktrees
+
+
+def _worktrees(room: Room) -> Worktrees:
+    return Worktrees(room, GitCli())
+
+
+# -- start / stop -------------------------------------------------------------------------
+
+
+def start_worktree(name: str, cwd: Path, branch: str | None) -> tuple[Path, str]:
+    """Make (or reuse) ``name``'s worktree of the repository at ``cwd``; return the
+    folder the agent starts in and what to say about it."""
+    room = Room.open(os.environ)
+    try:
+        worktree, reused = _worktrees(room).make(name, str(cwd), branch or None)
+    finally:
+        room.close()
+    how = "reusing" if reused else "new"
+    base = worktree.base_branch or "a detached HEAD"
+    said = (
+        f"{how} worktree {worktree.path} on branch {worktree.branch}"
+        f" (base {base} at {worktree.base_commit[:10]})"
+    )
+    return Path(worktree.path), printable(said)
+
+
+def check_removal(name: str, *, force: bool) -> Worktree:
+    """Before ``stop --remove-worktree`` stops anything: the worktree to remove, refused
+    now if it holds work not merged anywhere (nothing is stopped then)."""
+    room = Room.open(os.environ)
+    try:
+        return _worktrees(room).removable(name, force=force)
+    finally:
+        room.close()
+
+
+def remove_worktree(name: str, *, force: bool) -> str:
+    """Remove the agent's worktree now that it is stopped; say what was done."""
+    room = Room.open(os.environ)
+    try:
+        return _worktrees(room).remove(name, force=force)
+    finally:
+        room.close()
+
+
+# -- who / tree ---------------------------------------------------------------------------
+
+
+def branch_cells(room: Room, names: Sequence[str]) -> list[str] | None:
+    """The ``BRANCH`` column of ``who`` (``NAME ↑ahead ↓behind ●dirty``), or None when
+    nobody in the room has a worktree (the column is left out)."""
+    trees = store_worktrees.live(room.store)
+    if not trees or not set(names) & trees.keys():
+        return None
+    worktrees = _worktrees(room)
+    cells = []
+    for name in names:
+        state = worktrees.state(trees[name]) if name in trees else None
+        cells.append(state.short() if state else ("(gone)" if name in trees else "-"))
+    return cells
+
+
+def branch_states(room: Room) -> dict[str, BranchState | None]:
+    """Every worktree's state by agent (``who --json``, ``tree``)."""
+    if not store_worktrees.live(room.store):
+        return {}
+    return _worktrees(room).states()
+
+
+def mark_branches(room: Room, roots: list[TreeNode]) -> None:
+    """Put each worktree agent's branch on its node of the session tree."""
+    states = branch_states(room)
+    if not states:
+        return
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        stack.extend(node.children)
+        if node.kind == "session" and node.label in states:
+            state = states[node.label]
+            node.branch = state.short() if state else "(worktree gone)"
+
+
+# -- send --handover / approve ---------------------------------------------------------------
+
+
+def code_of(room: Room, sender: str) -> CodeRef | None:
+    """The sender's branch and commit for a handover; a fault costs the record, never
+    the handover (which says nothing of code then)."""
+    from agent_room.core.errors import RoomError
+
+    try:
+        return _worktrees(room).code_of(sender)
+    except RoomError:
+        return None
+
+
+def approve(room: Room, message_id: int) -> int:
+    """Approve, telling the recipient how to take the code the handover carries."""
+    return _worktrees(room).approve(message_id)
+
+
+# -- diff -----------------------------------------------------------------------------------
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    """``agent-room diff NAME [--stat] [--json] [FILE]``."""
+    name = parse_name(args.name)
+    room = Room.open(os.environ)
+    try:
+        worktrees = _worktrees(room)
+        changes = worktrees.changes(name)
+        if args.file:
+            text = worktrees.file_diff(name, args.file)
+            sys.stdout.write(printable(text, multiline=True))
+            return 0
+        patch = "" if args.stat or args.json else worktrees.patch(changes)
+    finally:
+        room.close()
+    if args.json:
+        print_json(changes.as_dict())
+        return 0
+    where = f"@{name}'s worktree {changes.checkout}" if changes.worktree else changes.checkout
+    print(f"{printable(where)}, against {printable(changes.base)}", file=sys.stderr)
+    if not changes.worktree:
+        others = ", ".join(f"@{n}" for n in changes.shared_with)
+        shared = f": shared with {others}" if others else ""
+        print(
+            f"@{name} works in a plain checkout: these are the working tree's changes,"
+            f" everyone's who works there{shared}",
+            file=sys.stderr,
+        )
+    if not changes.files:
+        print("no changes", file=sys.stderr)
+        return 0
+    if args.stat:
+        sys.stdout.write(printable("\n".join(stat_lines(changes)) + "\n", multiline=True))
+    else:
+        sys.stdout.write(printable(patch, multiline=True))
+    return 0
+
+
+# -- handovers show -------------------------------------------------------------------------
+
+
+def cmd_handover_show(args: argparse.Namespace) -> int:
+    """``agent-room handovers show ID``: the handover, and the code it carries against the
+    recipient's branch (files, whether it merges cleanly)."""
+    room = Room.open(os.environ)
+    try:
+        row = room.store.handover(args.id)
+        if row is None:
+            raise NotFound(f"no handover #{args.id}")
+        message = room.store.message(args.id)
+        worktrees = _worktrees(room)
+        preview = worktrees.preview(row)
+        code = preview.text() if preview else None
+    finally:
+        room.close()
+    body = str(message["body"]) if message else ""
+    if args.json:
+        fields = row.get("fields")
+        print_json(
+            {
+                "id": args.id,
+                "sender": row["sender"],
+                "recipient": row["recipient"],
+                "state": row["state"],
+                "body": body,
+                "fields": json.loads(fields) if isinstance(fields, str) else fields,
+                "code": preview.as_dict() if preview else None,
+            }
+        )
+        return 0
+    head = f"#{args.id}  @{row['sender']} -> @{row['recipient']}  ({row['state']})"
+    code = code or "code: none recorded (the sender was not in a git repository)"
+    sys.stdout.write(printable("\n".join([head, "", body, "", code]) + "\n", multiline=True))
+    return 0
+
+
+def previews(room: Room, rows: list[dict[str, object]]) -> dict[int, dict[str, object] | None]:
+    """Each pending handover's code preview for ``handovers --json``."""
+    worktrees = _worktrees(room)
+    found: dict[int, dict[str, object] | None] = {}
+    for row in rows:
+        preview = worktrees.preview(dict(row))
+        found[int(str(row["message_id"]))] = preview.as_dict() if preview else None
+    return found
+
+
+def check_force(args: argparse.Namespace) -> None:
+    """``--force`` only means something with ``--remove-worktree``."""
+    if getattr(args, "force", False) and not getattr(args, "remove_worktree", False):
+        raise BadInput("--force goes with --remove-worktree (it drops the worktree's work)")

@@ -1,0 +1,83 @@
+"""The worktrees table: each agent's git worktree, its branch and the base it started from.
+
+One row per agent name, kept after ``stop`` (the worktree stays for ``start``, ``enter``
+and ``resume`` to reuse) and marked removed by ``stop --remove-worktree``.
+"""
+
+from __future__ import annotations
+
+from agent_room.core.worktrees import Worktree
+from agent_room.store.db import write_transaction
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from agent_room.store.sqlite_base import Row, StoreBase
+
+_COLUMNS = "name, repo, path, branch, base_branch, base_commit, created_at, removed_at"
+
+
+def _worktree(row: Row) -> Worktree:
+    return Worktree(
+        name=str(row["name"]),
+        repo=str(row["repo"]),
+        path=str(row["path"]),
+        branch=str(row["branch"]),
+        base_branch=row["base_branch"],
+        base_commit=str(row["base_commit"]),
+        created_at=float(row["created_at"]),
+        removed_at=row["removed_at"],
+    )
+
+
+def record(store: StoreBase, worktree: Worktree) -> None:
+    """Remember (or replace) the agent's worktree."""
+    with write_transaction(store.conn) as conn:
+        conn.execute("DELETE FROM worktrees WHERE name = ?", (worktree.name,))
+        conn.execute(
+            f"INSERT INTO worktrees ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)",
+            (
+                worktree.name,
+                worktree.repo,
+                worktree.path,
+                worktree.branch,
+                worktree.base_branch,
+                worktree.base_commit,
+                worktree.created_at,
+                worktree.removed_at,
+            ),
+        )
+
+
+def of(store: StoreBase, name: str) -> Worktree | None:
+    """The agent's worktree, unless it was removed."""
+    row = store.conn.execute(
+        f"SELECT {_COLUMNS} FROM worktrees WHERE name = ? AND removed_at IS NULL", (name,)
+    ).fetchone()
+    return _worktree(dict(row)) if row else None
+
+
+def live(store: StoreBase) -> dict[str, Worktree]:
+    """Every worktree not removed, by agent name."""
+    found = store.conn.execute(
+        f"SELECT {_COLUMNS} FROM worktrees WHERE removed_at IS NULL ORDER BY name"
+    ).fetchall()
+    return {str(r["name"]): _worktree(dict(r)) for r in found}
+
+
+def removed(store: StoreBase, name: str, *, at: float) -> None:
+    """Mark the agent's worktree removed (its row stays for the record)."""
+    with write_transaction(store.conn) as conn:
+        conn.execute(
+            "UPDATE worktrees SET removed_at = ? WHERE name = ? AND removed_at IS NULL",
+            (at, name),
+        )
+
+
+def append_to_held(store: StoreBase, message_id: int, text: str) -> bool:
+    """Add ``text`` to a handover's body while it is still held (before its release)."""
+    with write_transaction(store.conn) as conn:
+        updated = conn.execute(
+            "UPDATE messages SET body = body || ? WHERE id = ? AND status = 'held'",
+            ("\n\n" + text, message_id),
+        )
+        return bool(updated.rowcount)

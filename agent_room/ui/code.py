@@ -1,0 +1,69 @@
+"""``CodeReading``: when the console's code worker reads the agents' code, and the loop.
+
+Woken by the room's file watch and the reader's snapshots, the worker passes over a
+wake-up that left the room's change count where it was (a lease renewed, at rest), and
+otherwise asks ``room.code``'s tracker, which runs git only for the agents whose session
+moved since it last looked: a turn that ended. Nothing here polls.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from agent_room.adapters.git import GitCli
+from agent_room.core.overlaps import CodeSnapshot
+from agent_room.core.snapshot import RoomSnapshot
+from agent_room.room.code import CodeTracker
+from agent_room.room.service import Room
+
+
+class CodeReading:
+    """Owned by the app: ``moved`` from the event loop, ``run`` in the worker's thread."""
+
+    def __init__(self) -> None:
+        self.wake = threading.Event()
+
+    def moved(self, snapshot: RoomSnapshot) -> None:
+        """The reader posted a new snapshot (it posts only when what it shows changed):
+        let the tracker look. Its own check is a few indexed reads; git runs only for the
+        agents whose session moved (a turn that ended), however the snapshots fell."""
+        del snapshot
+        self.wake.set()
+
+    def run(
+        self,
+        room: Room,
+        stopped: Callable[[], bool],
+        post: Callable[[CodeSnapshot], object],
+        report: Callable[[str], None],
+    ) -> None:
+        """Read on each wake-up until ``stopped()``; post what changed; report a fault
+        once (the next wake-up tries again: a passing fault never ends the worker)."""
+        tracker = CodeTracker(room, GitCli())
+        last: CodeSnapshot | None = None
+        told = ""
+        seen: int | None = None
+        while True:
+            self.wake.wait()
+            self.wake.clear()
+            if stopped():
+                return
+            try:
+                # most wake-ups at rest are leases renewed: the room's change count stands
+                count = room.store.changes()
+                if count is not None and count == seen and not tracker.pending:
+                    continue
+                code = tracker.refresh()
+                seen = count
+                if tracker.pending:  # pairs left for another pass: make it now
+                    self.wake.set()
+            except Exception as exc:  # noqa: BLE001 - reported, and tried again next turn
+                if str(exc) != told:
+                    told = str(exc)
+                    report(told)
+                continue
+            told = ""
+            if code != last:
+                last = code
+                post(code)
