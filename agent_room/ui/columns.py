@@ -158,7 +158,18 @@ COLUMNS: tuple[Column, ...] = (
 
 SORT_KEYS = tuple(c.key for c in COLUMNS)
 
-SHRINK_ORDER = ("cwd", "delivery", "branch", "links", "name", "agent", "state", "pane", "age")
+SHRINK_ORDER = (
+    "cwd",
+    "delivery",
+    "branch",
+    "cost",
+    "links",
+    "name",
+    "agent",
+    "state",
+    "pane",
+    "age",
+)
 """The columns that give up width when the window is too narrow for all (in this
 order when two have as much to give)."""
 DROP_ORDER = ("cost", "pane", "age", "agent", "cwd", "branch")
