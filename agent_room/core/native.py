@@ -64,6 +64,8 @@ class NativeSession:
     status: str | None = None
     """``idle``, ``busy`` or ``waiting`` (None when the client does not say)."""
     waiting_for: str | None = None
+    status_at: float | None = None
+    """When the status last changed (``statusUpdatedAt``), seconds since the epoch."""
     started_at: float | None = None
     """Seconds since the epoch."""
     proc_start: int | None = None
@@ -130,6 +132,7 @@ def parse_entry(data: object) -> NativeSession | None:
     kind = "background" if data.get("kind") in ("bg", "background") else "interactive"
     status = _text(data, "status")
     started = _number(data.get("startedAt"))
+    status_at = _number(data.get("statusUpdatedAt"))
     state = _text(data, "state")
     return NativeSession(
         pid=pid,
@@ -139,6 +142,7 @@ def parse_entry(data: object) -> NativeSession | None:
         name=_text(data, "name"),
         status=status if status in NATIVE_STATES else None,
         waiting_for=_text(data, "waitingFor") if status == "waiting" else None,
+        status_at=status_at / 1000 if status_at else None,
         started_at=started / 1000 if started else None,
         proc_start=_number(data.get("procStart")),
         version=_text(data, "version"),

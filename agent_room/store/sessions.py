@@ -201,6 +201,33 @@ class SessionStore(StoreBase):
                 )
             return True
 
+    def settle_state(
+        self, session_id: str, state: str, *, was: str, since: float, reason: str, at: float
+    ) -> bool:
+        """Move a session to ``state`` from what was observed of its client (a lost hook
+        healed), only if no hook has changed it since it was read (``was`` at ``since``);
+        False if one has (the hook wins)."""
+        with write_transaction(self.conn) as conn:
+            row = conn.execute(
+                "SELECT name FROM sessions WHERE session_id = ? AND state = ? AND updated_at = ?",
+                (session_id, was, since),
+            ).fetchone()
+            if row is None:
+                return False
+            conn.execute(
+                "UPDATE sessions SET state = ?, updated_at = ? WHERE session_id = ?",
+                (state, at, session_id),
+            )
+            event(
+                conn,
+                at,
+                "session.state",
+                "room",
+                session_id,
+                data={"from": was, "to": state, "healed": reason, "name": row["name"]},
+            )
+            return True
+
     def mark_ended(self, ended: Iterable[tuple[str, str]], *, at: float) -> None:
         """Mark sessions whose process is gone as ended, with the reason."""
         with write_transaction(self.conn) as conn:
