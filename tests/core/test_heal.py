@@ -4,6 +4,7 @@ longer than a hook may take, a dialog at once, and a timeout alone changes nothi
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -100,7 +101,7 @@ def test_a_busy_state_is_looked_at_after_it_stood_a_while_and_not_too_often() ->
     assert not due("ended", 0.0, None, 1e9)
 
 
-def _lines(*records: dict[str, object]) -> list[str]:
+def _lines(*records: Mapping[str, object]) -> list[str]:
     return [json.dumps(r) for r in records]
 
 
