@@ -182,6 +182,23 @@ class SocketFacts:
     dir_mode: int
 
 
+SOCKET_WAIT = 3.0
+"""Seconds a message waiting for a Claude Code session that has just registered waits for
+its messaging socket before it is typed (the client writes its registry entry about
+0.45 s after the room's SessionStart hook)."""
+
+
+def socket_pending(
+    *, agent: str, state: str, state_since: float, had_turn: bool, now: float
+) -> bool:
+    """Whether a session without a registry entry may still publish its socket: a Claude
+    Code session, idle since it registered, that has not had a turn, for ``SOCKET_WAIT``
+    seconds at most (a client without one keeps no entry at all: then the pane)."""
+    return (
+        agent == "claude" and state == "idle" and not had_turn and now - state_since < SOCKET_WAIT
+    )
+
+
 def native_refusal(
     session: NativeSession | None, facts: SocketFacts | None, uid: int
 ) -> str | None:
@@ -257,7 +274,12 @@ def user_frame(msg_id: str, text: str, *, from_socket: str) -> dict[str, Any]:
 
 
 def idle_frame(msg_id: str, *, from_socket: str) -> dict[str, Any]:
-    """Ask the recipient to say when it is idle (answered with a ``peer_idle_notice``)."""
+    """Ask the recipient to say when it is idle (answered with a ``peer_idle_notice``).
+
+    Not sent by the deliverer: Claude Code 2.1.330 shows every such request in the
+    recipient's transcript ("A process claiming the address uds:... asked to be told
+    when this session is next idle ..."); the room reads the client's registry instead
+    (``core.heal``)."""
     return {
         "type": "control",
         "action": "notify_when_idle",
