@@ -10,10 +10,9 @@ a regular file of this user's is read.
 
 from __future__ import annotations
 
-import os
-import stat
 from typing import Any
 
+from agent_room.adapters.transcripts import read_lines
 from agent_room.core.heal import (
     Observation,
     Seen,
@@ -27,32 +26,6 @@ from agent_room.core.native import NativeSession
 from agent_room.core.ports import NativeRegistry
 from agent_room.core.states import ENDED, IDLE
 from agent_room.room import Room
-
-TAIL = 64 * 1024
-"""Bytes read from the end of a transcript: its last records."""
-
-
-def read_tail_lines(path: str, limit: int = TAIL) -> tuple[list[bytes], float] | None:
-    """The last whole lines of a file and its modification time; None if it is not a
-    regular file of this user's (or cannot be read)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
-            return None
-        start = max(0, info.st_size - limit)
-        data = os.pread(fd, info.st_size - start, start)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    lines = data.split(b"\n")
-    if start > 0:
-        lines = lines[1:]  # cut by the limit
-    return [line for line in lines if line.strip()], info.st_mtime
 
 
 class Healer:
@@ -112,7 +85,7 @@ class Healer:
         path = row["transcript_path"]
         if row["state"] == IDLE or not path:
             return None
-        tail = read_tail_lines(str(path))
+        tail = read_lines(str(path))
         if tail is None:
             return None
         lines, written = tail
