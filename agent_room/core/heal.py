@@ -40,6 +40,7 @@ class Source(StrEnum):
 
     REGISTRY = "the client's registry"
     TRANSCRIPT = "the transcript"
+    SCREEN = "the pane"
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +117,36 @@ def due(state: str, state_since: float, last_look: float | None, now: float) -> 
     if last_look is not None and now - last_look < RECHECK:
         return False
     return state == IDLE or now - state_since >= STALE_AFTER
+
+
+SCREEN_CLIENTS = frozenset({"codex", "gemini"})
+"""Clients whose own dialogs the room reads off their pane: they keep no registry, and
+Codex's dialogs before its first prompt (a model upgrade offer) fire no hook at all."""
+_POINTERS = ("\u203a", "\u25cf", "\u276f", ">")
+"""What marks the chosen option of a client's dialog: Codex's U+203A, Gemini CLI's U+25CF."""
+
+
+def shows_dialog(screen: str) -> bool:
+    """Whether a pane shows a client's own dialog: a numbered choice with its first
+    option marked (Codex 0.169: ``1. Try new model``, ``1. Yes, proceed (y)``; Gemini
+    CLI 0.61: ``1. Allow once``, ``1. Trust folder``, each after its pointer). Typing
+    there would answer it."""
+    for line in screen.splitlines():
+        text = line.strip().lstrip("\u2502").strip()  # inside a box's border
+        for pointer in _POINTERS:
+            if text.startswith(pointer) and text[len(pointer) :].lstrip().startswith("1. "):
+                return True
+    return False
+
+
+def screen_observation(state: str, screen: str) -> Observation | None:
+    """What a Codex or Gemini CLI pane says: a dialog (``waiting``), or, for a session
+    the room has waiting, none any more (``idle``, once it holds past the grace)."""
+    if shows_dialog(screen):
+        return Observation(WAITING, Source.SCREEN)
+    if state == WAITING:
+        return Observation(IDLE, Source.SCREEN)
+    return None
 
 
 _CLAUDE_ENDS = frozenset({"turn_duration", "stop_hook_summary"})

@@ -202,29 +202,30 @@ class SessionStore(StoreBase):
             return True
 
     def settle_state(
-        self, session_id: str, state: str, *, was: str, since: float, reason: str, at: float
+        self, name: str, state: str, *, was: str, since: float, reason: str, at: float
     ) -> bool:
-        """Move a session to ``state`` from what was observed of its client (a lost hook
-        healed), only if no hook has changed it since it was read (``was`` at ``since``);
-        False if one has (the hook wins)."""
+        """Move the session holding ``name`` to ``state`` from what was observed of its
+        client (a lost hook healed), only if no hook has changed it since it was read
+        (``was`` at ``since``); False if one has (the hook wins)."""
         with write_transaction(self.conn) as conn:
             row = conn.execute(
-                "SELECT name FROM sessions WHERE session_id = ? AND state = ? AND updated_at = ?",
-                (session_id, was, since),
+                "SELECT rowid, session_id FROM sessions WHERE name = ? AND left_at IS NULL"
+                " AND state = ? AND updated_at = ?",
+                (name, was, since),
             ).fetchone()
             if row is None:
                 return False
             conn.execute(
-                "UPDATE sessions SET state = ?, updated_at = ? WHERE session_id = ?",
-                (state, at, session_id),
+                "UPDATE sessions SET state = ?, updated_at = ? WHERE rowid = ?",
+                (state, at, row["rowid"]),
             )
             event(
                 conn,
                 at,
                 "session.state",
                 "room",
-                session_id,
-                data={"from": was, "to": state, "healed": reason, "name": row["name"]},
+                row["session_id"] or name,
+                data={"from": was, "to": state, "healed": reason, "name": name},
             )
             return True
 

@@ -46,6 +46,9 @@ if TYPE_CHECKING:
     from agent_room.workers.native import NativeDelivery
 
 LEASE = "deliverer"
+UNREGISTERED = "not registered by its hooks yet (Codex: at its first prompt)"
+"""Why nothing is typed into the pane of an agent ``start`` joined by its pane: its
+client may still show a dialog of its own, and its hooks have not spoken."""
 LEASE_TTL = 3.0
 
 
@@ -91,7 +94,7 @@ class Deliverer:
         self.native = native
         """Claude Code's messaging socket, tried before the pane where a client offers it
         (``workers.native``); None: the pane only."""
-        self.healer = Healer(room, native.registry if native is not None else None)
+        self.healer = Healer(room, native.registry if native is not None else None, mux, probe)
         """Sets right the state of a session whose hook was lost (``core.heal``)."""
 
     @property
@@ -150,7 +153,11 @@ class Deliverer:
         socket = target["tmux_socket"]
         refusal = None
         if pane and target["state"] == "idle" and (ids or retryable(failed, now, self.retry_after)):
-            refusal = self.mux.typing_refusal(socket, pane, target["pid"], target["pid_start"])
+            refusal = (
+                UNREGISTERED
+                if target["pid"] and not target["session_id"]
+                else self.mux.typing_refusal(socket, pane, target["pid"], target["pid_start"])
+            )
         decision = decide(
             state=str(target["state"]),
             queued=ids,

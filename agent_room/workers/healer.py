@@ -13,28 +13,39 @@ from __future__ import annotations
 from typing import Any
 
 from agent_room.adapters.transcripts import read_lines
+from agent_room.core.errors import PaneUnavailable
 from agent_room.core.heal import (
+    SCREEN_CLIENTS,
     Observation,
     Seen,
     Source,
     due,
     held_since,
+    screen_observation,
     transcript_state,
     verdict,
 )
 from agent_room.core.native import NativeSession
-from agent_room.core.ports import NativeRegistry
-from agent_room.core.states import ENDED, IDLE
+from agent_room.core.ports import Multiplexer, NativeRegistry, ProcessProbe
+from agent_room.core.states import ENDED, IDLE, WAITING
 from agent_room.room import Room
 
 
 class Healer:
     """Heals the states of one room's sessions on this host (owned by the deliverer)."""
 
-    def __init__(self, room: Room, registry: NativeRegistry | None = None) -> None:
+    def __init__(
+        self,
+        room: Room,
+        registry: NativeRegistry | None = None,
+        mux: Multiplexer | None = None,
+        probe: ProcessProbe | None = None,
+    ) -> None:
         self.room = room
         self.store = room.store
         self.registry = registry
+        self.mux = mux
+        self.probe = probe
         self.seen: dict[str, Seen] = {}
         self.looked: dict[str, float] = {}
         self.healed = 0
@@ -45,27 +56,27 @@ class Healer:
         healed = []
         live = set()
         for row in self.store.members():
-            session_id = row["session_id"]
-            if not session_id or row["host"] not in (None, self.store.host):
+            key = str(row["name"])  # (a placeholder of ``start`` has no session id yet)
+            if row["host"] not in (None, self.store.host):
                 continue
-            live.add(session_id)
+            live.add(key)
             state, since = str(row["state"]), float(row["updated_at"])
-            if not due(state, since, self.looked.get(session_id), now):
+            if not due(state, since, self.looked.get(key), now):
                 continue
-            self.looked[session_id] = now
+            self.looked[key] = now
             observation = self.observe(row)
             if observation is None:
-                self.seen.pop(session_id, None)
+                self.seen.pop(key, None)
                 continue
-            seen = held_since(self.seen.get(session_id), observation, now)
-            self.seen[session_id] = seen
+            seen = held_since(self.seen.get(key), observation, now)
+            self.seen[key] = seen
             heal = verdict(
                 state=state, state_since=since, observation=observation, seen=seen, now=now
             )
             if heal is None:
                 continue
             if self.store.settle_state(
-                session_id, heal.state, was=state, since=since, reason=heal.reason, at=now
+                key, heal.state, was=state, since=since, reason=heal.reason, at=now
             ):
                 self.healed += 1
                 healed.append(str(row["name"]))
@@ -76,23 +87,37 @@ class Healer:
 
     def observe(self, row: dict[str, Any]) -> Observation | None:
         """What the session's client shows now: its registry's status where it keeps
-        one, else (for a state other than idle) the end of its transcript."""
+        one; a dialog on a Codex or Gemini CLI pane; else (for a state other than idle)
+        the end of its transcript, and last the pane without a dialog any more."""
         if row["state"] == ENDED:
             return None
         entry = self._entry(row)
         if entry is not None and entry.status is not None:
             return Observation(entry.status, Source.REGISTRY, since=entry.status_at)
+        screen = self._screen(row)
+        seen = screen_observation(str(row["state"]), screen) if screen is not None else None
+        if seen is not None and seen.state == WAITING:
+            return seen
         path = row["transcript_path"]
-        if row["state"] == IDLE or not path:
+        tail = read_lines(str(path)) if path and row["state"] != IDLE else None
+        state = transcript_state(tail[0]) if tail is not None else None
+        if tail is not None and state is not None:
+            return Observation(state, Source.TRANSCRIPT, since=tail[1])
+        return seen
+
+    def _screen(self, row: dict[str, Any]) -> str | None:
+        """The pane of a Codex or Gemini CLI session while its registered process (or
+        the one ``start`` began in it) runs. Only read: what it shows can stop typing at
+        once, and lets it go only through ``typing_refusal``'s checks."""
+        pane, pid = row["pane"], row["pid"]
+        if self.mux is None or row["agent"] not in SCREEN_CLIENTS or not pane or not pid:
             return None
-        tail = read_lines(str(path))
-        if tail is None:
+        if self.probe is not None and not self.probe.is_alive(int(pid), row["pid_start"]):
             return None
-        lines, written = tail
-        state = transcript_state(lines)
-        if state is None:
+        try:
+            return self.mux.capture(row["tmux_socket"], pane)
+        except PaneUnavailable:
             return None
-        return Observation(state, Source.TRANSCRIPT, since=written)
 
     def _entry(self, row: dict[str, Any]) -> NativeSession | None:
         if self.registry is None or not row["pid"]:
