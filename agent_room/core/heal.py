@@ -31,6 +31,10 @@ STALE_AFTER = 3.0
 GRACE = 5.0
 """Seconds an observation must hold before it overrides the hooks: longer than a hook
 spends on the room in all (``hooks.HOOK_BUDGET``), so that a slow hook is never raced."""
+REGISTRY_GRACE = 1.0
+"""The grace for Claude Code's registry: it writes ``idle`` only once the turn's Stop
+hooks have run (measured with 2.1.330: the status time follows a Stop hook that spent
+its 4 s budget), so no hook of that turn can still be writing."""
 RECHECK = 1.0
 """Seconds between two looks at one session."""
 
@@ -87,14 +91,17 @@ def verdict(
     observation: Observation | None,
     seen: Seen | None,
     now: float,
-    grace: float = GRACE,
+    grace: float | None = None,
 ) -> Heal | None:
     """The state the room should take for a session, or None to keep its own.
 
     ``state`` is the room's (set by the hooks at ``state_since``); ``seen`` is the
-    observation with the time it has held since (``held_since``)."""
+    observation with the time it has held since (``held_since``); ``grace`` defaults to
+    the observation's source's (``REGISTRY_GRACE``, else ``GRACE``)."""
     if observation is None or seen is None or state in (ENDED, observation.state):
         return None
+    if grace is None:
+        grace = REGISTRY_GRACE if observation.source is Source.REGISTRY else GRACE
     said = f"{observation.source} says {observation.state}"
     if observation.state == WAITING:  # a dialog is open: stop typing now
         return Heal(WAITING, f"{said} (a dialog is open)")

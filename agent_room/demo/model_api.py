@@ -37,6 +37,8 @@ class Reply(NamedTuple):
     """A file (absolute path, content) for the Write tool, instead of a Bash call."""
     call: tuple[str, dict[str, Any]] | None = None
     """Any other tool call, as (tool name, input): ``ToolSearch``, ``SendMessage`` ..."""
+    gate: threading.Event | None = None
+    """The model answers once this is set (a test holds a turn open; a minute at most)."""
 
     def tool(self) -> tuple[str, dict[str, Any]] | None:
         """The tool call this reply makes, as (tool name, input), if any."""
@@ -246,6 +248,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, "application/json", b'{"type":"error","error":{"type":"not_found"}}')
             return
         reply = api.script.answer(body)
+        if reply.gate is not None:
+            reply.gate.wait(60)
         model = str(body.get("model") or MODEL)
         if body.get("stream"):
             stream = "".join(

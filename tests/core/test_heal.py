@@ -12,12 +12,15 @@ import pytest
 from agent_room.core.heal import (
     GRACE,
     RECHECK,
+    REGISTRY_GRACE,
     STALE_AFTER,
     Observation,
     Seen,
     Source,
     due,
     held_since,
+    screen_observation,
+    shows_dialog,
     transcript_state,
     verdict,
 )
@@ -25,35 +28,43 @@ from agent_room.core.heal import (
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 
 
-def _idle(since: float | None = None) -> Observation:
-    return Observation("idle", Source.REGISTRY, since=since)
+def _idle(since: float | None = None, source: Source = Source.REGISTRY) -> Observation:
+    return Observation("idle", source, since=since)
 
 
-def test_a_lost_stop_heals_once_the_idle_client_has_held_past_the_grace() -> None:
-    seen = held_since(None, _idle(100.0), 100.0 + GRACE - 0.1)
-    assert (
-        verdict(
-            state="busy",
-            state_since=90.0,
-            observation=_idle(100.0),
-            seen=seen,
-            now=seen.since + GRACE - 0.1,
-        )
-        is None
+@pytest.mark.parametrize(
+    ("source", "grace"), [(Source.REGISTRY, REGISTRY_GRACE), (Source.TRANSCRIPT, GRACE)]
+)
+def test_a_lost_stop_heals_once_the_idle_client_has_held_past_the_grace(
+    source: Source, grace: float
+) -> None:
+    """Claude Code's registry turns idle only after the turn's Stop hooks ran: a second
+    is enough; a transcript's end is believed after longer than a hook may take."""
+    idle = _idle(100.0, source)
+    seen = held_since(None, idle, 100.0 + grace - 0.1)
+    early = verdict(
+        state="busy", state_since=90.0, observation=idle, seen=seen, now=100.0 + grace - 0.1
     )
-    heal = verdict(
-        state="busy", state_since=90.0, observation=_idle(100.0), seen=seen, now=100.0 + GRACE
-    )
+    assert early is None
+    heal = verdict(state="busy", state_since=90.0, observation=idle, seen=seen, now=100.0 + grace)
     assert heal is not None
     assert heal.state == "idle"
-    assert "the client's registry says idle" in heal.reason
+    assert f"{source} says idle" in heal.reason
 
 
 def test_a_slow_hook_is_never_raced() -> None:
     """The room's own state changed within the grace (a hook just wrote): it stands."""
     seen = Seen("idle", 0.0)
+    hook_wrote = 100.0 - REGISTRY_GRACE / 2
+    idle = _idle()
     assert (
-        verdict(state="busy", state_since=98.0, observation=_idle(), seen=seen, now=100.0) is None
+        verdict(state="busy", state_since=hook_wrote, observation=idle, seen=seen, now=100.0)
+        is None
+    )
+    transcript = _idle(source=Source.TRANSCRIPT)
+    assert (
+        verdict(state="busy", state_since=96.0, observation=transcript, seen=seen, now=100.0)
+        is None
     )
 
 
@@ -65,16 +76,16 @@ def test_an_observation_without_a_time_holds_from_the_first_pass_that_saw_it() -
 
 
 def test_a_dialog_stops_typing_at_once_and_its_answer_waits_the_grace() -> None:
-    waiting = Observation("waiting", Source.REGISTRY, since=99.9)
+    waiting = Observation("waiting", Source.SCREEN)
     heal = verdict(
         state="idle", state_since=0.0, observation=waiting, seen=Seen("waiting", 99.9), now=100.0
     )
     assert heal is not None
     assert heal.state == "waiting"
-    busy = Observation("busy", Source.REGISTRY, since=99.0)
+    busy = Observation("busy", Source.REGISTRY, since=99.5)
     assert (
         verdict(
-            state="waiting", state_since=0.0, observation=busy, seen=Seen("busy", 99.0), now=100.0
+            state="waiting", state_since=0.0, observation=busy, seen=Seen("busy", 99.5), now=100.0
         )
         is None
     )
@@ -134,3 +145,33 @@ def test_codex_and_gemini_transcripts() -> None:
     assert transcript_state(_lines(user, calling)) == "busy"
     assert transcript_state(_lines(user, calling, answer, update)) == "idle"
     assert transcript_state(["not json", "[]"]) is None
+
+
+CODEX_OFFER = """
+  Meet GPT-6 Sol
+
+  Our latest Sol is more intelligent and more efficient so your usage limits
+
+\u203a 1. Try new model
+  2. Use existing model
+
+  enter/esc confirm \u00b7 ^c quit
+"""
+GEMINI_APPROVAL = """
+\u2502 Allow execution of [Shell]?                         \u2502
+\u2502 \u25cf 1. Allow once                                   \u2502
+\u2502   2. Allow for this session                         \u2502
+"""
+CODEX_PROMPT = "\u203a Ask Codex to do anything\n\n  ? for shortcuts"
+
+
+def test_a_clients_own_dialog_is_read_off_its_pane() -> None:
+    assert shows_dialog(CODEX_OFFER)
+    assert shows_dialog(GEMINI_APPROVAL)
+    assert not shows_dialog(CODEX_PROMPT)
+    assert not shows_dialog("1. a list the agent printed\n2. and more")
+    offer = screen_observation("idle", CODEX_OFFER)
+    assert offer == Observation("waiting", Source.SCREEN)
+    assert screen_observation("waiting", CODEX_PROMPT) == Observation("idle", Source.SCREEN)
+    assert screen_observation("idle", CODEX_PROMPT) is None
+    assert screen_observation("busy", CODEX_PROMPT) is None
