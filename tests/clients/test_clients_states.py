@@ -19,8 +19,9 @@ def _codex(clients: ClientRoom) -> None:
 
 
 def test_codex_in_its_model_upgrade_offer_is_waiting_and_gets_nothing_typed(
-    clients: ClientRoom, standin: StandIn
+    release: str, clients: ClientRoom, standin: StandIn
 ) -> None:
+    del release  # (pinned and newest: chosen before the room)
     _codex(clients)
     config = clients.home / ".codex" / "config.toml"  # a user still on an older model
     config.write_text(config.read_text().replace('"stand-in-model"', '"gpt-5.5"', 1))
@@ -47,7 +48,8 @@ def test_codex_in_its_model_upgrade_offer_is_waiting_and_gets_nothing_typed(
     clients.wait(lambda: standin.saw("EARLY-BODY"), 30, "worker")
 
 
-def test_a_restarted_codex_is_not_shown_as_the_ended_one(clients: ClientRoom) -> None:
+def test_a_restarted_codex_is_not_shown_as_the_ended_one(release: str, clients: ClientRoom) -> None:
+    del release  # (pinned and newest: chosen before the room)
     _codex(clients)
     clients.start("worker", "codex")
     clients.type("worker", "say hello")
