@@ -19,10 +19,11 @@ import libtmux
 import pytest
 
 from agent_room.demo.model_api import ModelApi, Reply, Script
-from tests.conftest import throwaway_cluster, write_room_conf
+from tests.conftest import write_room_conf
 from tests.faults import write_lock_held
 from tests.pgcluster import Cluster
 from tests.real.conftest import PROMPT, TURN, RealRoom
+from tests.real.test_native_real import _message
 
 TRANSPORTS = ["tmux", "native", "native-first"]
 LOCK_SECONDS = 8.0
@@ -31,22 +32,6 @@ OUTAGE = 6.0
 """Seconds the PostgreSQL server stays down around the Stop hook."""
 HEALED = 40.0
 """Seconds a lost Stop may take to heal and deliver, the fault's own time included."""
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[Cluster]:
-    """A PostgreSQL cluster of this module's own: its tests stop the server."""
-    yield from throwaway_cluster()
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def engine(request: pytest.FixtureRequest, room_home: Path) -> Cluster | None:
-    """The room's engine: its PostgreSQL cluster, or None for the SQLite file."""
-    if request.param == "sqlite":
-        return None
-    cluster: Cluster = request.getfixturevalue("cluster")
-    write_room_conf(room_home, cluster.new_room(f"room_{time.monotonic_ns()}"))
-    return cluster
 
 
 def _room(root: Path, api: ModelApi, server: libtmux.Server, home: Path) -> Iterator[RealRoom]:
@@ -58,23 +43,27 @@ def _room(root: Path, api: ModelApi, server: libtmux.Server, home: Path) -> Iter
 
 @pytest.fixture
 def healing(
-    engine: Cluster | None,
+    either_engine: Cluster | None,
     tmp_path: Path,
     model_api: ModelApi,
     server: libtmux.Server,
     room_home: Path,
 ) -> Iterator[RealRoom]:
-    """A room for the real client on ``engine``, with the delivery worker running."""
-    del engine  # (the room's database is chosen first)
+    """A room for the real client on ``either_engine``, with the delivery worker running."""
+    del either_engine  # (the room's database is chosen first)
     yield from _room(tmp_path, model_api, server, room_home)
 
 
 @pytest.fixture
 def on_postgresql(
-    cluster: Cluster, tmp_path: Path, model_api: ModelApi, server: libtmux.Server, room_home: Path
+    stoppable_cluster: Cluster,
+    tmp_path: Path,
+    model_api: ModelApi,
+    server: libtmux.Server,
+    room_home: Path,
 ) -> Iterator[RealRoom]:
     """A room on PostgreSQL for the real client, with the delivery worker running."""
-    write_room_conf(room_home, cluster.new_room(f"room_{time.monotonic_ns()}"))
+    write_room_conf(room_home, stoppable_cluster.new_room(f"room_{time.monotonic_ns()}"))
     yield from _room(tmp_path, model_api, server, room_home)
 
 
@@ -88,12 +77,8 @@ def _send(real: RealRoom, body: str) -> int:
 
 
 def _delivered_at(real: RealRoom, message_id: int) -> float | None:
-    room = real.open()
-    try:
-        row = room.store.message(message_id)
-    finally:
-        room.close()
-    return float(row["delivered_at"]) if row and row["status"] == "delivered" else None
+    row = _message(real, message_id)
+    return float(str(row["delivered_at"])) if row["status"] == "delivered" else None
 
 
 def _healed(real: RealRoom) -> list[dict[str, object]]:
@@ -110,7 +95,11 @@ def _healed(real: RealRoom) -> list[dict[str, object]]:
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_a_lost_stop_heals_and_the_waiting_message_is_delivered(
-    healing: RealRoom, script: Script, engine: Cluster | None, transport: str, room_home: Path
+    healing: RealRoom,
+    script: Script,
+    either_engine: Cluster | None,
+    transport: str,
+    room_home: Path,
 ) -> None:
     real = healing
     assert real.run("transport", transport).code == 0
@@ -120,6 +109,7 @@ def test_a_lost_stop_heals_and_the_waiting_message_is_delivered(
     real.type("frontend", "LONG-TURN now")  # busy: its hook wrote the turn's start
     message_id = _send(real, "while the stop is lost (body-31ee)")
     pid = int(real.member("frontend")["pid"])
+    engine = either_engine
     if engine is None:
         with write_lock_held(room_home / "room.db", LOCK_SECONDS):
             answer.set()  # the turn ends now: its Stop hook meets the lock
@@ -182,12 +172,7 @@ def test_a_message_waiting_at_registration_takes_the_transport_asked_for(
     message_id = _send(real, "waiting at registration (body-8c0d)")
     real.start("frontend")
     real.wait(lambda: _delivered_at(real, message_id), TURN, "frontend")
-    room = real.open()
-    try:
-        row = room.store.message(message_id)
-    finally:
-        room.close()
-    assert row is not None
+    row = _message(real, message_id)
     assert row["via"] == ("nudge" if transport == "tmux" else "native")
     typed = f"{PROMPT} [agent-room] 1 new message"
     if transport == "tmux":
@@ -197,7 +182,7 @@ def test_a_message_waiting_at_registration_takes_the_transport_asked_for(
 
 
 def test_a_server_restart_during_a_burst_loses_and_doubles_nothing(
-    on_postgresql: RealRoom, cluster: Cluster
+    on_postgresql: RealRoom, stoppable_cluster: Cluster
 ) -> None:
     """PostgreSQL killed and started again while messages keep coming: every message the
     room accepted is delivered, once."""
@@ -207,9 +192,9 @@ def test_a_server_restart_during_a_burst_loses_and_doubles_nothing(
     accepted: list[int] = []
     for n in range(24):
         if n == 8:
-            cluster.stop("immediate")
+            stoppable_cluster.stop("immediate")
         if n == 14:
-            cluster.start()
+            stoppable_cluster.start()
         result = real.run("send", "@frontend", f"burst {n} (body-b{n:02d})", name="backend")
         if result.code == 0:
             accepted.append(int(result.out.strip()))
