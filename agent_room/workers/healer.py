@@ -1,11 +1,12 @@
 """The deliverer's healer: sessions whose hook was lost get their state from what the
 room can observe (``core.heal`` decides; this module looks).
 
-It runs in the active deliverer's pass, so on every wake-up and at least every half
-second, and looks at each of this host's sessions at most once a second: at the client's
-registry entry (Claude Code), else at the end of the transcript its hooks named. Reads
-are bounded and never block: a transcript is opened without following a link, and only
-a regular file of this user's is read.
+It runs in the active deliverer's pass (on wake-ups and at least every half second),
+reads the room's sessions at most twice a second, and looks at each of this host's
+sessions at most once a second: at the client's registry entry (Claude Code), at a Codex
+or Gemini CLI pane for a dialog of the client's own, else at the end of the transcript
+its hooks named. Reads are bounded and never block: a transcript is opened without
+following a link, and only a regular file of this user's is read; a pane is only read.
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ from agent_room.core.ports import Multiplexer, NativeRegistry, ProcessProbe
 from agent_room.core.states import ENDED, IDLE, WAITING
 from agent_room.room import Room
 
+SCAN_EVERY = 0.5
+"""Seconds between two reads of the room's sessions (a burst of wake-ups reads once)."""
+
 
 class Healer:
     """Heals the states of one room's sessions on this host (owned by the deliverer)."""
@@ -47,12 +51,16 @@ class Healer:
         self.mux = mux
         self.probe = probe
         self.seen: dict[str, Seen] = {}
+        """By name: what was last observed of a session, and since when."""
         self.looked: dict[str, float] = {}
-        self.healed = 0
-        """States set from observation so far (the tests and the bench read it)."""
+        """By name: when a session was last looked at."""
+        self._read_at = float("-inf")
 
     def run(self, now: float) -> list[str]:
         """Look at the sessions due; return the names whose state was healed."""
+        if now - self._read_at < SCAN_EVERY:
+            return []
+        self._read_at = now
         healed = []
         live = set()
         for row in self.store.members():
@@ -78,7 +86,6 @@ class Healer:
             if self.store.settle_state(
                 key, heal.state, was=state, since=since, reason=heal.reason, at=now
             ):
-                self.healed += 1
                 healed.append(str(row["name"]))
         for gone in set(self.looked) - live:
             self.looked.pop(gone, None)
