@@ -129,12 +129,22 @@ def _handle_retrying(
         written = write_transaction.commits
         try:
             return handle(payload, environ, home, timeout)
-        except (RoomUnavailable, OperationalError):  # locked, or the server out of reach
+        except (RoomUnavailable, OperationalError) as problem:
             left = deadline - time.monotonic() - RETRY_PAUSE
-            if write_transaction.commits != written or left <= 0.05:
+            if write_transaction.commits != written or left <= 0.05 or not _passing(problem):
                 raise
             time.sleep(RETRY_PAUSE)
             timeout = min(timeout, left)
+
+
+PASSING = ("locked", "busy", "unreachable")
+"""Words of a fault that passes by itself: a lock another process holds, a PostgreSQL
+server out of reach (restarting). A full disk or a damaged file is said at once."""
+
+
+def _passing(problem: Exception) -> bool:
+    said = str(problem)
+    return any(word in said for word in PASSING)
 
 
 def additional_context(event: str, text: str) -> dict[str, Any]:

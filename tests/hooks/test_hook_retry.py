@@ -69,3 +69,19 @@ def test_a_lock_past_the_budget_is_given_up_in_time_and_logged(
     assert f"hook {event}" in line
     assert "busy" in line or "locked" in line
     assert _state(room_home, busy) == "busy"  # lost: the deliverer heals it
+
+
+@pytest.mark.sqlite
+def test_a_fault_that_does_not_pass_is_said_at_once(hook: Hook, room_home: Path) -> None:
+    """A room that cannot be opened at all (its database a folder) is no lock to wait
+    out: the hook logs it at once."""
+    room_home.mkdir(mode=0o700)
+    (room_home / "room.db").mkdir()
+    started = time.monotonic()
+    code, out, err = hook(
+        "SessionStart", fixture_payload("claude-code-2.1.330/hook-SessionStart-startup.json")
+    )
+    assert (code, out, err) == (0, None, "")
+    assert time.monotonic() - started < START
+    (line,) = (room_home / "errors.log").read_text().splitlines()
+    assert "room.db" in line
