@@ -181,12 +181,14 @@ def test_a_message_waiting_at_registration_takes_the_transport_asked_for(
         assert typed not in real.screen("frontend")  # nothing typed at its prompt
 
 
+@pytest.mark.parametrize("transport", TRANSPORTS)
 def test_a_server_restart_during_a_burst_loses_and_doubles_nothing(
-    on_postgresql: RealRoom, stoppable_cluster: Cluster
+    on_postgresql: RealRoom, stoppable_cluster: Cluster, transport: str
 ) -> None:
     """PostgreSQL killed and started again while messages keep coming: every message the
     room accepted is delivered, once."""
     real = on_postgresql
+    assert real.run("transport", transport).code == 0
     real.start("frontend")
     assert real.run("join", "backend").code == 0
     accepted: list[int] = []
