@@ -6,9 +6,14 @@ the nudge line goes through the socket instead of the keyboard: nothing is typed
 pane is needed. The recipient's UserPromptSubmit hook receipts it exactly as it does a
 typed nudge; the client's own statuses come back to the room's socket and are recorded:
 held (its user decides; the room shows why), denied, expired and dropped (failed, nudged
-again later within the bound), refused (the pane is used instead). A socket that refuses
-or vanishes mid-send falls back to the pane, or holds the messages under native only.
-Nothing is delivered twice: receipts name message ids and count once.
+again later within the bound), refused (the pane is used instead). Claude Code sends
+none for a message it takes at once (2.1.330, 2.1.332): the hook's receipt is the only
+confirmation there. A socket that refuses or vanishes mid-send falls back to the pane,
+or holds the messages under native only. A session that has just registered is given a
+moment to publish its socket (``core.native.socket_pending``). The room never asks a
+client to say when it is idle: the client would show that request to its agent; the
+deliverer's healer reads the client's registry instead. Nothing is delivered twice:
+receipts name message ids and count once.
 """
 
 from __future__ import annotations
