@@ -49,7 +49,7 @@ def test_a_stop_lost_to_a_locked_room_is_healed_and_delivery_resumes(
         [sys.executable, "-m", "agent_room", "watch"], env=env, stderr=subprocess.DEVNULL
     )
     try:
-        pane.send_keys("/work 2", enter=True)
+        pane.send_keys("/work 4", enter=True)  # its Stop comes once the lock is held
         wait_for(lambda: "WORKING" in screen(pane))
         mid = room.send("backend", "frontend", "lost stop")
         with write_lock_held(room_home / "room.db", LOCK_SECONDS):
