@@ -102,6 +102,24 @@ def throwaway_cluster() -> Iterator[Cluster]:
     cluster.destroy()
 
 
+@pytest.fixture(scope="module")
+def stoppable_cluster() -> Iterator[Cluster]:
+    """A PostgreSQL cluster of the module's own: its tests stop and start the server."""
+    yield from throwaway_cluster()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def either_engine(request: pytest.FixtureRequest, room_home: Path) -> Cluster | None:
+    """The test's room on each engine in turn: its PostgreSQL cluster (the module's
+    own, which the test may stop), or None for the SQLite file. Request it before the
+    fixtures that open the room."""
+    if request.param == "sqlite":
+        return None
+    cluster: Cluster = request.getfixturevalue("stoppable_cluster")
+    write_room_conf(room_home, cluster.new_room(f"room_{os.urandom(6).hex()}"))
+    return cluster
+
+
 @pytest.fixture(scope="session")
 def pg_cluster() -> Iterator[Cluster]:
     """The run's cluster, shared by every room of the PostgreSQL pass."""

@@ -7,9 +7,10 @@ blocks, it prints the reason and stops again, as the real client continues the t
 SessionEnd on end of input. Run: ``python standin_agent.py [--session-id ID]``.
 A line ``/permission`` simulates an open permission dialog until the next line;
 ``/work N`` keeps the turn busy for N seconds before it stops; ``/say TEXT`` makes TEXT
-the turn's final output, and ``--nudge-reply TEXT`` the final output of every turn a
-room nudge starts and of every continuation after a Stop block (default: the echo, and
-"Read the handed-over messages.").
+the turn's final output; ``--transcript PATH`` writes the turn's records there as Claude
+Code does (the prompt, the answer, the end of its Stop hooks); and ``--nudge-reply
+TEXT`` the final output of every turn a room nudge starts and of every continuation
+after a Stop block (default: the echo, and "Read the handed-over messages.").
 """
 
 from __future__ import annotations
@@ -42,12 +43,20 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--session-id", default=str(uuid.uuid4()))
     parser.add_argument("--nudge-reply", default=None, help="final output of nudged turns")
+    parser.add_argument("--transcript", default=None, help="write a transcript there")
     args = parser.parse_args()
     base = {
         "session_id": args.session_id,
-        "transcript_path": f"/tmp/standin/{args.session_id}.jsonl",
+        "transcript_path": args.transcript or f"/tmp/standin/{args.session_id}.jsonl",
         "cwd": os.getcwd(),
     }
+
+    def record(entry: dict[str, Any]) -> None:
+        """Append a record to the transcript as Claude Code does (given --transcript)."""
+        if args.transcript:
+            with open(args.transcript, "a", encoding="utf-8") as handle:
+                handle.write(json.dumps({**entry, "sessionId": args.session_id}) + "\n")
+
     out = fire("SessionStart", {**base, "source": "startup"})
     if out:
         print(out["hookSpecificOutput"]["additionalContext"], flush=True)
@@ -72,6 +81,7 @@ def main() -> None:
                 break
             print("PERMISSION answered", flush=True)
         out = fire("UserPromptSubmit", {**base, "prompt": line, "prompt_id": str(uuid.uuid4())})
+        record({"type": "user", "message": {"role": "user", "content": line}})
         print(f"PROMPT: {line}", flush=True)
         if out:
             print(
@@ -87,9 +97,12 @@ def main() -> None:
         elif args.nudge_reply is not None and line.startswith("[agent-room]"):
             reply = args.nudge_reply
         while True:
+            text = [{"type": "text", "text": reply}]
+            record({"type": "assistant", "message": {"content": text, "stop_reason": "end_turn"}})
             stop = fire(
                 "Stop", {**base, "last_assistant_message": reply, "stop_hook_active": False}
             )
+            record({"type": "system", "subtype": "stop_hook_summary"})
             if not stop or stop.get("decision") != "block":
                 break
             print("BLOCKED: " + stop["reason"].replace("\n", " | "), flush=True)

@@ -9,6 +9,7 @@ read (or a byte cap is hit), and each line is parsed once. The parsing itself is
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 
 from agent_room.core.files import open_regular
@@ -66,3 +67,35 @@ def read_tail(path: str, count: int, *, block: int = BLOCK, cap: int = READ_CAP)
             block *= 2
     turns = group_turns(entries)
     return Tail(turns[-count:] if count > 0 else [], size, size - pos)
+
+
+TAIL = 64 * 1024
+"""Bytes read from either end of a transcript: its last (or first) records."""
+
+
+def read_lines(
+    path: str, limit: int = TAIL, *, from_start: bool = False
+) -> tuple[list[bytes], float] | None:
+    """The last whole lines of a file (its first ones ``from_start``) and its modification
+    time; None if it is not a regular file of this user's (or cannot be read). Opened
+    without following a link or blocking on a FIFO: the path comes from a hook."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
+            return None
+        start = 0 if from_start else max(0, info.st_size - limit)
+        data = os.pread(fd, min(limit, info.st_size - start), start)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    lines = data.split(b"\n")
+    if start > 0:
+        lines = lines[1:]  # cut by the limit
+    elif from_start and len(data) == limit:
+        lines = lines[:-1]
+    return [line for line in lines if line.strip()], info.st_mtime

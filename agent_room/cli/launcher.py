@@ -308,11 +308,22 @@ def _started(args: argparse.Namespace, said: str, label: str, pane_id: str, tmux
     and it takes the name over): messages to it wait in the room meanwhile, never typed
     into its pane before it is registered."""
     if args.agent in {"command", "codex"}:
+        from agent_room.adapters import procfs
         from agent_room.room import Room
 
+        found = tmux("display-message", "-p", "-t", pane_id, "#{pane_pid}", check=False)
+        pid = int(found[0]) if found and found[0].isdigit() else None
+        stat = procfs.read_stat(pid) if pid else None
         room = Room.open(os.environ)
         try:
-            room.join(args.name, pane=pane_id, agent=label, tmux_socket=tmux.socket)
+            room.join(
+                args.name,
+                pane=pane_id,
+                agent=label,
+                tmux_socket=tmux.socket,
+                pid=pid if stat else None,
+                pid_start=stat.start_ticks if stat else None,
+            )
         finally:
             room.close()
         said += (

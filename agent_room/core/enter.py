@@ -58,6 +58,10 @@ class Target:
     transcript_missing: bool = False
     """The session's transcript file is known and absent: Claude Code writes it with the
     first turn, so a session that ended before one has nothing to resume."""
+    no_conversation: bool = False
+    """The session never had a turn: the room recorded none, and its transcript (if
+    there is one) holds no prompt or answer. Its client cannot resume it: the pane a
+    resume opens would end at once."""
     parent_name: str | None = None
     parent_pid: int | None = None
     parent_alive: bool = True
@@ -145,6 +149,13 @@ def plan_enter(
             target,
             reason=f"@{target.name} has no conversation to resume: its transcript is missing"
             " (the session ended before its first turn, or the file was removed)",
+        )
+    if target.no_conversation and not live:
+        return Plan(
+            Move.REFUSE,
+            target,
+            reason=f"@{target.name} has no conversation to resume: it ended before its"
+            f" first turn, and {target.agent} cannot resume a session that never had one",
         )
     if live:
         where = f"pane {target.pane} is gone" if target.pane else "it runs outside tmux"

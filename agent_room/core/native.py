@@ -64,6 +64,8 @@ class NativeSession:
     status: str | None = None
     """``idle``, ``busy`` or ``waiting`` (None when the client does not say)."""
     waiting_for: str | None = None
+    status_at: float | None = None
+    """When the status last changed (``statusUpdatedAt``), seconds since the epoch."""
     started_at: float | None = None
     """Seconds since the epoch."""
     proc_start: int | None = None
@@ -130,6 +132,7 @@ def parse_entry(data: object) -> NativeSession | None:
     kind = "background" if data.get("kind") in ("bg", "background") else "interactive"
     status = _text(data, "status")
     started = _number(data.get("startedAt"))
+    status_at = _number(data.get("statusUpdatedAt"))
     state = _text(data, "state")
     return NativeSession(
         pid=pid,
@@ -139,6 +142,7 @@ def parse_entry(data: object) -> NativeSession | None:
         name=_text(data, "name"),
         status=status if status in NATIVE_STATES else None,
         waiting_for=_text(data, "waitingFor") if status == "waiting" else None,
+        status_at=status_at / 1000 if status_at else None,
         started_at=started / 1000 if started else None,
         proc_start=_number(data.get("procStart")),
         version=_text(data, "version"),
@@ -176,6 +180,23 @@ class SocketFacts:
     mode: int
     dir_uid: int
     dir_mode: int
+
+
+SOCKET_WAIT = 3.0
+"""Seconds a message waiting for a Claude Code session that has just registered waits for
+its messaging socket before it is typed (the client writes its registry entry about
+0.45 s after the room's SessionStart hook)."""
+
+
+def socket_pending(
+    *, agent: str, state: str, state_since: float, had_turn: bool, now: float
+) -> bool:
+    """Whether a session without a registry entry may still publish its socket: a Claude
+    Code session, idle since it registered, that has not had a turn, for ``SOCKET_WAIT``
+    seconds at most (a client without one keeps no entry at all: then the pane)."""
+    return (
+        agent == "claude" and state == "idle" and not had_turn and now - state_since < SOCKET_WAIT
+    )
 
 
 def native_refusal(
@@ -253,7 +274,12 @@ def user_frame(msg_id: str, text: str, *, from_socket: str) -> dict[str, Any]:
 
 
 def idle_frame(msg_id: str, *, from_socket: str) -> dict[str, Any]:
-    """Ask the recipient to say when it is idle (answered with a ``peer_idle_notice``)."""
+    """Ask the recipient to say when it is idle (answered with a ``peer_idle_notice``).
+
+    Not sent by the deliverer: Claude Code 2.1.330 shows every such request in the
+    recipient's transcript ("A process claiming the address uds:... asked to be told
+    when this session is next idle ..."); the room reads the client's registry instead
+    (``core.heal``)."""
     return {
         "type": "control",
         "action": "notify_when_idle",

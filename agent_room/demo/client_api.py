@@ -4,7 +4,8 @@ the demo's Codex and Gemini agents and the tests of both clients.
 Ported from the stand-in Codex CLI 0.169.0 and Gemini CLI 0.61.0 were first run against.
 Scripted by the last user text: ``RUNSHELL: CMD`` makes one shell tool call (Codex
 ``exec_command``, Gemini ``run_shell_command``), ``RUNESC: CMD`` one the client asks the
-user about (Codex: outside its sandbox); ``SLOWREPLY`` answers after ``slow`` seconds; a
+user about (Codex: outside its sandbox); ``SLOWREPLY`` answers after ``slow`` seconds,
+``HELDREPLY`` once ``held`` is set; a
 tool result is answered ``TOOL-RESULT-SEEN: ...``; anything else ``PONG: <text>``. It also
 answers Codex's title request, Gemini's router classifier (JSON from the schema, integers
 at least 1: a 0 fails its check) and Gemini's session summaries. Every request is
@@ -69,6 +70,8 @@ class StandIn:
 
     def __init__(self, slow: float = 8.0) -> None:
         self.slow = slow
+        self.held = threading.Event()
+        """``HELDREPLY`` is answered once this is set (a test holds a turn open)."""
         self.requests: list[Request] = []
         self.reported: list[tuple[int, int, int]] = []
         """The usage of every answer: (input with its cached part, cached, output)."""
@@ -203,6 +206,8 @@ class StandIn:
             return "shell", command
         if "SLOWREPLY" in text:
             time.sleep(self.slow)
+        if "HELDREPLY" in text:
+            self.held.wait(60)
         return "text", "PONG: " + text.strip().replace("\n", " / ")[-300:]
 
     def _responses(self, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:

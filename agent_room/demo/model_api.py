@@ -40,6 +40,8 @@ class Reply(NamedTuple):
     usage: Mapping[str, int] | None = None
     """The usage the reply reports (the Messages API's four counts); None: counted from
     the request and the reply (``usage_for``)."""
+    gate: threading.Event | None = None
+    """The model answers once this is set (a test holds a turn open; a minute at most)."""
 
     def tool(self) -> tuple[str, dict[str, Any]] | None:
         """The tool call this reply makes, as (tool name, input), if any."""
@@ -290,6 +292,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, "application/json", b'{"type":"error","error":{"type":"not_found"}}')
             return
         reply = api.script.answer(body)
+        if reply.gate is not None:
+            reply.gate.wait(60)
         model = str(body.get("model") or MODEL)
         usage = usage_for(reply, body)
         if body.get("stream"):

@@ -14,9 +14,10 @@ agent (``tests/hooks/test_hook_imports.py`` holds it there).
 from __future__ import annotations
 
 import sys
+import time
 
 from agent_room.core import fastjson
-from agent_room.core.errors import RoomError
+from agent_room.core.errors import RoomError, RoomUnavailable
 from agent_room.hooks.payload import HookPayload, HookProblem, read_stdin
 from agent_room.store.home import append_error_log, room_home
 
@@ -26,9 +27,18 @@ if TYPE_CHECKING:
     from typing import IO, Any
 
 HOOK_TIMEOUT = 3.0
-"""How long a hook waits for a busy room before giving up (and logging it)."""
+"""How long one attempt of a hook waits for a busy room."""
+HOOK_BUDGET = 4.0
+"""Seconds a hook spends on the room in all, retries included, before it gives up and
+logs it: the clients kill a hook at 5 s (the room's plugin and launcher set that)."""
 SESSION_END_TIMEOUT = 0.5
-"""SessionEnd has a 1.5 s budget in all: one small write, or nothing."""
+"""One attempt of SessionEnd: one small write, or nothing."""
+SESSION_END_BUDGET = 1.2
+"""SessionEnd has a 1.5 s budget in all, the interpreter's start included."""
+SHORT_BUDGET = 2.5
+"""Codex clamps its Interrupt hook to 3 s."""
+RETRY_PAUSE = 0.2
+"""Seconds between two attempts: a restarting server or a passing lock clears."""
 
 
 def log_error(home: str, event: str, problem: str) -> None:
@@ -51,13 +61,7 @@ def run_hook(argv: Sequence[str], environ: Mapping[str, str], stdin: IO[bytes]) 
     try:
         raw, cut = read_stdin(stdin)
         payload = HookPayload.parse(raw, event, cut=cut, client=client)
-        timeout = SESSION_END_TIMEOUT if payload.event == "SessionEnd" else HOOK_TIMEOUT
-        from agent_room.store.engine import begin_connecting
-
-        begin_connecting(home, timeout)  # on PostgreSQL, while the handlers load
-        from agent_room.hooks.handlers import handle
-
-        output = handle(payload, environ, home, timeout)
+        output = _handle_retrying(payload, environ, home)
         if output and client != "claude":
             from agent_room.core.clients import client_output
 
@@ -72,6 +76,49 @@ def run_hook(argv: Sequence[str], environ: Mapping[str, str], stdin: IO[bytes]) 
         sys.stdout.write(fastjson.dumps(output, ensure_ascii=False))
         sys.stdout.flush()
     return 0
+
+
+def _handle_retrying(
+    payload: HookPayload, environ: Mapping[str, str], home: str
+) -> dict[str, Any] | None:
+    """Apply the event, again while the room could not be written and nothing of the
+    event was (a lock held past the busy timeout, a PostgreSQL server restarting), within
+    the event's budget; then the last fault is raised (and logged). A lost event is
+    healed by the deliverer from what it can observe, never left standing."""
+    from _sqlite3 import OperationalError  # (the store's; PostgreSQL's faults map onto it)
+
+    from agent_room.store.db import write_transaction
+    from agent_room.store.engine import begin_connecting
+
+    if payload.event == "SessionEnd":
+        timeout, budget = SESSION_END_TIMEOUT, SESSION_END_BUDGET
+    else:
+        timeout = HOOK_TIMEOUT
+        budget = SHORT_BUDGET if payload.event == "Interrupt" else HOOK_BUDGET
+    deadline = time.monotonic() + budget
+    begin_connecting(home, timeout)  # on PostgreSQL, while the handlers load
+    from agent_room.hooks.handlers import handle
+
+    while True:
+        written = write_transaction.commits
+        try:
+            return handle(payload, environ, home, timeout)
+        except (RoomUnavailable, OperationalError) as problem:
+            left = deadline - time.monotonic() - RETRY_PAUSE
+            if write_transaction.commits != written or left <= 0.05 or not _passing(problem):
+                raise
+            time.sleep(RETRY_PAUSE)
+            timeout = min(timeout, left)
+
+
+PASSING = ("locked", "busy", "unreachable")
+"""Words of a fault that passes by itself: a lock another process holds, a PostgreSQL
+server out of reach (restarting). A full disk or a damaged file is said at once."""
+
+
+def _passing(problem: Exception) -> bool:
+    said = str(problem)
+    return any(word in said for word in PASSING)
 
 
 def additional_context(event: str, text: str) -> dict[str, Any]:

@@ -13,6 +13,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from agent_room.adapters.transcripts import read_lines
 from agent_room.core.enter import (
     FRESH_SESSION_WAIT,
     Entry,
@@ -23,6 +24,7 @@ from agent_room.core.enter import (
     plan_enter,
 )
 from agent_room.core.errors import BadInput, NotFound, Refused
+from agent_room.core.heal import transcript_state
 from agent_room.core.names import is_valid_name
 from agent_room.store import views
 
@@ -142,11 +144,21 @@ class Navigator:
             process_alive=process_alive,
             pane_alive=pane_alive,
             transcript_missing=bool(transcript) and not Path(transcript).exists(),
+            no_conversation=row["state"] == "ended" and not self._had_turn(row),
             parent_name=str(parent["name"]) if parent is not None else None,
             parent_pid=int(parent_pid) if parent_pid is not None else None,
             parent_alive=parent_pid is None
             or self.probe.is_alive(int(parent_pid), parent["pid_start"] if parent else None),
         )
+
+    def _had_turn(self, row: Row) -> bool:
+        """Whether the session ever had a turn: one the room recorded, or a prompt or an
+        answer at the start of its transcript (a turn whose hooks were lost)."""
+        if row["session_id"] and self.store.turns(str(row["session_id"]), limit=1):
+            return True
+        path = row["transcript_path"]
+        head = read_lines(str(path), from_start=True) if path else None
+        return head is not None and transcript_state(head[0]) is not None
 
     def plan(self, row: Row, where: Where, *, force: bool = False) -> Plan:
         """How to enter the session of ``row`` from ``where``."""

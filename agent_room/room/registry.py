@@ -82,7 +82,8 @@ class Registry:
         live = {(r["pid"], r["pid_start"]): r for r in self.store.live_pids()}
         for pid, start in facts.ancestors:
             row = live.get((pid, start))
-            if row is not None and row["session_id"] != facts.session_id:
+            # (a placeholder of ``agent-room start`` has no session yet: not a parent)
+            if row is not None and row["session_id"] and row["session_id"] != facts.session_id:
                 return self.store.session(row["session_id"])
         return None
 

@@ -122,8 +122,11 @@ class Room:
         pane: str | None = None,
         agent: str = "claude",
         tmux_socket: str | None = None,
+        pid: int | None = None,
+        pid_start: int | None = None,
     ) -> Row:
-        """Register a name by hand, as seed 004's ``join.sh``.
+        """Register a name by hand, as seed 004's ``join.sh``; ``pid`` and ``pid_start``:
+        the process ``agent-room start`` started in the pane.
 
         A pane holds one session: naming a pane whose session is running under another
         name renames that session (the row then carries ``renamed_from``)."""
@@ -135,7 +138,13 @@ class Room:
             row = self.rename(str(held["name"]), canonical)
             return {**row, "renamed_from": held["name"]}
         return self.store.join(
-            canonical, pane=pane, agent=agent, tmux_socket=tmux_socket, at=self.clock()
+            canonical,
+            pane=pane,
+            agent=agent,
+            tmux_socket=tmux_socket,
+            at=self.clock(),
+            pid=pid,
+            pid_start=pid_start,
         )
 
     def rename(self, old: str, new: str, *, by: str = OPERATOR) -> Row:

@@ -186,6 +186,10 @@ class write_transaction:
     importing contextlib costs the hooks a millisecond on every turn.
     """
 
+    commits = 0
+    """Transactions committed by this process: a hook that failed before its first
+    commit may try its event again (``hooks._handle_retrying``)."""
+
     def __init__(self, conn: sqlite3.Connection, *, renewal: bool = False) -> None:
         self.conn = conn
         self.renewal = renewal
@@ -216,6 +220,7 @@ class write_transaction:
             if self._before is not None and self.conn.total_changes != self._before:
                 self.conn.execute(_COUNT_CHANGE)
             self.conn.execute("COMMIT")
+            write_transaction.commits += 1
         except sqlite3.Error:
             # a full disk or a held lock at COMMIT can leave the transaction open: end
             # it, so the connection (a worker's, for hours) can begin the next one

@@ -201,6 +201,34 @@ class SessionStore(StoreBase):
                 )
             return True
 
+    def settle_state(
+        self, name: str, state: str, *, was: str, since: float, reason: str, at: float
+    ) -> bool:
+        """Move the session holding ``name`` to ``state`` from what was observed of its
+        client (a lost hook healed), only if no hook has changed it since it was read
+        (``was`` at ``since``); False if one has (the hook wins)."""
+        with write_transaction(self.conn) as conn:
+            row = conn.execute(
+                "SELECT rowid, session_id FROM sessions WHERE name = ? AND left_at IS NULL"
+                " AND state = ? AND updated_at = ?",
+                (name, was, since),
+            ).fetchone()
+            if row is None:
+                return False
+            conn.execute(
+                "UPDATE sessions SET state = ?, updated_at = ? WHERE rowid = ?",
+                (state, at, row["rowid"]),
+            )
+            event(
+                conn,
+                at,
+                "session.state",
+                "room",
+                row["session_id"] or name,
+                data={"from": was, "to": state, "healed": reason, "name": name},
+            )
+            return True
+
     def mark_ended(self, ended: Iterable[tuple[str, str]], *, at: float) -> None:
         """Mark sessions whose process is gone as ended, with the reason."""
         with write_transaction(self.conn) as conn:

@@ -92,26 +92,42 @@ class SqliteStore(SessionStore, DeliveryStore):
         agent: str,
         at: float,
         tmux_socket: str | None = None,
+        pid: int | None = None,
+        pid_start: int | None = None,
     ) -> Row:
-        """Register ``name`` by hand (seed 004's ``join``), or refresh its pane."""
+        """Register ``name`` by hand (seed 004's ``join``), or refresh its pane.
+
+        ``pid`` is the process the pane was started with (``agent-room start``): a name
+        whose session has ended is then taken over by a new placeholder (the old session
+        stays in the history, under its id), so the agent just started is not shown as
+        the ended one, with its old pid, until its hooks register it."""
         with write_transaction(self.conn) as conn:
             row = conn.execute(
-                "SELECT rowid FROM sessions WHERE name = ? AND left_at IS NULL", (name,)
+                "SELECT rowid, state, session_id FROM sessions WHERE name = ? AND left_at IS NULL",
+                (name,),
             ).fetchone()
+            if row and pid is not None and row["state"] == "ended":
+                conn.execute(
+                    "UPDATE sessions SET left_at = ?, updated_at = ? WHERE rowid = ?",
+                    (at, at, row[0]),
+                )
+                event(conn, at, "session.superseded", name, row["session_id"], data={"by": "start"})
+                row = None
             if row:
                 conn.execute(
                     "UPDATE sessions SET pane = coalesce(?, pane),"
                     " tmux_socket = coalesce(?, tmux_socket), updated_at = ?,"
+                    " pid = coalesce(?, pid), pid_start = coalesce(?, pid_start),"
                     " host = coalesce(?, host) WHERE rowid = ?",  # a pane: on this host
-                    (pane, tmux_socket, at, self.host if pane else None, row[0]),
+                    (pane, tmux_socket, at, pid, pid_start, self.host if pane else None, row[0]),
                 )
             else:
                 conn.execute(
-                    "INSERT INTO sessions (name, agent, state, pane, tmux_socket, started_at,"
-                    " updated_at, host) VALUES (?, ?, 'idle', ?, ?, ?, ?, ?)",
-                    (name, agent, pane, tmux_socket, at, at, self.host),
+                    "INSERT INTO sessions (name, agent, state, pane, tmux_socket, pid, pid_start,"
+                    " started_at, updated_at, host) VALUES (?, ?, 'idle', ?, ?, ?, ?, ?, ?, ?)",
+                    (name, agent, pane, tmux_socket, pid, pid_start, at, at, self.host),
                 )
-            event(conn, at, "session.joined", name, name, data={"pane": pane})
+            event(conn, at, "session.joined", name, name, data={"pane": pane, "pid": pid})
         holder = self.holder(name)
         assert holder is not None
         return holder

@@ -3,7 +3,9 @@
 One deliverer is active per room (a lease in the store); any number stand by and take
 over when the holder dies. It wakes at once when a sender pokes it (``store.wake``), on
 changes to the room directory (watchfiles: hooks changing an agent's state), and on a
-short timer (the safety net: events can be lost, receipts time out). Each pass
+short timer (the safety net: events can be lost, receipts time out). Each pass first
+heals the state of sessions whose hook was lost (``workers.healer``), so that a lost
+Stop never leaves messages queued behind a turn that has ended. Each pass
 asks ``core.delivery.decide`` what to do per recipient and does it; the bodies never go
 through the keyboard (the recipient's hooks hand them over and receipt them).
 """
@@ -33,6 +35,7 @@ from agent_room.room import Room
 from agent_room.store.delivery import DELIVERER_LEASE, deliverer_lease
 from agent_room.store.hosts import BEAT, host_seen
 from agent_room.workers.guard import Guard
+from agent_room.workers.healer import Healer
 from agent_room.workers.lease import Lease
 from agent_room.workers.wakeup import RoomWatch, WakeListener
 
@@ -45,6 +48,9 @@ if TYPE_CHECKING:
     from agent_room.workers.native import NativeDelivery
 
 LEASE = DELIVERER_LEASE
+UNREGISTERED = "not registered by its hooks yet (Codex: at its first prompt)"
+"""Why nothing is typed into the pane of an agent ``start`` joined by its pane: its
+client may still show a dialog of its own, and its hooks have not spoken."""
 LEASE_TTL = 3.0
 
 
@@ -87,6 +93,8 @@ class Deliverer:
         self.native = native
         """Claude Code's messaging socket, tried before the pane where a client offers it
         (``workers.native``); None: the pane only."""
+        self.healer = Healer(room, native.registry if native is not None else None, mux, probe)
+        """Sets right the state of a session whose hook was lost (``core.heal``)."""
 
     @property
     def active(self) -> bool:
@@ -108,6 +116,7 @@ class Deliverer:
             self._seen_at = now
         if self.native is not None:
             self.native.begin_pass(now)
+        self.healer.run(now)
         served = set()
         for target in self.store.delivery_targets():
             served.add(str(target["name"]))
@@ -149,7 +158,11 @@ class Deliverer:
         socket = target["tmux_socket"]
         refusal = None
         if pane and target["state"] == "idle" and (ids or retryable(failed, now, self.retry_after)):
-            refusal = self.mux.typing_refusal(socket, pane, target["pid"], target["pid_start"])
+            refusal = (
+                UNREGISTERED
+                if target["pid"] and not target["session_id"]
+                else self.mux.typing_refusal(socket, pane, target["pid"], target["pid_start"])
+            )
         decision = decide(
             state=str(target["state"]),
             queued=ids,

@@ -6,9 +6,14 @@ the nudge line goes through the socket instead of the keyboard: nothing is typed
 pane is needed. The recipient's UserPromptSubmit hook receipts it exactly as it does a
 typed nudge; the client's own statuses come back to the room's socket and are recorded:
 held (its user decides; the room shows why), denied, expired and dropped (failed, nudged
-again later within the bound), refused (the pane is used instead). A socket that refuses
-or vanishes mid-send falls back to the pane, or holds the messages under native only.
-Nothing is delivered twice: receipts name message ids and count once.
+again later within the bound), refused (the pane is used instead). Claude Code sends
+none for a message it takes at once (2.1.330, 2.1.332): the hook's receipt is the only
+confirmation there. A socket that refuses or vanishes mid-send falls back to the pane,
+or holds the messages under native only. A session that has just registered is given a
+moment to publish its socket (``core.native.socket_pending``). The room never asks a
+client to say when it is idle: the client would show that request to its agent; the
+deliverer's healer reads the client's registry instead. Nothing is delivered twice:
+receipts name message ids and count once.
 """
 
 from __future__ import annotations
@@ -25,9 +30,9 @@ from agent_room.core.native import (
     ReceiptKind,
     Route,
     choose_route,
-    idle_frame,
     native_refusal,
     receipt_outcome,
+    socket_pending,
     user_frame,
 )
 from agent_room.core.prompts import nudge_text
@@ -73,7 +78,6 @@ class NativeDelivery:
         self.preference = str(DEFAULT_PREFERENCE)
         self.failing: dict[str, tuple[float, str]] = {}
         """Session id -> (until, why): its socket failed; the pane meanwhile."""
-        self.idle_asked: set[str] = set()
         self._open_after = float("-inf")
 
     def begin_pass(self, now: float) -> None:
@@ -118,6 +122,22 @@ class NativeDelivery:
             refusal = self._listen(now)
         return entry, refusal
 
+    def _socket_pending(self, target: Row, now: float) -> bool:
+        """Whether a session that registered a moment ago may still publish its socket:
+        Claude Code's SessionStart hook runs before it writes its registry entry (about
+        0.45 s with 2.1.330), and a message waiting then would be typed (``SOCKET_WAIT``
+        at most; a session that had a turn without an entry has no socket)."""
+        if self.preference == Preference.TMUX:
+            return False
+        session_id = str(target["session_id"] or "")
+        return socket_pending(
+            agent=str(target["agent"]),
+            state=str(target["state"]),
+            state_since=float(target["updated_at"]),
+            had_turn=bool(session_id and self.store.turns(session_id, limit=1)),
+            now=now,
+        )
+
     def _listen(self, now: float) -> str | None:
         """Become a peer of the clients, once one of them is reachable (the active
         deliverer only); why not, if it cannot (tried again later)."""
@@ -156,6 +176,9 @@ class NativeDelivery:
                 self.store.close_nudge(int(nudge["id"]), "refused")
                 self._fail_over(target, note, now)
                 nudge, refusal = None, note
+        if entry is None and nudge is None and self._socket_pending(target, now):
+            self.store.set_note(name, "waiting for its client's messaging socket", at=now)
+            return True
         route, held = choose_route(self.preference, refusal)
         if route is Route.TMUX:
             return False  # an open native nudge there is retyped by the pane's path
@@ -218,8 +241,6 @@ class NativeDelivery:
             self.store.nudge_retried(int(nudge["id"]), at=now)  # sent again: no Enter to press
         elif decision.action is Action.FAIL and nudge is not None:
             self.store.fail_nudge(int(nudge["id"]), decision.message_ids, decision.note, at=now)
-        elif decision.action in (Action.WAIT, Action.HOLD) and ids and entry is not None:
-            self._ask_idle(target, entry)
         if not sent:  # the socket failed: the pane this pass, or held under native only
             route, held = choose_route(self.preference, self.failing[str(target["session_id"])][1])
             if route is Route.HOLD:
@@ -228,8 +249,6 @@ class NativeDelivery:
             return False
         note = decision.note if decision.action is Action.HOLD else ""
         self.store.set_note(name, note, at=now)
-        if target["state"] == "idle":
-            self.idle_asked.discard(str(target["session_id"]))
         return True
 
     def _send(
@@ -264,21 +283,6 @@ class NativeDelivery:
         self.store.logevent(
             "native.fallback", "room", at=now, subject=str(target["name"]), data={"reason": why}
         )
-
-    def _ask_idle(self, target: Row, entry: NativeSession) -> None:
-        """Ask a busy or waiting recipient to say when it is idle: its notice wakes the
-        deliverer (a dialog closing fires no hook until the turn ends)."""
-        session_id = str(target["session_id"])
-        if session_id in self.idle_asked or entry.socket is None or self.transport.socket is None:
-            return
-        self.idle_asked.add(session_id)
-        frame = idle_frame(str(uuid.uuid4()), from_socket=self.transport.socket)
-        try:
-            self.transport.send(
-                entry.socket, frame, token=self.registry.peer_token(entry.pid, entry.socket)
-            )
-        except OSError:
-            self.idle_asked.discard(session_id)
 
 
 def native_delivery(room: Room, environ: Mapping[str, str]) -> NativeDelivery | None:

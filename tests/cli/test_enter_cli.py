@@ -21,6 +21,7 @@ def _register(
     *,
     pane: str | None,
     ended: bool = False,
+    had_turn: bool = True,
     socket: str | None = None,
     parent: str | None = None,
 ) -> None:
@@ -44,7 +45,11 @@ def _register(
                 parent_hint=parent,
             )
         )
-        if ended:
+        if ended:  # after a turn: a conversation its client can resume
+            if had_turn:
+                room.store.start_turn(
+                    f"sess-{name}", prompt_id=None, kind="human", prompt="go", at=room.clock()
+                )
             registry.set_state(f"sess-{name}", SessionState.ENDED)
     finally:
         room.close()
@@ -86,6 +91,17 @@ def test_enter_an_ended_session_warns_and_needs_a_terminal(
         " not a terminal to attach: run it from a terminal or inside tmux"
     ) in result.err
     assert "None" not in result.err
+
+
+def test_enter_refuses_an_ended_session_that_never_had_a_turn(
+    cli: Cli, room_home: Path, agent_proc: subprocess.Popen[bytes], tmp_path: Path
+) -> None:
+    """Its client has no such conversation: a resume would open a pane that dies at
+    once. A transcript that holds only the client's own bookkeeping is no conversation."""
+    _register(room_home, "a1", agent_proc.pid, pane="%3", ended=True, had_turn=False)
+    result = cli("enter", "a1", "--wait", "0")
+    _one_line(result, 1, "@a1 has no conversation to resume: it ended before its first turn")
+    assert "entered" not in result.out + result.err
 
 
 def test_exit_agent_outside_an_agent_is_bad_input(cli: Cli) -> None:

@@ -56,9 +56,29 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     mark_real(__file__, items)
 
 
+LATEST = {
+    "codex": REPO / ".tools" / "codex-latest" / "node_modules" / ".bin" / "codex",
+    "gemini": REPO / ".tools" / "gemini-cli-latest" / "node_modules" / ".bin" / "gemini",
+}
+"""The newest releases on npm, installed beside the pinned ones by ``.ci/setup``."""
+
+
+@pytest.fixture(params=["pinned", "latest"])
+def release(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each client runs pinned and in its newest release on npm (which a new user
+    installs); a missing newest release fails under CI=true."""
+    value: str = request.param
+    if value == "latest":
+        for kind, binary in LATEST.items():
+            require_tool(binary.is_file() and os.access(binary, os.X_OK), f"{kind} at {binary}")
+            monkeypatch.setenv(BINARIES[kind][0], str(binary))
+    return value
+
+
 @pytest.fixture(params=["codex", "gemini"])
-def kind(request: pytest.FixtureRequest) -> str:
-    """Each test runs with both clients."""
+def kind(request: pytest.FixtureRequest, release: str) -> str:
+    """Each test runs with both clients, each pinned and newest."""
+    del release  # (chooses the binaries first)
     value: str = request.param
     require_tool(shutil.which("tmux") is not None, "tmux")
     binary = client_binary(value)

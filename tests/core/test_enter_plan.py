@@ -115,6 +115,24 @@ def test_a_session_without_its_transcript_is_not_resumed() -> None:
     assert plan_enter(live, inside_tmux=SOCKET).move is Move.SWITCH
 
 
+@pytest.mark.parametrize("agent", ["claude", "codex", "gemini"])
+def test_a_session_that_never_had_a_turn_is_not_resumed(agent: str) -> None:
+    """A transcript of bookkeeping only (or none named) is no conversation either."""
+    never = replace(
+        LIVE, agent=agent, state="ended", process_alive=False, pane_alive=False,
+        no_conversation=True,
+    )  # fmt: skip
+    plan = plan_enter(never, inside_tmux=SOCKET)
+    assert plan.move is Move.REFUSE
+    assert plan.reason == (
+        f"@{LIVE.name} has no conversation to resume: it ended before its first turn,"
+        f" and {agent} cannot resume a session that never had one"
+    )
+    assert plan_enter(replace(never, no_conversation=False), inside_tmux=SOCKET).move is (
+        Move.RESUME
+    )
+
+
 def test_a_parent_whose_process_is_gone_is_warned_of() -> None:
     """Seed 003: a parent that no longer runs cannot be returned to as it was."""
     stale = replace(LIVE, parent_name="root", parent_pid=4242, parent_alive=False)

@@ -50,8 +50,24 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     mark_real(__file__, items)
 
 
+LATEST = REPO / ".tools" / "claude-code-latest" / "node_modules" / ".bin" / "claude"
+"""The newest release on npm, installed beside the pinned one by ``.ci/setup``."""
+
+
+@pytest.fixture(autouse=True, params=["pinned", "latest"])
+def release(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each test runs with the pinned client and with the newest release on npm (which
+    a new user installs); a missing newest release fails under CI=true."""
+    value: str = request.param
+    if value == "latest":
+        require_tool(LATEST.is_file() and os.access(LATEST, os.X_OK), f"Claude Code at {LATEST}")
+        monkeypatch.setenv("AGENT_ROOM_CLAUDE", str(LATEST))
+    return value
+
+
 @pytest.fixture(autouse=True)
-def _need_tools() -> None:
+def _need_tools(release: str) -> None:
+    del release  # (chooses the binary first)
     require_tool(shutil.which("tmux") is not None, "tmux")
     binary = claude_binary()
     require_tool(binary.is_file() and os.access(binary, os.X_OK), f"Claude Code at {binary}")

@@ -181,3 +181,30 @@ def test_an_ended_session_resumes_with_its_id_and_a_live_one_is_not_started_twic
         assert real.member("frontend")["state"] == "idle"
     finally:
         terminal.close()
+
+
+def test_enter_refuses_an_ended_session_that_never_had_a_turn(real: RealRoom) -> None:
+    """Claude Code cannot resume a conversation that never began: enter says so instead
+    of opening a pane that dies at once."""
+    real.start("frontend")
+    before = real.member("frontend")
+    real.server.cmd("new-session", "-d", "-s", "operator", "cat")  # the server outlives it
+    real.type("frontend", "/exit")
+    real.wait(lambda: real.member("frontend")["state"] == "ended", TURN, "frontend")
+    real.wait(lambda: _gone(before["pid"]), TURN)
+    result = real.run("enter", "frontend", "--wait", "0")
+    if result.code != 1:  # what the room saw, for the failure
+        room = real.open()
+        try:
+            row = room.store.holder("frontend")
+            assert row is not None
+            turns = room.store.turns(str(row["session_id"]))
+            transcript = Path(str(row["transcript_path"]))
+            shown = transcript.read_text()[-3000:] if transcript.exists() else "missing"
+        finally:
+            room.close()
+        raise AssertionError(f"{result}\n--- turns: {turns}\n--- transcript:\n{shown}")
+    assert result.code == 1
+    assert "@frontend has no conversation to resume: it ended before its first turn" in result.err
+    assert "entered" not in result.out + result.err
+    assert "ar-frontend" not in real.sessions()

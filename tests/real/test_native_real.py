@@ -105,6 +105,23 @@ def test_a_message_goes_through_the_socket_with_nothing_typed(real: RealRoom) ->
         room.close()
     assert "delivery.native" in kinds
     real.wait(lambda: real.member("frontend")["unread"] == 0, TURN, "frontend")
+    # the client sends no receipt for a message it takes at once (2.1.330 answers only a
+    # hold and what follows one): the recipient's hook is the receipt
+    time.sleep(1.0)
+    assert _native_statuses(real) == [None]
+    # the room never asks to be told when the session is idle: no notice of it is shown
+    # to the agent or kept in its transcript
+    transcript = Path(str(real.member("frontend")["transcript_path"]))
+    assert "asked to be told" not in transcript.read_text()
+    assert "asked to be told" not in real.screen("frontend")
+
+
+def _native_statuses(real: RealRoom) -> list[object]:
+    room = real.open()
+    try:
+        return [r[0] for r in room.store.conn.execute("SELECT status FROM native_sends")]
+    finally:
+        room.close()
 
 
 def test_a_session_in_bypass_mode_holds_the_message_and_the_room_says_why(
@@ -133,6 +150,8 @@ def test_a_session_in_bypass_mode_holds_the_message_and_the_room_says_why(
     real.wait(lambda: real.seen.turns_showing("frontend", "body-77be"), TURN, "frontend")
     real.wait(lambda: real.member("frontend")["state"] == "idle", TURN, "frontend")
     assert real.seen.turns_showing("frontend", "body-77be") == 1
+    # a held message is where the client answers: held, then delivered once approved
+    assert _native_statuses(real) == ["delivered"]
 
 
 def test_a_send_message_between_two_real_sessions_is_in_the_history(

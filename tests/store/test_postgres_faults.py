@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_room.hooks import HOOK_BUDGET
 from agent_room.room import Room
 from tests.conftest import Cli, throwaway_cluster, write_room_conf
 from tests.fakes import IdleMux
@@ -53,10 +54,34 @@ def test_a_hook_exits_at_once_and_logs_the_unreachable_room(
     started = time.monotonic()
     code, out, err = Hook(home, agent_proc.pid)("SessionStart", new_session("SessionStart"))
     assert (code, out, err) == (0, None, "")
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < HOOK_BUDGET + 1  # tried again, briefly
     (line,) = (home / "errors.log").read_text().splitlines()
     assert "unreachable" in line
     assert "password" not in line.lower()
+
+
+def test_a_hook_written_while_the_server_restarts_lands_when_it_is_back(
+    down: tuple[Path, Cluster], agent_proc: subprocess.Popen[bytes]
+) -> None:
+    """The server comes back within the hook's budget: its write lands, nothing is
+    logged (a hook tries again while the room is out of reach)."""
+    home, cluster = down
+    session = new_session("SessionStart")
+    back = threading.Timer(1.0, cluster.start)
+    back.start()
+    try:
+        code, out, err = Hook(home, agent_proc.pid)("SessionStart", session)
+    finally:
+        back.join()
+    assert code == 0
+    assert err == ""
+    assert out is not None  # the room answered: the session registered
+    assert not (home / "errors.log").exists()
+    room = Room.open({"AGENT_ROOM_HOME": str(home)})
+    try:
+        assert room.store.session(session["session_id"]) is not None
+    finally:
+        room.close()
 
 
 def test_send_fails_clearly_and_nothing_is_lost(down: tuple[Path, Cluster]) -> None:
@@ -234,7 +259,7 @@ def test_ten_seconds_without_the_server_lose_nothing(
         hook_started = time.monotonic()
         hooked = Hook(home, agent_proc.pid)("SessionStart", new_session("SessionStart"))
         assert hooked == (0, None, "")
-        assert time.monotonic() - hook_started < 3
+        assert time.monotonic() - hook_started < HOOK_BUDGET + 1
         assert "unreachable" in (home / "errors.log").read_text()
         refused = Cli(home)("send", "@web", "during the outage", name="api")
         assert refused.code != 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -202,3 +203,42 @@ def test_killed_deliverer_is_replaced_and_nothing_is_delivered_twice(
         for watcher in watchers:
             watcher.kill()
             watcher.wait()
+
+
+ORPHAN = """
+import os, sys, time
+if os.fork() == 0:
+    if os.fork() == 0:  # the agent: on the pane's terminal and in its foreground group,
+        os.execv(sys.executable, [sys.executable, *sys.argv[1:]])  # but no child of it
+    os._exit(0)
+while True:  # the pane's own process stays, and reads nothing
+    time.sleep(60)
+"""
+
+
+def test_an_agent_the_pane_did_not_start_gets_nothing_typed(
+    server: libtmux.Server, room_home: Path, room: Room, deliverer: Deliverer, tmp_path: Path
+) -> None:
+    """The registered agent runs on the pane's terminal, in its foreground, and is not a
+    shell, but the pane's process is not among its ancestors: it is not the pane's agent,
+    and nothing is typed (only the lineage check tells this case apart)."""
+    wrapper = tmp_path / "orphan.py"
+    wrapper.write_text(ORPHAN)
+    standin = agent_command(room_home, "frontend")
+    env, _, argv = standin.partition(f" {sys.executable} ")
+    session = server.new_session(
+        session_name="ac-frontend", window_command=f"{env} {sys.executable} {wrapper} {argv}"
+    )
+    pane = session.active_window.active_pane
+    assert pane is not None
+    wait_for(lambda: "You are @frontend" in screen(pane))
+    agent = room.store.holder("frontend")
+    assert agent is not None
+    assert agent["pane"] == pane.pane_id
+    assert SystemProbe().is_alive(agent["pid"], agent["pid_start"])
+    room.send("backend", "frontend", "not for a stranger's pane")
+    wait_for(lambda: any(s["delivery"] for s in room.who() if s["name"] == "frontend"))
+    note = next(s for s in room.who() if s["name"] == "frontend")["delivery"]
+    assert note == "the pane does not run the registered agent"
+    assert "PROMPT:" not in screen(pane)
+    assert "new message" not in screen(pane)

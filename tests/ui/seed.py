@@ -78,6 +78,11 @@ def seed_room(home: Path, clock: FrozenClock | None = None) -> tuple[Room, Froze
     room.join("ops", pane=None, agent="codex")
     registry.set_state("sess-backend", SessionState.BUSY)
     registry.set_state("sess-api", SessionState.WAITING)
+    # docs had its turn before it ended: a conversation its client can resume
+    room.store.start_turn(
+        "sess-docs", prompt_id=None, kind="human", prompt="document the API", at=clock.now
+    )
+    room.store.stop_turn("sess-docs", output="Documented.", failed=False, at=clock.now)
     registry.set_state("sess-docs", SessionState.ENDED)
     room.store.record_subagent(
         {

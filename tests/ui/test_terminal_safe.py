@@ -73,6 +73,9 @@ def hostile(seeded: tuple[Room, FrozenClock]) -> int:
             parent_hint=None,
         )
     )
+    room.store.start_turn(  # a turn: the ended session can be resumed (a dialog asks)
+        "sess-mallory", prompt_id=None, kind="human", prompt="go", at=clock.now
+    )
     registry.set_state("sess-mallory", SessionState.ENDED)
     clock.advance(5)
     room.send("mallory", "frontend", CHAT)

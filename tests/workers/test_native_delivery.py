@@ -27,7 +27,7 @@ from agent_room.adapters.claude_native import FileRegistry
 from agent_room.adapters.claude_peer import PeerSocket
 from agent_room.adapters.processes import SystemProbe
 from agent_room.core.delivery import RECEIPT_TIMEOUT
-from agent_room.core.native import NativeSession, SocketFacts
+from agent_room.core.native import SOCKET_WAIT, NativeSession, SocketFacts
 from agent_room.room import Room
 from agent_room.room.delivery import receive
 from agent_room.room.registry import Registry, SessionFacts
@@ -114,9 +114,11 @@ class Registry_(FileRegistry):
         super().__init__(root, AliveProbe())
         self.client = client
         self.protocol = 1
+        self.written = True
+        """Whether the client has written its entry yet (it does after SessionStart)."""
 
     def entry(self, pid: int) -> NativeSession | None:
-        if pid not in (PID, os.getpid()):
+        if pid not in (PID, os.getpid()) or not self.written:
             return None
         return NativeSession(
             pid=PID,
@@ -431,6 +433,53 @@ def test_native_only_holds_with_the_reason_where_there_is_no_socket(
     assert _status(room, message_id) == "queued"
 
 
+@pytest.mark.parametrize("preference", ["native-first", "native"])
+def test_a_message_waiting_at_registration_waits_for_the_socket(
+    room: Room,
+    deliverer: Deliverer,
+    client: Client,
+    registry: Registry_,
+    mux: ScriptedMux,
+    clock: Clock,
+    preference: str,
+) -> None:
+    """The room's SessionStart comes before the client writes its registry entry: the
+    message waits for the socket (bounded), and nothing is typed meanwhile."""
+    LinkStore(room.store).save_settings({SETTING: preference}, at=room.clock(), by="operator")
+    registry.written = False
+    message_id = room.send("backend", "frontend", "waiting at registration")
+    deliverer.run_once()
+    clock.now += 0.4
+    deliverer.run_once()
+    assert mux.calls == []
+    assert client.frames() == []
+    assert room.store.notes()["frontend"] == "waiting for its client's messaging socket"
+    registry.written = True
+    clock.now += 0.1
+    deliverer.run_once()
+    assert len(_sent(client)) == 1
+    assert mux.calls == []
+    assert _status(room, message_id) == "queued"  # until its hook receipts it
+
+
+def test_a_client_that_never_writes_its_entry_is_typed_to_after_the_wait(
+    room: Room,
+    deliverer: Deliverer,
+    client: Client,
+    registry: Registry_,
+    mux: ScriptedMux,
+    clock: Clock,
+) -> None:
+    registry.written = False  # an older client: no registry, no socket
+    room.send("backend", "frontend", "hello")
+    deliverer.run_once()
+    assert mux.calls == []
+    clock.now += SOCKET_WAIT
+    deliverer.run_once()
+    assert [c[0] for c in mux.calls] == ["type_line"]
+    assert client.frames() == []
+
+
 def test_tmux_only_never_touches_the_socket(
     room: Room, deliverer: Deliverer, client: Client, mux: ScriptedMux
 ) -> None:
@@ -471,21 +520,18 @@ def test_foreign_and_malformed_receipts_change_nothing(
     assert _status(room, message_id) == "queued"
 
 
-def test_a_busy_recipient_is_asked_to_say_when_it_is_idle(
+def test_a_busy_recipient_is_never_asked_to_say_when_it_is_idle(
     room: Room, deliverer: Deliverer, client: Client, peer: PeerSocket
 ) -> None:
+    """A ``notify_when_idle`` request shows in the recipient's transcript ("A process
+    claiming the address ... asked to be told when this session is next idle"): the room
+    reads the client's registry instead and sends nothing until it delivers."""
     room.store.set_state(SESSION, "busy", at=room.clock())
     room.send("backend", "frontend", "hello")
     deliverer.run_once()
     deliverer.run_once()
-    for _ in range(200):
-        if client.frames("control"):
-            break
-        client.got.wait(0.01)
-    (ask,) = client.frames("control")
-    recorded = _recorded_control("notify_when_idle")
-    assert set(ask) == set(recorded)
-    assert ask["from"] == f"uds:{peer.socket}"
+    client.got.wait(0.3)
+    assert client.frames("control") == []
     assert client.frames() == []  # the message itself waits for the turn boundary
 
 

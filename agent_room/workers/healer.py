@@ -1,0 +1,137 @@
+"""The deliverer's healer: sessions whose hook was lost get their state from what the
+room can observe (``core.heal`` decides; this module looks).
+
+It runs in the active deliverer's pass (on wake-ups and at least every half second),
+reads the room's sessions at most twice a second, and looks at each of this host's
+sessions at most once a second: at the client's registry entry (Claude Code), at a Codex
+or Gemini CLI pane for a dialog of the client's own, else at the end of the transcript
+its hooks named. Reads are bounded and never block: a transcript is opened without
+following a link, and only a regular file of this user's is read; a pane is only read.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_room.adapters.transcripts import read_lines
+from agent_room.core.errors import PaneUnavailable
+from agent_room.core.heal import (
+    SCREEN_CLIENTS,
+    Observation,
+    Seen,
+    Source,
+    due,
+    held_since,
+    screen_observation,
+    transcript_state,
+    verdict,
+)
+from agent_room.core.native import NativeSession
+from agent_room.core.ports import Multiplexer, NativeRegistry, ProcessProbe
+from agent_room.core.states import ENDED, IDLE, WAITING
+from agent_room.room import Room
+
+SCAN_EVERY = 0.5
+"""Seconds between two reads of the room's sessions (a burst of wake-ups reads once)."""
+
+
+class Healer:
+    """Heals the states of one room's sessions on this host (owned by the deliverer)."""
+
+    def __init__(
+        self,
+        room: Room,
+        registry: NativeRegistry | None = None,
+        mux: Multiplexer | None = None,
+        probe: ProcessProbe | None = None,
+    ) -> None:
+        self.room = room
+        self.store = room.store
+        self.registry = registry
+        self.mux = mux
+        self.probe = probe
+        self.seen: dict[str, Seen] = {}
+        """By name: what was last observed of a session, and since when."""
+        self.looked: dict[str, float] = {}
+        """By name: when a session was last looked at."""
+        self._read_at = float("-inf")
+
+    def run(self, now: float) -> list[str]:
+        """Look at the sessions due; return the names whose state was healed."""
+        if now - self._read_at < SCAN_EVERY:
+            return []
+        self._read_at = now
+        healed = []
+        live = set()
+        for row in self.store.members():
+            key = str(row["name"])  # (a placeholder of ``start`` has no session id yet)
+            if row["host"] not in (None, self.store.host):
+                continue
+            live.add(key)
+            state, since = str(row["state"]), float(row["updated_at"])
+            if not due(state, since, self.looked.get(key), now):
+                continue
+            self.looked[key] = now
+            observation = self.observe(row)
+            if observation is None:
+                self.seen.pop(key, None)
+                continue
+            seen = held_since(self.seen.get(key), observation, now)
+            self.seen[key] = seen
+            heal = verdict(
+                state=state, state_since=since, observation=observation, seen=seen, now=now
+            )
+            if heal is None:
+                continue
+            if self.store.settle_state(
+                key, heal.state, was=state, since=since, reason=heal.reason, at=now
+            ):
+                healed.append(str(row["name"]))
+        for gone in set(self.looked) - live:
+            self.looked.pop(gone, None)
+            self.seen.pop(gone, None)
+        return healed
+
+    def observe(self, row: dict[str, Any]) -> Observation | None:
+        """What the session's client shows now: its registry's status where it keeps
+        one; a dialog on a Codex or Gemini CLI pane; else (for a state other than idle)
+        the end of its transcript, and last the pane without a dialog any more."""
+        if row["state"] == ENDED:
+            return None
+        entry = self._entry(row)
+        if entry is not None and entry.status is not None:
+            return Observation(entry.status, Source.REGISTRY, since=entry.status_at)
+        screen = self._screen(row)
+        seen = screen_observation(str(row["state"]), screen) if screen is not None else None
+        if seen is not None and seen.state == WAITING:
+            return seen
+        path = row["transcript_path"]
+        tail = read_lines(str(path)) if path and row["state"] != IDLE else None
+        state = transcript_state(tail[0]) if tail is not None else None
+        if tail is not None and state is not None:
+            return Observation(state, Source.TRANSCRIPT, since=tail[1])
+        return seen
+
+    def _screen(self, row: dict[str, Any]) -> str | None:
+        """The pane of a Codex or Gemini CLI session while its registered process (or
+        the one ``start`` began in it) runs. Only read: what it shows can stop typing at
+        once, and lets it go only through ``typing_refusal``'s checks."""
+        pane, pid = row["pane"], row["pid"]
+        if self.mux is None or row["agent"] not in SCREEN_CLIENTS or not pane or not pid:
+            return None
+        if self.probe is not None and not self.probe.is_alive(int(pid), row["pid_start"]):
+            return None
+        try:
+            return self.mux.capture(row["tmux_socket"], pane)
+        except PaneUnavailable:
+            return None
+
+    def _entry(self, row: dict[str, Any]) -> NativeSession | None:
+        if self.registry is None or not row["pid"]:
+            return None
+        entry = self.registry.entry(int(row["pid"]))
+        if entry is None or entry.session_id != row["session_id"]:
+            return None  # another session of that process (a /clear), or none
+        if row["pid_start"] is not None and entry.proc_start not in (None, row["pid_start"]):
+            return None
+        return entry
