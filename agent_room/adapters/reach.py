@@ -29,10 +29,12 @@ MESSAGE_LIMIT = 300
 """Characters of a notification shown at most (one line on a status bar)."""
 
 
-def _tmux(socket: str | None, *args: str) -> subprocess.CompletedProcess[str]:
+def _tmux(
+    socket: str | None, *args: str, timeout: float | None = TIMEOUT
+) -> subprocess.CompletedProcess[str]:
     argv = ["tmux", *(["-S", socket] if socket else []), *args]
     return subprocess.run(
-        argv, capture_output=True, text=True, timeout=TIMEOUT, check=False, stdin=subprocess.DEVNULL
+        argv, capture_output=True, text=True, timeout=timeout, check=False, stdin=subprocess.DEVNULL
     )
 
 
@@ -50,6 +52,7 @@ def open_popup(
     result = _tmux(
         socket, "display-popup", *(["-c", client] if client else []), "-E", "-w", size,
         "-h", size, "-d", cwd, "-T", " agent-room ", "--", *command,
+        timeout=None,  # display-popup returns when the popup closes: the operator's time
     )  # fmt: skip
     if result.returncode != 0:
         raise BadInput(f"tmux could not open the popup: {result.stderr.strip() or 'no client'}")

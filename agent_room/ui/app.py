@@ -14,6 +14,7 @@ import gc
 import os
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -79,6 +80,11 @@ if TYPE_CHECKING:
 AGE_REFRESH = 30.0
 """Seconds after which an unchanged room is posted again, so the ages move on."""
 WORKERS = ("reader", "watcher", "deliverer", "injector", "memory", "notifier")
+WORKER_THREADS = 16
+"""Threads for the console's thread workers. The reader, the code reader and the leased
+workers each hold a thread for the console's whole life; asyncio's default pool (CPU
+count + 4: six on a two-core machine) would leave none for an approval, a diff or a
+jump, which would then wait for ever."""
 
 
 def _room_files(path: str) -> bool:
@@ -184,6 +190,9 @@ class RoomConsole(ReachMixin, App[int]):
 
     def on_mount(self) -> None:
         """Report theme problems, show the first snapshot, start the reader."""
+        asyncio.get_running_loop().set_default_executor(
+            ThreadPoolExecutor(max_workers=WORKER_THREADS, thread_name_prefix="agent-room")
+        )
         for problem in self._theme_problems:
             self.notify(problem, title="Theme not loaded", severity="warning", timeout=10)
         self.watch(self, "theme", self._remember_theme, init=False)

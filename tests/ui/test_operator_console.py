@@ -146,3 +146,18 @@ async def test_the_notifier_runs_in_the_console_and_tells_a_command_hook(
     kinds = [json.loads(line)["kind"] for line in out.read_text().splitlines()]
     assert kinds.count("handover") == 2
     assert "failed" in kinds
+
+
+async def test_a_handover_is_approved_with_every_worker_running_on_a_small_machine(
+    console: Callable[..., RoomConsole], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The long-lived workers each hold a thread: on a one-core machine asyncio's own
+    pool (five threads) had none left for the approval, and ``a`` did nothing."""
+    monkeypatch.setattr("os.cpu_count", lambda: 1)
+    app = console(deliver=True, until_clear=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.statuses.get("memory") == "active", timeout=20)
+        await until(pilot, lambda: app.snapshot is not None and app.snapshot.pending == 2)
+        app.main.queue.focus()
+        await pilot.press("a")
+        await until(pilot, lambda: app.snapshot is not None and app.snapshot.pending == 1)
