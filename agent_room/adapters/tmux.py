@@ -299,6 +299,13 @@ class Tmux:
         cmd = ["tmux", *(["-S", socket] if socket else []), "attach-session", "-t", pane]
         return subprocess.run(cmd, env=env, check=False).returncode
 
+    def detach_client(self, socket: str | None, tty: str) -> None:
+        """Detach the client on ``tty``, if one of this server's clients is there."""
+        server = _server(socket)  # a tty is no pane: not through the kept client
+        if tty not in server.cmd("list-clients", "-F", "#{client_tty}").stdout:
+            raise TmuxError(f"no tmux client is attached from {tty} any more")
+        server.cmd("detach-client", "-t", tty)
+
     def open_window(
         self, socket: str | None, cwd: str | None, argv: tuple[str, ...], *, name: str, inside: bool
     ) -> str:

@@ -34,6 +34,9 @@ class Move(StrEnum):
     RESUME = "resume"
     """Start ``claude --resume ID`` in a new tmux window in the session's cwd, then go there."""
     REFUSE = "refuse"
+    DETACH = "detach"
+    """Entered from a terminal outside tmux: detach the client attached there, which
+    ends the ``enter`` that attached it and gives that terminal back."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,6 +193,8 @@ class Entry:
     from_session: str | None
     from_pane: str | None
     from_socket: str | None
+    from_tty: str | None = None
+    """The terminal of a jump made from outside tmux (its attached client's tty)."""
 
 
 def exit_chain(

@@ -42,10 +42,19 @@ class Where:
     """Where the caller is: its tmux server and pane, and its own session if an agent."""
 
     def __init__(
-        self, *, socket: str | None, pane: str | None, session_id: str | None, actor: str
+        self,
+        *,
+        socket: str | None,
+        pane: str | None,
+        session_id: str | None,
+        actor: str,
+        tty: str | None = None,
     ) -> None:
         self.socket = socket
         """The tmux server the caller runs in (``None``: not inside tmux)."""
+        self.tty = tty
+        """The caller's terminal when it is not inside tmux: an attach there is left by
+        detaching that terminal's client."""
         self.pane = pane
         self.session_id = session_id
         self.actor = actor
@@ -187,6 +196,7 @@ class Navigator:
             from_pane=where.pane,
             from_socket=where.socket,
             at=self.room.clock(),
+            from_tty=None if where.socket else where.tty,
         )
 
     def carry_out(self, plan: Plan, where: Where) -> str | None:
@@ -197,6 +207,9 @@ class Navigator:
         target = plan.target
         if plan.move is Move.REFUSE:
             raise Refused(plan.reason)
+        if plan.move is Move.DETACH:
+            self.mux.detach_client(target.socket, plan.reason)
+            return None
         if plan.move is Move.RESUME:
             plan = self.start_resume(plan, where)
             target = plan.target
@@ -268,6 +281,7 @@ class Navigator:
                 from_session=r["data"].get("from_session"),
                 from_pane=r["data"].get("from_pane"),
                 from_socket=r["data"].get("from_socket"),
+                from_tty=r["data"].get("from_tty"),
             )
             for r in views.entries(self.store)
         ]
@@ -297,12 +311,31 @@ class Navigator:
                     pane_alive=True,
                 )
                 return plan_enter(target, inside_tmux=where.socket, warn_parent=False)
+            if step.from_pane is None and step.from_tty:
+                return self._detach(current, step.from_tty)
         parent = self._parent_of(current, root=root)
         if parent is None:
             raise NotFound(
                 f"@{current['name']} was not entered from anywhere and has no parent session"
             )
         return self._back_to(parent, where)
+
+    def _detach(self, current: Row, tty: str) -> Plan:
+        """The jump came from a terminal outside tmux: its client is detached."""
+        here = self.target(current)
+        target = Target(
+            name="",
+            session_id=None,
+            agent="",
+            state="idle",
+            pane=None,
+            socket=here.socket,
+            cwd=None,
+            parent=None,
+            process_alive=True,
+            pane_alive=True,
+        )
+        return Plan(Move.DETACH, target, reason=tty)
 
     def _pane_sessions(self, entries: list[Entry]) -> dict[str, str]:
         """The session each pane that a jump without a session came from holds."""
