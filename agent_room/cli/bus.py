@@ -132,7 +132,8 @@ def _send(room: Room, args: argparse.Namespace) -> int:
             " (the operator sees it before deciding)",
             file=sys.stderr,
         )
-    print(message_id)
+    if not sys.stdout.isatty():  # for a script; a terminal has it in the line above
+        print(message_id)
     return 0
 
 
