@@ -38,7 +38,8 @@ def blocks(path: Path) -> list[Block]:
     found: list[Block] = []
     section = ""
     fence: str | None = None
-    info, start, body = "", 0, []
+    info, start = "", 0
+    body: list[str] = []
     for number, line in enumerate(path.read_text().splitlines(), 1):
         match = FENCE.match(line)
         if fence is None and match:
