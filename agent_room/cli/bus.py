@@ -309,20 +309,47 @@ def _handover_json(row: dict[str, Any]) -> dict[str, Any]:
 
 def cmd_handovers(args: argparse.Namespace) -> int:
     from agent_room.core.cycles import render_cycle
+    from agent_room.store import memory
 
     room = _open()
     rows = room.pending_handovers()
     cycles = room.handover_cycles(rows)
+    contexts = memory.contexts(room.store, [int(r["message_id"]) for r in rows])
     for row in rows:
         cycle = cycles.get(int(row["message_id"]))
         row["cycle"] = list(cycle) if cycle else None
         row["cycle_text"] = render_cycle(cycle) if cycle else None
+        row["context"] = contexts.get(int(row["message_id"]))  # what the console previews
     if args.json:
         print_json([_handover_json(row) for row in rows])
         return 0
     for row in rows:
         badge = f"  ⚠ closes a cycle: {row['cycle_text']}" if row["cycle"] else ""
         print(f"#{row['message_id']}  @{row['sender']} -> @{row['recipient']}{badge}")
+        if row["context"]:
+            lines = len(row["context"].splitlines())
+            print(f"    context: {lines} lines (agent-room handovers show {row['message_id']})")
     if not rows:
         print("no handovers waiting", file=sys.stderr)
+    return 0
+
+
+def cmd_handover_show(args: argparse.Namespace) -> int:
+    """One handover in full, as the console's preview shows it: body, then context."""
+    from agent_room.store import memory
+
+    room = _open()
+    row = next((r for r in room.pending_handovers() if int(r["message_id"]) == args.id), None)
+    if row is None:
+        raise BadInput(f"no handover #{args.id} is waiting (agent-room handovers lists them)")
+    context = memory.context(room.store, args.id)
+    print(f"#{args.id}  @{row['sender']} -> @{row['recipient']}")
+    print(printable(str(row["body"]), multiline=True))
+    if context is not None:
+        print(
+            f"--- context prepared from @{row['sender']}'s transcript ({context['tokens']} tokens)"
+        )
+        print(printable(str(context["text"]), multiline=True))
+    else:
+        print("--- no context prepared (yet)")
     return 0

@@ -305,8 +305,12 @@ def _room_commands(sub: _Only) -> None:
     p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_reject"))
 
     p = sub.add_parser("handovers", help="list the handovers waiting for a decision")
-    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--json", action="store_true", help="print JSON (with the prepared context)")
     p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_handovers"))
+    hsub = _commands(p, "handovers", required=False)
+    hp = hsub.add_parser("show", help="one handover in full: its body and prepared context")
+    hp.add_argument("id", metavar="ID", type=_message_id, help="the handover's id")
+    hp.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_handover_show"))
     p = sub.add_parser("watch", help="deliver messages to idle agents (headless worker)")
     # a send wakes the deliverer through its FIFO at once: file events (hooks changing an
     # agent's state) can wait tens of ms, and a slower step costs a quarter at rest
