@@ -515,7 +515,7 @@ def _intercom_commands(sub: _Only) -> None:
         help="end the client after this long (default: 600)",
     )
     p.add_argument("--json", action="store_true", help="print the whole record as JSON")
-    p.add_argument("--quiet", action="store_true", help="no [intercom] reasoning on stderr")
+    p.add_argument("--quiet", action="store_true", help="no [Intercom] reasoning on stderr")
     p.set_defaults(handler=_lazy(handlers, "cmd_ask"))
 
     p = sub.add_parser("intercom", help="the intercom's sessions per repository, with costs")
