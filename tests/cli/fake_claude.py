@@ -60,7 +60,7 @@ def main() -> int:
     session = resume or str(uuid.uuid4())
     runs = 1 + _earlier_runs(session)
     cost = float(os.environ.get("FAKE_CLAUDE_COST", "0.01"))
-    result = {
+    result: dict[str, object] = {
         "type": "result",
         "subtype": "error_during_execution" if mode == "error" else "success",
         "is_error": mode == "error",
