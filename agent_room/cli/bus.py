@@ -38,7 +38,8 @@ def _me(room: Room, args: argparse.Namespace) -> str:
 def cmd_join(args: argparse.Namespace) -> int:
     room = _open()
     socket = tmux_socket_of(os.environ.get("TMUX"))
-    row = room.join(args.name, pane=args.pane, agent=args.agent, tmux_socket=socket)
+    agent = args.agent or ("claude" if args.pane else "")  # a name alone runs no agent
+    row = room.join(args.name, pane=args.pane, agent=agent, tmux_socket=socket)
     pane = f" in pane {printable(row['pane'])}" if row["pane"] else ""
     if row.get("renamed_from"):
         print(f"@{row['renamed_from']}{pane} is now @{row['name']}", file=sys.stderr)
@@ -239,7 +240,7 @@ def _who_table(roster: Roster) -> str:
     columns: list[tuple[str, Sequence[str]]] = [
         ("NAME", roster.names),
         ("STATE", roster.states),
-        ("AGENT", roster.agents),
+        ("AGENT", [agent or "-" for agent in roster.agents]),
         ("PANE", [pane or "-" for pane in roster.panes]),
         ("PID", [str(pid or "-") for pid in roster.pids]),
         ("AGE", [_age(age) for age in roster.ages]),

@@ -203,7 +203,10 @@ def _bus_commands(sub: _Only) -> None:
     p = sub.add_parser("join", help="register a name by hand (an agent in a pane without hooks)")
     p.add_argument("name", metavar="NAME", help="the name to register, without the @")
     p.add_argument("--pane", help="the tmux pane id the agent runs in, e.g. %%3")
-    p.add_argument("--agent", default="claude", help="the kind of agent (default: claude)")
+    p.add_argument(
+        "--agent",
+        help="the kind of agent in the pane (default: claude with --pane, none without)",
+    )
     _add_no_watch(p)
     p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_join"))
 

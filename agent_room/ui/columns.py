@@ -108,7 +108,7 @@ COLUMNS: tuple[Column, ...] = (
     Column(
         "agent",
         "Agent",
-        lambda r, _c: Text(printable(r.agent), overflow="ellipsis"),
+        lambda r, _c: Text(printable(r.agent or "-"), overflow="ellipsis"),
         lambda r: (r.agent, r.name),
         5,
         12,
