@@ -152,10 +152,9 @@ def test_the_quick_start_as_printed(shell: Shell) -> None:
                 raise AssertionError(f"{shell.who()}\n{shell.problems()}") from exc
             assert sorted(shell.who()) == ["api", "web"]
             table = shell.run(command).stdout
-            assert [line.split()[:3] for line in table.splitlines()[1:]] == [
-                ["api", "idle", "claude"],
-                ["web", "idle", "claude"],
-            ]
+            assert table.splitlines()[0].split()[:3] == ["NAME", "STATE", "AGENT"]
+            rows = sorted(line.split()[:3] for line in table.splitlines()[1:])  # as registered
+            assert rows == [["api", "idle", "claude"], ["web", "idle", "claude"]]
 
     # "tmux attach -t ac-api" reaches the agent as the README says
     assert shell.tmux("has-session", "-t", "=ac-api").returncode == 0
