@@ -298,44 +298,18 @@ class Navigator:
             if row is not None:
                 return self._back_to(row, where)
             if step.from_pane and self.mux.pane_exists(step.from_socket, step.from_pane):
-                target = Target(
-                    name="",
-                    session_id=None,
-                    agent="",
-                    state="idle",
-                    pane=step.from_pane,
-                    socket=step.from_socket,
-                    cwd=None,
-                    parent=None,
-                    process_alive=True,
-                    pane_alive=True,
-                )
+                target = _terminal(step.from_pane, step.from_socket)
                 return plan_enter(target, inside_tmux=where.socket, warn_parent=False)
             if step.from_pane is None and step.from_tty:
-                return self._detach(current, step.from_tty)
+                # the jump came from a terminal outside tmux: its client is detached
+                target = _terminal(None, self.target(current).socket)
+                return Plan(Move.DETACH, target, reason=step.from_tty)
         parent = self._parent_of(current, root=root)
         if parent is None:
             raise NotFound(
                 f"@{current['name']} was not entered from anywhere and has no parent session"
             )
         return self._back_to(parent, where)
-
-    def _detach(self, current: Row, tty: str) -> Plan:
-        """The jump came from a terminal outside tmux: its client is detached."""
-        here = self.target(current)
-        target = Target(
-            name="",
-            session_id=None,
-            agent="",
-            state="idle",
-            pane=None,
-            socket=here.socket,
-            cwd=None,
-            parent=None,
-            process_alive=True,
-            pane_alive=True,
-        )
-        return Plan(Move.DETACH, target, reason=tty)
 
     def _pane_sessions(self, entries: list[Entry]) -> dict[str, str]:
         """The session each pane that a jump without a session came from holds."""
@@ -365,3 +339,19 @@ class Navigator:
                 self.target(row), inside_tmux=where.socket, claude=self.claude, warn_parent=False
             )
         )
+
+
+def _terminal(pane: str | None, socket: str | None) -> Target:
+    """A plain terminal a jump was made from (a pane, or outside tmux: none), to go back to."""
+    return Target(
+        name="",
+        session_id=None,
+        agent="",
+        state="idle",
+        pane=pane,
+        socket=socket,
+        cwd=None,
+        parent=None,
+        process_alive=True,
+        pane_alive=True,
+    )
