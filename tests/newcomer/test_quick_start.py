@@ -1,18 +1,21 @@
 """The newcomer's path: the README's quick start, command by command, as the README prints it.
 
 The commands are read from the README (``tests.docs.quick_start``), not copied here, and
-run in a shell of a user who has just installed agent-room: a fresh HOME with no room, a
-PATH with ``agent-room`` (as pipx puts it in ``~/.local/bin``) and Claude Code (as npm
-puts it), tmux's own default server (private to the test through tmux's ``TMUX_TMPDIR``,
-so ``tmux attach -t ac-api`` works as the README says), and two repositories of theirs.
-No ``AGENT_ROOM_*`` variable is set and no watch is started: the quick start must bring
-up its own deliverer.
+typed into the terminal of a user who has just installed agent-room: an interactive
+shell on a pty, a fresh HOME with no room, a PATH with ``agent-room`` (as pipx puts it in
+``~/.local/bin``) and Claude Code (as npm puts it), tmux's default server (private to the
+test through tmux's own ``TMUX_TMPDIR``), and two repositories of theirs. Each ``start``
+takes the terminal into the agent's session and the user detaches with ``C-b d``; the
+console is quit with ``q``. No ``AGENT_ROOM_*`` variable is set and no watch is started:
+the quick start must bring up its own deliverer. What the README says the user sees is
+checked on the terminal's screen.
 
 The user's Claude Code is one they have used before, with an API key: ``.claude.json``
-says onboarding is done, the key approved and the two repositories trusted, and the
-environment holds ``ANTHROPIC_API_KEY`` as a user's shell would. The one thing a real user
-would not have is ``ANTHROPIC_BASE_URL``: it points that key at the loopback model
-stand-in instead of Anthropic's API (the same variable an API gateway's users set), and
+says onboarding is done, the key approved and the two repositories trusted (a folder
+not yet trusted asks first: the README says to answer it), and the environment holds
+``ANTHROPIC_API_KEY`` as a user's shell would. The one thing a real user would not have
+is ``ANTHROPIC_BASE_URL``: it points that key at the loopback model stand-in instead of
+Anthropic's API (the variable an API gateway's users set), and
 ``CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC`` keeps the client off the network.
 """
 
@@ -23,6 +26,7 @@ import os
 import shutil
 import subprocess
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -35,6 +39,10 @@ from tests.tmux.conftest import wait_for
 
 REPOS = {"api": "code/api", "web": "code/web"}
 """The user's repositories, as the quick start names them."""
+PROMPT = "newcomer$ "
+"""The prompt of the user's shell (a plain one, to tell where each command's output ends)."""
+PROMPT_OF_CLAUDE = "\u276f"
+"""Claude Code's input prompt: the agent is ready for the user."""
 
 
 class Shell:
@@ -79,7 +87,7 @@ class Shell:
         (self.home / ".claude.json").write_text(json.dumps(config))
 
     def run(self, command: str) -> subprocess.CompletedProcess[str]:
-        """One line typed at the prompt, in the home folder."""
+        """One command run in the home folder without a terminal (the test's own looks)."""
         return subprocess.run(
             ["bash", "--noprofile", "--norc", "-c", command],
             cwd=self.home,
@@ -94,6 +102,47 @@ class Shell:
         return subprocess.run(
             ["tmux", "-L", socket, *args], env=self.env, capture_output=True, text=True, check=False
         )
+
+    def open_terminal(self) -> None:
+        """The user's terminal: an interactive bash on a pty (a pane of a tmux server of
+        its own, outside which nothing knows of it: ``$TMUX`` unset inside)."""
+        env = [f"{k}={v}" for k, v in self.env.items()]
+        shell = ["bash", "--noprofile", "--norc", "-i"]
+        opened = self.tmux(
+            "new-session", "-d", "-s", "desk", "-x", "120", "-y", "35", "-c", str(self.home),
+            "env", "-u", "TMUX", "-u", "TMUX_PANE", f"PS1={PROMPT}", *env, *shell,
+            socket="terminal",
+        )  # fmt: skip
+        assert opened.returncode == 0, opened.stderr
+        wait_for(lambda: self.screen().count(PROMPT) == 1)
+
+    def screen(self) -> str:
+        """Everything the terminal shows, its scrollback included."""
+        return self.tmux(
+            "capture-pane", "-p", "-J", "-S", "-", "-t", "desk:", socket="terminal"
+        ).stdout
+
+    def keys(self, *keys: str, literal: bool = False) -> None:
+        flags = ["-l", "--"] if literal else []
+        self.tmux("send-keys", "-t", "desk:", *flags, *keys, socket="terminal")
+
+    def type(self, command: str) -> None:
+        """Type a command line and Enter, as the user does."""
+        self.keys(command, literal=True)
+        self.keys("Enter")
+
+    def prompts(self) -> int:
+        return self.screen().count(PROMPT)
+
+    def prompted(self, before: int) -> bool:
+        """Whether the shell is back at its prompt after a command typed at ``before``."""
+        return self.prompts() > before
+
+    def in_agent(self, name: str) -> bool:
+        """Whether the user's terminal shows @name's tmux session, its client ready."""
+        clients = self.tmux("list-clients", "-F", "#{client_session}").stdout.split()
+        pane = self.tmux("capture-pane", "-p", "-t", f"=ac-{name}:").stdout
+        return clients == [f"ac-{name}"] and PROMPT_OF_CLAUDE in pane
 
     def problems(self) -> str:
         """The agents' panes and the room's logs, for a failure's message."""
@@ -124,11 +173,31 @@ def test_the_quick_start_as_printed(shell: Shell) -> None:
     commands = quick_start()
     assert commands[-1] == "agent-room", "the quick start ends by opening the console"
     room = shell.home / ".agent-room"
-    for command in commands[:-1]:
-        done = shell.run(command)
-        said = done.stdout + done.stderr
-        assert done.returncode == 0, f"{command}: {said}"
+    shell.open_terminal()
+    for command in commands:
+        prompts = shell.prompts()
+        shell.type(command)
+        if command.startswith("agent-room start"):
+            # the terminal goes into the agent's tmux session; the user detaches (C-b d)
+            wait_for(partial(shell.in_agent, command.split()[2]), STARTUP)
+            shell.keys("C-b")
+            shell.keys("d")
+        if command.startswith("agent-room who"):
+            wait_for(partial(shell.prompted, prompts), 30)
+            listed = _output(shell.screen(), command).splitlines()[1:]
+            if sorted(line.split()[0] for line in listed) != ["api", "web"]:
+                _ready(shell)  # the README: until their first hook ran, ask again
+                prompts = shell.prompts()
+                shell.type(command)
+        if command == "agent-room":
+            wait_for(lambda: "Sessions 2/2" in shell.screen(), 30)
+            assert "@api" in shell.screen()
+            assert "@web" in shell.screen()
+            shell.keys("q")
+        wait_for(partial(shell.prompted, prompts), 30)
+        said = _output(shell.screen(), command)
         assert "Traceback" not in said
+        assert "command not found" not in said
         if command.startswith("agent-room doctor"):
             assert "ok   tmux" in said
             assert "ok   Claude Code" in said
@@ -136,42 +205,37 @@ def test_the_quick_start_as_printed(shell: Shell) -> None:
         if command.startswith("agent-room start"):
             name = command.split()[2]
             assert f"@{name} started in tmux session ac-{name}" in said
-            assert f"attach: tmux attach -t ac-{name}" in said
+            assert f"[detached (from session ac-{name})]" in said
         if command.startswith("agent-room start api"):
             assert "a deliverer runs in the background" in said
             assert (room.stat().st_mode & 0o777) == 0o700
         if command.startswith("agent-room who"):
-
-            def ready() -> bool:
-                states = {name: row.get("state") for name, row in shell.who().items()}
-                return states == {"api": "idle", "web": "idle"}
-
-            try:
-                wait_for(ready, STARTUP)
-            except AssertionError as exc:
-                raise AssertionError(f"{shell.who()}\n{shell.problems()}") from exc
-            assert sorted(shell.who()) == ["api", "web"]
-            table = shell.run(command).stdout
-            assert table.splitlines()[0].split()[:3] == ["NAME", "STATE", "AGENT"]
-            rows = sorted(line.split()[:3] for line in table.splitlines()[1:])  # as registered
-            assert rows == [["api", "idle", "claude"], ["web", "idle", "claude"]]
-
-    # "tmux attach -t ac-api" reaches the agent as the README says
+            lines = said.splitlines()
+            assert lines[0].split()[:3] == ["NAME", "STATE", "AGENT"], said
+            rows = sorted(line.split()[:3] for line in lines[1:])  # as they registered
+            assert rows == [["api", "idle", "claude"], ["web", "idle", "claude"]], said
+    # the agents run on, in the tmux sessions the README names
     assert shell.tmux("has-session", "-t", "=ac-api").returncode == 0
-    # the console, in a terminal of the user's (a tmux server of its own stands in for it)
-    opened = shell.tmux(
-        "new-session", "-d", "-s", "desk", "-x", "120", "-y", "35", "-c", str(shell.home),
-        "env", "-u", "TMUX", f"PATH={shell.env['PATH']}", "bash", "--norc", "-c",
-        f"{commands[-1]}; echo CONSOLE-CLOSED; sleep 600", socket="terminal",
-    )  # fmt: skip
-    assert opened.returncode == 0, opened.stderr
-
-    def screen() -> str:
-        return shell.tmux("capture-pane", "-p", "-t", "desk:", socket="terminal").stdout
-
-    wait_for(lambda: "@api" in screen() and "@web" in screen(), timeout=30)
-    shell.tmux("send-keys", "-t", "desk:", "q", socket="terminal")
-    wait_for(lambda: "CONSOLE-CLOSED" in screen(), timeout=15)
+    assert shell.tmux("has-session", "-t", "=ac-web").returncode == 0
     # nothing of agent-room's outside the room the quick start made
     assert not (shell.home / ".config" / "agent-room").exists()
     assert not (shell.home / ".local" / "share" / "agent-room").exists()
+
+
+def _ready(shell: Shell) -> None:
+    """Both agents registered and idle (what asking ``who`` again would show)."""
+
+    def ready() -> bool:
+        states = {name: row.get("state") for name, row in shell.who().items()}
+        return states == {"api": "idle", "web": "idle"}
+
+    try:
+        wait_for(ready, STARTUP)
+    except AssertionError as exc:
+        raise AssertionError(f"{shell.who()}\n{shell.problems()}") from exc
+
+
+def _output(screen: str, command: str) -> str:
+    """What the last run of ``command`` printed: the lines between it and the next prompt."""
+    after = screen.rpartition(f"{PROMPT}{command}\n")[2]
+    return after.partition(PROMPT)[0].strip("\n")
