@@ -26,6 +26,7 @@ import uuid
 from pathlib import Path
 
 from agent_room.adapters import procfs
+from agent_room.adapters.claude_files import read_json as _read_json
 from agent_room.core.native import (
     PROTOCOL,
     ROOM_PEER_MARK,
@@ -49,8 +50,6 @@ SEND_TIMEOUT = 2.0
 LINE_LIMIT = 64 * 1024
 """The longest line read from a client (receipts are a few hundred bytes)."""
 READ_TIMEOUT = 5.0
-ENTRY_LIMIT = 64 * 1024
-"""A registry file larger than this is not a client's."""
 
 
 def claude_dir(environ: Mapping[str, str]) -> Path:
@@ -59,27 +58,6 @@ def claude_dir(environ: Mapping[str, str]) -> Path:
     if given:
         return Path(given)
     return Path(environ.get("HOME") or Path.home()) / ".claude"
-
-
-def _read_json(path: Path) -> object:
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        raw = os.read(fd, ENTRY_LIMIT + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    if len(raw) > ENTRY_LIMIT:
-        return None
-    try:
-        return json.loads(raw)
-    except ValueError:  # half-written by the client: read again next time
-        return None
 
 
 class FileRegistry:

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agent_room.adapters.claude_files import trusted
 from agent_room.cli.background import ensure_deliverer
 from agent_room.cli.pane_exec import PANE_OWN, pane_command, write_env_file
 from agent_room.core.client_launch import ci_markers
@@ -274,6 +275,14 @@ def cmd_start(args: argparse.Namespace) -> int:
     hint = "" if attach else f"; attach: {tmux.attach_hint(session)}"
     shown = printable(f"{session} ({pane_id}, {cwd}){hint}")
     _started(args, f"@{name} started in tmux session {shown}", label, pane_id, tmux)
+    if args.agent == "claude" and not attach and trusted(environ, cwd) is False:
+        print(
+            printable(
+                f"@{name} waits at Claude Code's question whether you trust {cwd}, and joins"
+                f" the room once you answer it: {tmux.attach_hint(session)}"
+            ),
+            file=sys.stderr,
+        )
     if attach:
         sys.stderr.flush()
         os.execv(tmux.argv[0], [*tmux.argv, "attach-session", "-t", f"={session}"])  # noqa: S606

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import libtmux
+import pytest
 
 from tests.conftest import Cli
 from tests.tmux.conftest import wait_for
@@ -79,3 +80,25 @@ def test_the_agent_gets_the_environment_of_the_shell_that_starts_it(
     assert SECRET not in calls.read_text()
     assert list(room_home.glob("*.env")) == []  # read once and removed by the pane
     assert "ac-backend" in _sessions(server)
+
+
+@pytest.mark.parametrize("trusted", [False, True])
+def test_a_detached_start_says_when_claude_will_ask_for_trust(
+    server: libtmux.Server, cli: Cli, tmp_path: Path, trusted: bool
+) -> None:
+    """Claude Code holds an agent at its trust question the first time in a folder (it
+    registers once answered): a start that does not attach says where to answer."""
+    fake, _out = _fake_claude(tmp_path)
+    home = tmp_path / "home"
+    home.mkdir()
+    work = tmp_path / "code" / "api"
+    work.mkdir(parents=True)
+    projects = {str(work.parent): {"hasTrustDialogAccepted": True}} if trusted else {}
+    (home / ".claude.json").write_text(json.dumps({"projects": projects}))
+    env = {"AGENT_ROOM_TMUX": _socket(server), "AGENT_ROOM_CLAUDE": str(fake), "HOME": str(home)}
+    result = cli("start", "api", "--cwd", str(work), "--detach", env=env)
+    assert result.code == 0, result.err
+    asks = f"@api waits at Claude Code's question whether you trust {work}"
+    assert (asks in result.err) is not trusted
+    if not trusted:
+        assert result.err.endswith(f"answer it: tmux -S {_socket(server)} attach -t ac-api\n")
