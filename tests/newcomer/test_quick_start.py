@@ -31,10 +31,11 @@ from pathlib import Path
 
 import pytest
 
-from agent_room.demo.model_api import ModelApi, Script
+from agent_room.demo.model_api import ModelApi, Reply, Script
 from tests.conftest import require_tool
 from tests.docs import quick_start
-from tests.real.conftest import API_KEY, STARTUP, claude_binary
+from tests.real.conftest import API_KEY, STARTUP, TURN, claude_binary
+from tests.real.model import Conversations
 from tests.tmux.conftest import wait_for
 
 REPOS = {"api": "code/api", "web": "code/web"}
@@ -49,6 +50,7 @@ class Shell:
     """The newcomer's shell: what they installed, their HOME, their tmux."""
 
     def __init__(self, root: Path, api: ModelApi) -> None:
+        self.api = api
         self.home = root / "home"
         self.bin = self.home / ".local" / "bin"
         self.bin.mkdir(parents=True)
@@ -159,7 +161,10 @@ class Shell:
 def shell(tmp_path: Path) -> Iterator[Shell]:
     require_tool(shutil.which("tmux") is not None, "tmux")
     require_tool(claude_binary().is_file(), f"Claude Code at {claude_binary()}")
-    with ModelApi(Script()) as api:
+    script = Script()
+    bash = 'agent-room send @web "GET /tasks is live (from the README)"'
+    script.add("Tell @web", Reply("Telling @web.", bash=bash))
+    with ModelApi(script) as api:
         opened = Shell(tmp_path, api)
         try:
             yield opened
@@ -214,12 +219,36 @@ def test_the_quick_start_as_printed(shell: Shell) -> None:
             assert lines[0].split()[:3] == ["NAME", "STATE", "AGENT"], said
             rows = sorted(line.split()[:3] for line in lines[1:])  # as they registered
             assert rows == [["api", "idle", "claude"], ["web", "idle", "claude"]], said
-    # the agents run on, in the tmux sessions the README names
-    assert shell.tmux("has-session", "-t", "=ac-api").returncode == 0
-    assert shell.tmux("has-session", "-t", "=ac-web").returncode == 0
+    # "Go into an agent with tmux attach -t ac-api ... Ask @api to tell @web something:
+    # it runs agent-room send @web ..., and the message reaches @web at its next prompt."
+    prompts = shell.prompts()
+    shell.type("tmux attach -t ac-api")
+    wait_for(partial(shell.in_agent, "api"), STARTUP)
+    _ask(shell, "Tell @web that GET /tasks is live")
+    seen = Conversations(shell.api)
+    wait_for(lambda: seen.turns_showing("web", "GET /tasks is live (from the README)"), TURN)
+    shell.keys("C-b")
+    shell.keys("d")
+    wait_for(partial(shell.prompted, prompts), 30)
+    assert shell.tmux("has-session", "-t", "=ac-web").returncode == 0  # the agents run on
     # nothing of agent-room's outside the room the quick start made
     assert not (shell.home / ".config" / "agent-room").exists()
     assert not (shell.home / ".local" / "share" / "agent-room").exists()
+
+
+def _ask(shell: Shell, prompt: str) -> None:
+    """Type a prompt to the agent the terminal shows, then Enter until its model has it
+    (a client can drop an Enter while it draws)."""
+    shell.keys(prompt, literal=True)
+    seen = Conversations(shell.api)
+    for _ in range(3):
+        shell.keys("Enter")
+        try:
+            wait_for(lambda: seen.turns_showing("api", prompt), 10)
+        except AssertionError:
+            continue
+        return
+    raise AssertionError(f"@api did not take the prompt:\n{shell.problems()}")
 
 
 def _ready(shell: Shell) -> None:
