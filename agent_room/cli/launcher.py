@@ -27,6 +27,7 @@ from agent_room.adapters.claude_files import trusted
 from agent_room.cli.background import ensure_deliverer
 from agent_room.cli.pane_exec import PANE_OWN, pane_command, write_env_file
 from agent_room.core.client_launch import ci_markers
+from agent_room.core.enter import ATTACH_PAUSE
 from agent_room.core.errors import BadInput, NotFound, Refused, RoomError
 from agent_room.core.names import is_valid_name, parse_name
 from agent_room.core.printable import printable
@@ -285,6 +286,7 @@ def cmd_start(args: argparse.Namespace) -> int:
         )
     if attach:
         sys.stderr.flush()
+        time.sleep(ATTACH_PAUSE)  # the lines above reach the terminal before tmux takes it
         os.execv(tmux.argv[0], [*tmux.argv, "attach-session", "-t", f"={session}"])  # noqa: S606
     return 0
 

@@ -141,10 +141,12 @@ class Shell:
         return self.prompts() > before
 
     def in_agent(self, name: str) -> bool:
-        """Whether the user's terminal shows @name's tmux session, its client ready."""
+        """Whether the user's terminal shows @name's tmux session with its client ready
+        (drawn on the terminal: a detach within moments of the attach can cost tmux the
+        line printed just before it)."""
         clients = self.tmux("list-clients", "-F", "#{client_session}").stdout.split()
-        pane = self.tmux("capture-pane", "-p", "-t", f"=ac-{name}:").stdout
-        return clients == [f"ac-{name}"] and PROMPT_OF_CLAUDE in pane
+        shown = self.tmux("capture-pane", "-p", "-t", "desk:", socket="terminal").stdout
+        return clients == [f"ac-{name}"] and PROMPT_OF_CLAUDE in shown
 
     def problems(self) -> str:
         """The agents' panes and the room's logs, for a failure's message."""
@@ -189,8 +191,8 @@ def test_the_quick_start_as_printed(shell: Shell) -> None:
             shell.keys("d")
         if command.startswith("agent-room who"):
             wait_for(partial(shell.prompted, prompts), 30)
-            listed = _output(shell.screen(), command).splitlines()[1:]
-            if sorted(line.split()[0] for line in listed) != ["api", "web"]:
+            listed = [line.split() for line in _output(shell.screen(), command).splitlines()]
+            if sorted(words[0] for words in listed[1:] if words) != ["api", "web"]:
                 _ready(shell)  # the README: until their first hook ran, ask again
                 prompts = shell.prompts()
                 shell.type(command)
