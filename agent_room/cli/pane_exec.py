@@ -6,8 +6,9 @@ environment of the shell that ran ``start``: a key exported there (``OPENAI_API_
 tmux's command line, where every user of the machine can read it. So ``start`` writes the
 environment to a private file in the room (0600, in the 0700 room), and the pane's first
 command is this module: it reads the file, removes it, and ``exec``s the agent with that
-environment, so the pane's process is still the agent's (the room tells panes by their pid).
-tmux's own variables (``TMUX``, ``TMUX_PANE``, the terminal's) are the pane's, not the shell's.
+environment laid over the one tmux gave the pane (so ``tmux set-environment -g`` still
+reaches agents), and the pane's process is still the agent's (the room tells panes by their
+pid). tmux's own variables (``TMUX``, ``TMUX_PANE``, the terminal's) are the pane's.
 """
 
 from __future__ import annotations
@@ -60,7 +61,9 @@ def main(args: list[str]) -> int:
     except (OSError, ValueError) as exc:
         print(f"agent-room: cannot read the environment start saved: {exc}", file=sys.stderr)
         return 1
-    env = {str(k): str(v) for k, v in saved.items()}
+    # tmux's environment for the pane, then the shell's over it: what the user set with
+    # tmux set-environment still arrives, what they exported where they ran start wins
+    env = {**os.environ, **{str(k): str(v) for k, v in saved.items()}}
     env.update({k: os.environ[k] for k in PANE_OWN if k in os.environ})
     for var in drop:
         env.pop(var, None)

@@ -56,6 +56,8 @@ def test_the_agent_gets_the_environment_of_the_shell_that_starts_it(
     key the user exported in the shell that runs ``start`` must reach the agent all the
     same, and never through a command line (tmux's own argv included)."""
     server.new_session("already-here")  # the user's tmux server runs before start
+    server.cmd("set-environment", "-g", "OPENAI_API_KEY", "sk-stale-from-tmux")
+    server.cmd("set-environment", "-g", "SET_IN_TMUX", "kept")
     fake, out = _fake_claude(tmp_path)
     real = shutil.which("tmux")
     assert real is not None
@@ -74,7 +76,8 @@ def test_the_agent_gets_the_environment_of_the_shell_that_starts_it(
     assert result.code == 0, result.err
     wait_for(out.exists)
     record = json.loads(out.read_text())
-    assert record["env"]["OPENAI_API_KEY"] == SECRET
+    assert record["env"]["OPENAI_API_KEY"] == SECRET  # the shell's wins over tmux's
+    assert record["env"]["SET_IN_TMUX"] == "kept"  # tmux set-environment still arrives
     assert record["env"]["AGENT_ROOM_NAME"] == "backend"
     assert record["env"]["TMUX_PANE"].startswith("%")  # tmux's own variables stay tmux's
     assert SECRET not in calls.read_text()
