@@ -47,6 +47,9 @@ class FakeMux:
         self.calls.append(("attach", socket, pane))
         return 0
 
+    def detach_client(self, socket: str | None, tty: str) -> None:
+        self.calls.append(("detach_client", socket, tty))
+
     def open_window(
         self, socket: str | None, cwd: str | None, argv: tuple[str, ...], *, name: str, inside: bool
     ) -> str:

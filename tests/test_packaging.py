@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
 import sys
 import tomllib
@@ -48,3 +50,28 @@ def test_building_prints_no_deprecation_warnings(tmp_path: Path) -> None:
     (wheel,) = (tmp_path / "dist").glob("*.whl")
     with zipfile.ZipFile(wheel) as archive:
         assert "agent_room-0.1.0.dist-info/licenses/LICENSE" in archive.namelist()
+
+
+def test_the_setup_installs_in_compat_mode_without_a_warning(tmp_path: Path) -> None:
+    """``.ci/setup`` (run by ``.ci/demo``) installs the checkout editable in compat mode:
+    setuptools' 15-line notice about that mode must not reach whoever runs the demo."""
+    setup = (REPO / ".ci" / "setup").read_text()
+    match = re.search(r'PYTHONWARNINGS="([^"]+)"', setup)
+    assert match, ".ci/setup sets no PYTHONWARNINGS for its install"
+    assert "editable_mode=compat" in setup
+    src = copy_source(tmp_path / "src")
+    build = (
+        "from setuptools import build_meta as b;"
+        f" b.build_editable({str(tmp_path / 'dist')!r}, {{'editable_mode': 'compat'}})"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", build],
+        cwd=src,
+        env={**os.environ, "PYTHONWARNINGS": match.group(1)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Compat editable installs" not in result.stdout + result.stderr, result.stderr

@@ -391,3 +391,15 @@ def test_the_wheel_ships_the_plugin_inside_the_package(tmp_path: Path, wheel: Pa
         check=True,
     )
     assert Path(found.stdout.strip()) == (tmp_path / "site" / "agent_room" / "_plugin").resolve()
+
+
+def test_the_skill_teaches_the_sender_identity_chain() -> None:
+    """Seed 004: the sender is found by env > pane > argument; the skill says so, in that
+    order (``tests/room/test_bus.py`` holds the room to the same order)."""
+    skill = (PLUGIN / "skills" / "agent-room" / "SKILL.md").read_text()
+    start = skill.index("## Who you are (the sender)")
+    section = skill[start : skill.index("\n## ", start + 1)]
+    order = [section.index("1. **`$AGENT_ROOM_NAME`**"), section.index("2. **Your tmux pane**")]
+    order.append(section.index("3. **`--as NAME`**"))
+    assert order == sorted(order)
+    assert "refused" in section

@@ -9,13 +9,12 @@ is ``adapters.claude_peer``.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import stat
 from pathlib import Path
 
 from agent_room.adapters import procfs
-from agent_room.core.files import read_regular
+from agent_room.adapters.claude_files import read_json
 from agent_room.core.native import NativeSession, SocketFacts, parse_entry
 
 TYPE_CHECKING = False
@@ -25,9 +24,6 @@ if TYPE_CHECKING:
 
     from agent_room.core.ports import ProcessProbe
 
-ENTRY_LIMIT = 64 * 1024
-"""A registry file larger than this is not a client's."""
-
 
 def claude_dir(environ: Mapping[str, str]) -> Path:
     """Where the client keeps its state: ``$CLAUDE_CONFIG_DIR`` or ``~/.claude``."""
@@ -35,19 +31,6 @@ def claude_dir(environ: Mapping[str, str]) -> Path:
     if given:
         return Path(given)
     return Path(environ.get("HOME") or Path.home()) / ".claude"
-
-
-def read_json(path: Path) -> object:
-    """A small JSON file of the client's; None if it is anything else (a FIFO planted in
-    its place, a huge file, half-written)."""
-    try:
-        raw = read_regular(path, ENTRY_LIMIT, follow=False)
-    except OSError:
-        return None
-    try:
-        return json.loads(raw)
-    except (ValueError, RecursionError):  # half-written by the client: read again next time
-        return None
 
 
 class FileRegistry:

@@ -27,7 +27,8 @@ import uuid
 from pathlib import Path
 
 from agent_room.adapters import procfs
-from agent_room.adapters.claude_native import FileRegistry, read_json
+from agent_room.adapters.claude_files import read_json
+from agent_room.adapters.claude_native import FileRegistry
 from agent_room.core.native import (
     PROTOCOL,
     ROOM_PEER_MARK,

@@ -76,6 +76,26 @@ def _proc_file(pid: int, name: str, proc: str, size: int) -> bytes | None:
         os.close(fd)
 
 
+def environ_value(pid: int, name: str, proc: str = PROC) -> str | None:
+    """``name`` in the environment process ``pid`` started with (None if unset or the
+    process is not ours to read); read without blocking and at most 1 MB."""
+    try:
+        fd = os.open(os.path.join(proc, str(pid), "environ"), os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        raw = os.read(fd, 1 << 20)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    prefix = name.encode() + b"="
+    for item in raw.split(b"\0"):
+        if item.startswith(prefix):
+            return item[len(prefix) :].decode(errors="replace")
+    return None
+
+
 def read_stat(pid: int, proc: str = PROC) -> ProcStat | None:
     """Read one process's stat line; ``None`` if it is gone or unreadable."""
     raw = _stat_line(pid, proc)

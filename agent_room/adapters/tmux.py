@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 
 from agent_room.adapters import procfs
 from agent_room.adapters.tmux_control import ControlClients, ControlUnavailable
+from agent_room.core.enter import ATTACH_PAUSE
 from agent_room.core.errors import PaneUnavailable
 from agent_room.core.keys import safe_line, safe_paste
 from agent_room.core.names import is_pane_id
@@ -297,7 +298,15 @@ class Tmux:
         self._select(socket, pane)
         env = {k: v for k, v in os.environ.items() if k != "TMUX"}
         cmd = ["tmux", *(["-S", socket] if socket else []), "attach-session", "-t", pane]
+        time.sleep(ATTACH_PAUSE)  # what the caller said reaches the terminal before tmux
         return subprocess.run(cmd, env=env, check=False).returncode
+
+    def detach_client(self, socket: str | None, tty: str) -> None:
+        """Detach the client on ``tty``, if one of this server's clients is there."""
+        server = _server(socket)  # a tty is no pane: not through the kept client
+        if tty not in server.cmd("list-clients", "-F", "#{client_tty}").stdout:
+            raise TmuxError(f"no tmux client is attached from {tty} any more")
+        server.cmd("detach-client", "-t", tty)
 
     def open_window(
         self, socket: str | None, cwd: str | None, argv: tuple[str, ...], *, name: str, inside: bool

@@ -145,9 +145,15 @@ WRITING = {
 """Commands that read unless one of these words follows them."""
 
 
+SETTINGS = frozenset({"link", "loops", "memory", "intercom"})
+"""Commands whose ``settings`` alone shows the settings (with a value, changes them)."""
+
+
 def _reads_only(args_list: list[str]) -> bool:
     command, rest = args_list[0] if args_list else "", set(args_list[1:])
-    if command in READ_ONLY:
+    if command in READ_ONLY or (command in SETTINGS and args_list[1:] == ["settings"]):
+        return True
+    if command == "resume" and "--print" in rest:
         return True
     return command in WRITING and not rest & WRITING[command]
 

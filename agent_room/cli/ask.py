@@ -2,7 +2,7 @@
 repositories, and the sessions the room keeps for them.
 
 The answer goes to stdout and nothing else does, so ``answer=$(agent-room ask ...)``
-holds just the answer; the reasoning (the seed's ``[intercom]`` lines) goes to stderr.
+holds just the answer; the reasoning (the seed's ``[Intercom]`` lines) goes to stderr.
 The real client is built here and passed to the use case.
 """
 
@@ -112,16 +112,17 @@ def cmd_ask(args: argparse.Namespace) -> int:
         resume_id=args.resume,
         say=(lambda _line: None) if args.quiet else _say,
     )
+    stopped = bool(record.get("stopped"))  # at --max-turns: the session kept, no answer
     if args.json:
         print_json(record)
-    else:
+    elif record["result"] or not stopped:
         result = str(record["result"])
         if sys.stdout.isatty():  # captured, the answer is kept exactly as given
             from agent_room.core.printable import printable
 
             result = printable(result, multiline=True)
         sys.stdout.write(result if result.endswith("\n") else result + "\n")
-    return 0
+    return 1 if stopped else 0  # no answer yet: a script must not take it for one
 
 
 def cmd_intercom(args: argparse.Namespace) -> int:
@@ -163,27 +164,37 @@ def cmd_intercom_import(args: argparse.Namespace) -> int:
     import json
     import time
 
-    from agent_room.core.intercom_state import read_seed_state
+    from agent_room.core.intercom_state import CorruptState, SeedState, empty_state, read_seed_state
 
     try:
         text = read_regular(args.file, IMPORT_LIMIT).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
         raise BadInput(f"cannot read {args.file}: {reason}") from None
-    state = read_seed_state(text, now=time.time())
+    try:
+        state = read_seed_state(text, now=time.time())
+    except CorruptState as exc:  # the seed: keep it aside, go on from an empty state
+        _write_replaced(args.file, text, json.dumps(empty_state(), indent=2) + "\n", "corrupt")
+        print(
+            f"[Intercom] {args.file} is corrupt ({exc}): kept as {args.file}.corrupt.backup,"
+            " replaced by an empty state",
+            file=sys.stderr,
+        )
+        state = SeedState(())
     from agent_room.room.intercom_sessions import import_sessions
 
     added = import_sessions(Intercom(_open()), list(state.sessions))
     if state.migrated is not None:
-        _write_migrated(args.file, text, json.dumps(state.migrated, indent=2) + "\n")
+        _write_replaced(args.file, text, json.dumps(state.migrated, indent=2) + "\n", "v1")
         print(f"{args.file}: v1 migrated to v2 (backup: {args.file}.v1.backup)", file=sys.stderr)
     print(f"imported {added} of {len(state.sessions)} sessions from {args.file}", file=sys.stderr)
     return 0
 
 
-def _write_migrated(path: str, original: str, migrated: str) -> None:
-    """The seed's migration on disk: the v1 file kept as ``.v1.backup``, then v2 in place."""
-    backup = f"{path}.v1.backup"
+def _write_replaced(path: str, original: str, migrated: str, why: str) -> None:
+    """The seed's file handling on disk: the old file kept as ``.WHY.backup`` (``v1``
+    before a migration, ``corrupt`` before an empty state), then the new one in place."""
+    backup = f"{path}.{why}.backup"
     for target, text in ((backup, original), (f"{path}.v2.tmp", migrated)):
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
         try:

@@ -38,7 +38,8 @@ def _me(room: Room, args: argparse.Namespace) -> str:
 def cmd_join(args: argparse.Namespace) -> int:
     room = _open()
     socket = tmux_socket_of(os.environ.get("TMUX"))
-    row = room.join(args.name, pane=args.pane, agent=args.agent, tmux_socket=socket)
+    agent = args.agent or ("claude" if args.pane else "")  # a name alone runs no agent
+    row = room.join(args.name, pane=args.pane, agent=agent, tmux_socket=socket)
     pane = f" in pane {printable(row['pane'])}" if row["pane"] else ""
     if row.get("renamed_from"):
         print(f"@{row['renamed_from']}{pane} is now @{row['name']}", file=sys.stderr)
@@ -135,7 +136,8 @@ def _send(room: Room, args: argparse.Namespace) -> int:
             " (the operator sees it before deciding)",
             file=sys.stderr,
         )
-    print(message_id)
+    if not sys.stdout.isatty():  # for a script; a terminal has it in the line above
+        print(message_id)
     return 0
 
 
@@ -255,7 +257,7 @@ def _who_table(roster: Roster, branches: list[str] | None = None) -> str:
     columns: list[tuple[str, Sequence[str]]] = [
         ("NAME", roster.names),
         ("STATE", roster.states),
-        ("AGENT", roster.agents),
+        ("AGENT", [agent or "-" for agent in roster.agents]),
         ("PANE", [pane or "-" for pane in roster.panes]),
         ("PID", [str(pid or "-") for pid in roster.pids]),
         ("AGE", [_age(age) for age in roster.ages]),
@@ -345,14 +347,17 @@ def _handover_json(row: dict[str, Any]) -> dict[str, Any]:
 
 def cmd_handovers(args: argparse.Namespace) -> int:
     from agent_room.core.cycles import render_cycle
+    from agent_room.store import memory
 
     room = _open()
     rows = room.pending_handovers()
     cycles = room.handover_cycles(rows)
+    contexts = memory.contexts(room.store, [int(r["message_id"]) for r in rows])
     for row in rows:
         cycle = cycles.get(int(row["message_id"]))
         row["cycle"] = list(cycle) if cycle else None
         row["cycle_text"] = render_cycle(cycle) if cycle else None
+        row["context"] = contexts.get(int(row["message_id"]))  # what the console previews
     from agent_room.cli.worktrees import previews
 
     code = previews(room, rows)
@@ -362,6 +367,9 @@ def cmd_handovers(args: argparse.Namespace) -> int:
     for row in rows:
         badge = f"  ⚠ closes a cycle: {row['cycle_text']}" if row["cycle"] else ""
         print(f"#{row['message_id']}  @{row['sender']} -> @{row['recipient']}{badge}")
+        if row["context"]:
+            lines = len(row["context"].splitlines())
+            print(f"    context: {lines} lines (agent-room handovers show {row['message_id']})")
         preview = code[row["message_id"]]
         if preview:
             print(f"    {printable(str(preview['summary']))}")

@@ -96,7 +96,16 @@ def _me() -> str:
     found = shutil.which("agent-room")
     if script.name != "agent-room" or (found and Path(found).resolve() == script.resolve()):
         return "agent-room"
-    return str(script.resolve())
+    here = Path.cwd()
+    full = script.absolute()
+    return f"./{full.relative_to(here)}" if full.is_relative_to(here) else str(full)
+
+
+def _on_path_hint() -> str:
+    """How to put agent-room on the PATH, when this one is not there."""
+    if _me() == "agent-room":
+        return ""
+    return "\nTo type agent-room alone, install it on your PATH: pipx install . (see the README)."
 
 
 def _stop(which: str) -> int:
@@ -148,7 +157,10 @@ def _look(demo: Demo, kind: str, seconds: float) -> int:
     finally:
         room.close()
         demo_room.stop(demo)
-    print("\nThe demo room is gone again. In a terminal, `agent-room demo` lets you watch it.")
+    print(
+        f"\nThe demo room is gone again. In a terminal, `{_me()} demo` lets you watch it."
+        + _on_path_hint()
+    )
     return 0
 
 
@@ -205,5 +217,5 @@ def walk_through(args: argparse.Namespace) -> int:
         _say("AGENT_ROOM_NAME=backend agent-room inbox", pause)
         sys.stdout.write(format_terminal_messages(room.inbox("backend")))
         room.close()
-    print("\nThe room is gone again. Run `agent-room --help` for every command.")
+    print(f"\nThe room is gone again. Run `{_me()} --help` for every command." + _on_path_hint())
     return 0

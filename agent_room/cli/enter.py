@@ -55,7 +55,12 @@ def where_am_i(room: Room, environ: dict[str, str] | os._Environ[str]) -> Where:
         # a client that does not say its session (or a shell in the agent's pane): the
         # pane's session is where this jump comes from, so exit-agent can walk back to it
         session_id = row["session_id"]
-    return Where(socket=socket, pane=pane, session_id=session_id, actor=actor or "operator")
+    tty = None
+    if socket is None and sys.stdin.isatty():
+        tty = os.ttyname(sys.stdin.fileno())  # an attach from here is left by detaching it
+    return Where(
+        socket=socket, pane=pane, session_id=session_id, actor=actor or "operator", tty=tty
+    )
 
 
 def _go(nav: Navigator, plan: Plan, where: Where, *, remember: bool) -> None:
@@ -86,14 +91,20 @@ def _go(nav: Navigator, plan: Plan, where: Where, *, remember: bool) -> None:
         _say(note)  # before going: an attach takes the screen over
     if remember:
         nav.remember(plan, where)
+    if attaches:  # the attach takes the screen until the terminal is detached
+        _say(f"entering {target.label}; come back: detach (C-b d) or agent-room exit-agent")
     try:
         pane = nav.carry_out(plan, where)
     except TmuxError as exc:
         raise Refused(f"tmux: {exc}") from None
-    if not remember:  # exit-agent: gone back
+    if plan.move is Move.DETACH:
+        _say(f"detached the terminal {plan.reason} you entered from")
+    elif not remember:  # exit-agent: gone back
         _say(f"back in {target.label}" + (f" (pane {pane})" if target.name else ""))
-        return
-    _say(f"entered {target.label} in pane {pane}; back with: agent-room exit-agent")
+    elif attaches:
+        _say(f"back from {target.label}")
+    else:
+        _say(f"entered {target.label} in pane {pane}; back with: agent-room exit-agent")
 
 
 def cmd_enter(args: argparse.Namespace) -> int:

@@ -2,12 +2,13 @@
 
 The agent is the pane's initial command, never typed into a fresh shell (DESIGN.md 4):
 tmux gets the argv as separate arguments and ``execvp``s it with no shell in between, via
-``env -u`` (which also drops variables a launching agent would leak, such as
-``CLAUDECODE``, which makes Claude Code refuse to start nested). So the pane's pid is
-the agent, which is how the room tells that a pane runs its registered agent. The
-room's variables travel with ``-e`` because a running tmux server does not pass the
-client's environment on. Sessions are targeted as ``=ac-NAME``: a bare ``-t ac-NAME``
-matches by prefix and would hit ``ac-NAMEX``.
+``pane_exec``, which gives the agent the environment of the shell that ran ``start``
+(a running tmux server does not pass the client's environment on; ``-e`` would put keys on
+tmux's command line) and drops variables a launching agent would leak, such as
+``CLAUDECODE``, which makes Claude Code refuse to start nested. So the pane's pid is
+the agent, which is how the room tells that a pane runs its registered agent. Sessions
+are targeted as ``=ac-NAME``: a bare ``-t ac-NAME`` matches by prefix and would hit
+``ac-NAMEX``.
 """
 
 from __future__ import annotations
@@ -22,11 +23,15 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agent_room.adapters.claude_files import trusted
 from agent_room.cli.background import ensure_deliverer
+from agent_room.cli.pane_exec import PANE_OWN, pane_command, write_env_file
 from agent_room.core.client_launch import ci_markers
+from agent_room.core.enter import ATTACH_PAUSE
 from agent_room.core.errors import BadInput, NotFound, Refused, RoomError
 from agent_room.core.names import is_valid_name, parse_name
 from agent_room.core.printable import printable
+from agent_room.store.home import ensure_room_dir
 
 if TYPE_CHECKING:
     from agent_room.room import Room
@@ -255,6 +260,7 @@ def cmd_start(args: argparse.Namespace) -> int:
     if args.agent == "claude" and not {"-n", "--name"} & {a.split("=")[0] for a in argv}:
         argv = [argv[0], "--name", name, *argv[1:]]  # its peers' ListAgents and SendMessage
     env = agent_env(name, label, environ)
+    ensure_room_dir(env["AGENT_ROOM_HOME"])  # the first start of a room makes it
     tmux = _Tmux(environ)
     _refuse_if_running(tmux, name)
     cwd = _worktree(args, name, cwd)
@@ -267,12 +273,50 @@ def cmd_start(args: argparse.Namespace) -> int:
         argv = [argv[0], *extra, *argv[1:]]
         env.update(client_env)
 
-    hidden = [*LEAKED, *ci_markers(args.agent, environ)]
-    unset = [f"-u{var}" for var in hidden if var not in env]
-    command = [_binary("env", "a POSIX system is needed"), *unset, "--", *argv]
-    options = [f"-e{k}={v}" for k, v in env.items()]
-    options += ["-c", str(cwd), "-P", "-F", "#{pane_id} #{window_id}"]
+    hidden = [var for var in (*LEAKED, *ci_markers(args.agent, environ)) if var not in env]
+    # the shell's whole environment reaches the agent, through a private file (pane_exec)
+    shell = {k: v for k, v in environ.items() if k not in hidden and k not in PANE_OWN}
+    env_file = write_env_file(env["AGENT_ROOM_HOME"], name, {**shell, **env})
+    command = pane_command(env_file, hidden, argv)
+    try:
+        pane_id = _open_pane(args, tmux, environ, name, label, cwd, command)
+    except RoomError:
+        Path(env_file).unlink(missing_ok=True)  # no pane came to read it
+        raise
+    if pane_id is None:  # a window in the tmux we run in: nothing to attach
+        return 0
     session = f"ac-{name}"
+    attach = not args.detach and sys.stdin.isatty() and sys.stdout.isatty()
+    hint = "" if attach else f"; attach: {tmux.attach_hint(session)}"
+    shown = printable(f"{session} ({pane_id}, {cwd}){hint}")
+    _started(args, f"@{name} started in tmux session {shown}", label, pane_id, tmux)
+    if args.agent == "claude" and not attach and trusted(environ, cwd) is False:
+        print(
+            printable(
+                f"@{name} waits at Claude Code's question whether you trust {cwd}, and joins"
+                f" the room once you answer it: {tmux.attach_hint(session)}"
+            ),
+            file=sys.stderr,
+        )
+    if attach:
+        sys.stderr.flush()
+        time.sleep(ATTACH_PAUSE)  # the lines above reach the terminal before tmux takes it
+        os.execv(tmux.argv[0], [*tmux.argv, "attach-session", "-t", f"={session}"])  # noqa: S606
+    return 0
+
+
+def _open_pane(
+    args: argparse.Namespace,
+    tmux: _Tmux,
+    environ: dict[str, str],
+    name: str,
+    label: str,
+    cwd: Path,
+    command: list[str],
+) -> str | None:
+    """Open the agent's pane: a window of the tmux we run in (None), else session ac-NAME
+    (its pane id)."""
+    options = ["-c", str(cwd), "-P", "-F", "#{pane_id} #{window_id}"]
     target = None if args.detach else _window_target(tmux, environ)
     if target is not None:
         out = tmux("new-window", *target, "-n", name, *options, "--", *command)
@@ -282,21 +326,13 @@ def cmd_start(args: argparse.Namespace) -> int:
         tmux("set-option", "-w", "-t", window, TAG, name)
         shown = printable(f"{name} ({pane_id}, {cwd})")
         _started(args, f"@{name} started in tmux window {shown}", label, pane_id, tmux)
-        return 0
+        return None
     try:
-        pane_id = tmux.new_session(session, options, command)
+        return tmux.new_session(f"ac-{name}", options, command)
     except Refused as exc:
         if "duplicate session" in str(exc):  # another start won the race
             _refuse_if_running(tmux, name)
         raise
-    attach = not args.detach and sys.stdin.isatty() and sys.stdout.isatty()
-    hint = "" if attach else f"; attach: {tmux.attach_hint(session)}"
-    shown = printable(f"{session} ({pane_id}, {cwd}){hint}")
-    _started(args, f"@{name} started in tmux session {shown}", label, pane_id, tmux)
-    if attach:
-        sys.stderr.flush()
-        os.execv(tmux.argv[0], [*tmux.argv, "attach-session", "-t", f"={session}"])  # noqa: S606
-    return 0
 
 
 def _started(args: argparse.Namespace, said: str, label: str, pane_id: str, tmux: _Tmux) -> None:

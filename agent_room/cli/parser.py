@@ -33,6 +33,59 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"agent-room: {message} (see: {self.prog} --help)\n")
 
 
+TASKS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Start and stop agents", ("start", "stop", "join", "leave", "rename", "enter", "exit-agent")),
+    ("Messages and handovers", ("send", "inbox", "history", "handovers", "approve", "reject")),
+    ("See the room", ("console", "who", "tree", "peek", "status", "popup", "notify", "serve")),
+    ("Code and cost", ("diff", "usage", "budget")),
+    ("Links, timers and loops", ("link", "links", "timer", "timers", "loops")),
+    ("Ask an agent in another repository", ("ask", "intercom")),
+    ("The room's memory", ("ledger", "checkpoint", "checkpoints", "resume", "entities", "memory")),
+    ("Set up and look after the room", ("doctor", "watch", "plugin", "tmux", "transport", "room")),
+    ("Try it", ("demo",)),
+)
+"""``agent-room --help`` lists the commands by task, in this order (others come last)."""
+
+
+class _TopParser(_Parser):
+    """The top-level help lists the commands grouped by task, not in one long list."""
+
+    def format_help(self) -> str:
+        formatter = self._get_formatter()
+        formatter.add_usage(self.usage, self._actions, self._mutually_exclusive_groups)
+        formatter.add_text(self.description)
+        text = formatter.format_help()
+        listed = {a.dest: a.help or "" for a in _choices(self)}
+        groups = [(title, [n for n in names if n in listed]) for title, names in TASKS]
+        rest = [n for n in listed if all(n not in names for _, names in TASKS)]
+        for title, names in [*groups, ("Other commands", rest)]:
+            if names:
+                text += f"\n{title}:\n"
+                text += "".join(f"  {n:<13}{listed[n]}\n" for n in names)
+        text += "\noptions:\n  -h, --help   show this help and exit\n"
+        text += "  --version    print the version and exit\n"
+        return f"{text}\n{self.epilog}\n"
+
+
+def _choices(parser: argparse.ArgumentParser) -> list[Any]:
+    """The subcommands' entries (name in ``dest``, one-line help) in the order added."""
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return list(subs[0]._choices_actions) if subs else []
+
+
+def _describe(parser: argparse.ArgumentParser) -> None:
+    """A subcommand without a description of its own gets its one-line help as one, so
+    ``agent-room CMD --help`` says what CMD is for, not only how to type it."""
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    for sub in subs:
+        helps = {a.dest: a.help for a in sub._choices_actions}
+        for name, child in sub.choices.items():
+            if not child.description and helps.get(name):
+                text = str(helps[name])
+                child.description = text[0].upper() + text[1:] + "."
+            _describe(child)
+
+
 def _add_identity(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--as",
@@ -102,10 +155,11 @@ class _Only:
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The command line; with ``command`` (the first argument), start and stop are only
     built when asked for: their module costs more to load than the rest together."""
-    parser = _Parser(
+    parser = _TopParser(
         prog="agent-room",
         description="A control room for many AI coding agents in tmux.",
-        epilog="The room lives in $AGENT_ROOM_HOME (default ~/.agent-room).",
+        epilog="The room lives in $AGENT_ROOM_HOME (default ~/.agent-room)."
+        " agent-room COMMAND --help says more about each command.",
     )
     parser.add_argument("--version", action="version", version=f"agent-room {__version__}")
 
@@ -132,6 +186,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         _launcher_commands(sub)
     if known and command not in real.choices:
         return build_parser()  # an unknown command: its error lists every command
+    _describe(parser)
     return parser
 
 
@@ -149,18 +204,21 @@ def subcommand_parser(parser: argparse.ArgumentParser, words: list[str]) -> argp
 
 def _bus_commands(sub: _Only) -> None:
     p = sub.add_parser("join", help="register a name by hand (an agent in a pane without hooks)")
-    p.add_argument("name", metavar="NAME")
+    p.add_argument("name", metavar="NAME", help="the name to register, without the @")
     p.add_argument("--pane", help="the tmux pane id the agent runs in, e.g. %%3")
-    p.add_argument("--agent", default="claude", help="the kind of agent (default: claude)")
+    p.add_argument(
+        "--agent",
+        help="the kind of agent in the pane (default: claude with --pane, none without)",
+    )
     _add_no_watch(p)
     p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_join"))
 
     p = sub.add_parser("leave", help="remove a name from the room")
-    p.add_argument("name", metavar="NAME", nargs="?")
+    p.add_argument("name", metavar="NAME", nargs="?", help="the name to remove (default: yours)")
     p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_leave"))
 
     p = sub.add_parser("send", help="send a directed message to @NAME")
-    p.add_argument("recipient", metavar="@NAME")
+    p.add_argument("recipient", metavar="@NAME", help="the recipient, e.g. @frontend")
     p.add_argument("text", metavar="TEXT", nargs="*", help="the body (else --file or stdin)")
     p.add_argument("--file", help="read the body from a file ('-' for stdin)")
     p.add_argument(
@@ -191,7 +249,9 @@ def _bus_commands(sub: _Only) -> None:
     p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_inbox"))
 
     p = sub.add_parser("history", help="the room's last messages")
-    p.add_argument("count", metavar="N", nargs="?", type=_count, default=20)
+    p.add_argument(
+        "count", metavar="N", nargs="?", type=_count, default=20, help="how many (default 20)"
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_history"))
 
@@ -226,28 +286,32 @@ def _room_commands(sub: _Only) -> None:
     p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_tree"))
 
     p = sub.add_parser("peek", help="read an agent's last turns from its transcript")
-    p.add_argument("name", metavar="NAME")
+    p.add_argument("name", metavar="NAME", help="the agent (its @name or session id)")
     p.add_argument("--turns", type=_count, default=3, metavar="N", help="how many (default 3)")
     p.add_argument("--tools", action="store_true", help="show the tool calls and their inputs")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=_lazy("agent_room.cli.sessions", "cmd_peek"))
 
     p = sub.add_parser("rename", help="rename a session in the room; its unread messages follow")
-    p.add_argument("old", metavar="OLD")
-    p.add_argument("new", metavar="NEW")
+    p.add_argument("old", metavar="OLD", help="its name now")
+    p.add_argument("new", metavar="NEW", help="the name it gets")
     p.set_defaults(handler=_lazy("agent_room.cli.sessions", "cmd_rename"))
 
     p = sub.add_parser("approve", help="approve a pending handover")
-    p.add_argument("id", metavar="ID", type=_message_id)
+    p.add_argument(
+        "id", metavar="ID", type=_message_id, help="the handover's id (handovers lists them)"
+    )
     p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_approve"))
 
     p = sub.add_parser("reject", help="reject a pending handover, with a reason")
-    p.add_argument("id", metavar="ID", type=_message_id)
+    p.add_argument(
+        "id", metavar="ID", type=_message_id, help="the handover's id (handovers lists them)"
+    )
     p.add_argument("--reason", required=True, help="why: the sender receives it")
     p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_reject"))
 
     p = sub.add_parser("handovers", help="list the handovers waiting for a decision")
-    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--json", action="store_true", help="print JSON (with the prepared context)")
     p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_handovers"))
     _handover_show(p)
     p = sub.add_parser("watch", help="deliver messages to idle agents (headless worker)")
@@ -366,12 +430,14 @@ def _link_commands(sub: _Only) -> None:
         ("close", "sever a link (operator, or its initiator)"),
     ):
         lp = lsub.add_parser(action, help=text)
-        lp.add_argument("id", metavar="ID", type=_message_id)
+        lp.add_argument(
+            "id", metavar="ID", type=_message_id, help="the link's id (links lists them)"
+        )
         _add_identity(lp)
         lp.set_defaults(handler=_lazy(handlers, "cmd_link"), action=action)
     lp = lsub.add_parser("grant", help="give a link COUNT more crossings (operator)")
-    lp.add_argument("id", metavar="ID", type=_message_id)
-    lp.add_argument("count", metavar="COUNT", type=_count)
+    lp.add_argument("id", metavar="ID", type=_message_id, help="the link's id (links lists them)")
+    lp.add_argument("count", metavar="COUNT", type=_count, help="how many more crossings")
     _add_identity(lp)
     lp.set_defaults(handler=_lazy(handlers, "cmd_link_grant"))
     lp = lsub.add_parser("settings", help="show or change budget, loop breaker, checkpoints")
@@ -413,7 +479,7 @@ def _link_commands(sub: _Only) -> None:
         _add_identity(tp)
         tp.set_defaults(handler=_lazy(handlers, "cmd_timer"), intent=intent)
     tp = tsub.add_parser("cancel", help="cancel a pending timer (its owner or the operator)")
-    tp.add_argument("id", metavar="ID", type=_message_id)
+    tp.add_argument("id", metavar="ID", type=_message_id, help="the timer's id (timers lists them)")
     _add_identity(tp)
     tp.set_defaults(handler=_lazy(handlers, "cmd_timer_cancel"))
 
@@ -452,7 +518,7 @@ def _intercom_commands(sub: _Only) -> None:
         help="end the client after this long (default: 600)",
     )
     p.add_argument("--json", action="store_true", help="print the whole record as JSON")
-    p.add_argument("--quiet", action="store_true", help="no [intercom] reasoning on stderr")
+    p.add_argument("--quiet", action="store_true", help="no [Intercom] reasoning on stderr")
     p.set_defaults(handler=_lazy(handlers, "cmd_ask"))
 
     p = sub.add_parser("intercom", help="the intercom's sessions per repository, with costs")
@@ -463,7 +529,7 @@ def _intercom_commands(sub: _Only) -> None:
     ip.add_argument("file", metavar="FILE", help="e.g. /tmp/cross-agent-sessions.json")
     ip.set_defaults(handler=_lazy(handlers, "cmd_intercom_import"))
     ip = isub.add_parser("forget", help="forget a session, or every session of a repository")
-    ip.add_argument("target", metavar="REPO|SESSION")
+    ip.add_argument("target", metavar="REPO|SESSION", help="a repository folder or a session id")
     ip.set_defaults(handler=_lazy(handlers, "cmd_intercom_forget"))
     ip = isub.add_parser("settings", help="show or change the default max turns, session limit")
     ip.add_argument("--max-turns", type=_count, metavar="N", help="per ask (default 10)")
@@ -482,7 +548,7 @@ def _loop_commands(sub: _Only) -> None:
     p.set_defaults(handler=_lazy(handlers, "cmd_loops"))
     lsub = _commands(p, "loops", required=False)
     lp = lsub.add_parser("release", help="deliver what a loop hold keeps (operator)")
-    lp.add_argument("id", metavar="ID", type=_message_id)
+    lp.add_argument("id", metavar="ID", type=_message_id, help="the hold's id (loops lists them)")
     lp.add_argument("--drop", action="store_true", help="cancel the held messages instead")
     _add_identity(lp)
     lp.set_defaults(handler=_lazy(handlers, "cmd_loops_release"))
@@ -508,12 +574,12 @@ def _memory_commands(sub: _Only) -> None:
     p.set_defaults(handler=_lazy(handlers, "cmd_ledger"))
 
     p = sub.add_parser("checkpoint", help="take a resume checkpoint of the agent NAME")
-    p.add_argument("name", metavar="NAME")
+    p.add_argument("name", metavar="NAME", help="the agent")
     p.add_argument("--note", metavar="TEXT", help="why: shown when resuming")
     p.set_defaults(handler=_lazy(handlers, "cmd_checkpoint"))
 
     p = sub.add_parser("checkpoints", help="the resume checkpoints (of NAME); their retention")
-    p.add_argument("name", metavar="NAME", nargs="?")
+    p.add_argument("name", metavar="NAME", nargs="?", help="only this agent's")
     p.add_argument("--keep", type=_count, metavar="N", help="keep N per session (default 10)")
     p.add_argument("--days", type=_count, metavar="D", help="keep them D days (default 30)")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -598,7 +664,14 @@ def _operator_commands(sub: _Only) -> None:
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=_lazy(handlers, "cmd_notify"))
 
-    p = sub.add_parser("doctor", help="check what the room needs and say how to fix it")
+    p = sub.add_parser(
+        "doctor",
+        help="check what the room needs and say how to fix it",
+        description="Check tmux, each client (claude, codex, gemini) and its version, the"
+        " plugin, agent-room on the PATH, the room's permissions, the hooks' errors and a"
+        " deliverer; say how to fix each problem. Exit status 1 while something needed is"
+        " missing.",
+    )
     p.set_defaults(handler=_lazy("agent_room.cli.doctor", "cmd_doctor"))
 
     p = sub.add_parser("serve", help="serve the console to a web browser (textual-serve)")
@@ -689,7 +762,7 @@ def _usage_commands(sub: _Only) -> None:
     bp.add_argument("--json", action="store_true", help="print JSON")
     bp.set_defaults(handler=_lazy(handlers, "cmd_budget_pair"))
     bp = bsub.add_parser("clear", help="remove a budget")
-    bp.add_argument("name", metavar="NAME", nargs="?")
+    bp.add_argument("name", metavar="NAME", nargs="?", help="the agent (or --room)")
     bp.add_argument("--room", action="store_true", help="the whole room's budget")
     bp.set_defaults(handler=_lazy(handlers, "cmd_budget_clear"))
 
@@ -697,15 +770,18 @@ def _usage_commands(sub: _Only) -> None:
 def _handover_show(handovers: Any) -> None:
     """``handovers show ID``: one handover with the code it carries."""
     hsub = _commands(handovers, "handovers", "[show ID]", required=False)
-    hp = hsub.add_parser("show", help="one handover: its text, and its code against the recipient")
-    hp.add_argument("id", metavar="ID", type=_message_id)
+    hp = hsub.add_parser(
+        "show",
+        help="one handover in full: its body, prepared context and code against the recipient",
+    )
+    hp.add_argument("id", metavar="ID", type=_message_id, help="the handover's id")
     hp.add_argument("--json", action="store_true", help="print JSON")
     hp.set_defaults(handler=_lazy("agent_room.cli.worktrees", "cmd_handover_show"))
 
 
 def _worktree_commands(sub: _Only) -> None:
     p = sub.add_parser("diff", help="what an agent changed: since its base, committed and not")
-    p.add_argument("name", metavar="NAME")
+    p.add_argument("name", metavar="NAME", help="the agent")
     p.add_argument("file", metavar="FILE", nargs="?", help="only this file's patch")
     p.add_argument("--stat", action="store_true", help="files with lines added and removed")
     p.add_argument("--json", action="store_true", help="print JSON (files and counts)")
@@ -721,7 +797,9 @@ def _launcher_commands(sub: _Only) -> None:
         usage="%(prog)s [-h] [--cwd DIR] [--agent KIND] [--agent-kind LABEL] [--detach]"
         " NAME [--worktree [BRANCH]] [-- AGENT-ARGS ...]",
     )
-    p.add_argument("name", metavar="NAME")
+    p.add_argument(
+        "name", metavar="NAME", help="its name in the room (after --: its own arguments)"
+    )
     p.add_argument("--cwd", metavar="DIR", help="where the agent works (default: here)")
     p.add_argument(
         "--worktree",
@@ -747,7 +825,7 @@ def _launcher_commands(sub: _Only) -> None:
     p.set_defaults(handler=launcher.cmd_start)
 
     p = sub.add_parser("stop", help="stop the agent started as NAME and close its tmux")
-    p.add_argument("name", metavar="NAME")
+    p.add_argument("name", metavar="NAME", help="the name it was started as")
     p.add_argument(
         "--remove-worktree",
         action="store_true",

@@ -60,8 +60,9 @@ def quick_send(args: Sequence[str], environ: Mapping[str, str]) -> int | None:
 
 
 def send_chat(room: Room, sender: str, recipient: str, body: str) -> int:
-    """Queue a chat message and say so: its id on stdout, a line for people on stderr
-    (or why it is held: the loop breaker)."""
+    """Queue a chat message and say so: a line for people on stderr (or why it is held:
+    the loop breaker), and the id alone on stdout for a script (not on a terminal, where
+    the line already shows it)."""
     from agent_room.store.wake import listening
 
     message_id, hold = room.send_checked(sender, recipient, body)
@@ -80,7 +81,8 @@ def send_chat(room: Room, sender: str, recipient: str, body: str) -> int:
             from agent_room.core.usage import over_text
 
             sys.stderr.write(f"{over_text(name, held_by)}; go on with your own work\n")
-    sys.stdout.write(f"{message_id}\n")
+    if not sys.stdout.isatty():
+        sys.stdout.write(f"{message_id}\n")
     return message_id
 
 

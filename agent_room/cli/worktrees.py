@@ -24,6 +24,7 @@ from agent_room.core.tree import TreeNode
 from agent_room.core.worktrees import BranchState, CodeRef, Worktree
 from agent_room.room import Room
 from agent_room.room.worktrees import Worktrees, stat_lines
+from agent_room.store import memory
 from agent_room.store import worktrees as store_worktrees
 
 
@@ -171,17 +172,17 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def cmd_handover_show(args: argparse.Namespace) -> int:
-    """``agent-room handovers show ID``: the handover, and the code it carries against the
-    recipient's branch (files, whether it merges cleanly)."""
+    """``agent-room handovers show ID``: the handover as the console previews it (its
+    body, the context prepared from the sender's transcript) and the code it carries
+    against the recipient's branch (files, whether it merges cleanly)."""
     room = Room.open(os.environ)
     try:
         row = room.store.handover(args.id)
         if row is None:
             raise NotFound(f"no handover #{args.id}")
         message = room.store.message(args.id)
-        worktrees = _worktrees(room)
-        preview = worktrees.preview(row)
-        code = preview.text() if preview else None
+        context = memory.context(room.store, args.id)
+        preview = _worktrees(room).preview(row)
     finally:
         room.close()
     body = str(message["body"]) if message else ""
@@ -195,13 +196,23 @@ def cmd_handover_show(args: argparse.Namespace) -> int:
                 "state": row["state"],
                 "body": body,
                 "fields": json.loads(fields) if isinstance(fields, str) else fields,
+                "context": context["text"] if context else None,
                 "code": preview.as_dict() if preview else None,
             }
         )
         return 0
     head = f"#{args.id}  @{row['sender']} -> @{row['recipient']}  ({row['state']})"
+    if context is not None:
+        prepared = (
+            f"--- context prepared from @{row['sender']}'s transcript"
+            f" ({context['tokens']} tokens)\n{context['text']}"
+        )
+    else:
+        prepared = "--- no context prepared (yet)"
+    code = preview.text() if preview else None
     code = code or "code: none recorded (the sender was not in a git repository)"
-    sys.stdout.write(printable("\n".join([head, "", body, "", code]) + "\n", multiline=True))
+    text = "\n".join([head, "", body, "", prepared, "", code])
+    sys.stdout.write(printable(text + "\n", multiline=True))
     return 0
 
 

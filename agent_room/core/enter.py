@@ -20,6 +20,12 @@ if TYPE_CHECKING:
 RESUMABLE_AGENTS = frozenset({"claude", "codex", "gemini"})
 """Agents whose sessions ``--resume`` can reopen."""
 
+ATTACH_PAUSE = 0.2
+"""Seconds between the last line a command prints and a tmux client taking the terminal
+over: tmux flushes the terminal's queues then (tcflush), so lines written just before and
+not yet read by the terminal would never be shown, and a pty cannot say when they have
+been (tcdrain returns at once)."""
+
 FRESH_SESSION_WAIT = 10.0
 """Seconds to wait for a just-started session to register its id (seed 003: 20 x 0.5 s)."""
 
@@ -34,6 +40,9 @@ class Move(StrEnum):
     RESUME = "resume"
     """Start ``claude --resume ID`` in a new tmux window in the session's cwd, then go there."""
     REFUSE = "refuse"
+    DETACH = "detach"
+    """Entered from a terminal outside tmux: detach the client attached there, which
+    ends the ``enter`` that attached it and gives that terminal back."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,6 +210,8 @@ class Entry:
     from_session: str | None
     from_pane: str | None
     from_socket: str | None
+    from_tty: str | None = None
+    """The terminal of a jump made from outside tmux (its attached client's tty)."""
 
 
 def exit_chain(

@@ -163,7 +163,7 @@ class Decision:
     resume: str | None
     reason: str
     lines: tuple[str, ...]
-    """The seed's ``[intercom]`` lines explaining it."""
+    """The seed's ``[Intercom]`` lines explaining it."""
     relatedness: Relatedness | None = None
 
     @property
@@ -190,7 +190,7 @@ def decide(
 ) -> Decision:
     """Resume or new for one ask (seed 000, steps 2 and 3); see the module's rule."""
     mine = [s for s in sessions if s.repo == repo]
-    lines = [f"[intercom] Using parent session: {parent}", f"[intercom] Analyzing {repo}"]
+    lines = [f"[Intercom] Using parent session: {parent}", f"[Intercom] Analyzing {repo}"]
     ours = sorted(
         (s for s in mine if s.parent == parent), key=lambda s: s.last_used_at, reverse=True
     )
@@ -263,7 +263,7 @@ def cleanup(sessions: Sequence[IntercomSession], *, repo: str, parent: str, limi
     excess = len(mine) - limit
     gone = tuple(s.session_id for s in inactive[:excess])
     lines = (
-        f"[intercom] Session cleanup for {repo}",
+        f"[Intercom] Session cleanup for {repo}",
         f"  → {len(mine)} sessions found (limit: {limit})",
         f"  → {len(active)} active (preserved)",
         f"  → Removed {len(gone)} oldest inactive session{'s' if len(gone) != 1 else ''}"

@@ -72,6 +72,16 @@ def _number(value: object) -> float:
 # -- the seed's state file ----------------------------------------------------------------
 
 
+class CorruptState(BadInput):
+    """The file is not a state file: bad JSON or a broken structure (not a newer version,
+    which is refused as it is). The seed degrades gracefully: a backup, then empty state."""
+
+
+def empty_state() -> dict[str, Any]:
+    """A v2 state file with no sessions: what a corrupt one is replaced by."""
+    return migrate_v1({}, now=0.0)
+
+
 @dataclass(frozen=True, slots=True)
 class SeedState:
     """The sessions of a seed state file, and its v2 form when it was v1."""
@@ -86,11 +96,11 @@ def read_seed_state(text: str, *, now: float) -> SeedState:
     try:
         data = json.loads(text)
     except ValueError as exc:
-        raise BadInput(f"not a state file: the JSON is corrupt ({exc})") from None
+        raise CorruptState(f"not a state file: the JSON is corrupt ({exc})") from None
     except RecursionError:
-        raise BadInput("not a state file: the JSON is nested too deeply") from None
+        raise CorruptState("not a state file: the JSON is nested too deeply") from None
     if not isinstance(data, dict):
-        raise BadInput("not a state file: the top level is not an object")
+        raise CorruptState("not a state file: the top level is not an object")
     if "version" in data:
         if not str(data["version"]).startswith("2."):
             raise BadInput(f"not a state file this reads: version {data['version']!r}")
@@ -104,7 +114,7 @@ def migrate_v1(data: dict[str, Any], *, now: float) -> dict[str, Any]:
     repos: dict[str, Any] = {}
     for repo, entry in data.items():
         if not isinstance(entry, dict) or not isinstance(entry.get("session_id"), str):
-            raise BadInput(f"not a state file: {repo!r} is neither v2 nor a v1 entry")
+            raise CorruptState(f"not a state file: {repo!r} is neither v2 nor a v1 entry")
         stamp = entry.get("updated_at") or _iso(now)
         session = {
             "session_id": entry["session_id"],
@@ -129,15 +139,15 @@ def migrate_v1(data: dict[str, Any], *, now: float) -> dict[str, Any]:
 def _v2_sessions(data: dict[str, Any]) -> tuple[IntercomSession, ...]:
     repos = data.get("repos")
     if not isinstance(repos, dict):
-        raise BadInput("not a state file: no 'repos' object")
+        raise CorruptState("not a state file: no 'repos' object")
     found: list[IntercomSession] = []
     for repo, entry in repos.items():
         listed = entry.get("sessions") if isinstance(entry, dict) else None
         if not isinstance(listed, list):
-            raise BadInput(f"not a state file: {repo!r} has no 'sessions' list")
+            raise CorruptState(f"not a state file: {repo!r} has no 'sessions' list")
         for item in listed:
             if not isinstance(item, dict) or not isinstance(item.get("session_id"), str):
-                raise BadInput(f"not a state file: a session of {repo!r} has no session_id")
+                raise CorruptState(f"not a state file: a session of {repo!r} has no session_id")
             last = _time(item.get("last_used_at"), repo)
             found.append(
                 IntercomSession(
@@ -163,7 +173,9 @@ def _time(value: object, repo: str) -> float:
     try:
         stamp = datetime.fromisoformat(str(value))
     except ValueError:
-        raise BadInput(f"not a state file: a time of {repo!r} is not ISO-8601: {value!r}") from None
+        raise CorruptState(
+            f"not a state file: a time of {repo!r} is not ISO-8601: {value!r}"
+        ) from None
     if stamp.tzinfo is None:
         stamp = stamp.replace(tzinfo=UTC)
     return stamp.timestamp()

@@ -75,6 +75,10 @@ class Multiplexer(Protocol):
         """Attach this terminal to ``pane`` until the user detaches; the exit status."""
         ...
 
+    def detach_client(self, socket: str | None, tty: str) -> None:
+        """Detach the client attached from terminal ``tty`` (it gets its terminal back)."""
+        ...
+
     def open_window(
         self, socket: str | None, cwd: str | None, argv: tuple[str, ...], *, name: str, inside: bool
     ) -> str:

@@ -85,6 +85,14 @@ def _agent_room() -> list[str]:
     return [sys.executable, "-m", "agent_room"]
 
 
+CONSOLE_CLOSED = (
+    "The console is closed; the demo room goes on.\n"
+    "  Enter: open the console again\n"
+    "  C-b d: detach (come back: agent-room demo --list)\n"
+    "  agent-room demo --stop: end the demo and remove its folder"
+)
+"""What the demo's console window says once the console quits."""
+
 PINNED_CLAUDE = Path(".tools", "claude-code", "node_modules", ".bin", "claude")
 """Where a checkout's ``.ci/setup`` installs the pinned client, relative to the checkout."""
 
@@ -162,12 +170,18 @@ class _Setup:
             raise Refused(f"demo setup failed at {Path(argv[0]).name} {argv[1]}: {detail[-1:]}")
 
     def server(self) -> None:
-        """The tmux server with the console; the window stays open when the console quits."""
-        console = _agent_room()
+        """The tmux server with the console. Quitting the console (``q``) leaves the demo
+        running: the window says so, how to open the console again (Enter), how to leave
+        (detach) and how to end the demo, instead of showing a dead, blank pane."""
+        loop = (
+            'hint=$1; shift; while :; do "$@"; printf "\\n%s\\n" "$hint"; '
+            + "read -r _ || exit; done"
+        )
+        again = ["sh", "-c", loop, "sh", CONSOLE_CLOSED, *_agent_room()]
         self.run(
             *self.tmux,
             "new-session", "-d", "-s", SESSION, "-n", "console", "-x", "160", "-y", "48",
-            "-c", str(self.demo.root), "--", *console,
+            "-c", str(self.demo.root), "--", *again,
             ";", "set-option", "-w", "-t", f"={SESSION}:console", "remain-on-exit", "on",
         )  # fmt: skip
 

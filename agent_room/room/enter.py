@@ -44,10 +44,19 @@ class Where:
     """Where the caller is: its tmux server and pane, and its own session if an agent."""
 
     def __init__(
-        self, *, socket: str | None, pane: str | None, session_id: str | None, actor: str
+        self,
+        *,
+        socket: str | None,
+        pane: str | None,
+        session_id: str | None,
+        actor: str,
+        tty: str | None = None,
     ) -> None:
         self.socket = socket
         """The tmux server the caller runs in (``None``: not inside tmux)."""
+        self.tty = tty
+        """The caller's terminal when it is not inside tmux: an attach there is left by
+        detaching that terminal's client."""
         self.pane = pane
         self.session_id = session_id
         self.actor = actor
@@ -199,6 +208,7 @@ class Navigator:
             from_pane=where.pane,
             from_socket=where.socket,
             at=self.room.clock(),
+            from_tty=None if where.socket else where.tty,
         )
 
     def carry_out(self, plan: Plan, where: Where) -> str | None:
@@ -209,6 +219,9 @@ class Navigator:
         target = plan.target
         if plan.move is Move.REFUSE:
             raise Refused(plan.reason)
+        if plan.move is Move.DETACH:
+            self.mux.detach_client(target.socket, plan.reason)
+            return None
         if plan.move is Move.RESUME:
             plan = self.start_resume(plan, where)
             target = plan.target
@@ -280,6 +293,7 @@ class Navigator:
                 from_session=r["data"].get("from_session"),
                 from_pane=r["data"].get("from_pane"),
                 from_socket=r["data"].get("from_socket"),
+                from_tty=r["data"].get("from_tty"),
             )
             for r in views.entries(self.store)
         ]
@@ -296,19 +310,12 @@ class Navigator:
             if row is not None:
                 return self._back_to(row, where)
             if step.from_pane and self.mux.pane_exists(step.from_socket, step.from_pane):
-                target = Target(
-                    name="",
-                    session_id=None,
-                    agent="",
-                    state="idle",
-                    pane=step.from_pane,
-                    socket=step.from_socket,
-                    cwd=None,
-                    parent=None,
-                    process_alive=True,
-                    pane_alive=True,
-                )
+                target = _terminal(step.from_pane, step.from_socket)
                 return plan_enter(target, inside_tmux=where.socket, warn_parent=False)
+            if step.from_pane is None and step.from_tty:
+                # the jump came from a terminal outside tmux: its client is detached
+                target = _terminal(None, self.target(current).socket)
+                return Plan(Move.DETACH, target, reason=step.from_tty)
         parent = self._parent_of(current, root=root)
         if parent is None:
             raise NotFound(
@@ -344,3 +351,19 @@ class Navigator:
                 self.target(row), inside_tmux=where.socket, claude=self.claude, warn_parent=False
             )
         )
+
+
+def _terminal(pane: str | None, socket: str | None) -> Target:
+    """A plain terminal a jump was made from (a pane, or outside tmux: none), to go back to."""
+    return Target(
+        name="",
+        session_id=None,
+        agent="",
+        state="idle",
+        pane=pane,
+        socket=socket,
+        cwd=None,
+        parent=None,
+        process_alive=True,
+        pane_alive=True,
+    )

@@ -48,6 +48,10 @@ UNKNOWN_SESSION = "No conversation found"
 """What Claude Code prints when asked to resume a session it does not know."""
 
 
+MAX_TURNS = "error_max_turns"
+"""The client's subtype when ``--max-turns`` stopped it: its session and cost are real."""
+
+
 class AskFailed(RoomError):
     """The client gave no answer: it failed, timed out, or reported an error."""
 
@@ -210,7 +214,17 @@ class Intercom:
             if decision.resume:
                 self.store.release(decision.resume)
         record["duration_s"] = round(time.monotonic() - started, 3)
-        return self._keep(record, answer, resumed, question, say)
+        kept = self._keep(record, answer, resumed, question, say)
+        if answer.subtype == MAX_TURNS:
+            line = (
+                f"[Intercom] Stopped at the turn limit ({turns}) before an answer: session"
+                f" {answer.session_id} is kept (${kept['session_cost_usd']:.4f});"
+                " ask again to go on, or give a higher --max-turns"
+            )
+            say(line)
+            kept["lines"].append(line)
+            kept["stopped"] = "max_turns"
+        return kept
 
     def _decide(
         self,
@@ -259,7 +273,7 @@ class Intercom:
         started = time.monotonic()
         run = self.client.run(repo, question, resume=resume, max_turns=max_turns, timeout=timeout)
         if resume and run.returncode not in (0, None) and UNKNOWN_SESSION in run.stderr:
-            line = f"[intercom] The client no longer knows session {resume}: starting a new one"
+            line = f"[Intercom] The client no longer knows session {resume}: starting a new one"
             say(line)
             record["lines"].append(line)
             record["fallback"] = f"session {resume} unknown to the client"
@@ -368,6 +382,8 @@ def _answer(run: HeadlessRun, timeout: float) -> ClientAnswer:
             raise AskFailed(str(exc)) from None
         said = _first_line(run.stderr) or _first_line(run.stdout) or "no message"
         raise AskFailed(f"the client exited with status {run.returncode}: {said}") from None
+    if answer.subtype == MAX_TURNS:
+        return answer  # stopped short, but a session that cost something: it is kept
     if answer.is_error or run.returncode != 0:
         said = _first_line(answer.result) or _first_line(run.stderr) or "no message"
         kind = answer.subtype or f"status {run.returncode}"

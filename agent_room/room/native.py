@@ -8,6 +8,9 @@ status and how to bring them in (``core.native.outside``).
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from agent_room.adapters import procfs
 from agent_room.core.native import outside
 from agent_room.core.tree import TreeNode
 
@@ -47,8 +50,17 @@ def outside_sessions(
     sessions = registry.sessions()
     if not sessions:  # nobody to compare: the members' query grows with the room
         return []
+    here = str(Path(room.home).resolve())
+    sessions = [s for s in sessions if not _in_another_room(s.pid, here)]
     known = room.store.members() if members is None else members()
     return outside(sessions, known, room.clock())
+
+
+def _in_another_room(pid: int, here: str) -> bool:
+    """A session started for another room (its ``AGENT_ROOM_HOME`` names another): that
+    room's agent, not one outside every room to be ended or brought in here."""
+    home = procfs.environ_value(pid, "AGENT_ROOM_HOME")
+    return bool(home) and str(Path(str(home)).expanduser().resolve()) != here
 
 
 def outside_nodes(rows: list[dict[str, Any]]) -> list[TreeNode]:

@@ -69,6 +69,23 @@ _FLOW_NAMES = {
 }
 
 
+STATUS_THEN = {
+    "message.sent": "queued",
+    "message.delivered": "delivered",
+    "message.read": "read",
+    "message.failed": "failed",
+    "message.retried": "queued",
+    "handover.requested": "held",
+    "handover.approved": "queued",
+    "handover.rejected": "cancelled",
+    "handover.expired": "cancelled",
+    "loop.held": "held",
+    "loop.released": "queued",
+}
+"""The status a message had when the flow's event happened (a row says what was then,
+not what became of the message later); events without a message show none."""
+
+
 def _frozen(node: TreeNode) -> TreeRow:
     return TreeRow(
         label=node.label,
@@ -195,9 +212,11 @@ class SnapshotReader:
             )
             for r in pending
         )
+        events = views.flow_events(store, self.flow_limit)
+        events.sort(key=lambda r: (float(r["at"]), int(r["id"])))  # when, not who wrote first
         flow = tuple(
             self._flow(r)
-            for r in views.flow_events(store, self.flow_limit)
+            for r in events
             if not (r["kind"] == "message.sent" and r["message_kind"] == "handover")
         )  # a handover's "requested" line says it was sent
         last = views.last_message_id(store)
@@ -307,7 +326,7 @@ class SnapshotReader:
             message_kind=message_kind,
             sender=sender,
             recipient=recipient,
-            status=row["status"] or "",
+            status=STATUS_THEN.get(str(row["kind"]), row["status"] or ""),
             summary=summary,
         )
 

@@ -2,7 +2,7 @@
 
 The hooks run on every turn of every agent and ``agent-room send`` on every message, as
 fresh processes: importing psycopg costs them 100-150 ms, importing ctypes and loading
-libpq about 3 (see docs/postgresql.md). The statements go out with ``PQexecParams``
+libpq about 3 (see docs/guide/machines.md). The statements go out with ``PQexecParams``
 (``$1`` parameters, each typed by its Python value, results in text form converted by
 column type), or ``PQexec`` for a script without parameters, which is all the store
 asks; LISTEN/NOTIFY for the long-lived watchers stays with psycopg.

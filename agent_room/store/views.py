@@ -145,9 +145,12 @@ def record_entry(
     from_pane: str | None,
     from_socket: str | None,
     at: float,
+    from_tty: str | None = None,
 ) -> None:
     """Remember one jump in the audit log, so that exit-agent can undo it."""
     data = {"from_session": from_session, "from_pane": from_pane, "from_socket": from_socket}
+    if from_tty:
+        data["from_tty"] = from_tty
     with write_transaction(store.conn) as conn:
         event(conn, at, ENTERED, actor, to_session, None, data)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -683,11 +684,14 @@ def make_app(
     if where is None:
         from agent_room.core.names import tmux_socket_of
 
+        socket = tmux_socket_of(os.environ.get("TMUX"))
+        outside = socket is None and sys.stdin.isatty()
         where = Where(
-            socket=tmux_socket_of(os.environ.get("TMUX")),
+            socket=socket,
             pane=os.environ.get("TMUX_PANE") or None,
             session_id=None,
             actor="operator",
+            tty=os.ttyname(sys.stdin.fileno()) if outside else None,  # exit-agent detaches
         )
     extra: dict[str, Any] = {"clock": clock} if clock is not None else {}
     return RoomConsole(

@@ -125,7 +125,7 @@ COLUMNS: tuple[Column, ...] = (
     Column(
         "agent",
         "Agent",
-        lambda r, _c: Text(printable(r.agent), overflow="ellipsis"),
+        lambda r, _c: Text(printable(r.agent or "-"), overflow="ellipsis"),
         lambda r: (r.agent, r.name),
         5,
         12,
@@ -174,6 +174,11 @@ SHRINK_ORDER = (
 order when two have as much to give)."""
 DROP_ORDER = ("cost", "pane", "age", "agent", "cwd", "branch")
 """Which columns are left out, in turn, when even their narrowest is too wide."""
+KEEP_WHOLE = ("name", "agent", "state")
+"""Cut last: who it is, what it is and how it is say more than a path or a note, so
+these give width only once the others are at their narrowest and ``SPARE`` has gone."""
+SPARE = ("pane", "age")
+"""Left out before a name, an agent or a state is cut."""
 
 
 def natural_widths(rows: Sequence[SessionRow], ctx: CellContext) -> dict[str, int]:
@@ -210,19 +215,33 @@ def fit_widths(natural: Mapping[str, int], available: int, padding: int) -> dict
             break
         widths.pop(key, None)
     spare = available - sum(widths.values()) - padding * len(widths)
-    if spare >= 0:
+    soft = [key for key in SHRINK_ORDER if key in widths and key not in KEEP_WHOLE]
+    spare = _shrink(widths, soft, least, spare)
+    for key in SPARE:  # rather than cut a name
+        if spare < 0 and key in widths:
+            spare += widths.pop(key) + padding
+    spare = _shrink(widths, [key for key in SHRINK_ORDER if key in widths], least, spare)
+    soft = [key for key in soft if key in widths]
+    while spare > 0 and any(widths[k] < natural[k] for k in soft):  # what a drop left over
+        key = max(soft, key=lambda k: natural[k] - widths[k])
+        widths[key] += 1
+        spare -= 1
+    if spare > 0:
         widths[COLUMNS[-1].key] += spare
-        return widths
-    shrinking = [key for key in SHRINK_ORDER if key in widths]
-    while spare < 0:
-        # a cell at a time from the column with the most to give (the first on a tie),
-        # so a long cwd and a long delivery note are cut alike
-        key = max(shrinking, key=lambda k: widths[k] - least[k])
+    return widths
+
+
+def _shrink(widths: dict[str, int], keys: list[str], least: Mapping[str, int], spare: int) -> int:
+    """Take what is missing (``-spare``) from ``keys``, a cell at a time from the column
+    with the most to give (the first on a tie), so a long cwd and a long delivery note
+    are cut alike; what is still missing after (negative), or the spare room."""
+    while spare < 0 and keys:
+        key = max(keys, key=lambda k: widths[k] - least[k])
         if widths[key] <= least[key]:
             break
         widths[key] -= 1
         spare += 1
-    return widths
+    return spare
 
 
 def column(key: str) -> Column:

@@ -60,7 +60,7 @@ def main() -> int:
     session = resume or str(uuid.uuid4())
     runs = 1 + _earlier_runs(session)
     cost = float(os.environ.get("FAKE_CLAUDE_COST", "0.01"))
-    result = {
+    result: dict[str, object] = {
         "type": "result",
         "subtype": "error_during_execution" if mode == "error" else "success",
         "is_error": mode == "error",
@@ -71,6 +71,16 @@ def main() -> int:
         "total_cost_usd": round(cost * runs, 6),
     }
     _log({"session": session})
+    if mode == "max_turns":  # as Claude Code 2.1.330 prints it: no result, exit status 1
+        del result["result"]
+        result.update(
+            subtype="error_max_turns",
+            is_error=True,
+            terminal_reason="max_turns",
+            errors=["Reached maximum number of turns (1)"],
+        )
+        print(json.dumps(result))
+        return 1
     if mode == "array":
         events = [{"type": "system", "subtype": "init", "session_id": session}, result]
         print(json.dumps(events))

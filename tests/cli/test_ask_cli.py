@@ -91,7 +91,7 @@ def test_the_answer_alone_goes_to_stdout(fake: Fake) -> None:
     result = fake.ask(str(fake.repo), "How", "do tokens refresh?")
     assert result.code == 0, result.err
     assert result.out == "answer to: How do tokens refresh?\n"
-    assert "[intercom] Using parent session: operator" in result.err
+    assert "[Intercom] Using parent session: operator" in result.err
     assert "Decision: STARTING NEW SESSION" in result.err
     (run,) = fake.runs()
     assert run["cwd"] == str(fake.repo.resolve())
@@ -266,7 +266,7 @@ def test_cleanup_keeps_the_session_limit(fake: Fake, room_home: Path) -> None:
     for n in range(3):  # other parents' sessions
         fake.ask(str(fake.repo), f"topic{n}", "--new", CLAUDE_CODE_SESSION_ID=f"other-{n}")
     result = fake.ask(str(fake.repo), "mine", "--new")
-    assert "[intercom] Session cleanup for" in result.err
+    assert "[Intercom] Session cleanup for" in result.err
     listed = json.loads(fake.cli("intercom", "--json").out)[0]["sessions"]
     assert sorted(s["topic"] for s in listed) == ["mine", "topic2"]
     assert len(_events(room_home, "intercom.forgotten")) == 2
@@ -362,14 +362,49 @@ def test_import_a_v1_state_file(fake: Fake, tmp_path: Path) -> None:
     assert json.loads(back.out)["session_id"] == "abc-1"
 
 
-def test_a_corrupt_or_foreign_file_imports_nothing(fake: Fake, tmp_path: Path) -> None:
-    for text in ("{broken", json.dumps({"name": "pkg", "version": "1.0"})):
-        state = tmp_path / "state.json"
-        state.write_text(text)
-        result = fake.cli("intercom", "import", str(state))
-        assert result.code == 2
-        assert len(result.err.splitlines()) == 1
-        assert "not a state file" in result.err
-        assert state.read_text() == text
-        assert not (tmp_path / "state.json.v1.backup").exists()
+def test_a_foreign_file_imports_nothing(fake: Fake, tmp_path: Path) -> None:
+    text = json.dumps({"name": "pkg", "version": "1.0"})  # another program's, or a newer
+    state = tmp_path / "state.json"
+    state.write_text(text)
+    result = fake.cli("intercom", "import", str(state))
+    assert result.code == 2
+    assert len(result.err.splitlines()) == 1
+    assert "not a state file" in result.err
+    assert state.read_text() == text
+    assert not (tmp_path / "state.json.v1.backup").exists()
     assert json.loads(fake.cli("intercom", "--json").out) == []
+
+
+@pytest.mark.parametrize("text", ["{broken", json.dumps({"repos": {"/r": {"sessions": 3}}})])
+def test_a_corrupt_state_file_is_kept_aside_and_started_empty(
+    fake: Fake, tmp_path: Path, text: str
+) -> None:
+    """Seed 000: a corrupt state file degrades gracefully into an empty state, and the
+    corrupt one is kept as a backup."""
+    state = tmp_path / "state.json"
+    state.write_text(text)
+    result = fake.cli("intercom", "import", str(state))
+    assert result.code == 0, result.err
+    assert f"[Intercom] {state} is corrupt (not a state file" in result.err
+    assert "imported 0 of 0 sessions" in result.err
+    assert (tmp_path / "state.json.corrupt.backup").read_text() == text
+    assert json.loads(state.read_text())["repos"] == {}
+    assert (state.stat().st_mode & 0o777) == 0o600
+    assert fake.cli("intercom", "import", str(state)).code == 0  # the empty state reads
+
+
+def test_an_ask_stopped_at_max_turns_keeps_its_session_and_cost(fake: Fake) -> None:
+    """The client stopped at ``--max-turns`` returned a session and its cost: both are
+    kept (the next ask resumes it), and the ask says why there is no answer."""
+    stopped = fake.ask(str(fake.repo), "trace the auth flow", "--max-turns", "1",
+                       FAKE_CLAUDE_MODE="max_turns")  # fmt: skip
+    assert stopped.code == 1
+    assert stopped.out == ""
+    assert "[Intercom] Stopped at the turn limit (1) before an answer: session" in stopped.err
+    assert "Traceback" not in stopped.err
+    (repo,) = json.loads(fake.cli("intercom", "--json").out)
+    (session,) = repo["sessions"]
+    assert session["cost_usd"] == pytest.approx(0.01)
+    again = json.loads(fake.ask(str(fake.repo), "trace the auth flow, go on", "--json").out)
+    assert again["session_id"] == session["session_id"]  # resumed, not lost
+    assert again["decision"] == "resume"

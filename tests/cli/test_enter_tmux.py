@@ -4,8 +4,10 @@ a real attached client: every hop walked back, the parent told, the messages rig
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import signal
+import sys
 from pathlib import Path
 
 import libtmux
@@ -115,3 +117,39 @@ def _zombie(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z"
     except OSError:
         return True
+
+
+def test_exit_agent_gives_back_a_terminal_outside_tmux(
+    server: libtmux.Server, cli: Cli, room_home: Path
+) -> None:
+    """``enter`` from a terminal outside tmux attaches it; ``exit-agent`` in the agent's
+    pane detaches that terminal again, and ``enter`` returns there with a word."""
+    socket = f"/tmp/tmux-{os.geteuid()}/{server.socket_name}"
+    pane_a, pid_a = _pane(server.new_session(session_name="agent-a", window_command="sleep 600"))
+    _register(room_home, "a", pid_a, pane=pane_a, socket=socket)
+    given = cli.env(NO_SESSION)
+    env = " ".join(shlex.quote(f"{k}={given[k]}") for k in ("AGENT_ROOM_HOME", "PATH", "HOME"))
+    enter = f"{sys.executable} -m agent_room enter a --wait 0"
+    terminal = server.new_session(  # a plain terminal: no $TMUX, its own tty
+        session_name="terminal",
+        window_command=f"env -u TMUX -u TMUX_PANE {env} {enter}; echo ENTER-ENDED; sleep 600",
+    )
+    screen = terminal.windows[0].active_pane
+    assert screen is not None
+
+    def attached() -> bool:  # the terminal's client (enter's own control client has no tty)
+        listed = server.cmd("list-clients", "-F", "#{client_tty} #{client_session}").stdout
+        return any(line.startswith("/dev/") and line.endswith(" agent-a") for line in listed)
+
+    try:
+        wait_for(attached)
+    except AssertionError as exc:
+        raise AssertionError("\n".join(screen.capture_pane())) from exc
+
+    back = _run(cli, socket, pane_a, "exit-agent")
+    assert back.err.startswith("agent-room: detached the terminal /dev/pts/"), back.err
+    wait_for(lambda: "ENTER-ENDED" in "\n".join(screen.capture_pane()))
+    shown = "\n".join(screen.capture_pane())
+    assert "come back: detach (C-b d) or agent-room exit-agent" in shown
+    assert "back from @a" in shown
+    assert not attached()

@@ -122,6 +122,11 @@ def test_a_relative_room_home_is_refused_by_commands_and_hooks(
         ("entities",),
         ("transport",),
         ("inbox", "--peek", "--as", "operator"),
+        ("link", "settings"),
+        ("loops", "settings"),
+        ("memory", "settings"),
+        ("intercom", "settings"),
+        ("status",),
     ],
 )
 def test_reading_commands_make_no_room(cli: Cli, argv: tuple[str, ...]) -> None:

@@ -246,7 +246,7 @@ def test_a_resumed_session_always_qualifies(
     """Whatever is stored: a resume is of this parent, this repository, used within the
     window, not busy and related; --new never resumes."""
     decision = ask(sessions, question, repo=repo, force_new=force_new)
-    assert decision.lines[0] == f"[intercom] Using parent session: {PARENT}"
+    assert decision.lines[0] == f"[Intercom] Using parent session: {PARENT}"
     if decision.resume is None:
         return
     assert not force_new

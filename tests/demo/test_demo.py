@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -160,3 +163,26 @@ def test_stop_leaves_what_is_not_a_demo_alone(cli: Cli, tmp_root: Path) -> None:
     assert (result.code, result.err) == (0, "no demo room of yours is running\n")
     assert lookalike.exists()
     assert unmarked.exists()
+
+
+def test_the_demo_ends_naming_a_command_that_works(tmp_root: Path, tmp_path: Path) -> None:
+    """``.ci/demo`` runs the checkout's ``.venv/bin/agent-room``, which is not on the PATH:
+    the command its last lines name must run as printed, from where the demo was run."""
+    script = Path(sys.executable).parent / "agent-room"
+    checkout = script.parent.parent.parent  # .venv/bin/agent-room -> the checkout
+    tmux = shutil.which("tmux")
+    assert tmux is not None
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TMUX")}
+    env.update(TMPDIR=str(tmp_root), PATH=f"{Path(tmux).parent}:/usr/bin:/bin")
+    assert shutil.which("agent-room", path=env["PATH"]) is None
+    for argv in (["demo", "--seconds", "1"], ["demo", "--script", "--fast"]):
+        done = subprocess.run(
+            [str(script), *argv], cwd=checkout, env=env, capture_output=True, text=True,
+            timeout=120, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        named = re.findall(r"`([^`]+)`", done.stdout.strip().splitlines()[-2])
+        assert named, done.stdout
+        program = named[-1].split()[0]
+        assert (checkout / program).is_file(), named  # ./.venv/bin/agent-room, from here
+        assert "install it on your PATH: pipx install ." in done.stdout

@@ -86,6 +86,14 @@ def test_the_console_shows_the_room_and_approves_the_handover_with_a_key(
         events = _json(cli, demo, "history", "50")
         assert next(m for m in events if m["id"] == hid)["recipient"] == "frontend"
         wait(lambda: "approved" in console())
+
+        # q quits the console, not the demo: the window says what now; Enter reopens it
+        _tmux(demo, "send-keys", "-t", pane, "q")
+        wait(lambda: "The console is closed; the demo room goes on." in console())
+        assert "Enter: open the console again" in console()
+        assert "agent-room demo --stop" in console()
+        _tmux(demo, "send-keys", "-t", pane, "Enter")
+        wait(lambda: f"Sessions {len(AGENTS)}/{len(AGENTS)}" in console())
     finally:
         stopped = cli("demo", "--stop", "all", env={"TMPDIR": str(tmp_root)})
     assert stopped.code == 0, stopped.err

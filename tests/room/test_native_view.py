@@ -4,6 +4,9 @@ message was delivered."""
 from __future__ import annotations
 
 import json
+import subprocess
+from dataclasses import replace
+from pathlib import Path
 
 from agent_room.core.native import NativeSession, SocketFacts, parse_entry
 from agent_room.room import Room
@@ -75,3 +78,24 @@ def test_the_flow_says_how_a_message_was_delivered(room: Room) -> None:
     )
     delivered = [e.summary for e in SnapshotReader(room).read().flow if e.kind == "delivered"]
     assert delivered == ["via tmux · typed", "via socket · through the socket", "via socket · hi"]
+
+
+def test_another_rooms_agents_are_not_outside_this_room(room: Room, tmp_path: Path) -> None:
+    """``who`` against one room must not list another room's agents as sessions outside
+    every room (with advice to end them): their process names the other room."""
+    other = subprocess.Popen(
+        ["sleep", "60"], env={"AGENT_ROOM_HOME": str(tmp_path / "other-room"), "PATH": "/bin"}
+    )
+    try:
+
+        class Elsewhere(Recorded):
+            def sessions(self) -> list[NativeSession]:
+                return [replace(s, pid=other.pid) for s in super().sessions()[:1]]
+
+        snapshot = SnapshotReader(room, native=Elsewhere()).read()
+        assert [r.name for r in snapshot.sessions if r.outside] == []
+        snapshot = SnapshotReader(room, native=Recorded()).read()
+        assert [r.name for r in snapshot.sessions if r.outside]  # without it: listed
+    finally:
+        other.kill()
+        other.wait()

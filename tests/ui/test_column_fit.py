@@ -45,3 +45,23 @@ def test_the_columns_fill_the_window_exactly_whenever_they_can(
     assert next(c.key for c in COLUMNS if c.key in widths) == "name"  # it always stays
     if sum(LEAST[k] + PADDING for k in widths) <= available:
         assert _used(widths) == available  # no empty space, no sideways scrolling
+
+
+def test_names_and_agents_stay_whole_before_pane_and_age() -> None:
+    """The demo room at 120x35 (a panel of 88 cells): long paths and notes give way, then
+    the pane and the age; the name, the agent and the state stay whole."""
+    natural = {
+        **LEAST,
+        "name": len("⚑ @frontend"),
+        "agent": len("simulated"),
+        "state": len("● waiting"),
+        "cwd": len("/tmp/agent-room-demo-z8bczvfv/work/frontend"),
+        "delivery": len("a permission dialog is open: messages wait"),
+    }
+    for available in (88, 78):
+        widths = fit_widths(natural, available, PADDING)
+        assert _used(widths) == available
+        for key in ("name", "agent", "state"):
+            assert widths[key] == natural[key], (available, widths)
+        assert widths["cwd"] >= len("…/frontend")
+    assert {"pane", "age"} <= set(fit_widths(natural, 88, PADDING))  # room enough: kept

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -146,3 +150,21 @@ def test_frozen_clock_moves_only_when_told() -> None:
 
 def test_room_fixture_is_usable(room: Room) -> None:
     assert SnapshotReader(room).read().sessions == ()
+
+
+def test_a_name_joined_without_an_agent_is_not_shown_as_claude(room: Room) -> None:
+    """``join NAME`` alone registers a name, no agent: neither the console nor ``who``
+    call it ``claude``; a pane joined without ``--agent`` still is one."""
+    env = {**os.environ, "AGENT_ROOM_HOME": str(room.home)}
+    for argv in (["join", "alice"], ["join", "bot", "--pane", "%7"]):
+        subprocess.run([sys.executable, "-m", "agent_room", *argv], env=env, check=True)
+    who = subprocess.run(
+        [sys.executable, "-m", "agent_room", "who", "--json"], env=env, check=True,
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert {r["name"]: r["agent"] for r in json.loads(who.stdout)} == {"alice": "", "bot": "claude"}
+    snapshot = SnapshotReader(room).read()
+    ctx = CellContext(now=10.0, colours={})
+    agent = next(c for c in COLUMNS if c.key == "agent")
+    shown = {r.name: agent.cell(r, ctx).plain for r in snapshot.sessions}
+    assert shown == {"alice": "-", "bot": "claude"}

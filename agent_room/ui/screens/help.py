@@ -32,7 +32,8 @@ HELP = """\
 
 **Coming back.** Inside tmux, Enter switches your client to the agent's pane: return with
 tmux's *last session* key (`prefix` `L`) or `agent-room exit-agent` in that pane. Outside
-tmux the console suspends and attaches; detach (`prefix` `d`) to come back.
+tmux the console suspends and attaches; detach (`prefix` `d`) or run `agent-room
+exit-agent` in that pane to come back.
 
 **Badges.** `⚠ cycle` marks a handover that would close a loop (A → B → … → A) over the
 recent handovers: approving it hands the work back around.

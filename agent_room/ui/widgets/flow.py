@@ -1,8 +1,9 @@
 """``FlowTimeline``: the live message flow, newest at the bottom.
 
 Each line is one audit event of a message (sent, delivered, read, failed) or a
-handover (requested, approved, rejected, expired), sender -> recipient, with the
-message's delivery status now and the start of its body, escaped (``core.printable``).
+handover (requested, approved, rejected, expired), sender -> recipient, with the status
+the message had at that moment and the start of its body, escaped (``core.printable``),
+in the order the events happened.
 """
 
 from __future__ import annotations
@@ -50,9 +51,10 @@ NARROW_COLUMNS = (
     ("", "mark", 2),
     ("Event", "event", 18),
     ("From → To", "route", 20),
-    ("Status", "status", 8),
+    ("Status", "status", 9),
 )
-"""The same in a panel under ``NARROW`` cells: the message keeps room to be read."""
+"""The same in a panel under ``NARROW`` cells: the message keeps room to be read (the
+status stays whole: "delivered" is its longest)."""
 NARROW = 100
 TINY_COLUMNS = (("Time", "time", 8), ("", "mark", 2), ("From → To", "route", 20))
 """In a panel under ``TINY`` cells: the route and the message, the mark for the event."""
@@ -124,9 +126,15 @@ class FlowTimeline(DataTable[object]):
             cells = {
                 "time": Text(self._time(event.at), style="dim"),
                 "mark": Text(EVENT_MARKS.get(event.kind, "·")),
-                "event": Text(kind),
-                "route": Text.assemble(f"@{event.sender}", (" → ", "dim"), f"@{event.recipient}"),
-                "status": Text(event.status, style=colour),
+                "event": Text(kind, overflow="ellipsis", no_wrap=True),
+                "route": Text.assemble(
+                    f"@{event.sender}",
+                    (" → ", "dim"),
+                    f"@{event.recipient}",
+                    overflow="ellipsis",
+                    no_wrap=True,
+                ),
+                "status": Text(event.status, style=colour, overflow="ellipsis", no_wrap=True),
                 "summary": Text(printable(event.summary), overflow="ellipsis", no_wrap=True),
             }
             self.add_row(*(cells[key] for key in self._keys))

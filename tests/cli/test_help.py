@@ -1,0 +1,88 @@
+"""The command line explains itself: commands grouped by task, every command and option
+described (STYLE.md habit 19), so ``--help`` is where a newcomer can start."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from agent_room.cli.parser import TASKS, build_parser
+from tests.conftest import Cli
+
+
+def _walk(
+    parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
+) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser]]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, child in action.choices.items():
+                yield (*path, name), child
+                yield from _walk(child, (*path, name))
+
+
+def test_every_command_and_option_has_a_description() -> None:
+    missing = []
+    for path, parser in _walk(build_parser()):
+        if not parser.description:
+            missing.append(" ".join(path))
+        for action in parser._actions:
+            quiet = isinstance(action, (argparse._HelpAction, argparse._SubParsersAction))
+            if not quiet and not action.help:
+                missing.append(f"{' '.join(path)} {action.dest}")
+    assert missing == []
+
+
+def test_help_groups_the_commands_by_task(cli: Cli) -> None:
+    shown = cli("--help")
+    assert shown.code == 0
+    titles = [line[:-1] for line in shown.out.splitlines() if line.endswith(":")]
+    assert titles[: len(TASKS)] == [title for title, _ in TASKS]
+    assert "Other commands:" not in shown.out  # every command has its task
+    start = shown.out.index("Start and stop agents:")
+    assert shown.out.index("  start ", start) < shown.out.index("Messages and handovers:")
+
+
+def test_a_command_says_what_it_is_for(cli: Cli) -> None:
+    doctor = cli("doctor", "--help")
+    assert doctor.code == 0
+    assert "Check tmux, each client" in doctor.out
+    who = cli("who", "--help")
+    assert "The sessions in the room." in who.out
+
+
+def _on_a_terminal(cli: Cli, *args: str) -> str:
+    """What a command shows on a terminal (stdout and stderr on one pty)."""
+    main, child = os.openpty()
+    proc = subprocess.run(
+        [sys.executable, "-m", "agent_room", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=child,
+        stderr=child,
+        env=cli.env({"AGENT_ROOM_NAME": "backend"}),
+        timeout=60,
+        check=False,
+    )
+    os.close(child)
+    shown = b""
+    with contextlib.suppress(OSError):
+        while chunk := os.read(main, 4096):
+            shown += chunk
+    os.close(main)
+    assert proc.returncode == 0, shown
+    return shown.decode()
+
+
+@pytest.mark.parametrize("extra", [(), ("--handover",)])
+def test_send_shows_the_id_once_on_a_terminal(cli: Cli, extra: tuple[str, ...]) -> None:
+    assert cli("join", "backend").code == cli("join", "frontend").code == 0
+    shown = _on_a_terminal(cli, "send", "@frontend", "GET /tasks is live", *extra)
+    assert shown.count("1") == 1, shown
+    assert "#1" in shown
+    piped = cli("send", "@frontend", "again", *extra, name="backend")
+    assert piped.out == "2\n"  # a script still gets the id alone
