@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -53,6 +54,9 @@ def test_the_real_uid_and_command_of_a_process() -> None:
     child = subprocess.Popen(["sleep", "30"])
     try:
         assert procfs.real_uid(child.pid) == os.getuid()
+        deadline = time.monotonic() + 10  # the child runs Python's code until its exec
+        while procfs.cmdline(child.pid) != ["sleep", "30"] and time.monotonic() < deadline:
+            time.sleep(0.01)
         assert procfs.cmdline(child.pid) == ["sleep", "30"]
     finally:
         child.kill()

@@ -97,8 +97,8 @@ def read_seed_state(text: str, *, now: float) -> SeedState:
         data = json.loads(text)
     except ValueError as exc:
         raise CorruptState(f"not a state file: the JSON is corrupt ({exc})") from None
-    except RecursionError:
-        raise CorruptState("not a state file: the JSON is nested too deeply") from None
+    except RecursionError:  # past a bound, like a file too large: refused, not replaced
+        raise BadInput("not a state file: the JSON is nested too deeply") from None
     if not isinstance(data, dict):
         raise CorruptState("not a state file: the top level is not an object")
     if "version" in data:

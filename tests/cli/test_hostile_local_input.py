@@ -211,7 +211,7 @@ def foreign() -> Iterator[int]:
 
 
 def test_a_registry_entry_naming_another_users_process_is_not_an_agent(
-    cli: Cli, tmp_path: Path, foreign: int, agent_proc: subprocess.Popen[bytes]
+    cli: Cli, room: Room, tmp_path: Path, foreign: int, agent_proc: subprocess.Popen[bytes]
 ) -> None:
     claude = tmp_path / "claude"
     sessions = claude / "sessions"
