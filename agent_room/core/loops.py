@@ -14,6 +14,7 @@ drops what it holds. After a release the loop's steps count afresh.
 from __future__ import annotations
 
 from agent_room.core.cycles import render_cycle
+from agent_room.core.errors import BadInput
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -73,4 +74,99 @@ def sender_notice(message_id: int, hold_id: int, cycle: Sequence[str]) -> str:
         f"message #{message_id} is held, not delivered: it runs in a loop"
         f" {render_cycle(cycle)} (loop #{hold_id}). The operator decides; go back to your"
         " own work."
+    )
+
+
+# -- the turn breaker ---------------------------------------------------------------------
+
+TURNS = "turns"
+"""A loop hold's reason when the turn breaker opened it (NULL: messages in a cycle)."""
+DEFAULT_TURNS_PER_AGENT = 24
+"""Turns the room may cause one agent within the window: one every 12.5 s for five
+minutes on end. A model turn that does any work takes longer, and a person's turns are
+not counted; a normal link (8 crossings at most) causes a dozen turns per side in all,
+rules, reminder and closing notice included. The runaway this stops caused one every
+second or two."""
+DEFAULT_TURNS_PER_PAIR = 16
+"""Turns two agents may cause each other within the window (both ways together): twice a
+link's whole budget, so no exchange a link allows meets it; a ping-pong over plain
+messages does within minutes."""
+DEFAULT_TURN_WINDOW = 300.0
+"""Seconds over which the turn breaker counts."""
+TURNS_AGENT_KEY = "turn_agent_max"
+TURNS_PAIR_KEY = "turn_pair_max"
+TURN_WINDOW_KEY = "turn_window"
+"""The room settings that hold them (``agent-room loops settings --turns``)."""
+
+
+def turn_settings_from(raw: Mapping[str, Any]) -> tuple[int, int, float]:
+    """(per agent, per pair, window) from stored values; defaults for missing or unusable
+    ones. A limit of 0 switches that count off."""
+    agent, pair, window = (
+        raw.get(TURNS_AGENT_KEY),
+        raw.get(TURNS_PAIR_KEY),
+        raw.get(TURN_WINDOW_KEY),
+    )
+    return (
+        agent if isinstance(agent, int) and agent >= 0 else DEFAULT_TURNS_PER_AGENT,
+        pair if isinstance(pair, int) and pair >= 0 else DEFAULT_TURNS_PER_PAIR,
+        float(window) if isinstance(window, int | float) and window > 0 else DEFAULT_TURN_WINDOW,
+    )
+
+
+def describe_turns(agent: int, pair: int, window: float) -> str:
+    """The turn breaker's setting as ``agent-room loops settings`` shows it."""
+    if not agent and not pair:
+        return "off"
+    parts = [f"{agent} per agent" if agent else "", f"{pair} per pair" if pair else ""]
+    return f"{' and '.join(p for p in parts if p)} within {window:g}s (turns the room caused)"
+
+
+def turn_trip(
+    name: str, own: int, pairs: Mapping[str, int], *, agent_max: int, pair_max: int
+) -> tuple[str, ...] | None:
+    """The hold the turn breaker opens before the room prompts ``name`` once more: its
+    path (``(name,)`` for the agent, ``(peer, name, peer)`` for a pair), or None.
+
+    ``own`` counts the turns the room caused ``name`` within the window, ``pairs`` those
+    ``name`` and each peer caused each other; the prompt about to start would be one more.
+    """
+    if agent_max and own + 1 > agent_max:
+        return (name,)
+    for peer, turns in sorted(pairs.items()):
+        if pair_max and turns + 1 > pair_max:
+            return (peer, name, peer)
+    return None
+
+
+def parse_turns(text: str) -> tuple[int, int, float]:
+    """``AGENT/PAIR/SECONDS`` (e.g. ``24/16/300``) or ``off`` for the turn breaker."""
+    if text.strip().lower() == "off":
+        return 0, 0, DEFAULT_TURN_WINDOW
+    parts = text.strip().removesuffix("s").split("/")
+    try:
+        agent, pair, window = int(parts[0]), int(parts[1]), float(parts[2])
+    except (ValueError, IndexError):
+        agent = pair = -1
+        window = 0.0
+    if len(parts) != 3 or agent < 0 or pair < 0 or not window > 0:
+        raise BadInput(
+            f"invalid turn breaker {text!r}: use AGENT/PAIR/SECONDS such as 24/16/300, or off"
+        )
+    return agent, pair, window
+
+
+def is_turn_path(path: Sequence[str]) -> bool:
+    """Whether a hold's path is the turn breaker's one agent (a cycle has three names)."""
+    return len(path) == 1
+
+
+def turns_reason(hold_id: int, path: Sequence[str], turns: int | None, window: float) -> str:
+    """Why the room stopped prompting, as ``who``, ``loops`` and the operator read it
+    (``turns``: what the breaker counted when it tripped, if known here)."""
+    who = f"@{path[0]}" if is_turn_path(path) else f"@{path[0]} and @{path[1]}"
+    counted = f"{turns} turns" if turns else "too many turns"
+    return (
+        f"held by the turn breaker: loop #{hold_id}, the room caused {who} {counted}"
+        f" within {window:g}s; the operator releases it with agent-room loops release {hold_id}"
     )

@@ -65,19 +65,39 @@ def receive(room: Room, name: str, ids: Sequence[int], *, via: str = "nudge") ->
 
     ``via`` says how the nudge came: typed into the pane (``nudge``) or through the
     client's messaging socket (``native``)."""
+    return receive_named(room, name, ids, via=via)[0]
+
+
+def receive_named(
+    room: Room, name: str, ids: Sequence[int], *, via: str = "nudge"
+) -> tuple[str | None, list[Row]]:
+    """``receive``, and every message the nudge named (those handed over before too):
+    what the turn it starts answers (``core.origins``)."""
     rows = room.store.mark_delivered(name, ids, at=room.clock(), via=via)
-    return context_for(name, rows) if rows else None
+    context = context_for(name, rows) if rows else None
+    got = {int(r["id"]) for r in rows}
+    for message_id in ids:
+        if message_id not in got:
+            row = room.store.message(message_id)
+            if row is not None and row["recipient"] == name:
+                rows.append(row)
+    return context, rows
 
 
 def deliver_at_stop(room: Room, session: Mapping[str, Any]) -> str | None:
     """At a turn boundary: hand over every queued message as a Stop block's reason.
 
-    Returns None when nothing waits or the cap of consecutive blocks is reached.
+    Returns None when nothing waits, the cap of consecutive blocks is reached, or the
+    turn breaker holds the agent.
     """
     name = str(session["name"])
     queued = room.store.queued(name)
     if not queued:
         return None
+    from agent_room.store.turn_breaker import TurnBreaker  # (only when something waits)
+
+    if TurnBreaker(room.store).holding(name) is not None:
+        return None  # the turn breaker holds it: the room does not keep it going
     if not room.store.bump_stop_blocks(str(session["session_id"]), MAX_STOP_BLOCKS):
         return None
     rows = room.store.mark_delivered(

@@ -75,7 +75,12 @@ def facts(conn: sqlite3.Connection) -> RoomFacts:
         " WHERE recipient = ? AND read_at IS NULL ORDER BY id",
         (OPERATOR,),
     ).fetchall()
+    loops = conn.execute(
+        "SELECT id, path, coalesce(reason, '') FROM loop_holds WHERE released_at IS NULL"
+        " ORDER BY id"
+    ).fetchall()
     return RoomFacts(
+        loops=tuple((int(i), tuple(str(p).split()), str(r)) for i, p, r in loops),
         handovers=tuple((int(i), str(s), str(r)) for i, s, r in handovers),
         waiting=tuple((str(n), str(s), float(t)) for n, s, t in waiting),
         failed=tuple((str(n), int(c), int(m)) for n, c, m in failed),
