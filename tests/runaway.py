@@ -70,10 +70,14 @@ def set_transport(room: LiveRoom[Any], transport: str) -> None:
 
 
 def count(room: LiveRoom[Any], sql: str, *args: object) -> int:
-    """One number read straight from the room's store."""
+    """One count read straight from the room's store."""
+    return int(_value(room, sql, *args) or 0)
+
+
+def _value(room: LiveRoom[Any], sql: str, *args: object) -> Any:
     opened = room.open()
     try:
-        return int(opened.store.conn.execute(sql, args).fetchone()[0] or 0)
+        return opened.store.conn.execute(sql, args).fetchone()[0]
     finally:
         opened.close()
 
@@ -92,9 +96,12 @@ def _link_state(room: LiveRoom[Any]) -> str:
     return str(row[0]) if row else "none"
 
 
-def watch_link(room: LiveRoom[Any], requests: Counter, *, seconds: float = WATCH) -> Tally:
+def watch_link(
+    room: LiveRoom[Any], requests: Counter, *, seconds: float = WATCH, stops: bool = True
+) -> Tally:
     """Watch the link for ``seconds`` at most, and count what happened. It ends early
-    once the link is no longer open and no model request came for ``SETTLED`` seconds."""
+    once no model request came for ``SETTLED`` seconds and the link is no longer open
+    (``stops``; else whatever its state: nothing is delivered on it)."""
     start = time.monotonic()
     first = last = requests()
     last_at = start
@@ -103,18 +110,18 @@ def watch_link(room: LiveRoom[Any], requests: Counter, *, seconds: float = WATCH
         now, seen = time.monotonic(), requests()
         if seen != last:
             last, last_at = seen, now
-        elif now - last_at >= SETTLED and _link_state(room) != "open":
+        elif now - last_at >= SETTLED and (not stops or _link_state(room) != "open"):
             break
     watched = time.monotonic() - start
     total = requests()
-    frozen_at = count(room, "SELECT min(at) FROM events WHERE kind = 'link.frozen'")
+    frozen_at = _value(room, "SELECT min(at) FROM events WHERE kind = 'link.frozen'")
     return Tally(
         requests=total - first,
         seconds=round(watched, 1),
         held=count(room, "SELECT count(*) FROM messages WHERE status = 'held'"),
         crossed=count(room, "SELECT count(*) FROM link_turns WHERE outcome = 'crossed'"),
         crossed_after_freeze=0
-        if not frozen_at
+        if frozen_at is None
         else count(
             room,
             "SELECT count(*) FROM messages WHERE kind = 'link' AND created_at > ?"
@@ -131,6 +138,27 @@ def watch_link(room: LiveRoom[Any], requests: Counter, *, seconds: float = WATCH
         notices=count(room, "SELECT count(*) FROM events WHERE kind = ?", NOTIFIED),
         requests_late=total - last if time.monotonic() - last_at < SETTLED else 0,
     )
+
+
+def origins(room: LiveRoom[Any], name: str) -> list[str]:
+    """Where each turn of @name came from, as its hook stored it (``core.origins``)."""
+    opened = room.open()
+    try:
+        row = opened.store.holder(name)
+        turns = opened.store.turns(str(row["session_id"]), limit=200) if row else []
+    finally:
+        opened.close()
+    return [str(t["kind"]) for t in turns]
+
+
+def outcomes(room: LiveRoom[Any]) -> list[str]:
+    """What became of each turn judged on the room's links."""
+    opened = room.open()
+    try:
+        found = opened.store.conn.execute("SELECT outcome FROM link_turns ORDER BY at").fetchall()
+    finally:
+        opened.close()
+    return [str(r[0]) for r in found]
 
 
 def record(client: str, transport: str, tally: Tally) -> None:

@@ -11,6 +11,8 @@ from tests.runaway import (
     TRANSPORTS,
     check_bounded,
     link_opened,
+    origins,
+    outcomes,
     record,
     set_transport,
     watch_link,
@@ -33,3 +35,42 @@ def test_a_link_between_two_unanchored_agents_stays_bounded(
     tally = watch_link(real, lambda: len(real.api.requests))
     record("claude", transport, tally)
     check_bounded(tally)
+
+
+TIMERS = (
+    "agent-room timer anchor 3s 'back to the parser (anc-1)'"
+    " && agent-room timer check 4s 'read @lead status (chk-2)'"
+    " && agent-room timer wait 5s 'did @lead answer (wt-3)'"
+)
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_timers_and_a_freeze_during_a_link_never_cross(
+    real: RealRoom, script: Script, transport: str
+) -> None:
+    """The worker answers the link with an acknowledgement and sets its three timers;
+    each timer's turn, and the turn the operator's freeze notice starts, answers at
+    length: none of it crosses, on any transport, and then all is quiet."""
+    script.add("LINK-OPEN", Reply("Asking.", bash=f'agent-room send @worker "{ASK}" --link'))
+    script.add("q-91", Reply("Setting my timers.", bash=TIMERS))
+    for mark in ("(anc-1)", "(chk-2)", "(wt-3)", "is frozen by the operator"):
+        script.add(mark, CHATTY)
+    script.add("", Reply("Noted."))  # anything else: only an acknowledgement
+    script.add("", Reply("Noted."), after_tool=True)
+    set_transport(real, transport)
+    real.start("lead", "worker")
+    real.type("lead", "LINK-OPEN: ask worker what the list needs")
+    real.wait(lambda: link_opened(real), TURN, "lead", "worker")
+    real.wait(lambda: origins(real, "worker").count("timer") == 3, TURN, "worker")
+    real.wait(lambda: real.member("worker")["state"] == "idle", TURN, "worker")
+    frozen = real.run("link", "freeze", "1")
+    assert frozen.code == 0, frozen.err
+    real.wait(lambda: "notice" in origins(real, "lead"), TURN, "lead")
+    tally = watch_link(real, lambda: len(real.api.requests))
+    record("claude", f"{transport} timers+freeze", tally)
+    check_bounded(tally)
+    assert (tally.crossed, tally.held, tally.state) == (0, 0, "frozen"), tally
+    assert origins(real, "worker").count("notice") >= 1  # the freeze (the rules came with q-91)
+    skipped = outcomes(real)
+    assert skipped.count("room") >= 5, skipped  # three timers, two freeze notices
+    assert "crossed" not in skipped
