@@ -63,7 +63,7 @@ def test_a_held_agent_gets_no_nudge_and_no_stop_handover_until_released(
     caused(linked, "d", "room", 2)
     linked.send("a", "d", "one more thing")
     mux = IdleMux()
-    deliverer = Deliverer(linked, mux, SystemProbe())
+    deliverer = Deliverer(linked, mux, SystemProbe())  # type: ignore[arg-type]
     assert deliverer.run_once()
     assert mux.typed == []  # nothing typed: the breaker holds @d
     assert "held by the turn breaker" in linked.store.notes()["d"]
