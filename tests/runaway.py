@@ -142,13 +142,7 @@ def watch_link(
 
 def origins(room: LiveRoom[Any], name: str) -> list[str]:
     """Where each turn of @name came from, as its hook stored it (``core.origins``)."""
-    opened = room.open()
-    try:
-        row = opened.store.holder(name)
-        turns = opened.store.turns(str(row["session_id"]), limit=200) if row else []
-    finally:
-        opened.close()
-    return [str(t["kind"]) for t in turns]
+    return [str(t["kind"]) for t in room.turns(name, limit=200)]
 
 
 def outcomes(room: LiveRoom[Any]) -> list[str]:

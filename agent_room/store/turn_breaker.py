@@ -25,7 +25,7 @@ from agent_room.core.loops import (
     turn_trip,
 )
 from agent_room.store.db import write_transaction
-from agent_room.store.loops import ROOM, LoopStore, _number
+from agent_room.store.loops import ROOM, LoopStore, setting_number
 from agent_room.store.sqlite_base import event
 
 Hold = tuple[int, tuple[str, ...]]
@@ -40,7 +40,7 @@ class TurnBreaker(LoopStore):
             "SELECT key, value FROM settings WHERE key IN (?, ?, ?)",
             (TURNS_AGENT_KEY, TURNS_PAIR_KEY, TURN_WINDOW_KEY),
         )
-        return turn_settings_from({key: _number(value) for key, value in found.fetchall()})
+        return turn_settings_from({key: setting_number(value) for key, value in found.fetchall()})
 
     def holding(self, name: str, peer: str | None = None) -> Hold | None:
         """The unreleased turn hold on ``name`` itself, or on ``name`` and ``peer``."""
