@@ -155,6 +155,11 @@ def outcomes(room: LiveRoom[Any]) -> list[str]:
     return [str(r[0]) for r in found]
 
 
+def turn_holds(room: LiveRoom[Any]) -> list[dict[str, Any]]:
+    """The turn breaker's holds, as ``agent-room loops --json`` lists them."""
+    return [h for h in room.rows("loops") if h.get("reason") == "turns"]
+
+
 def record(client: str, transport: str, tally: Tally) -> None:
     """Append the tally to ``$AGENT_ROOM_RUNAWAY_OUT``, when set (a measurement)."""
     out = os.environ.get(OUT)

@@ -15,6 +15,7 @@ from tests.runaway import (
     outcomes,
     record,
     set_transport,
+    turn_holds,
     watch_link,
 )
 
@@ -74,3 +75,28 @@ def test_timers_and_a_freeze_during_a_link_never_cross(
     skipped = outcomes(real)
     assert skipped.count("room") >= 5, skipped  # three timers, two freeze notices
     assert "crossed" not in skipped
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_two_agents_answering_each_others_messages_trip_the_turn_breaker(
+    real: RealRoom, script: Script, transport: str
+) -> None:
+    """No link: each answers every message of the other with one of its own. The turn
+    breaker (16 turns of the pair within 300 s) stops the room prompting them, and the
+    operator hears of it once."""
+    for me, peer in (("lead", "worker"), ("worker", "lead")):  # each answers with one more
+        answer = f'agent-room send @{peer} "one more point (to-{peer})"'
+        script.add(f"(to-{me})", Reply("Answering.", bash=answer))
+    script.add("PING", Reply("Starting.", bash='agent-room send @worker "start (to-worker)"'))
+    set_transport(real, transport)
+    real.start("lead", "worker")
+    real.type("lead", "PING: start the exchange with worker")
+    real.wait(lambda: turn_holds(real), TURN * 2, "lead", "worker")
+    tally = watch_link(real, lambda: len(real.api.requests), stops=False)
+    record("claude", f"{transport} ping-pong", tally)
+    assert tally.requests_late == 0, tally
+    assert tally.frozen_notices == 1, tally  # the operator is told once
+    [hold] = turn_holds(real)
+    assert set(hold["cycle"]) == {"lead", "worker"}
+    assert "turns: the room stopped prompting" in real.run("loops").out
+    assert any("held by the turn breaker" in str(m.get("delivery")) for m in real.who().values())
