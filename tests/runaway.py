@@ -21,8 +21,8 @@ from tests.live import LiveRoom
 
 TRANSPORTS = ("tmux", "native", "native-first")
 """Every delivery transport a room offers (``agent-room transport``)."""
-ASK = "Which fields does the task list need? (q-91)"
-"""What the lead opens the link with."""
+ASK = "Tell me which fields the task list needs (q-91)"
+"""What the lead opens the link with (no "?": Gemini CLI takes it out of a typed prompt)."""
 NOTIFIED = "operator.notified"
 WATCH = float(os.environ.get("AGENT_ROOM_RUNAWAY_WATCH", "45"))
 """Seconds a scenario watches the link at most (``AGENT_ROOM_RUNAWAY_WATCH``: longer for

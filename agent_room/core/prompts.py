@@ -77,8 +77,8 @@ def classify(
 ) -> Prompt:
     """Classify one prompt as the UserPromptSubmit hook received it."""
     text = prompt.strip()
-    if text.startswith(NUDGE_PREFIX):
-        ids = nudge_ids(text)
+    if text.startswith(NUDGE_PREFIX):  # a nudge, or what a Stop hook handed over (its 1st line)
+        ids = nudge_ids(text.partition("\n")[0])
         if ids or "new message" in text:
             return Prompt(kind=PromptKind.NUDGE, message_ids=ids)
     if checkpoint_patterns is DEFAULT_CHECKPOINT_PATTERNS:

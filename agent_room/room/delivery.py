@@ -42,7 +42,9 @@ def context_for(name: str, rows: Sequence[Row]) -> str:
 
     count = len(rows)
     noun = "message" if count == 1 else "messages"
-    header = f"{NUDGE_PREFIX} {count} new {noun} for @{name}. "
+    refs = " ".join(f"#{r['id']}" for r in rows)  # where a client prompts with it (Codex,
+    # Gemini: a Stop's reason is their next prompt), its hook knows what the turn answers
+    header = f"{NUDGE_PREFIX} {count} new {noun} for @{name} ({refs})\n"
     others, timers, guidance = list(rows), [], ""
     if any(r.get("kind") == "system" for r in rows):  # the timers' rules load only then
         from agent_room.core.timers import breadcrumb_guidance, fired_intent

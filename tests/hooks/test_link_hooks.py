@@ -69,6 +69,7 @@ def test_each_turn_is_stored_with_where_it_came_from_on_every_transport(
     from agent_room.core.native import wrap
     from agent_room.core.prompts import nudge_text
     from agent_room.core.timers import anchor_reminder
+    from agent_room.room.delivery import context_for
 
     a = _start(hook, "a")
     _start(hook, "b")
@@ -90,6 +91,10 @@ def test_each_turn_is_stored_with_where_it_came_from_on_every_transport(
     prompt(wrap(nudge_text(["room"], [reminder]), from_socket=socket))  # again: still one
     prompt(wrap("hello from another session", from_socket=socket, name="other"))
     prompt("fix the parser")
+    # what a Stop hook handed over comes back as the next prompt on Codex and Gemini
+    handed = room.store.message(reminder)
+    assert handed is not None
+    prompt(context_for("a", [handed]))
     turns = room.store.turns(str(a["session_id"]))
     assert [(t["kind"], t["cause"]) for t in turns] == [
         ("reminder", "room"),
@@ -97,6 +102,7 @@ def test_each_turn_is_stored_with_where_it_came_from_on_every_transport(
         ("reminder", "room"),
         ("message", None),
         ("human", None),
+        ("reminder", "room"),
     ]
     assert room.store.message(reminder)["via"] == "native"  # type: ignore[index]
     room.close()
