@@ -161,12 +161,12 @@ def is_turn_path(path: Sequence[str]) -> bool:
     return len(path) == 1
 
 
-def turns_reason(hold_id: int, path: Sequence[str], turns: int | None, window: float) -> str:
+def turns_reason(hold_id: int, path: Sequence[str], limit: int, window: float) -> str:
     """Why the room stopped prompting, as ``who``, ``loops`` and the operator read it
-    (``turns``: what the breaker counted when it tripped, if known here)."""
+    (``limit``: the count of the breaker's setting that was passed)."""
     who = f"@{path[0]}" if is_turn_path(path) else f"@{path[0]} and @{path[1]}"
-    counted = f"{turns} turns" if turns else "too many turns"
     return (
-        f"held by the turn breaker: loop #{hold_id}, the room caused {who} {counted}"
-        f" within {window:g}s; the operator releases it with agent-room loops release {hold_id}"
+        f"held by the turn breaker: loop #{hold_id}, the room caused {who} more than"
+        f" {limit} turns within {window:g}s; the operator releases it with"
+        f" agent-room loops release {hold_id}"
     )

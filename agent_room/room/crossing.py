@@ -28,11 +28,11 @@ from agent_room.core.links import (
     frame,
     sever_verdict,
 )
-from agent_room.core.loops import turns_reason
 from agent_room.core.origins import classify_prompt
 from agent_room.core.prompts import PromptKind
 from agent_room.core.timers import anchor_reminder
 from agent_room.room.links import notice
+from agent_room.room.loops import held_turns
 from agent_room.room.service import OPERATOR, ROOM, Room
 from agent_room.store.links import LinkStore
 from agent_room.store.turn_breaker import TurnBreaker
@@ -87,11 +87,9 @@ class Crossings:
         after = self.store.cursor(link_id, session_id, int(link["start_turn"]))
         state, before, turns = self.store.turns_after(session_id, after)
         groups = group_turns(turns, busy=state in BUSY, before=before)
-        hold = TurnBreaker(self.room.store).holding(me, peer) if groups else None
-        loop_hold = None
-        if hold is not None:
-            window = TurnBreaker(self.room.store).turn_settings()[2]
-            loop_hold = (hold[0], turns_reason(hold[0], hold[1], None, window))
+        breaker = TurnBreaker(self.room.store)
+        hold = breaker.holding(me, peer) if groups else None
+        loop_hold = None if hold is None else (hold[0], held_turns(breaker, hold))
         written = 0
         for group in groups:
             started = self._started(group, me)

@@ -14,6 +14,7 @@ from agent_room.core.loops import (
     TURNS_AGENT_KEY,
     TURNS_PAIR_KEY,
     WINDOW_KEY,
+    is_turn_path,
     load_path,
     turns_reason,
 )
@@ -91,8 +92,13 @@ def prompt_refusal(room: Room, name: str, senders: list[str], now: float) -> str
     """Why the room must not prompt ``name`` now for messages of ``senders`` (the turn
     breaker: too many turns caused it, or it and a sender, within the window), or None.
     A trip opens the hold, which the operator hears of once; the messages stay queued."""
-    found = TurnBreaker(room.store).check(name, senders, at=now)
-    if found is None:
-        return None
-    (hold_id, path), turns = found
-    return turns_reason(hold_id, path, turns, TurnBreaker(room.store).turn_settings()[2])
+    breaker = TurnBreaker(room.store)
+    found = breaker.check(name, senders, at=now)
+    return None if found is None else held_turns(breaker, found[0])
+
+
+def held_turns(breaker: TurnBreaker, hold: tuple[int, tuple[str, ...]]) -> str:
+    """The words for a turn hold (the same on every pass: a note is written on change)."""
+    agent, pair, window = breaker.turn_settings()
+    hold_id, path = hold
+    return turns_reason(hold_id, path, agent if is_turn_path(path) else pair, window)

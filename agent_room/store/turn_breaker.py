@@ -60,7 +60,7 @@ class TurnBreaker(LoopStore):
     def check(self, name: str, peers: Sequence[str], *, at: float) -> tuple[Hold, int] | None:
         """Before the room prompts ``name`` once more (for messages of ``peers``): the
         hold that forbids it, opened now if this prompt would pass a limit, with the
-        turns it counted; None when the room may prompt."""
+        turns it counted (0 for a hold opened before); None when the room may prompt."""
         with write_transaction(self.conn) as conn:
             agent_max, pair_max, window = self.turn_settings(conn)
             others = sorted({p for p in peers if p not in (name, ROOM)})
