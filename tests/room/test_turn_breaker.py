@@ -102,3 +102,23 @@ def test_past_the_pair_limit_their_messages_and_crossings_are_held(linked: Room)
     assert linked.send_checked("a", "b", "and another")[1] is not None  # held as well
     Loops(linked).release(1)
     assert linked.store.message(int(held["id"]))["status"] == "queued"  # type: ignore[index]
+
+
+def test_the_console_shows_why_the_room_stopped_prompting(linked: Room) -> None:
+    from agent_room.room.snapshot import SnapshotReader
+
+    register(linked, "d", pane="%4")
+    Loops(linked).configure_turns(2, 0, 300)
+    caused(linked, "d", "room", 2)
+    linked.send("a", "d", "one more thing")
+    deliverer = Deliverer(linked, IdleMux(), SystemProbe())  # type: ignore[arg-type]
+    assert deliverer.run_once()
+    deliverer.release()
+    snapshot = SnapshotReader(linked).read()
+    row = snapshot.session("d")
+    assert row is not None
+    assert row.delivery.startswith("held by the turn breaker: loop #1")
+    [event] = [e for e in snapshot.flow if e.kind == "loop held"]
+    assert event.summary == (
+        "loop #1: the room stopped prompting @d, 2 turns in 300.0s (agent-room loops)"
+    )
