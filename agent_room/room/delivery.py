@@ -98,8 +98,9 @@ def deliver_at_stop(room: Room, session: Mapping[str, Any]) -> str | None:
         return None
     from agent_room.store.turn_breaker import TurnBreaker  # (only when something waits)
 
-    if TurnBreaker(room.store).holding(name) is not None:
-        return None  # the turn breaker holds it: the room does not keep it going
+    senders = [str(r["sender"]) for r in queued]
+    if TurnBreaker(room.store).check(name, senders, at=room.clock()) is not None:
+        return None  # the turn breaker: the room does not keep it going
     if not room.store.bump_stop_blocks(str(session["session_id"]), MAX_STOP_BLOCKS):
         return None
     rows = room.store.mark_delivered(

@@ -104,9 +104,10 @@ class TurnBreaker(LoopStore):
 
     @staticmethod
     def _caused(conn: sqlite3.Connection, name: str, cause: str | None, since: float) -> int:
-        """Turns of ``name``'s sessions the room caused since ``since`` (``cause`` given:
-        those that peer's messages started), counted afresh after a turn hold on them
-        was released."""
+        """Turns the room caused ``name`` since ``since`` (``cause`` given: those that
+        peer's messages started), counted afresh after a turn hold on them was released:
+        the turns its hook stored with a cause, and each Stop that handed messages over
+        (the turn goes on: one more model turn the room caused)."""
         released = conn.execute(
             "SELECT max(released_at) FROM loop_holds WHERE reason = ? AND released_at > ?"
             " AND (path = ? OR path LIKE ? OR path LIKE ?)",
@@ -114,12 +115,19 @@ class TurnBreaker(LoopStore):
         ).fetchone()[0]
         floor = max(since, float(released)) if released is not None else since
         where, args = "t.cause IS NOT NULL", list[str]()
+        sent, sender = "", list[str]()
         if cause is not None:
             where, args = "t.cause = ?", [cause]
-        found = conn.execute(
+            sent, sender = " AND sender = ?", [cause]
+        prompted = conn.execute(
             "SELECT count(*) FROM turns t WHERE t.session_id IN"
             " (SELECT session_id FROM sessions WHERE name = ?)"
             f" AND t.started_at > ? AND {where}",
             (name, floor, *args),
         ).fetchone()[0]
-        return int(found)
+        continued = conn.execute(
+            "SELECT count(DISTINCT delivered_at) FROM messages WHERE recipient = ?"
+            f" AND delivered_at > ? AND via = 'stop'{sent}",
+            (name, floor, *sender),
+        ).fetchone()[0]
+        return int(prompted) + int(continued)

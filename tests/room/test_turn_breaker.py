@@ -122,3 +122,19 @@ def test_the_console_shows_why_the_room_stopped_prompting(linked: Room) -> None:
     assert event.summary == (
         "loop #1: the room stopped prompting @d, 2 turns in 300.0s (agent-room loops)"
     )
+
+
+def test_each_stop_that_hands_messages_over_counts(linked: Room) -> None:
+    """A Stop hook that hands messages over keeps the turn going: one more model turn the
+    room caused, though no prompt starts it."""
+    Loops(linked).configure_turns(2, 0, 300)
+    session = linked.store.holder("b")
+    assert session is not None
+    for n in range(2):
+        linked.send("a", "b", f"point {n}")
+        assert deliver_at_stop(linked, session) is not None
+    linked.send("a", "b", "point 3")
+    assert deliver_at_stop(linked, session) is None  # the third: past the limit
+    [hold] = Loops(linked).holds()
+    assert hold["cycle"] == ["b"]
+    assert [m["body"] for m in linked.store.queued("b")] == ["point 3"]
