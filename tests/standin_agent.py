@@ -9,7 +9,8 @@ A line ``/permission`` simulates an open permission dialog until the next line;
 ``/work N`` keeps the turn busy for N seconds before it stops; ``/say TEXT`` makes TEXT
 the turn's final output, and ``--nudge-reply TEXT`` the final output of every turn a
 room nudge starts and of every continuation after a Stop block (default: the echo, and
-"Read the handed-over messages.").
+"Read the handed-over messages."); ``--answer MARK=TEXT`` (repeatable) answers TEXT
+instead when what the room handed over has MARK in it (the first that matches).
 """
 
 from __future__ import annotations
@@ -42,12 +43,18 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--session-id", default=str(uuid.uuid4()))
     parser.add_argument("--nudge-reply", default=None, help="final output of nudged turns")
+    parser.add_argument("--answer", action="append", default=[], help="MARK=TEXT")
     args = parser.parse_args()
     base = {
         "session_id": args.session_id,
         "transcript_path": f"/tmp/standin/{args.session_id}.jsonl",
         "cwd": os.getcwd(),
     }
+    answers = [a.partition("=")[::2] for a in args.answer]
+
+    def answer(handed: str, fallback: str) -> str:
+        return next((text for mark, text in answers if mark in handed), fallback)
+
     out = fire("SessionStart", {**base, "source": "startup"})
     if out:
         print(out["hookSpecificOutput"]["additionalContext"], flush=True)
@@ -86,6 +93,8 @@ def main() -> None:
             reply = line.removeprefix("/say ")
         elif args.nudge_reply is not None and line.startswith("[agent-room]"):
             reply = args.nudge_reply
+        if out and line.startswith("[agent-room]"):
+            reply = answer(out["hookSpecificOutput"]["additionalContext"], reply)
         while True:
             stop = fire(
                 "Stop", {**base, "last_assistant_message": reply, "stop_hook_active": False}
@@ -93,10 +102,11 @@ def main() -> None:
             if not stop or stop.get("decision") != "block":
                 break
             print("BLOCKED: " + stop["reason"].replace("\n", " | "), flush=True)
-            reply = (
+            reply = answer(
+                stop["reason"],
                 args.nudge_reply
                 if args.nudge_reply is not None
-                else "Read the handed-over messages."
+                else "Read the handed-over messages.",
             )
     fire("SessionEnd", {**base, "reason": "prompt_input_exit"})
 
