@@ -496,7 +496,7 @@ def _loop_commands(sub: _Only) -> None:
         "--turns",
         metavar="AGENT/PAIR/SECONDS",
         help="turns the room may cause one agent, and two agents each other, within SECONDS"
-        " (default 24/16/300), or off",
+        " (default 60/16/300), or off",
     )
     lp.add_argument("--json", action="store_true", help="print JSON")
     lp.set_defaults(handler=_lazy(handlers, "cmd_loops_settings"))

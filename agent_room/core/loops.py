@@ -81,12 +81,13 @@ def sender_notice(message_id: int, hold_id: int, cycle: Sequence[str]) -> str:
 
 TURNS = "turns"
 """A loop hold's reason when the turn breaker opened it (NULL: messages in a cycle)."""
-DEFAULT_TURNS_PER_AGENT = 24
-"""Turns the room may cause one agent within the window: one every 12.5 s for five
-minutes on end. A model turn that does any work takes longer, and a person's turns are
-not counted; a normal link (8 crossings at most) causes a dozen turns per side in all,
-rules, reminder and closing notice included. The runaway this stops caused one every
-second or two."""
+DEFAULT_TURNS_PER_AGENT = 60
+"""Turns the room may cause one agent within the window, whoever's messages they answer:
+one every 5 s for five minutes on end. A model turn that does any work takes longer; a
+lead hearing back from ten workers three times each in five minutes is prompted 30
+times; a burst of messages is handed over in a few nudges. A person's turns are not
+counted. The runaway this stops (the room's own prompts feeding each other) caused one
+every one or two seconds: it meets the limit within two minutes."""
 DEFAULT_TURNS_PER_PAIR = 16
 """Turns two agents may cause each other within the window (both ways together): twice a
 link's whole budget, so no exchange a link allows meets it; a ping-pong over plain
@@ -140,7 +141,7 @@ def turn_trip(
 
 
 def parse_turns(text: str) -> tuple[int, int, float]:
-    """``AGENT/PAIR/SECONDS`` (e.g. ``24/16/300``) or ``off`` for the turn breaker."""
+    """``AGENT/PAIR/SECONDS`` (e.g. ``60/16/300``) or ``off`` for the turn breaker."""
     if text.strip().lower() == "off":
         return 0, 0, DEFAULT_TURN_WINDOW
     parts = text.strip().removesuffix("s").split("/")
@@ -151,7 +152,7 @@ def parse_turns(text: str) -> tuple[int, int, float]:
         window = 0.0
     if len(parts) != 3 or agent < 0 or pair < 0 or not window > 0:
         raise BadInput(
-            f"invalid turn breaker {text!r}: use AGENT/PAIR/SECONDS such as 24/16/300, or off"
+            f"invalid turn breaker {text!r}: use AGENT/PAIR/SECONDS such as 60/16/300, or off"
         )
     return agent, pair, window
 

@@ -52,7 +52,7 @@ def test_a_loop_is_held_shown_and_released(cli: Cli, room: Room) -> None:
 def test_the_turn_breakers_limits_are_shown_and_changed(cli: Cli) -> None:
     shown = cli("loops", "settings").out.splitlines()
     assert shown[1] == (
-        "turn breaker: 24 per agent and 16 per pair within 300s (turns the room caused)"
+        "turn breaker: 60 per agent and 16 per pair within 300s (turns the room caused)"
     )
     changed = cli("loops", "settings", "--turns", "10/0/60", "--json")
     assert json.loads(changed.out)["turns_per_agent"] == 10
