@@ -89,9 +89,10 @@ times; a burst of messages is handed over in a few nudges. A person's turns are 
 counted. The runaway this stops (the room's own prompts feeding each other) caused one
 every one or two seconds: it meets the limit within two minutes."""
 DEFAULT_TURNS_PER_PAIR = 16
-"""Turns two agents may cause each other within the window (both ways together): twice a
-link's whole budget, so no exchange a link allows meets it; a ping-pong over plain
-messages does within minutes."""
+"""Turns two agents may cause each other within the window, both ways alike (twice the
+smaller way: a stream of work one way never meets it): each answering the other eight
+times in five minutes. That is a link's whole budget; two agents answering each other's
+plain messages meet it within a minute or two."""
 DEFAULT_TURN_WINDOW = 300.0
 """Seconds over which the turn breaker counts."""
 TURNS_AGENT_KEY = "turn_agent_max"
@@ -124,20 +125,33 @@ def describe_turns(agent: int, pair: int, window: float) -> str:
 
 
 def turn_trip(
-    name: str, own: int, pairs: Mapping[str, int], *, agent_max: int, pair_max: int
+    name: str,
+    own: int,
+    pairs: Mapping[str, tuple[int, int]],
+    *,
+    agent_max: int,
+    pair_max: int,
 ) -> tuple[str, ...] | None:
     """The hold the turn breaker opens before the room prompts ``name`` once more: its
     path (``(name,)`` for the agent, ``(peer, name, peer)`` for a pair), or None.
 
-    ``own`` counts the turns the room caused ``name`` within the window, ``pairs`` those
-    ``name`` and each peer caused each other; the prompt about to start would be one more.
+    ``own`` counts the turns the room caused ``name`` within the window; ``pairs`` gives
+    for each peer the turns of ``name`` it caused and those of the peer ``name`` caused.
+    The prompt about to start would be one more of ``name``'s. A pair counts both ways
+    alike: twice the smaller way, so a stream of work one way never meets it, and two
+    agents answering each other do.
     """
     if agent_max and own + 1 > agent_max:
         return (name,)
-    for peer, turns in sorted(pairs.items()):
-        if pair_max and turns + 1 > pair_max:
+    for peer, (mine, theirs) in sorted(pairs.items()):
+        if pair_max and 2 * min(mine + 1, theirs) > pair_max:
             return (peer, name, peer)
     return None
+
+
+def exchanged(mine: int, theirs: int) -> int:
+    """The turns a pair caused each other, as the turn breaker counts them."""
+    return 2 * min(mine, theirs)
 
 
 def parse_turns(text: str) -> tuple[int, int, float]:

@@ -18,6 +18,7 @@ from agent_room.core.loops import (
     TURNS,
     TURNS_AGENT_KEY,
     TURNS_PAIR_KEY,
+    exchanged,
     is_turn_path,
     load_path,
     store_path,
@@ -70,16 +71,16 @@ class TurnBreaker(LoopStore):
                     return hold, 0
             if not agent_max and not pair_max:
                 return None
-            own = self._caused(conn, name, None, at - window)
+            since = at - window
+            own = self._caused(conn, name, None, since)
             pairs = {
-                p: self._caused(conn, name, p, at - window)
-                + self._caused(conn, p, name, at - window)
+                p: (self._caused(conn, name, p, since), self._caused(conn, p, name, since))
                 for p in others
             }
             path = turn_trip(name, own, pairs, agent_max=agent_max, pair_max=pair_max)
             if path is None:
                 return None
-            turns = own if is_turn_path(path) else pairs[path[0]]
+            turns = own if is_turn_path(path) else exchanged(*pairs[path[0]])  # caused so far
             cursor = conn.execute(
                 "INSERT INTO loop_holds (path, detected_at, reason) VALUES (?, ?, ?)",
                 (store_path(path), at, TURNS),

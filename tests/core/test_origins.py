@@ -138,3 +138,15 @@ def test_the_origin_families() -> None:
     assert not ROOM_MADE & ANSWERS
     assert Origin.PERSON not in ROOM_CAUSED
     assert Origin.CONTINUED not in ROOM_CAUSED
+
+
+def test_the_turn_breaker_trips_on_a_ping_pong_not_on_a_stream() -> None:
+    from agent_room.core.loops import turn_trip
+
+    limits = {"agent_max": 60, "pair_max": 16}
+    assert turn_trip("b", 59, {}, **limits) is None  # the 60th may start
+    assert turn_trip("b", 60, {}, **limits) == ("b",)  # the 61st may not
+    assert turn_trip("b", 30, {"a": (30, 0)}, **limits) is None  # work one way only
+    assert turn_trip("b", 16, {"a": (8, 8)}, **limits) is None  # eight each way: the limit
+    assert turn_trip("b", 17, {"a": (8, 9)}, **limits) == ("a", "b", "a")
+    assert turn_trip("b", 99, {"a": (8, 9)}, agent_max=0, pair_max=0) is None  # off

@@ -83,9 +83,9 @@ def test_past_the_pair_limit_their_messages_and_crossings_are_held(linked: Room)
     Links(linked).configure(loop=(0, 60.0), budget=50)  # only the turn breaker here
     Links(linked).open("a", "b", "go")
     engine = Crossings(linked)
-    caused(linked, "a", "b", 2, kind="crossing")
-    caused(linked, "b", "a", 2, kind="crossing")
-    caused(linked, "b", "c", 3, kind="message")  # another peer, below the limit
+    caused(linked, "a", "b", 3, kind="crossing")
+    caused(linked, "b", "a", 3, kind="crossing")
+    caused(linked, "b", "c", 9, kind="message")  # work one way only: no ping-pong
     engine.run_once()  # all of them crossed: no hold yet
     why = prompt_refusal(linked, "b", ["a", "c"], linked.clock())
     assert why is not None
