@@ -61,10 +61,11 @@ def make_room(home: Path, pairs: int) -> Room:
 
 
 def finish_turns(room: Room, pairs: int, round_: int) -> None:
-    """One finished turn for every responder, as its hooks record it."""
+    """One finished turn for every responder, as its hooks record it: an answer to its
+    peer (the only turns that cross)."""
     for n in range(pairs):
         sid = f"b{n}"
-        room.store.start_turn(sid, prompt_id=None, kind="human", prompt="x", at=time.time())
+        room.store.start_turn(sid, prompt_id=None, kind="crossing", prompt="x", at=time.time())
         room.store.stop_turn(sid, output=f"finding {round_}", failed=False, at=time.time())
 
 

@@ -94,6 +94,15 @@ class LiveRoom(Generic[Api]):
         """One row of ``who``, or an empty one."""
         return self.who().get(name, {})
 
+    def turns(self, name: str, limit: int = 50) -> list[dict[str, Any]]:
+        """The turns the room recorded for @name, oldest first."""
+        room = self.open()
+        try:
+            row = room.store.holder(name)
+            return room.store.turns(str(row["session_id"]), limit=limit) if row else []
+        finally:
+            room.close()
+
     def open(self) -> Room:
         """The room service, read directly from the store."""
         return Room.open({"AGENT_ROOM_HOME": str(self.room_home)})

@@ -8,9 +8,11 @@ SessionEnd on end of input. Run: ``python standin_agent.py [--session-id ID]``.
 A line ``/permission`` simulates an open permission dialog until the next line;
 ``/work N`` keeps the turn busy for N seconds before it stops; ``/say TEXT`` makes TEXT
 the turn's final output; ``--transcript PATH`` writes the turn's records there as Claude
-Code does (the prompt, the answer, the end of its Stop hooks); and ``--nudge-reply
+Code does (the prompt, the answer, the end of its Stop hooks); ``--nudge-reply
 TEXT`` the final output of every turn a room nudge starts and of every continuation
-after a Stop block (default: the echo, and "Read the handed-over messages.").
+after a Stop block (default: the echo, and "Read the handed-over messages."); and
+``--answer MARK=TEXT`` (repeatable) answers TEXT instead when what the room handed
+over has MARK in it (the first that matches).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ def main() -> None:
     parser.add_argument("--session-id", default=str(uuid.uuid4()))
     parser.add_argument("--nudge-reply", default=None, help="final output of nudged turns")
     parser.add_argument("--transcript", default=None, help="write a transcript there")
+    parser.add_argument("--answer", action="append", default=[], help="MARK=TEXT")
     args = parser.parse_args()
     base = {
         "session_id": args.session_id,
@@ -56,6 +59,11 @@ def main() -> None:
         if args.transcript:
             with open(args.transcript, "a", encoding="utf-8") as handle:
                 handle.write(json.dumps({**entry, "sessionId": args.session_id}) + "\n")
+
+    answers = [a.partition("=")[::2] for a in args.answer]
+
+    def answer(handed: str, fallback: str) -> str:
+        return next((text for mark, text in answers if mark in handed), fallback)
 
     out = fire("SessionStart", {**base, "source": "startup"})
     if out:
@@ -96,6 +104,8 @@ def main() -> None:
             reply = line.removeprefix("/say ")
         elif args.nudge_reply is not None and line.startswith("[agent-room]"):
             reply = args.nudge_reply
+        if out and line.startswith("[agent-room]"):
+            reply = answer(out["hookSpecificOutput"]["additionalContext"], reply)
         while True:
             text = [{"type": "text", "text": reply}]
             record({"type": "assistant", "message": {"content": text, "stop_reason": "end_turn"}})
@@ -106,10 +116,11 @@ def main() -> None:
             if not stop or stop.get("decision") != "block":
                 break
             print("BLOCKED: " + stop["reason"].replace("\n", " | "), flush=True)
-            reply = (
+            reply = answer(
+                stop["reason"],
                 args.nudge_reply
                 if args.nudge_reply is not None
-                else "Read the handed-over messages."
+                else "Read the handed-over messages.",
             )
     fire("SessionEnd", {**base, "reason": "prompt_input_exit"})
 

@@ -11,6 +11,7 @@ import sys
 import time
 
 from agent_room.cli.links import _caller
+from agent_room.core.loops import TURNS
 from agent_room.room import Room
 from agent_room.room.loops import Loops
 
@@ -43,6 +44,10 @@ def cmd_loops(args: argparse.Namespace) -> int:
         else:
             state = "dropped" if r["dropped"] else "released"
         age = format_duration(now - r["detected_at"])
+        if r.get("reason") == TURNS:  # the turn breaker: the room stopped prompting
+            who = " and ".join(f"@{n}" for n in dict.fromkeys(r["cycle"]))
+            print(f"#{r['id']}  {state}  turns: the room stopped prompting {who}  {age} ago")
+            continue
         print(f"#{r['id']}  {state}  {render_cycle(r['cycle'])}  {r['caught']} caught  {age} ago")
     return 0
 
@@ -59,16 +64,22 @@ def cmd_loops_release(args: argparse.Namespace) -> int:
 def cmd_loops_settings(args: argparse.Namespace) -> int:
     """Show or change the loop breaker's threshold."""
     from agent_room.core.links import parse_loop
-    from agent_room.core.loops import describe
+    from agent_room.core.loops import describe, describe_turns, parse_turns
 
     loops = Loops(_open())
     per_edge, window = loops.settings()
     if args.threshold is not None:
         per_edge, window = loops.configure(*parse_loop(args.threshold))
+    turns = loops.turn_settings()
+    if args.turns is not None:
+        turns = loops.configure_turns(*parse_turns(args.turns))
     if args.json:
         import json
 
-        sys.stdout.write(json.dumps({"per_edge": per_edge, "window": window}) + "\n")
+        shown = {"per_edge": per_edge, "window": window}
+        shown |= {"turns_per_agent": turns[0], "turns_per_pair": turns[1], "turn_window": turns[2]}
+        sys.stdout.write(json.dumps(shown) + "\n")
         return 0
     print(f"loop breaker: {describe(per_edge, window)}")
+    print(f"turn breaker: {describe_turns(*turns)}")
     return 0

@@ -542,7 +542,10 @@ def _intercom_commands(sub: _Only) -> None:
 
 def _loop_commands(sub: _Only) -> None:
     handlers = "agent_room.cli.loops"
-    p = sub.add_parser("loops", help="messages held by the loop breaker; release or drop them")
+    p = sub.add_parser(
+        "loops",
+        help="what the loop and turn breakers hold (messages, prompts); release or drop it",
+    )
     p.add_argument("--active", action="store_true", help="only the holds still holding")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=_lazy(handlers, "cmd_loops"))
@@ -557,6 +560,12 @@ def _loop_commands(sub: _Only) -> None:
         "--threshold",
         metavar="N/SECONDS",
         help="messages along every step of a cycle within SECONDS (default 10/60), or off",
+    )
+    lp.add_argument(
+        "--turns",
+        metavar="AGENT/PAIR/SECONDS",
+        help="turns the room may cause one agent, and two agents each other, within SECONDS"
+        " (default 60/16/300), or off",
     )
     lp.add_argument("--json", action="store_true", help="print JSON")
     lp.set_defaults(handler=_lazy(handlers, "cmd_loops_settings"))

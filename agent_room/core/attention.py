@@ -1,10 +1,11 @@
 """What needs the operator, and when to tell them: the notifications.
 
 Pure policy over plain facts the store read: which things wait for a person (a handover,
-an agent in a permission dialog for too long, a failed delivery, a frozen link, a
-message to ``@operator``), the text that names the agent and the command that acts, and
-the notifier's de-duplication and rate limit. Standard library only. The status line's
-counts and format live in ``core.status_line``, which must stay lighter still.
+an agent in a permission dialog for too long, a failed delivery, a frozen link, a hold of
+the loop or turn breaker, a message to ``@operator``), the text that names the agent and
+the command that acts, and the notifier's de-duplication and rate limit. Standard library
+only. The status line's counts and format live in ``core.status_line``, which must stay
+lighter still.
 """
 
 from __future__ import annotations
@@ -54,6 +55,8 @@ class RoomFacts:
     code: tuple[tuple[str, str, str], ...] = ()
     """Agents touching the same code before anyone merged (``core.worktrees.Overlap``):
     (key, agent, text)."""
+    loops: tuple[tuple[int, tuple[str, ...], str], ...] = ()
+    """Active holds of the loop and turn breakers: (id, names, reason: ``turns`` or '')."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,8 +66,8 @@ class Alert:
     key: str
     """Stable while the thing lasts, new when it happens again: what de-duplicates."""
     kind: str
-    """``handover``, ``permission``, ``failed``, ``frozen``, ``message``, ``budget`` or
-    ``code``."""
+    """``handover``, ``permission``, ``failed``, ``frozen``, ``loop``, ``message``,
+    ``budget`` or ``code``."""
     agent: str
     """The agent it is about (its name)."""
     text: str
@@ -130,6 +133,20 @@ def alerts(facts: RoomFacts, *, now: float, permission_after: float) -> list[Ale
         )
     for key, agent, text in facts.code:
         found.append(Alert(key, "code", agent, text))
+    for hold_id, path, reason in facts.loops:
+        if reason == "turns":
+            who = " and ".join(f"@{n}" for n in dict.fromkeys(path))
+            what = f"the room stopped prompting {who}: too many turns it caused"
+        else:
+            what = "messages in a loop " + " -> ".join(f"@{n}" for n in path)
+        found.append(
+            Alert(
+                f"loop:{hold_id}",
+                "loop",
+                path[0] if len(path) == 1 else path[1],
+                f"{what}, held as loop #{hold_id} (agent-room loops release {hold_id}, or --drop)",
+            )
+        )
     for mid, sender, summary in facts.messages:
         found.append(
             Alert(

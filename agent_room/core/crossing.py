@@ -1,8 +1,9 @@
 """Crossing rules: which turns of a linked session are over, and what each one does.
 
-Pure. A turn's final output crosses to the peer unless the turn was the room's own
-housekeeping (a checkpoint prompt, the room's notices or timers), an answer to another
-link, empty, or only an acknowledgement; then the link's limits apply: the budget set
+Pure. A turn's final output crosses to the peer only when the turn answered a peer
+(``core.origins``): never the room's own housekeeping (a checkpoint prompt, the room's
+notices, reminders or timers) nor a person's turn, nor an answer to another link, nor
+empty output or only an acknowledgement; then the link's limits apply: the budget set
 when it opened, and the loop breaker that freezes a link exchanging too fast.
 """
 
@@ -13,7 +14,8 @@ from enum import StrEnum
 from typing import Any, NamedTuple
 
 from agent_room.core.links import LinkState, is_ack
-from agent_room.core.prompts import PromptKind, classify
+from agent_room.core.origins import ANSWERS, ROOM_MADE, Origin, classify_prompt
+from agent_room.core.prompts import PromptKind
 
 
 class Outcome(StrEnum):
@@ -37,6 +39,8 @@ class Outcome(StrEnum):
     """The link closed before the output could cross (budget spent, severed)."""
     EARLIER = "earlier"
     """Continues a turn begun before the link opened, and answers nothing of this link."""
+    PERSON = "person"
+    """Started by a person (typed, or the operator's message): it answers no peer."""
 
 
 class TurnGroup(NamedTuple):
@@ -121,20 +125,33 @@ class Started(NamedTuple):
     """The links whose input it delivered."""
     other: bool = False
     """It also delivered something that belongs to no link (a chat, a handover)."""
+    person: bool = False
+    """It delivered a message from the operator."""
+
+    @property
+    def answers_peer(self) -> bool:
+        """It handed over a message or a crossing from another agent."""
+        return bool(self.links) or self.other
 
 
 def assess(group: TurnGroup, link_id: int, started: Started, patterns: Sequence[str]) -> Outcome:
     """What one finished turn does on one link, before the link's own limits apply.
 
-    The checkpoint filter reads the turn's prompt with the room's patterns (not the
-    kind the hook recorded with the defaults), so a room that changes them is obeyed.
+    Only a turn that answers a peer may cross: its origin (``core.origins``, stored by
+    the hook) or the messages it was handed say so. The room's own prompts (timers,
+    reminders, notices, checkpoints) and a person's never cross. The checkpoint filter
+    also reads the turn's prompt with the room's patterns (the hook knew only the
+    defaults), so a room that changes them is obeyed, on every transport.
     """
-    if classify(group.prompt, patterns).kind == PromptKind.CHECKPOINT:
+    if classify_prompt(group.prompt, patterns).kind == PromptKind.CHECKPOINT:
         return Outcome.CHECKPOINT
     if group.orphan and link_id not in started.links:
         return Outcome.EARLIER
-    if started.room_only:
-        return Outcome.ROOM
+    if not started.answers_peer:
+        if started.room_only or (group.kind in ROOM_MADE and group.kind != Origin.CHECKPOINT):
+            return Outcome.ROOM  # (a checkpoint is the room's patterns' call, just above)
+        if started.person or group.kind not in ANSWERS:
+            return Outcome.PERSON
     if started.links and not started.other and link_id not in started.links:
         return Outcome.ELSEWHERE
     if group.failed:

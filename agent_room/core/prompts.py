@@ -1,4 +1,4 @@
-"""What started a turn: a human, a room nudge, link input, or a checkpoint.
+"""What a prompt says by its text: a human's, a room nudge, link input, or a checkpoint.
 
 Standard library only: the UserPromptSubmit hook classifies every prompt. The nudge is
 the one line the delivery worker types; it names the waiting messages by id so the
@@ -34,13 +34,19 @@ _DEFAULT_CHECKPOINT_STARTS = ("[agent-room checkpoint]", "ANCHOR:", "CHECK:", "W
 
 
 class PromptKind:
-    """Who or what started a turn, as stored in the turn log: plain strings, not an
-    ``enum`` (about 3 ms of every UserPromptSubmit hook's start)."""
+    """What a prompt is, by its text alone (``core.origins`` makes of it where the turn
+    came from, which is what the turn log stores): plain strings, not an ``enum`` (about
+    3 ms of every UserPromptSubmit hook's start)."""
 
     HUMAN: Final = "human"
     NUDGE: Final = "nudge"
     LINK: Final = "link"
     CHECKPOINT: Final = "checkpoint"
+    PEER: Final = "peer"
+    """Wrapped by a client's own messaging, and none of the room's: another session's
+    message (``core.origins``)."""
+    NOTICE: Final = "notice"
+    """A client's own notice about its messaging (``core.origins``)."""
 
 
 class Prompt(Record):
@@ -71,8 +77,8 @@ def classify(
 ) -> Prompt:
     """Classify one prompt as the UserPromptSubmit hook received it."""
     text = prompt.strip()
-    if text.startswith(NUDGE_PREFIX):
-        ids = nudge_ids(text)
+    if text.startswith(NUDGE_PREFIX):  # a nudge, or what a Stop hook handed over (its 1st line)
+        ids = nudge_ids(text.partition("\n")[0])
         if ids or "new message" in text:
             return Prompt(kind=PromptKind.NUDGE, message_ids=ids)
     if checkpoint_patterns is DEFAULT_CHECKPOINT_PATTERNS:

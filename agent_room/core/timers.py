@@ -187,6 +187,11 @@ def peer_status(
     return "\n".join(lines)
 
 
+REMIND_EVERY = 600.0
+"""Seconds between two anchor reminders to the same agent on the same link: a reminder
+starts a turn (one the room caused, which never crosses), so it is rationed."""
+
+
 def anchor_reminder(link_id: int, peer: str) -> str:
     """What an agent that answered across a link without a pending anchor is told."""
     return (

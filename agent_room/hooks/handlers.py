@@ -1,7 +1,8 @@
 """What each hook event does to the room.
 
 SessionStart registers (or resumes) the session and tells the agent about waiting mail;
-UserPromptSubmit marks it busy, classifies the turn and receipts a nudge; Notification
+UserPromptSubmit marks it busy, receipts a nudge and stores the turn with where it came
+from (``core.origins``); Notification
 with a permission prompt marks it waiting; Stop records the turn's final output and
 hands over waiting messages at the turn boundary; Interrupt (Codex's Escape, Gemini's
 cancelled turn) ends the turn unfinished and marks it idle; SessionEnd marks it ended.
@@ -13,7 +14,8 @@ import os
 
 from agent_room.core import states
 from agent_room.core.names import is_pane_id, tmux_socket_of
-from agent_room.core.prompts import COMPACTING, RESUME_MARK, PromptKind, classify
+from agent_room.core.origins import cause, classify_prompt, origin
+from agent_room.core.prompts import COMPACTING, RESUME_MARK, PromptKind
 from agent_room.hooks import additional_context
 from agent_room.hooks.payload import TEXT_KEEP, HookPayload
 from agent_room.room import Room
@@ -127,32 +129,37 @@ def _session_start(room: Room, session: Mapping[str, Any]) -> dict[str, Any]:
 def _prompt(
     room: Room, registry: Registry, session: Mapping[str, Any], payload: HookPayload
 ) -> dict[str, Any] | None:
+    """Classify the turn once, by what started it (``core.origins``), whatever the
+    transport wrapped its prompt in; receipt a nudge; store the turn with its origin."""
     prompt = payload.prompt or ""
-    peer = None  # (each event, each prompt, loads only what it uses)
-    if prompt.startswith("<"):  # from another session, through its client's socket
-        from agent_room.core.peer_prompt import parse_peer_prompt
-
-        peer = parse_peer_prompt(prompt)
-    kind = classify(prompt if peer is None else peer.body)
+    name = str(session["name"])
+    kind = classify_prompt(prompt)
     registry.set_state(payload.session_id, states.BUSY, new_turn=True)
+    context = None
+    named: list[Any] = []
+    if kind.kind == PromptKind.NUDGE:
+        from agent_room.room.delivery import receive_named
+
+        via = "native" if prompt.lstrip().startswith("<") else "nudge"
+        context, named = receive_named(room, name, kind.message_ids, via=via)
+    started = origin(kind, named)
     room.store.start_turn(
         payload.session_id,
         prompt_id=payload.prompt_id,
-        kind=kind.kind,
+        kind=started,
         prompt=prompt[:PROMPT_KEEP],
         at=room.clock(),
+        cause=cause(started, named),
     )
-    if kind.kind == PromptKind.NUDGE:
-        from agent_room.room.delivery import receive
-
-        via = "nudge" if peer is None else "native"
-        context = receive(room, str(session["name"]), kind.message_ids, via=via)
-        if context:
-            return additional_context("UserPromptSubmit", context)
-    elif peer is not None:
+    if context:
+        return additional_context("UserPromptSubmit", context)
+    if kind.kind != PromptKind.NUDGE and prompt.startswith("<"):  # another session's
+        from agent_room.core.peer_prompt import parse_peer_prompt
         from agent_room.room.peer_traffic import record_peer_message
 
-        record_peer_message(room, session, peer)
+        peer = parse_peer_prompt(prompt)
+        if peer is not None:
+            record_peer_message(room, session, peer)
     return None
 
 

@@ -28,11 +28,14 @@ from agent_room.core.links import (
     frame,
     sever_verdict,
 )
-from agent_room.core.prompts import PromptKind, classify
+from agent_room.core.origins import classify_prompt
+from agent_room.core.prompts import PromptKind
 from agent_room.core.timers import anchor_reminder
 from agent_room.room.links import notice
-from agent_room.room.service import ROOM, Room
+from agent_room.room.loops import held_turns
+from agent_room.room.service import OPERATOR, ROOM, Room
 from agent_room.store.links import LinkStore
+from agent_room.store.turn_breaker import TurnBreaker
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -84,6 +87,9 @@ class Crossings:
         after = self.store.cursor(link_id, session_id, int(link["start_turn"]))
         state, before, turns = self.store.turns_after(session_id, after)
         groups = group_turns(turns, busy=state in BUSY, before=before)
+        breaker = TurnBreaker(self.room.store)
+        hold = breaker.holding(me, peer) if groups else None
+        loop_hold = None if hold is None else (hold[0], held_turns(breaker, hold))
         written = 0
         for group in groups:
             started = self._started(group, me)
@@ -128,28 +134,30 @@ class Crossings:
                     " just crossed). Nothing more crosses; continue your own work.",
                 ),
                 unanchored_notice=(me, anchor_reminder(link_id, peer)),
+                loop_hold=loop_hold,
             )
             written += done is not None
         return written
 
     def _started(self, group: TurnGroup, name: str) -> Started:
-        """What the messages a turn answered say about it: those its nudge named, and
-        those its Stop hook handed over when the turn continued."""
-        prompt = classify(group.prompt)
+        """What the messages a turn answered say about it: those its nudge named (on
+        every transport: ``core.origins`` unwraps it), and those its Stop hook handed
+        over when the turn continued."""
+        prompt = classify_prompt(group.prompt)
         origins = []
         if prompt.kind == PromptKind.NUDGE and prompt.message_ids:
             origins = self.store.message_origins(prompt.message_ids)
-        elif not group.orphan:
-            return Started()  # a human started it (or a checkpoint): not an answer
         if group.continued is not None:
             origins += self.store.delivered_between(name, *group.continued)
         if not origins:
             return Started()
-        peers = [o for o in origins if o["sender"] != ROOM]
+        peers = [o for o in origins if o["sender"] not in (ROOM, OPERATOR)]
+        person = any(o["sender"] == OPERATOR for o in origins)
         return Started(
-            room_only=not peers,
+            room_only=not peers and not person,
             links=frozenset(int(o["link_id"]) for o in peers if o["link_id"] is not None),
             other=any(o["link_id"] is None for o in peers),
+            person=person,
         )
 
     def _both(self, link: Row, text: str) -> list[tuple[str, str]]:

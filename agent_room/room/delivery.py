@@ -42,7 +42,9 @@ def context_for(name: str, rows: Sequence[Row]) -> str:
 
     count = len(rows)
     noun = "message" if count == 1 else "messages"
-    header = f"{NUDGE_PREFIX} {count} new {noun} for @{name}. "
+    refs = " ".join(f"#{r['id']}" for r in rows)  # where a client prompts with it (Codex,
+    # Gemini: a Stop's reason is their next prompt), its hook knows what the turn answers
+    header = f"{NUDGE_PREFIX} {count} new {noun} for @{name} ({refs})\n"
     others, timers, guidance = list(rows), [], ""
     if any(r.get("kind") == "system" for r in rows):  # the timers' rules load only then
         from agent_room.core.timers import breadcrumb_guidance, fired_intent
@@ -65,14 +67,30 @@ def receive(room: Room, name: str, ids: Sequence[int], *, via: str = "nudge") ->
 
     ``via`` says how the nudge came: typed into the pane (``nudge``) or through the
     client's messaging socket (``native``)."""
+    return receive_named(room, name, ids, via=via)[0]
+
+
+def receive_named(
+    room: Room, name: str, ids: Sequence[int], *, via: str = "nudge"
+) -> tuple[str | None, list[Row]]:
+    """``receive``, and every message the nudge named (those handed over before too):
+    what the turn it starts answers (``core.origins``)."""
     rows = room.store.mark_delivered(name, ids, at=room.clock(), via=via)
-    return context_for(name, rows) if rows else None
+    context = context_for(name, rows) if rows else None
+    got = {int(r["id"]) for r in rows}
+    for message_id in ids:
+        if message_id not in got:
+            row = room.store.message(message_id)
+            if row is not None and row["recipient"] == name:
+                rows.append(row)
+    return context, rows
 
 
 def deliver_at_stop(room: Room, session: Mapping[str, Any]) -> str | None:
     """At a turn boundary: hand over every queued message as a Stop block's reason.
 
-    Returns None when nothing waits or the cap of consecutive blocks is reached.
+    Returns None when nothing waits, the cap of consecutive blocks is reached, or the
+    turn breaker holds the agent.
     """
     name = str(session["name"])
     queued = room.store.queued(name)
@@ -80,6 +98,11 @@ def deliver_at_stop(room: Room, session: Mapping[str, Any]) -> str | None:
         return None
     if room.store.over_budget(name, room.clock()) is not None:
         return None  # its budget is spent: no new turn of the room's making
+    from agent_room.store.turn_breaker import TurnBreaker  # (only when something waits)
+
+    senders = [str(r["sender"]) for r in queued]
+    if TurnBreaker(room.store).check(name, senders, at=room.clock()) is not None:
+        return None  # the turn breaker: the room does not keep it going
     if not room.store.bump_stop_blocks(str(session["session_id"]), MAX_STOP_BLOCKS):
         return None
     rows = room.store.mark_delivered(

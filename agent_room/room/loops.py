@@ -8,10 +8,20 @@ threshold (``core.loops``).
 from __future__ import annotations
 
 from agent_room.core.errors import BadInput, NotFound, Refused
-from agent_room.core.loops import PER_EDGE_KEY, WINDOW_KEY, load_path
+from agent_room.core.loops import (
+    PER_EDGE_KEY,
+    TURN_WINDOW_KEY,
+    TURNS_AGENT_KEY,
+    TURNS_PAIR_KEY,
+    WINDOW_KEY,
+    is_turn_path,
+    load_path,
+    turns_reason,
+)
 from agent_room.room.service import OPERATOR, Room
 from agent_room.store.links import LinkStore
 from agent_room.store.loops import LoopStore
+from agent_room.store.turn_breaker import TurnBreaker
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -38,8 +48,24 @@ class Loops:
         )
         return self.settings()
 
+    def turn_settings(self) -> tuple[int, int, float]:
+        """(turns per agent, turns per pair, window in seconds) of the turn breaker."""
+        return TurnBreaker(self.room.store).turn_settings()
+
+    def configure_turns(self, agent: int, pair: int, window: float) -> tuple[int, int, float]:
+        """Change the turn breaker's limits (0 switches a count off)."""
+        if not (0 <= agent <= 10_000 and 0 <= pair <= 10_000 and 0 < window <= 86400):
+            raise BadInput("the turn breaker is AGENT/PAIR/SECONDS with counts up to 10000, or off")
+        LinkStore(self.room.store).save_settings(
+            {TURNS_AGENT_KEY: agent, TURNS_PAIR_KEY: pair, TURN_WINDOW_KEY: window},
+            at=self.room.clock(),
+            by=OPERATOR,
+        )
+        return self.turn_settings()
+
     def holds(self, *, active_only: bool = False) -> list[Row]:
-        """Holds, newest first, each with ``cycle`` (names) and ``held`` (waiting now)."""
+        """Holds, newest first, each with ``cycle`` (names), ``held`` (waiting now) and
+        ``reason`` (``turns`` for the turn breaker's, else None)."""
         found = self.store.holds(active_only=active_only)
         for row in found:
             row["cycle"] = list(load_path(row.pop("path")))
@@ -60,3 +86,19 @@ class Loops:
         if moved is None:
             raise Refused(f"loop #{hold_id} was released meanwhile")
         return moved
+
+
+def prompt_refusal(room: Room, name: str, senders: list[str], now: float) -> str | None:
+    """Why the room must not prompt ``name`` now for messages of ``senders`` (the turn
+    breaker: too many turns caused it, or it and a sender, within the window), or None.
+    A trip opens the hold, which the operator hears of once; the messages stay queued."""
+    breaker = TurnBreaker(room.store)
+    found = breaker.check(name, senders, at=now)
+    return None if found is None else held_turns(breaker, found[0])
+
+
+def held_turns(breaker: TurnBreaker, hold: tuple[int, tuple[str, ...]]) -> str:
+    """The words for a turn hold (the same on every pass: a note is written on change)."""
+    agent, pair, window = breaker.turn_settings()
+    hold_id, path = hold
+    return turns_reason(hold_id, path, agent if is_turn_path(path) else pair, window)

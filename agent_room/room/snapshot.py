@@ -318,6 +318,13 @@ class SnapshotReader:
             summary = f"loop #{data.get('loop', '?')}" + (
                 f": {render_cycle(path)} held (agent-room loops)" if path else ""
             )
+            if data.get("reason") == "turns" and path:  # the turn breaker's
+                who = " and ".join(f"@{n}" for n in dict.fromkeys(path))
+                summary = (
+                    f"loop #{data.get('loop', '?')}: the room stopped prompting {who},"
+                    f" {data.get('turns', '?')} turns in {data.get('window', '?')}s"
+                    " (agent-room loops)"
+                )
         return FlowEvent(
             id=int(row["id"]),
             at=float(row["at"]),

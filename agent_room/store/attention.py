@@ -81,11 +81,16 @@ def facts(conn: sqlite3.Connection, now: float) -> RoomFacts:
         " WHERE m.span_start <= ? AND m.span_start + b.span > ? ORDER BY m.at",
         (now, now),
     ).fetchall()
+    loops = conn.execute(
+        "SELECT id, path, coalesce(reason, '') FROM loop_holds WHERE released_at IS NULL"
+        " ORDER BY id"
+    ).fetchall()
     return RoomFacts(
         budgets=tuple(
             (str(s), int(v), float(c), float(li), float(sp), float(st))
             for s, v, c, li, sp, st in budgets
         ),
+        loops=tuple((int(i), tuple(str(p).split()), str(r)) for i, p, r in loops),
         handovers=tuple((int(i), str(s), str(r)) for i, s, r in handovers),
         waiting=tuple((str(n), str(s), float(t)) for n, s, t in waiting),
         failed=tuple((str(n), int(c), int(m)) for n, c, m in failed),

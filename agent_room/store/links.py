@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 
+from agent_room.core.origins import REMINDER_PREFIX
+from agent_room.core.timers import REMIND_EVERY
 from agent_room.store.db import write_transaction
 from agent_room.store.sqlite_base import event, rows
 from agent_room.store.timers import ROOM, TimerStore
@@ -328,6 +330,8 @@ class LinkStore(TimerStore):
         close_notices: Notices,
         closed_notices: Notices = (),
         unanchored_notice: tuple[str, str] | None = None,
+        remind_every: float = REMIND_EVERY,
+        loop_hold: tuple[int, str] | None = None,
     ) -> str | None:
         """Record the verdict on one turn, once; return it (None: judged already).
 
@@ -335,8 +339,11 @@ class LinkStore(TimerStore):
         link's limits are applied inside the transaction: ``limits(link, recent)`` gives
         (outcome, freeze, close) from the link row and its recent crossing times. The
         message, the budget, a freeze or the closing are written with the verdict, and
-        ``unanchored_notice`` (speaker, text) when the speaker answered without a pending
-        anchor timer (the rule: set a new anchor before responding).
+        ``unanchored_notice`` (speaker, text) when the speaker's answer crossed without a
+        pending anchor timer (the rule: set a new anchor before responding), at most once
+        per ``remind_every`` seconds on the link: a reminder starts a turn of its own.
+        ``loop_hold`` (id, why): the turn breaker holds the speaker, so output that would
+        cross is held by that hold instead (its release lets it cross).
         """
         with write_transaction(self.conn) as conn:
             link = dict(conn.execute("SELECT * FROM links WHERE id = ?", (link_id,)).fetchone())
@@ -357,24 +364,42 @@ class LinkStore(TimerStore):
                 ]
                 outcome, freeze, close = limits(link, recent)
                 sender, recipient, body = crossing
+                turn_held = loop_hold is not None and outcome == "crossed"
+                if turn_held:  # the turn breaker holds the speaker: nothing crosses
+                    outcome, close = "held", False
                 if outcome in ("crossed", "held"):
                     status = "queued" if outcome == "crossed" else "held"
                     message_id = self._message(
                         conn, "link", sender, recipient, body, at, status=status, link_id=link_id
+                    )
+                if turn_held and loop_hold is not None and message_id is not None:
+                    hold_id, reason = loop_hold
+                    conn.execute(
+                        "UPDATE messages SET failure = ? WHERE id = ?", (reason, message_id)
+                    )
+                    conn.execute(
+                        "INSERT INTO loop_held (message_id, hold_id) VALUES (?, ?)",
+                        (message_id, hold_id),
                     )
                 if outcome == "crossed":
                     conn.execute(
                         "UPDATE links SET crossings = crossings + 1, updated_at = ? WHERE id = ?",
                         (at, link_id),
                     )
-                if outcome in ("crossed", "held") and unanchored_notice is not None:
+                if outcome == "crossed" and unanchored_notice is not None:
                     speaker, reminder = unanchored_notice
                     anchored = conn.execute(
                         "SELECT 1 FROM timers WHERE name = ? AND state = 'pending'"
                         " AND intent = 'anchor' LIMIT 1",
                         (speaker,),
                     ).fetchone()
-                    if anchored is None:
+                    reminded = conn.execute(
+                        "SELECT 1 FROM messages WHERE link_id = ? AND recipient = ?"
+                        " AND sender = ? AND kind = 'system' AND created_at > ?"
+                        " AND body LIKE ? LIMIT 1",
+                        (link_id, speaker, ROOM, at - remind_every, REMINDER_PREFIX + "%"),
+                    ).fetchone()
+                    if anchored is None and reminded is None:
                         self._notify(conn, [(speaker, reminder)], at, link_id)
                         event(conn, at, "link.unanchored", ROOM, speaker, data={"link": link_id})
                 if freeze:

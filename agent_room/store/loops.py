@@ -39,7 +39,7 @@ RECENT = 200
 steps are dense in them, and a busy pipeline's send stays cheap."""
 
 
-def _number(text: str) -> int | float | None:
+def setting_number(text: str) -> int | float | None:
     """A stored setting (JSON text of a number) without loading json on the send path."""
     try:
         return int(text)
@@ -70,7 +70,7 @@ def cost_hold(conn: sqlite3.Connection, sender: str, recipient: str, at: float) 
     found = conn.execute(
         "SELECT key, value FROM settings WHERE key IN (?, ?)", (LIMIT_KEY, WINDOW_KEY)
     ).fetchall()
-    limit, window = settings_from({key: _number(value) for key, value in found})
+    limit, window = settings_from({key: setting_number(value) for key, value in found})
     if not limit:
         return None
     since = at - window
@@ -111,7 +111,7 @@ class LoopStore:
         found = (conn or self.conn).execute(
             "SELECT key, value FROM settings WHERE key IN (?, ?)", (PER_EDGE_KEY, WINDOW_KEY)
         )
-        return settings_from({key: _number(value) for key, value in found.fetchall()})
+        return settings_from({key: setting_number(value) for key, value in found.fetchall()})
 
     def send(
         self, kind: str, sender: str, recipient: str, body: str, *, at: float

@@ -468,6 +468,14 @@ MIGRATIONS: tuple[str, ...] = (
         removed_at REAL
     );
     """,
+    # the turn breaker: who caused each turn (the peer whose message started it, or the
+    # room for its own prompts), and why a loop hold holds (NULL: messages in a cycle;
+    # 'turns': turns the room caused, for one agent or a pair)
+    """
+    ALTER TABLE turns ADD COLUMN cause TEXT;
+    ALTER TABLE loop_holds ADD COLUMN reason TEXT;
+    CREATE INDEX turns_caused ON turns(session_id, started_at) WHERE cause IS NOT NULL;
+    """,
 )
 """Each entry moves the schema from version ``index`` to ``index + 1``."""
 

@@ -249,14 +249,23 @@ class SessionStore(StoreBase):
                     )
 
     def start_turn(
-        self, session_id: str, *, prompt_id: str | None, kind: str, prompt: str, at: float
+        self,
+        session_id: str,
+        *,
+        prompt_id: str | None,
+        kind: str,
+        prompt: str,
+        at: float,
+        cause: str | None = None,
     ) -> int:
-        """Record the start of a turn; return its id."""
+        """Record the start of a turn, with where it came from (``kind``, an origin of
+        ``core.origins``) and who caused it (a peer's name, ``room``, or None for a
+        person); return its id."""
         with write_transaction(self.conn) as conn:
             cursor = conn.execute(
-                "INSERT INTO turns (session_id, prompt_id, kind, prompt, started_at)"
-                " VALUES (?,?,?,?,?)",
-                (session_id, prompt_id, kind, prompt, at),
+                "INSERT INTO turns (session_id, prompt_id, kind, prompt, started_at, cause)"
+                " VALUES (?,?,?,?,?,?)",
+                (session_id, prompt_id, kind, prompt, at, cause),
             )
             assert cursor.lastrowid is not None
             return cursor.lastrowid

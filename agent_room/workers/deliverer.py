@@ -32,6 +32,7 @@ from agent_room.core.errors import PaneUnavailable
 from agent_room.core.prompts import nudge_text
 from agent_room.core.usage import over_text
 from agent_room.room import Room
+from agent_room.room.loops import prompt_refusal
 from agent_room.store.delivery import DELIVERER_LEASE, deliverer_lease
 from agent_room.store.hosts import BEAT, host_seen
 from agent_room.workers.guard import Guard
@@ -183,6 +184,10 @@ class Deliverer:
         if decision.action is Action.NUDGE:
             sender_of = {int(m["id"]): str(m["sender"]) for m in [*queued, *failures]}
             senders = [sender_of[i] for i in decision.message_ids]
+            held = prompt_refusal(self.room, name, senders, now)
+            if held is not None:  # the turn breaker: the room stops prompting it
+                self.store.set_note(name, held, at=now)
+                return
             text = nudge_text(senders, decision.message_ids)
             self.store.record_nudge(name, target["session_id"], decision.message_ids, text, at=now)
             self._type(target, text)

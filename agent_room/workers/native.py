@@ -36,6 +36,7 @@ from agent_room.core.native import (
     user_frame,
 )
 from agent_room.core.prompts import nudge_text
+from agent_room.room.loops import prompt_refusal
 from agent_room.store.links import LinkStore
 from agent_room.store.native import NativeStore
 
@@ -231,7 +232,12 @@ class NativeDelivery:
         sent = True
         if decision.action is Action.NUDGE and entry is not None:
             sender_of = {int(m["id"]): str(m["sender"]) for m in [*queued, *failures]}
-            text = nudge_text([sender_of[i] for i in decision.message_ids], decision.message_ids)
+            senders = [sender_of[i] for i in decision.message_ids]
+            held = prompt_refusal(self.room, name, senders, now)
+            if held is not None:  # the turn breaker: the room stops prompting it
+                self.store.set_note(name, held, at=now)
+                return True
+            text = nudge_text(senders, decision.message_ids)
             nudge_id = self.store.record_nudge(
                 name, target["session_id"], decision.message_ids, text, at=now
             )

@@ -43,7 +43,22 @@ def test_a_loop_is_held_shown_and_released(cli: Cli, room: Room) -> None:
     assert "1 held messages released for delivery" in released.err
     assert "reply 5" in cli("inbox", name="a").out
     assert cli("loops", "--active").err.strip() == "no loops held"
-    assert cli("loops", "settings", "--threshold", "off").out.strip() == "loop breaker: off"
+    assert cli("loops", "settings", "--threshold", "off").out.splitlines()[0] == "loop breaker: off"
     bad = cli("loops", "settings", "--threshold", "often")
     assert bad.code == 2
     assert bad.err.startswith("agent-room: invalid loop breaker 'often'")
+
+
+def test_the_turn_breakers_limits_are_shown_and_changed(cli: Cli) -> None:
+    shown = cli("loops", "settings").out.splitlines()
+    assert shown[1] == (
+        "turn breaker: 60 per agent and 16 per pair within 300s (turns the room caused)"
+    )
+    changed = cli("loops", "settings", "--turns", "10/0/60", "--json")
+    assert json.loads(changed.out)["turns_per_agent"] == 10
+    assert json.loads(changed.out)["turns_per_pair"] == 0
+    assert "turn breaker: off" in cli("loops", "settings", "--turns", "off").out
+    bad = cli("loops", "settings", "--turns", "10/x")
+    assert (bad.code, bad.err.count("\n")) == (2, 1)
+    assert bad.err.startswith("agent-room: invalid turn breaker '10/x'")
+    assert cli("loops", "settings").out.count("turn breaker: off") == 1

@@ -163,15 +163,6 @@ class ClientRoom(LiveRoom[StandIn]):
             return
         raise AssertionError(f"@{name} did not take {line!r}:\n{self.screen(target)}")
 
-    def turns(self, name: str) -> list[dict[str, Any]]:
-        """The turns the room recorded for @name."""
-        room = self.open()
-        try:
-            row = room.store.holder(name)
-            return room.store.turns(str(row["session_id"]), limit=50) if row else []
-        finally:
-            room.close()
-
     def prompted(self, name: str, line: str) -> bool:
         """Whether @name's hook has seen the prompt ``line``."""
         return any((t["prompt"] or "").strip() == line for t in self.turns(name))

@@ -102,7 +102,10 @@ def test_a_word_of_content_makes_it_content(phrase: str, word: str) -> None:
 # -- the checkpoint filter and what a turn does -----------------------------------------
 
 
-def group(kind: str = "human", prompt: str = "do X", output: str | None = "X is done") -> TurnGroup:
+def group(
+    kind: str = "message", prompt: str = "do X", output: str | None = "X is done"
+) -> TurnGroup:
+    """A finished turn; by default one that answered a peer's message."""
     return TurnGroup(head=1, last=1, kind=kind, prompt=prompt, output=output, failed=False)
 
 
@@ -128,12 +131,39 @@ def test_checkpoint_patterns_are_configurable() -> None:
     )
     assert assess(group(prompt="HEARTBEAT: on track?"), 1, Started(), PATTERNS) is (Outcome.CROSSED)
     default = group(kind="checkpoint", prompt="[agent-room checkpoint] status?")
-    assert assess(default, 1, Started(), custom) is Outcome.CROSSED  # the room's choice wins
+    # the room's choice wins: not a checkpoint there, so a person's turn (it answers no peer)
+    assert assess(default, 1, Started(), custom) is Outcome.PERSON
 
 
 def test_turns_of_the_rooms_own_messages_are_housekeeping() -> None:
     nudged = group(kind="nudge", prompt="[agent-room] 1 new message from @room (#4)")
     assert assess(nudged, 1, Started(room_only=True), PATTERNS) is Outcome.ROOM
+    for kind in ("timer", "reminder", "notice"):  # as the hook stored it
+        assert assess(group(kind=kind), 1, Started(), PATTERNS) is Outcome.ROOM
+
+
+def test_only_a_turn_that_answers_a_peer_crosses() -> None:
+    assert assess(group(kind="human"), 1, Started(), PATTERNS) is Outcome.PERSON
+    operator = Started(person=True)  # the operator's own message: a person's
+    assert assess(group(kind="message"), 1, operator, PATTERNS) is Outcome.PERSON
+    answered = Started(links=frozenset({1}))  # continued with the peer's crossing
+    assert assess(group(kind="human"), 1, answered, PATTERNS) is Outcome.CROSSED
+    assert assess(group(kind="crossing"), 1, Started(), PATTERNS) is Outcome.CROSSED
+
+
+def test_a_native_wrapped_nudge_is_judged_as_the_typed_one() -> None:
+    wrapped = group(
+        kind="reminder",
+        prompt='<cross-session-message from="uds:/s/1.sock" from-name="agent-room">\n'
+        "[agent-room] 1 new message from @room (#4)\n</cross-session-message>",
+    )
+    assert assess(wrapped, 1, Started(room_only=True), PATTERNS) is Outcome.ROOM
+    checkpoint = group(
+        kind="message",
+        prompt='<cross-session-message from="uds:/s/1.sock">\nANCHOR: back to it\n'
+        "</cross-session-message>",
+    )
+    assert assess(checkpoint, 1, Started(), PATTERNS) is Outcome.CHECKPOINT
 
 
 def test_an_answer_to_another_link_stays_there() -> None:

@@ -59,3 +59,50 @@ def test_the_recorded_stop_output_crosses_and_session_end_severs(
         "severed: the responder's session ended",
     )
     room.close()
+
+
+def test_each_turn_is_stored_with_where_it_came_from_on_every_transport(
+    hook: Hook, room_home: Path
+) -> None:
+    """The hook classifies once, from what started the turn, whatever wrapped it: the
+    room's nudge typed, or sent through Claude Code's socket (as its hook receives it)."""
+    from agent_room.core.native import wrap
+    from agent_room.core.prompts import nudge_text
+    from agent_room.core.timers import anchor_reminder
+    from agent_room.room.delivery import context_for
+
+    a = _start(hook, "a")
+    _start(hook, "b")
+    room = Room.open({"AGENT_ROOM_HOME": str(room_home)})
+    Links(room).open("b", "a", "go")  # the rules notice and b's message to a
+    notice, go = (int(m["id"]) for m in room.store.queued("a"))
+    reminder = room.store.add_message(
+        kind="system", sender="room", recipient="a", body=anchor_reminder(1, "b"), at=1.0
+    )
+
+    def prompt(text: str) -> None:
+        payload = _event(a, "UserPromptSubmit", prompt=text)
+        assert hook("UserPromptSubmit", payload)[0] == 0
+        assert hook("Stop", _event(a, "Stop", last_assistant_message="ok"))[0] == 0
+
+    socket = "/tmp/cc-socks/7.sock"
+    prompt(wrap(nudge_text(["room"], [reminder]), from_socket=socket))
+    prompt(nudge_text(["room", "b"], [notice, go]))
+    prompt(wrap(nudge_text(["room"], [reminder]), from_socket=socket))  # again: still one
+    prompt(wrap("hello from another session", from_socket=socket, name="other"))
+    prompt("fix the parser")
+    # what a Stop hook handed over comes back as the next prompt on Codex and Gemini
+    handed = room.store.message(reminder)
+    assert handed is not None
+    prompt(context_for("a", [handed]))
+    turns = room.store.turns(str(a["session_id"]))
+    assert [(t["kind"], t["cause"]) for t in turns] == [
+        ("reminder", "room"),
+        ("message", "b"),
+        ("reminder", "room"),
+        ("message", None),
+        ("human", None),
+        ("reminder", "room"),
+    ]
+    assert room.store.message(reminder)["via"] == "native"  # type: ignore[index]
+    room.close()

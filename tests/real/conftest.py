@@ -193,13 +193,7 @@ class RealRoom(LiveRoom[ModelApi]):
 
     def prompted(self, name: str, line: str) -> bool:
         """Whether @name's hook has seen the prompt ``line``."""
-        room = self.open()
-        try:
-            row = room.store.holder(name)
-            turns = room.store.turns(str(row["session_id"]), limit=20) if row else []
-        finally:
-            room.close()
-        return any((t["prompt"] or "").strip() == line for t in turns)
+        return any((t["prompt"] or "").strip() == line for t in self.turns(name, limit=20))
 
     def sessions(self) -> list[str]:
         """The tmux sessions of the room's server."""

@@ -17,8 +17,9 @@ from agent_room.room.links import Links
 from tests.room.conftest import register
 
 
-def turn(room: Room, name: str, prompt: str, output: str | None, *, kind: str = "human") -> None:
-    """One whole turn of ``name``: prompt, Stop with ``output``, idle again."""
+def turn(room: Room, name: str, prompt: str, output: str | None, *, kind: str = "message") -> None:
+    """One whole turn of ``name``: prompt, Stop with ``output``, idle again (by default a
+    turn that answered a peer's message: the only kind that crosses)."""
     sid = f"s-{name}"
     room.store.set_state(sid, "busy", at=room.clock())
     room.store.start_turn(sid, prompt_id=None, kind=kind, prompt=prompt, at=room.clock())

@@ -138,3 +138,34 @@ def test_answering_across_a_link_without_an_anchor_is_reminded_at_once(linked: R
     turn(linked, "a", nudge_for(linked, "a"), "Then we drop X.", kind="nudge")
     Crossings(linked).run_once()  # a has its anchor: no reminder
     assert [m for m in linked.store.queued("a") if "anchor" in m["body"]] == []
+
+
+def test_reminders_are_rationed_and_a_reminders_turn_earns_none(linked: Room) -> None:
+    """The runaway this stops: on the native transport a reminder's turn crossed as an
+    answer and earned another reminder. Now a reminder's turn (its nudge typed or sent
+    through the socket) never crosses, and a second answer soon after is not reminded."""
+    from agent_room.core.native import wrap
+    from agent_room.room.crossing import Crossings
+    from tests.room.test_links import nudge_for, turn
+
+    links = Links(linked)
+    links.open("a", "b", "what does X cost?")
+    engine = Crossings(linked)
+
+    def reminders() -> list[dict[str, object]]:
+        return [m for m in linked.store.history(100) if "without a pending anchor" in m["body"]]
+
+    turn(linked, "b", nudge_for(linked, "b"), "X needs a new adapter.", kind="crossing")
+    engine.run_once()
+    assert len(reminders()) == 1
+    reminded = wrap(nudge_for(linked, "b"), from_socket="/tmp/cc-socks/1.sock")
+    turn(linked, "b", reminded, "Setting an anchor; also, X is big.", kind="reminder")
+    engine.run_once()
+    assert len(reminders()) == 1  # its turn did not cross, so it earned nothing
+    turn(linked, "a", nudge_for(linked, "a"), "Why is X big?", kind="crossing")
+    engine.run_once()
+    turn(linked, "b", nudge_for(linked, "b"), "Three modules change.", kind="crossing")
+    engine.run_once()
+    assert [m["recipient"] for m in reminders()] == ["b", "a"]  # b's second: within 10 min
+    outcomes = [v["outcome"] for v in links.store.link_turns(1)]
+    assert outcomes == ["crossed", "room", "crossed", "crossed"]

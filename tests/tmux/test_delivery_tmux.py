@@ -18,7 +18,9 @@ from tests.tmux.conftest import agent_command, wait_for
 
 
 def screen(pane: libtmux.Pane) -> str:
-    return "\n".join(pane.capture_pane())
+    """What the pane shows, its wrapped lines joined (a long line wraps where its length
+    says, and a text looked for must not be cut there)."""
+    return "\n".join(pane.capture_pane(join_wrapped=True))
 
 
 @pytest.fixture

@@ -52,7 +52,7 @@ class Host:
 
 
 def _screen(pane: libtmux.Pane) -> str:
-    return "\n".join(pane.capture_pane())
+    return "\n".join(pane.capture_pane(join_wrapped=True))  # a body is not cut by a wrap
 
 
 @pytest.fixture

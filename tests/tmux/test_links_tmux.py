@@ -64,9 +64,18 @@ def workers(room_home: Path) -> Iterator[tuple[Deliverer, Injector]]:
 
 
 def start_agent(
-    server: libtmux.Server, room_home: Path, name: str, *, nudge_reply: str | None = None
+    server: libtmux.Server,
+    room_home: Path,
+    name: str,
+    *,
+    nudge_reply: str | None = None,
+    answers: tuple[str, ...] = (),
 ) -> libtmux.Pane:
-    extra = ("--nudge-reply", shlex.quote(nudge_reply)) if nudge_reply is not None else ()
+    extra: tuple[str, ...] = ()
+    if nudge_reply is not None:
+        extra = ("--nudge-reply", shlex.quote(nudge_reply))
+    for answer in answers:  # MARK=TEXT: TEXT answers what the room handed over with MARK
+        extra += ("--answer", shlex.quote(answer))
     session = server.new_session(
         session_name=f"ac-{name}", window_command=agent_command(room_home, name, *extra)
     )
@@ -104,23 +113,40 @@ def open_link(cli: Cli, sender: str, recipient: str, text: str) -> int:
 def test_outputs_cross_both_ways_framed(
     server: libtmux.Server, room_home: Path, room: Room, cli: Cli, workers: object
 ) -> None:
-    a = start_agent(server, room_home, "a", nudge_reply="ok")
-    b = start_agent(server, room_home, "b", nudge_reply="B-CONCLUSION the adapter needs work")
+    a = start_agent(
+        server,
+        room_home,
+        "a",
+        nudge_reply="ok",
+        answers=("B-CONCLUSION=A-FINDING adapters are registered in one place",),
+    )
+    b = start_agent(
+        server,
+        room_home,
+        "b",
+        nudge_reply="ok",
+        answers=(
+            "idea X=B-CONCLUSION the adapter needs work",
+            "A-FINDING=B-AGREED one registry, then",
+        ),
+    )
     link_id = open_link(cli, "a", "b", "what does idea X cost?")
     # B reads the question and the rules; its final output crosses to A, framed
     wait_for(lambda: "what does idea X cost?" in screen(b))
     assert "Never acknowledge before contributing" in screen(b)
     wait_for(lambda: "[From @b] B-CONCLUSION the adapter needs work" in screen(a), LONG)
-    # A's own turn: its output crosses to B, framed
-    a.send_keys("/say A-FINDING adapters are registered in one place", enter=True)
+    # A's answer crosses to B, B's answer to that back to A; A's "ok" does not
     wait_for(lambda: "[From @a] A-FINDING adapters are registered in one place" in screen(b), LONG)
     wait_for(lambda: len(link_messages(room, "b")) == 2, LONG)  # B's second answer crossed
     wait_for(lambda: verdicts(room, link_id, "ack"), LONG)  # A's "ok" did not cross
+    # a person's turn answers no peer: it stays home
+    a.send_keys("/say A-PERSON typed at the prompt", enter=True)
+    wait_for(lambda: verdicts(room, link_id, "person"), LONG)
     bodies = [m["body"] for m in link_messages(room)]
     assert bodies == [
         "[From @b] B-CONCLUSION the adapter needs work",
         "[From @a] A-FINDING adapters are registered in one place",
-        "[From @b] B-CONCLUSION the adapter needs work",
+        "[From @b] B-AGREED one registry, then",
     ]
     assert all(m["link_id"] == link_id for m in link_messages(room))
     link = Links(room).store.link(link_id)
@@ -132,7 +158,9 @@ def test_checkpoint_turn_never_crosses_and_spends_nothing(
     server: libtmux.Server, room_home: Path, room: Room, cli: Cli, workers: object
 ) -> None:
     a = start_agent(server, room_home, "a", nudge_reply="ok")
-    b = start_agent(server, room_home, "b", nudge_reply="ok")
+    b = start_agent(
+        server, room_home, "b", nudge_reply="ok", answers=("REAL-Q=REAL-OUTPUT after it",)
+    )
     link_id = open_link(cli, "a", "b", "keep me posted")
     wait_for(lambda: verdicts(room, link_id, "ack"), LONG)  # B absorbed it: nothing crossed
     b.send_keys("[agent-room checkpoint] anything worth saving?", enter=True)
@@ -142,9 +170,9 @@ def test_checkpoint_turn_never_crosses_and_spends_nothing(
     link = Links(room).store.link(link_id)
     assert link is not None
     assert (link["state"], link["crossings"]) == ("open", 0)
-    # the link is still open and its budget whole: the next real output crosses
-    b.send_keys("/say REAL-OUTPUT after the checkpoint", enter=True)
-    wait_for(lambda: "[From @b] REAL-OUTPUT after the checkpoint" in screen(a), LONG)
+    # the link is still open and its budget whole: the next real answer crosses
+    open_link(cli, "a", "b", "and now? (REAL-Q)")
+    wait_for(lambda: "[From @b] REAL-OUTPUT after it" in screen(a), LONG)
     assert [t["outcome"] for t in verdicts(room, link_id, "crossed")] == ["crossed"]
     assert Links(room).links()[0]["crossings_left"] == 7
 
