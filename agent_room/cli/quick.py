@@ -61,34 +61,10 @@ def quick_send(args: Sequence[str], environ: Mapping[str, str]) -> int | None:
 
 def send_chat(room: Room, sender: str, recipient: str, body: str) -> int:
     """Queue a chat message and say so: its id on stdout, a line for people on stderr
-    (or why it is held: the loop breaker)."""
-    from agent_room.store.wake import listening
+    (or why it is held: the loop breaker). The rules are ``room.outbox``'s."""
+    from agent_room.room.outbox import send_chat as queue
 
-    message_id, hold = room.send_checked(sender, recipient, body)
-    if hold is not None:
-        from agent_room.core.loops import sender_notice
-
-        sys.stderr.write(sender_notice(message_id, *hold) + "\n")
-    elif recipient.lstrip("@").lower() == "operator":
-        sys.stderr.write(f"message #{message_id} left for the operator (console, notifications)\n")
-    else:
-        hint = "" if listening(room.home) else _no_listener(room, recipient)
-        sys.stderr.write(f"message #{message_id} queued for {recipient}{hint}\n")
-    sys.stdout.write(f"{message_id}\n")
-    return message_id
-
-
-def _no_listener(room: Room, recipient: str) -> str:
-    """Why nothing on this host delivers (asked only then): in a room across machines the
-    recipient's own host delivers, and this host's FIFO says nothing of it."""
-    from agent_room.core.names import parse_name
-
-    row = room.store.holder(parse_name(recipient, allow_reserved=True))
-    host = row.get("host") if row else None
-    if host is None or host == room.store.host:
-        return " (no deliverer is running: see `agent-room watch`)"
-    if host in room.silent_hosts(room.clock()):
-        from agent_room.core.printable import printable
-
-        return f" (host {printable(host)} is silent: delivered once its watch is back)"
-    return ""
+    sent = queue(room, sender, recipient, body)
+    sys.stderr.write("".join(note + "\n" for note in sent.notes))
+    sys.stdout.write(f"{sent.message_id}\n")
+    return sent.message_id

@@ -1,0 +1,122 @@
+"""Per-session secrets: how the room's MCP server knows which agent is calling.
+
+``agent-room start NAME`` mints a secret for the agent, keeps it in the room
+(``mcp/NAME.token``, 0600 in the private room) and gives it to the agent in its
+environment (``AGENT_ROOM_MCP_TOKEN``), read there by the shell that starts the client so
+it never stands on a command line. The client sends it with every request
+(``Authorization: Bearer ...``); the server maps it back to the name. Each agent has its
+own, so one agent cannot speak as another: identity comes from the secret, never from a
+tool's argument. Standard library only: the launcher and the relay use it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import os
+import secrets
+from pathlib import Path
+
+from agent_room.core.errors import RoomUnavailable
+from agent_room.core.names import is_valid_name, parse_name
+from agent_room.store.home import ensure_room_dir, open_private
+
+FOLDER = "mcp"
+"""The room's folder for the server's files: secrets, its address."""
+SUFFIX = ".token"
+ENV_TOKEN = "AGENT_ROOM_MCP_TOKEN"  # noqa: S105 - a variable's name
+"""The variable holding an agent's secret (named in the clients' MCP settings)."""
+ENV_URL = "AGENT_ROOM_MCP_URL"
+"""The variable holding the room's MCP address, ``http://127.0.0.1:PORT/mcp``."""
+ENV_HOOK_URL = "AGENT_ROOM_HOOK_URL"
+"""The variable holding the address of the room's hook endpoint (Claude Code's HTTP hooks)."""
+
+
+def folder(home: str) -> Path:
+    """The room's MCP folder (made private if missing)."""
+    path = Path(ensure_room_dir(home), FOLDER)
+    with contextlib.suppress(FileExistsError):
+        path.mkdir(0o700)
+    if path.is_symlink() or not path.is_dir():
+        raise RoomUnavailable(f"{path} is not a private folder of the room")
+    return path
+
+
+def write_private(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` (0600, written aside and renamed in)."""
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    fd = open_private(tmp, os.O_WRONLY | os.O_TRUNC)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+    tmp.replace(path)
+
+
+def token_path(home: str, name: str) -> Path:
+    """Where the secret of agent ``name`` is kept."""
+    return folder(home) / (parse_name(name) + SUFFIX)
+
+
+def mint(home: str, name: str) -> Path:
+    """A new secret for ``name`` (replacing its last one); return its file's path."""
+    path = token_path(home, name)
+    write_private(path, secrets.token_urlsafe(32) + "\n")
+    return path
+
+
+def read_token(path: Path) -> str | None:
+    """The secret in ``path``, if it is a private regular file of ours."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if st.st_uid != os.getuid() or st.st_mode & 0o077 or not (st.st_mode & 0o100000):
+            return None
+        text = os.read(fd, 256).decode("ascii", "replace").strip()
+    finally:
+        os.close(fd)
+    return text or None
+
+
+class Tokens:
+    """The room's secrets, by value, re-read when the folder changes (one ``stat`` a call)."""
+
+    def __init__(self, home: str) -> None:
+        self.path = folder(home)
+        self._seen: tuple[int, int] | None = None
+        self._names: dict[str, str] = {}
+
+    def _refresh(self) -> None:
+        st = self.path.stat()
+        stamp = (st.st_mtime_ns, st.st_ino)
+        if stamp == self._seen:
+            return
+        names: dict[str, str] = {}
+        for entry in self.path.iterdir():
+            name = entry.name.removesuffix(SUFFIX)
+            if entry.name.endswith(SUFFIX) and is_valid_name(name):
+                token = read_token(entry)
+                if token:
+                    names[token] = name
+        self._names, self._seen = names, stamp
+
+    def name_of(self, token: str | None) -> str | None:
+        """The agent whose secret ``token`` is, or None (compared in constant time)."""
+        if not token:
+            return None
+        self._refresh()
+        for known, name in self._names.items():
+            if hmac.compare_digest(known.encode(), token.encode()):
+                return name
+        return None
+
+
+def bearer(header: str | None) -> str | None:
+    """The token of an ``Authorization: Bearer TOKEN`` header."""
+    if not header:
+        return None
+    scheme, _, value = header.partition(" ")
+    return value.strip() if scheme.lower() == "bearer" and value.strip() else None
