@@ -44,6 +44,7 @@ that window and never another one that merely has the same name."""
 STOP_GRACE = 5.0
 LEAKED: tuple[str, ...] = ("CLAUDECODE", "CLAUDE_PID", "CLAUDE_CODE_SESSION_ID")
 LEAKED += ("CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_MESSAGING_SOCKET", "AGENT_ROOM_PARENT")
+LEAKED += ("AGENT_ROOM_MCP_TOKEN", "AGENT_ROOM_MCP_URL")
 """Variables of whoever runs the launcher that would misidentify the new agent."""
 
 
@@ -228,6 +229,38 @@ def _refuse_if_running(tmux: _Tmux, name: str) -> None:
         raise Refused(f"@{name} is already running in tmux window {window} ({name})")
 
 
+def _client_setup(
+    kind: str,
+    name: str,
+    cwd: Path,
+    argv: list[str],
+    env: dict[str, str],
+    environ: dict[str, str],
+) -> tuple[list[str], tuple[str, ...]]:
+    """The agent's command line with what its client needs to be in the room, and the
+    wrapper that runs it with its secret; ``env`` gains the client's variables."""
+    wrapper: tuple[str, ...] = ()
+    if kind != "command":  # the room's tools over MCP, with a secret of its own
+        from agent_room.room.access import ENV_URL, WITH_TOKEN, agent_access
+
+        env.update(agent_access(env["AGENT_ROOM_HOME"], name))
+        wrapper = WITH_TOKEN
+    if kind in {"codex", "gemini"}:  # its hooks, trust and permissions: see room.clients
+        from agent_room.room.clients import client_launch
+
+        extra, client_env = client_launch(
+            kind,
+            name=name,
+            cwd=str(cwd),
+            home=env["AGENT_ROOM_HOME"],
+            environ=environ,
+            mcp_url=env[ENV_URL],
+        )
+        argv = [argv[0], *extra, *argv[1:]]
+        env.update(client_env)
+    return argv, wrapper
+
+
 def cmd_start(args: argparse.Namespace) -> int:
     """Start the agent in tmux session ``ac-NAME`` (or a window NAME when inside tmux)."""
     environ = dict(os.environ)
@@ -242,20 +275,18 @@ def cmd_start(args: argparse.Namespace) -> int:
     if args.agent == "claude" and not {"-n", "--name"} & {a.split("=")[0] for a in argv}:
         argv = [argv[0], "--name", name, *argv[1:]]  # its peers' ListAgents and SendMessage
     env = agent_env(name, label, environ)
-    if args.agent in {"codex", "gemini"}:  # its hooks, trust and permissions: see room.clients
-        from agent_room.room.clients import client_launch
-
-        extra, client_env = client_launch(
-            args.agent, name=name, cwd=str(cwd), home=env["AGENT_ROOM_HOME"], environ=environ
-        )
-        argv = [argv[0], *extra, *argv[1:]]
-        env.update(client_env)
+    argv, wrapper = _client_setup(args.agent, name, cwd, argv, env, environ)
     tmux = _Tmux(environ)
     _refuse_if_running(tmux, name)
+    ensure_deliverer(os.environ, opted_out=args.no_watch)  # it serves the room's tools too
+    if args.agent != "command":
+        from agent_room.room.access import await_serving
+
+        await_serving(env["AGENT_ROOM_HOME"])
 
     hidden = [*LEAKED, *ci_markers(args.agent, environ)]
     unset = [f"-u{var}" for var in hidden if var not in env]
-    command = [_binary("env", "a POSIX system is needed"), *unset, "--", *argv]
+    command = [_binary("env", "a POSIX system is needed"), *unset, "--", *wrapper, *argv]
     options = [f"-e{k}={v}" for k, v in env.items()]
     options += ["-c", str(cwd), "-P", "-F", "#{pane_id} #{window_id}"]
     session = f"ac-{name}"
@@ -286,7 +317,7 @@ def cmd_start(args: argparse.Namespace) -> int:
 
 
 def _started(args: argparse.Namespace, said: str, label: str, pane_id: str, tmux: _Tmux) -> None:
-    """Say the agent started, and make sure a deliverer runs for it.
+    """Say the agent started (its deliverer was made sure of before it started).
 
     An ``--agent command`` agent is joined by its pane: it has no hooks that would
     register it, so ``who`` would otherwise never list the agent just started. A Codex
@@ -307,7 +338,6 @@ def _started(args: argparse.Namespace, said: str, label: str, pane_id: str, tmux
             else "; joined the room by its pane until its first prompt registers it"
         )
     print(said, file=sys.stderr)
-    ensure_deliverer(os.environ, opted_out=args.no_watch)
 
 
 def _registered(room: Room | None, name: str, pane_pids: set[int]) -> list[Process]:

@@ -21,8 +21,10 @@ import errno
 import json
 import os
 import socket
+import sys
 import threading
 from collections.abc import Awaitable, Callable, MutableMapping
+from pathlib import Path
 from typing import Any
 
 import uvicorn
@@ -30,15 +32,19 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from agent_room.adapters.procfs import read_stat
 from agent_room.mcp.server import Identity, build_server
-from agent_room.mcp.tokens import Tokens, bearer, folder, write_private
 from agent_room.mcp.tools import ClientFactory
+from agent_room.room.access import (
+    HOST,
+    MCP_PATH,
+    SERVING,
+    Tokens,
+    bearer,
+    folder,
+    reserve_port,
+    serving_pid,
+    write_private,
+)
 
-ADDRESS = "address"
-"""``mcp/address``: ``127.0.0.1:PORT``, the room's MCP address (kept across restarts)."""
-SERVING = "serving"
-"""``mcp/serving``: ``PID START_TICKS`` of the process serving now (removed when it stops)."""
-HOST = "127.0.0.1"
-PATH = "/mcp"
 RETRY = 5.0
 """Seconds between tries while the room's port is held by another process."""
 LOOPBACK = frozenset({"127.0.0.1", "::1"})
@@ -47,46 +53,6 @@ Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 App = Callable[[Scope, Receive, Send], Awaitable[None]]
-
-
-def read_port(home: str) -> int | None:
-    """The room's MCP port, if one was reserved."""
-    try:
-        host, _, port = (folder(home) / ADDRESS).read_text("ascii").strip().rpartition(":")
-    except (OSError, UnicodeDecodeError):
-        return None
-    return int(port) if host == HOST and port.isdigit() and 0 < int(port) < 65536 else None
-
-
-def reserve_port(home: str) -> int:
-    """The room's MCP port: the one recorded, else a free one, recorded now."""
-    port = read_port(home)
-    if port is not None:
-        return port
-    with socket.socket() as probe:
-        probe.bind((HOST, 0))
-        port = int(probe.getsockname()[1])
-    write_private(folder(home) / ADDRESS, f"{HOST}:{port}\n")
-    return port
-
-
-def url(port: int) -> str:
-    """The MCP address agents are given."""
-    return f"http://{HOST}:{port}{PATH}"
-
-
-def serving_pid(home: str) -> int | None:
-    """The process serving the room's tools now, if it is alive (the one that wrote it)."""
-    from agent_room.adapters.procfs import is_alive
-
-    try:
-        words = (folder(home) / SERVING).read_text("ascii").split()
-    except (OSError, UnicodeDecodeError):
-        return None
-    if len(words) != 2 or not all(w.isdigit() for w in words):
-        return None
-    pid, start = int(words[0]), int(words[1])
-    return pid if is_alive(pid, start) else None
 
 
 class Guard:
@@ -127,7 +93,7 @@ def build_app(home: str, environ: dict[str, str], ask_client: ClientFactory | No
         allowed_origins=[f"http://{HOST}:*", "http://localhost:*"],
     )
     app = server.streamable_http_app(
-        streamable_http_path=PATH,
+        streamable_http_path=MCP_PATH,
         stateless_http=True,
         json_response=True,
         transport_security=security,
@@ -145,7 +111,6 @@ class Serving:
         self.environ = {**environ, "AGENT_ROOM_HOME": home}
         self.ask_client = ask_client
         self.port: int | None = None
-        self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self.serving = threading.Event()
         """Set while this process serves the room's port."""
@@ -176,34 +141,29 @@ class Serving:
         return sock
 
     def _run(self, stop: threading.Event) -> None:
-        while not stop.is_set():
+        """Serve, stand by or retry until stopped: a passing fault (the room busy or being
+        restored, the port taken) is said once and tried again, never the thread's end."""
+        said = ""
+        while not stop.wait(0) and Path(self.home).is_dir():  # (a removed room: not made again)
             try:
                 sock = self._bind()
-            except OSError:
-                sock = None
-            if sock is None:
-                stop.wait(RETRY)
-                continue
-            try:
-                self._serve(sock, stop)
-            finally:
-                sock.close()
-            stop.wait(1.0)  # (a server that ended on its own is started again)
+                if sock is not None:
+                    try:
+                        self._serve(sock, stop)
+                    finally:
+                        sock.close()
+            except Exception as exc:  # noqa: BLE001 - the server must outlive a passing fault
+                if str(exc) != said:
+                    said = str(exc)
+                    print(f"agent-room: the room's MCP server: {exc}", file=sys.stderr, flush=True)
+            stop.wait(RETRY if not self.serving.is_set() else 1.0)
 
     def _serve(self, sock: socket.socket, stop: threading.Event) -> None:
         app = build_app(self.home, self.environ, self.ask_client)
         config = uvicorn.Config(
             app, log_level="warning", lifespan="on", access_log=False, timeout_keep_alive=60
         )
-        server = uvicorn.Server(config)
-        self._server = server
-
-        def end_on_stop() -> None:
-            stop.wait()
-            server.should_exit = True
-
-        watcher = threading.Thread(target=end_on_stop, name="agent-room-mcp-stop", daemon=True)
-        watcher.start()
+        server = _Server(config, stop)
         stat = read_stat(os.getpid())
         path = folder(self.home) / SERVING
         write_private(path, f"{os.getpid()} {stat.start_ticks if stat else 0}\n")
@@ -215,3 +175,25 @@ class Serving:
             if serving_pid(self.home) in (os.getpid(), None):
                 with contextlib.suppress(OSError):
                     path.unlink()
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, woken only by requests and by ``stop``: its own main loop ticks
+    ten times a second to look for a signal, which would be most of the room's CPU at
+    rest (the Date header it refreshes stays the start's: nobody reads it)."""
+
+    def __init__(self, config: uvicorn.Config, stop: threading.Event) -> None:
+        super().__init__(config)
+        self.stop = stop
+
+    async def main_loop(self) -> None:
+        await self.on_tick(0)
+        loop = asyncio.get_running_loop()
+        done = asyncio.Event()
+
+        def end_on_stop() -> None:
+            self.stop.wait()
+            loop.call_soon_threadsafe(done.set)
+
+        threading.Thread(target=end_on_stop, name="agent-room-mcp-stop", daemon=True).start()
+        await done.wait()

@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from agent_room.mcp.serve import Serving, url
+from agent_room.mcp.serve import Serving
 from agent_room.mcp.server import Identity, build_server
-from agent_room.mcp.tokens import mint, read_token
 from agent_room.room import Room
+from agent_room.room.access import mint, read_token, url
 from tests.room.conftest import register
 
 

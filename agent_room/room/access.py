@@ -1,4 +1,5 @@
-"""Per-session secrets: how the room's MCP server knows which agent is calling.
+"""Per-session secrets and the room's MCP address: how an agent reaches the room's server
+(``agent_room.mcp``) and how the server knows which agent is calling.
 
 ``agent-room start NAME`` mints a secret for the agent, keeps it in the room
 (``mcp/NAME.token``, 0600 in the private room) and gives it to the agent in its
@@ -15,11 +16,15 @@ import contextlib
 import hmac
 import os
 import secrets
+import socket
+import time
 from pathlib import Path
 
+from agent_room.adapters.procfs import is_alive
 from agent_room.core.errors import RoomUnavailable
 from agent_room.core.names import is_valid_name, parse_name
 from agent_room.store.home import ensure_room_dir, open_private
+from agent_room.store.wake import listening
 
 FOLDER = "mcp"
 """The room's folder for the server's files: secrets, its address."""
@@ -30,6 +35,14 @@ ENV_URL = "AGENT_ROOM_MCP_URL"
 """The variable holding the room's MCP address, ``http://127.0.0.1:PORT/mcp``."""
 ENV_HOOK_URL = "AGENT_ROOM_HOOK_URL"
 """The variable holding the address of the room's hook endpoint (Claude Code's HTTP hooks)."""
+
+
+ADDRESS = "address"
+"""``mcp/address``: ``127.0.0.1:PORT``, the room's MCP address (kept across restarts)."""
+SERVING = "serving"
+"""``mcp/serving``: ``PID START_TICKS`` of the process serving now (removed when it stops)."""
+HOST = "127.0.0.1"
+MCP_PATH = "/mcp"
 
 
 def folder(home: str) -> Path:
@@ -120,3 +133,87 @@ def bearer(header: str | None) -> str | None:
         return None
     scheme, _, value = header.partition(" ")
     return value.strip() if scheme.lower() == "bearer" and value.strip() else None
+
+
+def read_port(home: str) -> int | None:
+    """The room's MCP port, if one was reserved."""
+    try:
+        host, _, port = Path(home, FOLDER, ADDRESS).read_text("ascii").strip().rpartition(":")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return int(port) if host == HOST and port.isdigit() and 0 < int(port) < 65536 else None
+
+
+def reserve_port(home: str) -> int:
+    """The room's MCP port: the one recorded, else a free one, recorded now (the first of
+    two processes reserving at once wins: the file is linked in, never overwritten)."""
+    port = read_port(home)
+    if port is not None:
+        return port
+    with socket.socket() as probe:
+        probe.bind((HOST, 0))
+        port = int(probe.getsockname()[1])
+    path = folder(home) / ADDRESS
+    tmp = path.with_name(f"{ADDRESS}.{os.getpid()}.tmp")
+    write_private(tmp, f"{HOST}:{port}\n")
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        pass
+    finally:
+        tmp.unlink()
+    return read_port(home) or port
+
+
+def url(port: int) -> str:
+    """The MCP address agents are given."""
+    return f"http://{HOST}:{port}{MCP_PATH}"
+
+
+def serving_pid(home: str) -> int | None:
+    """The process serving the room's tools now, if it is alive (the one that wrote it)."""
+    try:
+        words = Path(home, FOLDER, SERVING).read_text("ascii").split()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if len(words) != 2 or not all(w.isdigit() for w in words):
+        return None
+    pid, start = int(words[0]), int(words[1])
+    return pid if is_alive(pid, start) else None
+
+
+TOKEN_FILE = "AGENT_ROOM_MCP_TOKEN_FILE"  # noqa: S105 - a variable's name
+"""Where the shell that starts an agent reads its secret from (then unset)."""
+WITH_TOKEN = (
+    "sh",
+    "-c",
+    'read -r AGENT_ROOM_MCP_TOKEN < "$AGENT_ROOM_MCP_TOKEN_FILE"; export AGENT_ROOM_MCP_TOKEN;'
+    ' unset AGENT_ROOM_MCP_TOKEN_FILE; exec "$@"',
+    "agent-room",
+)
+"""What runs an agent with its secret in its environment: the secret is read from its
+file by the shell, never put on a command line (``ps`` shows command lines); ``exec``
+keeps the agent the pane's process."""
+
+
+def agent_access(home: str, name: str) -> dict[str, str]:
+    """The variables that let agent ``name`` call the room's server: its address and
+    where a new secret of its own is (read by ``WITH_TOKEN``)."""
+    return {ENV_URL: url(reserve_port(home)), TOKEN_FILE: str(mint(home, name))}
+
+
+SERVE_WAIT = 10.0
+"""Seconds ``start`` waits for the room's server before launching an agent: a client
+that finds nothing at the address when it starts gives the server up for the session."""
+
+
+def await_serving(home: str, timeout: float = SERVE_WAIT) -> bool:
+    """Wait (while a watch runs for the room) until the room's tools are served."""
+    if not listening(home):
+        return False
+    deadline = time.monotonic() + timeout
+    while serving_pid(home) is None:
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+    return True
