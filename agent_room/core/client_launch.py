@@ -118,7 +118,11 @@ def codex_args(
         trusted.append(f"{_toml(key)}={{trusted_hash={_toml(value)}}}")
     args += ["-c", "hooks.state={" + ",".join(trusted) + "}"]
     if mcp_url is not None:
-        server = f"{{url={_toml(mcp_url)},bearer_token_env_var={_toml(MCP_TOKEN_VAR)}}}"
+        # approved: the room's own tools (a dialog per send would stall the agent)
+        server = (
+            f"{{url={_toml(mcp_url)},bearer_token_env_var={_toml(MCP_TOKEN_VAR)},"
+            f"default_tools_approval_mode={_toml('approve')}}}"
+        )
         args += ["-c", f"mcp_servers.{MCP_SERVER}={server}"]
     return args
 
