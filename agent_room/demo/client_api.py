@@ -6,8 +6,9 @@ Scripted by the last user text: ``RUNSHELL: CMD`` makes one shell tool call (Cod
 ``exec_command``, Gemini ``run_shell_command``), ``RUNESC: CMD`` one the client asks the
 user about (Codex: outside its sandbox), ``RUNTOOL: NAME {JSON}`` one call of the offered
 tool whose name ends with NAME (an MCP tool, named as the client prefixes it);
-``SLOWREPLY`` answers after ``slow`` seconds; a tool result is answered ``TOOL-RESULT-SEEN: ...``; anything else ``PONG: <text>``. It also
-answers Codex's title request, Gemini's router classifier (JSON from the schema, integers
+``SLOWREPLY`` answers after ``slow`` seconds; a tool result is answered
+``TOOL-RESULT-SEEN: ...``; anything else ``PONG: <text>``. It also answers Codex's title
+request, Gemini's router classifier (JSON from the schema, integers
 at least 1: a 0 fails its check) and Gemini's session summaries. Every request is
 recorded. Bodies end with the connection (Gemini hangs on a kept-alive stream without a
 length).
