@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -44,7 +45,7 @@ that window and never another one that merely has the same name."""
 STOP_GRACE = 5.0
 LEAKED: tuple[str, ...] = ("CLAUDECODE", "CLAUDE_PID", "CLAUDE_CODE_SESSION_ID")
 LEAKED += ("CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_MESSAGING_SOCKET", "AGENT_ROOM_PARENT")
-LEAKED += ("AGENT_ROOM_MCP_TOKEN", "AGENT_ROOM_MCP_URL")
+LEAKED += ("AGENT_ROOM_MCP_TOKEN", "AGENT_ROOM_MCP_URL", "AGENT_ROOM_HOOKS_HTTP")
 """Variables of whoever runs the launcher that would misidentify the new agent."""
 
 
@@ -245,6 +246,12 @@ def _client_setup(
 
         env.update(agent_access(env["AGENT_ROOM_HOME"], name))
         wrapper = WITH_TOKEN
+    if kind == "claude":  # its turns' hooks to the room's server, without a process each
+        from agent_room.room.access import HOOKS_VIA_HTTP, http_hooks
+
+        settings = json.dumps(http_hooks(env[ENV_URL]), separators=(",", ":"))
+        argv = [argv[0], "--settings", settings, *argv[1:]]
+        env[HOOKS_VIA_HTTP] = "1"
     if kind in {"codex", "gemini"}:  # its hooks, trust and permissions: see room.clients
         from agent_room.room.clients import client_launch
 

@@ -29,10 +29,13 @@ from typing import Any
 
 import uvicorn
 from mcp.server.transport_security import TransportSecuritySettings
+from starlette.requests import Request
+from starlette.responses import Response
 
 from agent_room.adapters.procfs import read_stat
+from agent_room.mcp.hooks_http import HOOKS_PATH, HookEndpoint
 from agent_room.mcp.server import Identity, build_server
-from agent_room.mcp.tools import ClientFactory
+from agent_room.mcp.tools import ClientFactory, Rooms
 from agent_room.room.access import (
     HOST,
     MCP_PATH,
@@ -84,9 +87,17 @@ class Guard:
 
 
 def build_app(home: str, environ: dict[str, str], ask_client: ClientFactory | None) -> App:
-    """The room's HTTP app: the MCP endpoint behind the guard."""
+    """The room's HTTP app behind the guard: the MCP endpoint and Claude Code's hooks."""
     tokens = Tokens(home)
-    server = build_server(Identity(environ, tokens), ask_client)
+    rooms = Rooms(environ)
+    server = build_server(Identity(environ, tokens), ask_client, rooms)
+    endpoint = HookEndpoint(home, tokens, rooms)
+
+    async def hooks(request: Request) -> Response:
+        return await endpoint(request)
+
+    server.custom_route(HOOKS_PATH, methods=["POST"])(hooks)
+
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=[f"{HOST}:*", "localhost:*"],

@@ -62,10 +62,12 @@ class Identity:
         return resolve
 
 
-def build_server(identity: Identity, ask_client: ClientFactory | None = None) -> MCPServer:
-    """The room's tools on an ``MCPServer``."""
+def build_server(
+    identity: Identity, ask_client: ClientFactory | None = None, rooms: Rooms | None = None
+) -> MCPServer:
+    """The room's tools on an ``MCPServer`` (``rooms``: the open rooms to call them on)."""
     server: MCPServer = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING")
-    rooms = Rooms(identity.environ)
+    rooms = rooms or Rooms(identity.environ)
 
     def tools(ctx: Context) -> RoomTools:
         headers = ctx.headers if ctx.request_context.request is not None else None

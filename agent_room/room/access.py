@@ -217,3 +217,30 @@ def await_serving(home: str, timeout: float = SERVE_WAIT) -> bool:
             return False
         time.sleep(0.05)
     return True
+
+
+HTTP_EVENTS = ("UserPromptSubmit", "Stop", "StopFailure", "Notification")
+"""The events of every turn, which a Claude Code agent started by the room sends to the
+room's server as HTTP hooks (``agent_room.mcp.hooks_http``); the plugin's launcher lists
+them too (``plugin/bin/agent-room-hook``)."""
+HOOKS_VIA_HTTP = "AGENT_ROOM_HOOKS_HTTP"
+"""Set (``1``) for an agent whose turn events also go to the room's server over HTTP: its
+command hooks for them step aside while the server is serving."""
+
+
+def http_hooks(mcp_url: str) -> dict[str, object]:
+    """Claude Code settings that send ``HTTP_EVENTS`` to the room's server at
+    ``mcp_url``'s host, with the agent's secret (named, never copied: Claude Code fills
+    the header from the variable it is allowed to read)."""
+    base = mcp_url.removesuffix(MCP_PATH)
+    hook = {
+        "type": "http",
+        "headers": {"Authorization": f"Bearer ${ENV_TOKEN}"},
+        "allowedEnvVars": [ENV_TOKEN],
+        "timeout": 5,
+    }
+    return {
+        "hooks": {
+            event: [{"hooks": [{**hook, "url": f"{base}/hooks/{event}"}]}] for event in HTTP_EVENTS
+        }
+    }

@@ -4,9 +4,13 @@ for them, and everything the room promises for ``agent-room send`` holds."""
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
 from typing import Any
 
 from agent_room.demo.model_api import Reply, Script
+from agent_room.room.access import serving_pid
 from tests.real.conftest import TURN, RealRoom
 
 PREFIX = "mcp__plugin_agent-room_agent-room__"
@@ -106,3 +110,38 @@ def test_a_link_opened_and_closed_with_close_link_through_the_tools(
     real.type("backend", "MCP-CLOSE: close the link")
     real.wait(lambda: real.rows("links")[0]["state"] == "closed", TURN, *both)
     real.wait(lambda: real.seen.turns_showing("frontend", "mcp-bye-43"), TURN, *both)
+
+
+def test_with_the_server_down_the_command_hooks_take_over(real: RealRoom, script: Script) -> None:
+    """The agents' turn events go to the room's server over HTTP; when the server is not
+    serving (here: a watch run without it), Claude Code lets the failed HTTP hook pass and
+    the plugin's command hook handles the event: nothing is lost."""
+    real.start("backend", "frontend")
+    both = ("backend", "frontend")
+    real.type("frontend", "first turn, served (srv-51)")
+    real.wait(lambda: real.member("frontend")["state"] == "idle", TURN, *both)
+
+    assert real._watch is not None  # the watch the user runs, restarted without the server
+    real._watch.send_signal(signal.SIGTERM)
+    real._watch.wait(timeout=30)
+    real.wait(lambda: serving_pid(str(real.room_home)) is None, TURN, *both)
+    real._watch = subprocess.Popen(
+        [sys.executable, "-m", "agent_room", "watch"],
+        env={**real.env, "AGENT_ROOM_MCP": "off"},
+        stdin=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    result = real.run("send", "@frontend", "while the server is down (down-52)", name="backend")
+    assert result.code == 0, result.err
+    message_id = int(result.out)
+    real.wait(lambda: _delivered(real, message_id), TURN, *both)
+    real.wait(lambda: real.seen.turns_showing("frontend", "down-52"), TURN, *both)
+    real.wait(lambda: real.member("frontend")["state"] == "idle", TURN, *both)
+    room = real.open()
+    try:
+        session = str(room.store.holder("frontend")["session_id"])  # type: ignore[index]
+        turns = room.store.turns(session)
+    finally:
+        room.close()
+    assert all(t["stopped_at"] is not None for t in turns)  # every turn ended: Stop handled
+    assert len(turns) == 2

@@ -183,7 +183,18 @@ def test_claude_gets_the_plugin_and_the_room(
 
     wait_for(out.exists)
     record = json.loads(out.read_text())
-    assert record["argv"] == [
+    assert record["argv"][:1] == ["--settings"]  # its turns' hooks to the room's server
+    settings = json.loads(record["argv"][1])
+    url = record["env"]["AGENT_ROOM_MCP_URL"].removesuffix("/mcp")
+    assert settings["hooks"]["Stop"][0]["hooks"][0] == {
+        "type": "http",
+        "url": f"{url}/hooks/Stop",
+        "headers": {"Authorization": "Bearer $AGENT_ROOM_MCP_TOKEN"},
+        "allowedEnvVars": ["AGENT_ROOM_MCP_TOKEN"],
+        "timeout": 5,
+    }
+    assert record["env"]["AGENT_ROOM_HOOKS_HTTP"] == "1"
+    assert record["argv"][2:] == [
         "--name",  # the name its peers see in Claude Code's own registry
         "coder",
         "--plugin-dir",
