@@ -38,6 +38,7 @@ SEED_PEOPLE = ("mikkel", "silas", "rhyneer", "/users/")
 
 PLUGIN_FILES = (
     ".claude-plugin/plugin.json",
+    ".mcp.json",
     "hooks/hooks.json",
     "bin/agent-room-hook",
     "skills/agent-room/SKILL.md",

@@ -21,6 +21,7 @@ from agent_room.core.errors import BadInput
 from agent_room.mcp.tools import Caller, ClientFactory, Rooms, RoomTools, ToolFailed
 from agent_room.room import Room
 from agent_room.room.access import Tokens, bearer
+from agent_room.room.outbox import SendRequest
 
 SERVER_NAME = "agent-room"
 """The server's name: clients prefix its tools with it (``mcp__agent-room__send_message``)."""
@@ -105,20 +106,19 @@ def build_server(
         With handover the message waits for the operator's approval; with link a
         bidirectional link opens (each side's final output crosses to the other);
         close_link delivers this last message and severs the link you opened."""
-        return run(
-            lambda: tools(ctx).send_message(
-                recipient,
-                text,
-                handover=handover,
-                changed=changed,
-                todo=todo,
-                files=files,
-                contract=contract,
-                breaking=breaking,
-                link=link,
-                close_link=close_link,
-            )
+        request = SendRequest(
+            recipient,
+            text,
+            handover=handover,
+            changed=changed,
+            todo=todo,
+            files=files,
+            contract=contract,
+            breaking=breaking,
+            link=link,
+            close_link=close_link,
         )
+        return run(lambda: tools(ctx).send_message(request))
 
     @server.tool()
     def read_inbox(

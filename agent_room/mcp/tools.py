@@ -93,33 +93,10 @@ class RoomTools:
             self.rooms.drop()  # a database fault: a fresh connection next time
             raise
 
-    def send_message(
-        self,
-        recipient: str,
-        text: str,
-        *,
-        handover: bool = False,
-        changed: str = "",
-        todo: str = "",
-        files: str = "",
-        contract: str = "",
-        breaking: str = "",
-        link: bool = False,
-        close_link: bool = False,
-    ) -> str:
-        """Send ``text`` to ``recipient`` as the caller (``agent-room send``)."""
-        request = SendRequest(
-            recipient,
-            text if text.strip() else None,
-            handover=handover,
-            changed=changed,
-            todo=todo,
-            files=files,
-            contract=contract,
-            breaking=breaking,
-            link=link,
-            close_link=close_link,
-        )
+    def send_message(self, request: SendRequest) -> str:
+        """Send as the caller (``agent-room send``): a message, a handover, a link."""
+        if request.body is not None and not request.body.strip():
+            request.body = None  # (the command line's words: none given)
         with self._room() as room:
             return send(room, self.caller(room), request, no_body=NO_BODY).text()
 

@@ -4,10 +4,8 @@ hook's, for the agent whose secret came with the event, once per event."""
 from __future__ import annotations
 
 import json
-import threading
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,16 +18,10 @@ from tests.room.conftest import register
 
 
 @pytest.fixture
-def served(room_home: Path, room: Room) -> Iterator[Serving]:
+def sessions(room: Room) -> Room:
     register(room, "alpha", session_id="s-alpha")
     register(room, "beta", session_id="s-beta")
-    stop = threading.Event()
-    serving = Serving(str(room_home), {"AGENT_ROOM_HOME": str(room_home)})
-    thread = serving.start(stop)
-    assert serving.serving.wait(20)
-    yield serving
-    stop.set()
-    thread.join(timeout=10)
+    return room
 
 
 def hook(
@@ -60,39 +52,39 @@ def prompt(session_id: str, text: str, prompt_id: str) -> dict[str, Any]:
 
 
 def test_a_turn_through_http_hooks_is_recorded_once(
-    room_home: Path, served: Serving, room: Room
+    room_home: Path, served: Serving, sessions: Room
 ) -> None:
     token = read_token(mint(str(room_home), "alpha"))
     status, _ = hook(served, token, "UserPromptSubmit", prompt("s-alpha", "work on it", "p-1"))
     assert status == 200
-    assert room.store.holder("alpha")["state"] == "busy"  # type: ignore[index]
+    assert sessions.store.holder("alpha")["state"] == "busy"  # type: ignore[index]
     # the same event again (the command hook also fired, or the client retried): once
     status, _ = hook(served, token, "UserPromptSubmit", prompt("s-alpha", "work on it", "p-1"))
     assert status == 200
-    assert [t["prompt_id"] for t in room.store.turns("s-alpha")] == ["p-1"]
+    assert [t["prompt_id"] for t in sessions.store.turns("s-alpha")] == ["p-1"]
     stop = {"session_id": "s-alpha", "hook_event_name": "Stop", "last_assistant_message": "done"}
     status, _ = hook(served, token, "Stop", stop)
     assert status == 200
-    (turn,) = room.store.turns("s-alpha")
+    (turn,) = sessions.store.turns("s-alpha")
     assert turn["output"] == "done"
-    assert room.store.holder("alpha")["state"] == "idle"  # type: ignore[index]
+    assert sessions.store.holder("alpha")["state"] == "idle"  # type: ignore[index]
 
 
 def test_a_waiting_message_is_handed_over_in_the_hooks_answer(
-    room_home: Path, served: Serving, room: Room
+    room_home: Path, served: Serving, sessions: Room
 ) -> None:
     token = read_token(mint(str(room_home), "beta"))
-    message_id = room.send("alpha", "beta", "the body (http-9)")
+    message_id = sessions.send("alpha", "beta", "the body (http-9)")
     nudge = f"[agent-room] 1 new message from @alpha (#{message_id})"
     status, body = hook(served, token, "UserPromptSubmit", prompt("s-beta", nudge, "p-2"))
     assert status == 200
     answer = json.loads(body)
     assert "the body (http-9)" in answer["hookSpecificOutput"]["additionalContext"]
-    assert room.store.message(message_id)["status"] == "delivered"  # type: ignore[index]
+    assert sessions.store.message(message_id)["status"] == "delivered"  # type: ignore[index]
 
 
 def test_no_secret_no_hook_and_no_registration_from_the_server(
-    room_home: Path, served: Serving, room: Room
+    room_home: Path, served: Serving, sessions: Room
 ) -> None:
     status, _ = hook(served, None, "Stop", {"session_id": "s-alpha", "hook_event_name": "Stop"})
     assert status == 401
@@ -100,5 +92,5 @@ def test_no_secret_no_hook_and_no_registration_from_the_server(
     stranger = prompt("s-unknown", "hello", "p-3")
     status, _ = hook(served, token, "UserPromptSubmit", stranger)
     assert status == 200  # a hook never breaks the agent: logged, left
-    assert room.store.session("s-unknown") is None
+    assert sessions.store.session("s-unknown") is None
     assert "s-unknown of @alpha is not registered" in (room_home / "errors.log").read_text()

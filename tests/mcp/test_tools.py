@@ -11,7 +11,6 @@ import json
 import threading
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -155,17 +154,6 @@ def test_ask_without_a_client_is_refused(room_home: Path, members: Room) -> None
 
 
 # -- over HTTP: one server, a secret per agent ---------------------------------------------
-
-
-@pytest.fixture
-def served(room_home: Path, members: Room) -> Iterator[Serving]:
-    stop = threading.Event()
-    serving = Serving(str(room_home), {"AGENT_ROOM_HOME": str(room_home)})
-    thread = serving.start(stop)
-    assert serving.serving.wait(20)
-    yield serving
-    stop.set()
-    thread.join(timeout=10)
 
 
 def post(port: int, token: str | None, message: dict[str, Any]) -> tuple[int, dict[str, Any]]:

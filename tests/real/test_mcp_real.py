@@ -12,6 +12,7 @@ from typing import Any
 from agent_room.demo.model_api import Reply, Script
 from agent_room.room.access import serving_pid
 from tests.real.conftest import TURN, RealRoom
+from tests.real.test_messages import _delivered
 
 PREFIX = "mcp__plugin_agent-room_agent-room__"
 """Claude Code names a plugin's MCP server ``plugin:PLUGIN:SERVER``, its tools so."""
@@ -29,15 +30,6 @@ def calls(script: Script, prompt: str, tool: str, args: dict[str, Any]) -> None:
 
 def _history(real: RealRoom) -> list[dict[str, Any]]:
     return real.rows("history")
-
-
-def _delivered(real: RealRoom, message_id: int) -> bool:
-    room = real.open()
-    try:
-        row = room.store.message(message_id)
-        return row is not None and row["status"] == "delivered"
-    finally:
-        room.close()
 
 
 def test_the_model_sends_a_message_hands_over_and_sets_a_timer_through_the_tools(
