@@ -43,6 +43,8 @@ TAG = "@agent_room_name"
 that window and never another one that merely has the same name."""
 
 STOP_GRACE = 5.0
+OFF = frozenset({"off", "0", "no"})
+"""``AGENT_ROOM_MCP`` values of a room whose watch serves no tools: nothing to wait for."""
 LEAKED: tuple[str, ...] = ("CLAUDECODE", "CLAUDE_PID", "CLAUDE_CODE_SESSION_ID")
 LEAKED += ("CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_MESSAGING_SOCKET", "AGENT_ROOM_PARENT")
 LEAKED += ("AGENT_ROOM_MCP_TOKEN", "AGENT_ROOM_MCP_URL", "AGENT_ROOM_HOOKS_HTTP")
@@ -286,7 +288,7 @@ def cmd_start(args: argparse.Namespace) -> int:
     tmux = _Tmux(environ)
     _refuse_if_running(tmux, name)
     ensure_deliverer(os.environ, opted_out=args.no_watch)  # it serves the room's tools too
-    if args.agent != "command":
+    if args.agent != "command" and os.environ.get("AGENT_ROOM_MCP", "").lower() not in OFF:
         from agent_room.room.access import await_serving
 
         await_serving(env["AGENT_ROOM_HOME"])

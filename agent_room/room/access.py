@@ -202,7 +202,7 @@ def agent_access(home: str, name: str) -> dict[str, str]:
     return {ENV_URL: url(reserve_port(home)), TOKEN_FILE: str(mint(home, name))}
 
 
-SERVE_WAIT = 10.0
+SERVE_WAIT = 5.0
 """Seconds ``start`` waits for the room's server before launching an agent: a client
 that finds nothing at the address when it starts gives the server up for the session."""
 
