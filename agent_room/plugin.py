@@ -38,7 +38,11 @@ def claude_flags() -> tuple[str, ...]:
     """The arguments every Claude Code the room starts gets (a launch and a resume alike):
     the plugin, whose hooks register the session, and leave to run ``agent-room``."""
     # `--allowedTools X` would swallow the arguments after it (it takes several)
-    return ("--plugin-dir", str(plugin_dir()), "--allowedTools=Bash(agent-room:*)")
+    return (
+        "--plugin-dir",
+        str(plugin_dir()),
+        "--allowedTools=Bash(agent-room:*),mcp__plugin_agent-room_agent-room",
+    )
 
 
 MARKETPLACE = "agent-room"

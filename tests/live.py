@@ -20,6 +20,7 @@ import pytest
 from agent_room.demo.client_api import StandIn
 from agent_room.demo.model_api import ModelApi
 from agent_room.room import Room
+from agent_room.room.access import serving_pid
 from tests.conftest import Cli, Result
 from tests.tmux.conftest import wait_for
 
@@ -115,6 +116,9 @@ class LiveRoom(Generic[Api]):
             stdin=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
+        # as a watch the user started is up before the agents: it serves the room's tools,
+        # which a client connects to once, when it starts
+        wait_for(lambda: serving_pid(str(self.room_home)) is not None, timeout=30)
 
     def close(self) -> None:
         """Stop the worker and keep the stand-in's request log beside the test's files (for

@@ -38,6 +38,7 @@ SEED_PEOPLE = ("mikkel", "silas", "rhyneer", "/users/")
 
 PLUGIN_FILES = (
     ".claude-plugin/plugin.json",
+    ".mcp.json",
     "hooks/hooks.json",
     "bin/agent-room-hook",
     "skills/agent-room/SKILL.md",
@@ -403,3 +404,53 @@ def test_the_skill_teaches_the_sender_identity_chain() -> None:
     order.append(section.index("3. **`--as NAME`**"))
     assert order == sorted(order)
     assert "refused" in section
+
+
+def test_the_launcher_steps_aside_for_the_rooms_server_only_while_it_serves(
+    tmp_path: Path,
+) -> None:
+    """An agent the room started sends its turns' events to the room's server over HTTP:
+    the command hook hands them on only when that server is not serving (its process, by
+    start time), and always hands on the events the server does not take."""
+    from agent_room.room.access import HTTP_EVENTS
+
+    record = tmp_path / "record"
+    record.mkdir()
+    fake = _fake_agent_room(tmp_path / "my-agent-room", record)
+    room = tmp_path / "room"
+    (room / "mcp").mkdir(parents=True)
+    room.chmod(0o700)
+    serving = room / "mcp" / "serving"
+    stat = Path(f"/proc/{os.getpid()}/stat").read_text().rpartition(")")[2].split()
+    env = {
+        "PATH": _bare_path(tmp_path),
+        "AGENT_ROOM_BIN": str(fake),
+        "AGENT_ROOM_HOME": str(room),
+        "AGENT_ROOM_HOOKS_HTTP": "1",
+    }
+
+    def handed(event: str) -> bool:
+        (record / "argv").unlink(missing_ok=True)
+        assert _launch(event, env).returncode == 0
+        return (record / "argv").exists()
+
+    serving.write_text(f"{os.getpid()} {stat[19]}\n")  # this process serves
+    for event in HTTP_EVENTS:
+        assert not handed(event), event
+    assert handed("SessionStart")  # registration is the command hook's
+    serving.write_text(f"{os.getpid()} {int(stat[19]) + 1}\n")  # a reused pid
+    assert handed("Stop")
+    serving.unlink()  # nothing serves
+    assert handed("UserPromptSubmit")
+    serving.write_text(f"{os.getpid()} {stat[19]}\n")
+    assert handed("Stop") is False
+    assert handed("Stop") is False
+    del env["AGENT_ROOM_HOOKS_HTTP"]  # an agent without the HTTP hooks
+    assert handed("Stop")
+
+
+def test_the_launcher_lists_the_http_events_of_room_access() -> None:
+    from agent_room.room.access import HTTP_EVENTS
+
+    text = LAUNCHER.read_text(encoding="utf-8")
+    assert f"        {' | '.join(HTTP_EVENTS)})\n" in text

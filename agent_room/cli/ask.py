@@ -89,6 +89,11 @@ def _client(label: str, asker: Asker, kind: str, room: Room) -> HeadlessClient:
     )
 
 
+def headless_client(room: Room, repo: str, label: str, asker: Asker) -> HeadlessClient:
+    """The client an ask of ``repo`` runs (also the MCP ``ask`` tool's)."""
+    return _client(label, asker, _kind(room, repo), room)
+
+
 def cmd_ask(args: argparse.Namespace) -> int:
     room = _open()
     intercom = Intercom(room)
@@ -101,7 +106,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
         _repo, label = intercom.repository(args.repo)
     except BadInput:
         label = "repo"  # the use case reports the bad REPO, and records it
-    intercom.client = _client(label, asker, _kind(room, args.repo), room)
+    intercom.client = headless_client(room, args.repo, label, asker)
     record = intercom.ask(
         args.repo,
         question,

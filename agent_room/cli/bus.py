@@ -6,7 +6,6 @@ import os
 import sys
 
 from agent_room.cli.output import print_json
-from agent_room.cli.quick import send_chat
 from agent_room.core.errors import BadInput
 from agent_room.core.format import format_terminal_messages, json_row
 from agent_room.core.names import tmux_socket_of
@@ -95,49 +94,28 @@ def cmd_send(args: argparse.Namespace) -> int:
 
 
 def _send(room: Room, args: argparse.Namespace) -> int:
+    from agent_room.room.outbox import SendRequest, check_fields, send
+
     sender = _me(room, args)
-    structured = any((args.changed, args.todo, args.files, args.contract, args.breaking))
-    if structured and not args.handover:
-        raise BadInput("--changed, --todo, --files, --contract, --breaking need --handover")
-    body = _read_body(args, room.body_limit)
-    if args.link or args.close_link:
-        from agent_room.cli.links import send_linked
-
-        return send_linked(room, sender, args, body)
-    if not args.handover:
-        if body is None:
-            raise BadInput("no message body: give TEXT, --file FILE, or pipe it on stdin")
-        send_chat(room, sender, args.recipient, body)
-        return 0
-    from agent_room.core.handover import HandoverFields
-
-    fields = None
-    if structured:
-        fields = HandoverFields(
-            what_changed=args.changed,
-            what_to_do=args.todo,
-            files=args.files,
-            contract=args.contract,
-            breaking=args.breaking,
-            notes=body or "",
-        )
-    from agent_room.cli.worktrees import code_of
-
-    code = code_of(room, sender)
-    message_id = room.send_handover(sender, args.recipient, fields=fields, body=body, code=code)
-    print(f"handover #{message_id} to {args.recipient} is waiting for approval", file=sys.stderr)
-    row = room.store.handover(message_id)
-    cycle = room.handover_cycles([row]).get(message_id) if row else None
-    if cycle:
-        from agent_room.core.cycles import render_cycle
-
-        print(
-            f"warning: handover #{message_id} closes a cycle: {render_cycle(cycle)}"
-            " (the operator sees it before deciding)",
-            file=sys.stderr,
-        )
-    if not sys.stdout.isatty():  # for a script; a terminal has it in the line above
-        print(message_id)
+    request = SendRequest(
+        args.recipient,
+        None,
+        handover=args.handover,
+        changed=args.changed,
+        todo=args.todo,
+        files=args.files,
+        contract=args.contract,
+        breaking=args.breaking,
+        link=args.link,
+        close_link=args.close_link,
+    )
+    check_fields(request)  # before a body is read from stdin
+    request.body = _read_body(args, room.body_limit)
+    sent = send(room, sender, request)
+    for note in sent.notes:
+        print(note, file=sys.stderr)
+    if not sys.stdout.isatty():  # for a script; a terminal has it in the notes
+        print(sent.message_id)
     return 0
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -47,8 +48,11 @@ TAG = "@agent_room_name"
 that window and never another one that merely has the same name."""
 
 STOP_GRACE = 5.0
+OFF = frozenset({"off", "0", "no"})
+"""``AGENT_ROOM_MCP`` values of a room whose watch serves no tools: nothing to wait for."""
 LEAKED: tuple[str, ...] = ("CLAUDECODE", "CLAUDE_PID", "CLAUDE_CODE_SESSION_ID")
 LEAKED += ("CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_MESSAGING_SOCKET", "AGENT_ROOM_PARENT")
+LEAKED += ("AGENT_ROOM_MCP_TOKEN", "AGENT_ROOM_MCP_URL", "AGENT_ROOM_HOOKS_HTTP")
 """Variables of whoever runs the launcher that would misidentify the new agent."""
 
 
@@ -246,6 +250,44 @@ def _worktree(args: argparse.Namespace, name: str, cwd: Path) -> Path:
     return folder
 
 
+def _client_setup(
+    kind: str,
+    name: str,
+    cwd: Path,
+    argv: list[str],
+    env: dict[str, str],
+    environ: dict[str, str],
+) -> tuple[list[str], tuple[str, ...]]:
+    """The agent's command line with what its client needs to be in the room, and the
+    wrapper that runs it with its secret; ``env`` gains the client's variables."""
+    wrapper: tuple[str, ...] = ()
+    if kind != "command":  # the room's tools over MCP, with a secret of its own
+        from agent_room.room.access import ENV_URL, WITH_TOKEN, agent_access
+
+        env.update(agent_access(env["AGENT_ROOM_HOME"], name))
+        wrapper = WITH_TOKEN
+    if kind == "claude":  # its turns' hooks to the room's server, without a process each
+        from agent_room.room.access import HOOKS_VIA_HTTP, http_hooks
+
+        settings = json.dumps(http_hooks(env[ENV_URL]), separators=(",", ":"))
+        argv = [argv[0], "--settings", settings, *argv[1:]]
+        env[HOOKS_VIA_HTTP] = "1"
+    if kind in {"codex", "gemini"}:  # its hooks, trust and permissions: see room.clients
+        from agent_room.room.clients import client_launch
+
+        extra, client_env = client_launch(
+            kind,
+            name=name,
+            cwd=str(cwd),
+            home=env["AGENT_ROOM_HOME"],
+            environ=environ,
+            mcp_url=env[ENV_URL],
+        )
+        argv = [argv[0], *extra, *argv[1:]]
+        env.update(client_env)
+    return argv, wrapper
+
+
 def cmd_start(args: argparse.Namespace) -> int:
     """Start the agent in tmux session ``ac-NAME`` (or a window NAME when inside tmux)."""
     environ = dict(os.environ)
@@ -264,20 +306,18 @@ def cmd_start(args: argparse.Namespace) -> int:
     tmux = _Tmux(environ)
     _refuse_if_running(tmux, name)
     cwd = _worktree(args, name, cwd)
-    if args.agent in {"codex", "gemini"}:  # its hooks, trust and permissions: see room.clients
-        from agent_room.room.clients import client_launch
+    argv, wrapper = _client_setup(args.agent, name, cwd, argv, env, environ)
+    ensure_deliverer(os.environ, opted_out=args.no_watch)  # it serves the room's tools too
+    if args.agent != "command" and os.environ.get("AGENT_ROOM_MCP", "").lower() not in OFF:
+        from agent_room.room.access import await_serving
 
-        extra, client_env = client_launch(
-            args.agent, name=name, cwd=str(cwd), home=env["AGENT_ROOM_HOME"], environ=environ
-        )
-        argv = [argv[0], *extra, *argv[1:]]
-        env.update(client_env)
+        await_serving(env["AGENT_ROOM_HOME"])
 
     hidden = [var for var in (*LEAKED, *ci_markers(args.agent, environ)) if var not in env]
     # the shell's whole environment reaches the agent, through a private file (pane_exec)
     shell = {k: v for k, v in environ.items() if k not in hidden and k not in PANE_OWN}
     env_file = write_env_file(env["AGENT_ROOM_HOME"], name, {**shell, **env})
-    command = pane_command(env_file, hidden, argv)
+    command = pane_command(env_file, hidden, [*wrapper, *argv])
     try:
         pane_id = _open_pane(args, tmux, environ, name, label, cwd, command)
     except RoomError:
@@ -336,7 +376,7 @@ def _open_pane(
 
 
 def _started(args: argparse.Namespace, said: str, label: str, pane_id: str, tmux: _Tmux) -> None:
-    """Say the agent started, and make sure a deliverer runs for it.
+    """Say the agent started (its deliverer was made sure of before it started).
 
     An ``--agent command`` agent is joined by its pane: it has no hooks that would
     register it, so ``who`` would otherwise never list the agent just started. A Codex
@@ -368,7 +408,6 @@ def _started(args: argparse.Namespace, said: str, label: str, pane_id: str, tmux
             else "; joined the room by its pane until its first prompt registers it"
         )
     print(said, file=sys.stderr)
-    ensure_deliverer(os.environ, opted_out=args.no_watch)
 
 
 def _registered(room: Room | None, name: str, pane_pids: set[int]) -> list[Process]:

@@ -12,7 +12,6 @@ import sys
 import time
 
 from agent_room.cli.output import print_json
-from agent_room.core.errors import BadInput
 from agent_room.room import Room
 from agent_room.room.links import Links
 
@@ -35,33 +34,6 @@ def _caller(room: Room, args: argparse.Namespace) -> str | None:
     if pane and room.store.holder_of_pane(pane):
         return room.identify(env_name=None, pane=pane, as_name=None)
     return None
-
-
-def send_linked(room: Room, sender: str, args: argparse.Namespace, body: str | None) -> int:
-    """``send @B TEXT --link`` or ``--close-link`` (called by ``cmd_send``)."""
-    if args.link and args.close_link:
-        raise BadInput("--link opens a link and --close-link closes it: give one")
-    if args.handover:
-        raise BadInput("a handover cannot open or close a link: send it on its own")
-    if body is None:
-        raise BadInput("no message body: give TEXT, --file FILE, or pipe it on stdin")
-    links = Links(room)
-    if args.close_link:
-        link_id, message_id = links.close_with(sender, args.recipient, body)
-        print(
-            f"message #{message_id} queued for {args.recipient}; link #{link_id} is closed",
-            file=sys.stderr,
-        )
-    else:
-        link, created, message_id = links.open(sender, args.recipient, body)
-        state = "opened" if created else f"reused ({link['state']})"
-        print(
-            f"message #{message_id} queued for {args.recipient} on link #{link['id']}"
-            f" ({state}; {link['budget'] - link['crossings']} crossings left)",
-            file=sys.stderr,
-        )
-    print(message_id)
-    return 0
 
 
 def _ago(seconds: float) -> str:

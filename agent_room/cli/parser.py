@@ -242,6 +242,16 @@ def _bus_commands(sub: _Only) -> None:
     _add_identity(p)
     p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_send"))
 
+    p = sub.add_parser(
+        "mcp",
+        help="the room's tools for an agent over MCP on stdio (relayed to the room's server)",
+        description="Serve send_message, read_inbox, who, get_session_data, set_timer and ask"
+        " to the agent whose environment this runs in, over MCP on stdio. Where the room's"
+        " watch serves them and the agent has its secret (agent-room start gives both), this"
+        " process only relays to it. See docs/guide/mcp.md.",
+    )
+    p.set_defaults(handler=_lazy("agent_room.cli.mcp", "cmd_mcp"))
+
     p = sub.add_parser("inbox", help="read your unread messages")
     p.add_argument("--peek", action="store_true", help="show without marking read")
     p.add_argument("--json", action="store_true", help="print JSON")

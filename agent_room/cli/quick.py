@@ -62,53 +62,11 @@ def quick_send(args: Sequence[str], environ: Mapping[str, str]) -> int | None:
 def send_chat(room: Room, sender: str, recipient: str, body: str) -> int:
     """Queue a chat message and say so: a line for people on stderr (or why it is held:
     the loop breaker), and the id alone on stdout for a script (not on a terminal, where
-    the line already shows it)."""
-    from agent_room.store.wake import listening
+    the line already shows it). The rules are ``room.outbox``'s."""
+    from agent_room.room.outbox import send_chat as queue
 
-    message_id, hold = room.send_checked(sender, recipient, body)
-    if hold is not None:
-        from agent_room.core.loops import sender_notice
-
-        sys.stderr.write(sender_notice(message_id, *hold) + "\n")
-    elif recipient.lstrip("@").lower() == "operator":
-        sys.stderr.write(f"message #{message_id} left for the operator (console, notifications)\n")
-    else:
-        hint = "" if listening(room.home) else _no_listener(room, recipient)
-        sys.stderr.write(f"message #{message_id} queued for {recipient}{hint}\n")
-        name = recipient.lstrip("@").lower()
-        held_by = room.store.over_budget(name, room.clock())
-        if held_by is not None:  # the note to the sender: it waits, do not wait for it
-            from agent_room.core.usage import over_text
-
-            sys.stderr.write(f"{over_text(name, held_by)}; go on with your own work\n")
+    sent = queue(room, sender, recipient, body)
+    sys.stderr.write("".join(note + "\n" for note in sent.notes))
     if not sys.stdout.isatty():
-        sys.stdout.write(f"{message_id}\n")
-    return message_id
-
-
-def _no_listener(room: Room, recipient: str) -> str:
-    """Why nothing on this host delivers (asked only then): in a room across machines the
-    recipient's own host delivers, and this host's FIFO says nothing of it."""
-    from agent_room.core.names import parse_name
-
-    row = room.store.holder(parse_name(recipient, allow_reserved=True))
-    host = row.get("host") if row else None
-    if host is None or host == room.store.host:
-        if _deliverer_alive(room):
-            return ""  # it runs, but cannot be poked (its FIFO was replaced): it says so
-        return " (no deliverer is running: see `agent-room watch`)"
-    if host in room.silent_hosts(room.clock()):
-        from agent_room.core.printable import printable
-
-        return f" (host {printable(host)} is silent: delivered once its watch is back)"
-    return ""
-
-
-def _deliverer_alive(room: Room) -> bool:
-    """Whether the holder of this host's deliverer lease is alive (asked only when its
-    FIFO did not answer)."""
-    from agent_room.adapters.procfs import is_alive
-    from agent_room.store.delivery import deliverer_lease
-
-    lease = room.store.lease(deliverer_lease(room.store))
-    return bool(lease and lease["pid"] and is_alive(int(lease["pid"]), lease["pid_start"]))
+        sys.stdout.write(f"{sent.message_id}\n")
+    return sent.message_id

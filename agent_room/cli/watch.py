@@ -71,6 +71,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
     )
     remembering.start()
     notifying = _start_notifier(notify, notify_room, stop)
+    serving = _start_mcp(delivery_room.home, stop)
     idling = _start_idle_exit(stop) if args.background else None
     try:
         deliverer.run(stop, room_watch=room_watch)
@@ -83,6 +84,8 @@ def cmd_watch(args: argparse.Namespace) -> int:
         remembering.join(timeout=10)
         if notifying is not None:
             notifying.join(timeout=10)
+        if serving is not None:
+            serving.join(timeout=10)
         notify_room.close()
         delivery_room.close()
         injector_room.close()
@@ -124,6 +127,18 @@ def _start_idle_exit(stop: threading.Event) -> threading.Thread:
     thread = threading.Thread(target=watch_idle, name="agent-room-idle-exit", daemon=True)
     thread.start()
     return thread
+
+
+def _start_mcp(home: str, stop: threading.Event) -> threading.Thread | None:
+    """The room's tools for its agents over MCP (``agent_room.mcp.serve``): one server in
+    this process for every agent, on the room's loopback port (``AGENT_ROOM_MCP=off``:
+    none, and agents use the commands)."""
+    if os.environ.get("AGENT_ROOM_MCP", "").lower() in {"off", "0", "no"}:
+        return None
+    from agent_room.cli.ask import headless_client
+    from agent_room.mcp.serve import Serving
+
+    return Serving(home, dict(os.environ), headless_client).start(stop)
 
 
 def _served(room: Room) -> str:

@@ -21,7 +21,7 @@ from agent_room.core.errors import BadInput, NotFound
 from agent_room.core.names import parse_name
 from agent_room.core.printable import printable
 from agent_room.core.tree import TreeNode
-from agent_room.core.worktrees import BranchState, CodeRef, Worktree
+from agent_room.core.worktrees import BranchState, Worktree
 from agent_room.room import Room
 from agent_room.room.worktrees import Worktrees, stat_lines
 from agent_room.store import memory
@@ -110,17 +110,6 @@ def mark_branches(room: Room, roots: list[TreeNode]) -> None:
 
 
 # -- send --handover / approve ---------------------------------------------------------------
-
-
-def code_of(room: Room, sender: str) -> CodeRef | None:
-    """The sender's branch and commit for a handover; a fault costs the record, never
-    the handover (which says nothing of code then)."""
-    from agent_room.core.errors import RoomError
-
-    try:
-        return _worktrees(room).code_of(sender)
-    except RoomError:
-        return None
 
 
 def approve(room: Room, message_id: int) -> int:

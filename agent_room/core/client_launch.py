@@ -31,6 +31,11 @@ from typing import Any
 
 from agent_room.core.clients import CODEX, GEMINI
 
+MCP_SERVER = "agent-room"
+"""The name the room's MCP server has in every client (its tools: ``mcp__agent-room__...``)."""
+MCP_TOKEN_VAR = "AGENT_ROOM_MCP_TOKEN"  # noqa: S105 - a variable's name
+"""The variable holding the agent's secret, named (never copied) in the clients' settings."""
+
 HookCommand = Callable[[str], str]
 """The shell command a client runs for one of its hook events."""
 
@@ -77,9 +82,11 @@ def codex_args(
     room: str,
     user: Mapping[str, Any] | None = None,
     tui: bool = True,
+    mcp_url: str | None = None,
 ) -> list[str]:
     """The arguments that put a Codex TUI (a launch or a resume; ``tui=False``: a
-    ``codex exec`` run) in the room.
+    ``codex exec`` run) in the room; with ``mcp_url``, the room's tools (``MCP_SERVER``,
+    the secret read from ``MCP_TOKEN_VAR``).
 
     ``user`` is the user's own ``config.toml``: an override replaces a whole table, so
     the hooks the user trusted and the writable roots the user gave are carried over.
@@ -110,6 +117,13 @@ def codex_args(
         value = codex_trusted_hash(event, command, timeout)
         trusted.append(f"{_toml(key)}={{trusted_hash={_toml(value)}}}")
     args += ["-c", "hooks.state={" + ",".join(trusted) + "}"]
+    if mcp_url is not None:
+        # approved: the room's own tools (a dialog per send would stall the agent)
+        server = (
+            f"{{url={_toml(mcp_url)},bearer_token_env_var={_toml(MCP_TOKEN_VAR)},"
+            f"default_tools_approval_mode={_toml('approve')}}}"
+        )
+        args += ["-c", f"mcp_servers.{MCP_SERVER}={server}"]
     return args
 
 
@@ -136,11 +150,13 @@ def _merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def gemini_settings(
-    hook_command: HookCommand, base: Mapping[str, Any], policy: str
+    hook_command: HookCommand, base: Mapping[str, Any], policy: str, mcp_url: str | None = None
 ) -> dict[str, Any]:
     """The settings a Gemini session of the room reads: the user's (``base``) with the
     room's merged in (lists joined, so the user's own hooks still run); ``policy`` is
-    the path of the file holding ``GEMINI_POLICY``."""
+    the path of the file holding ``GEMINI_POLICY``; with ``mcp_url``, the room's tools
+    (trusted: they are the room's own, and a dialog per send would stall the agent; the
+    secret stays a reference to ``MCP_TOKEN_VAR``, which Gemini expands)."""
     hooks = {
         event: [
             {
@@ -162,6 +178,14 @@ def gemini_settings(
         "general": {"sessionRetention": {"enabled": False}},
         "policyPaths": [policy],
     }
+    if mcp_url is not None:
+        ours["mcpServers"] = {
+            MCP_SERVER: {
+                "httpUrl": mcp_url,
+                "headers": {"Authorization": f"Bearer ${{{MCP_TOKEN_VAR}}}"},
+                "trust": True,
+            }
+        }
     return _merge(base, ours)
 
 

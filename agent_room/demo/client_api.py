@@ -4,9 +4,10 @@ the demo's Codex and Gemini agents and the tests of both clients.
 Ported from the stand-in Codex CLI 0.169.0 and Gemini CLI 0.61.0 were first run against.
 Scripted by the last user text: ``RUNSHELL: CMD`` makes one shell tool call (Codex
 ``exec_command``, Gemini ``run_shell_command``), ``RUNESC: CMD`` one the client asks the
-user about (Codex: outside its sandbox); ``SLOWREPLY`` answers after ``slow`` seconds,
-``HELDREPLY`` once ``held`` is set; a
-tool result is answered ``TOOL-RESULT-SEEN: ...``; anything else ``PONG: <text>``. It also
+user about (Codex: outside its sandbox), ``RUNTOOL: NAME {JSON}`` one call of the offered
+tool whose name ends with NAME (an MCP tool, named as the client prefixes it);
+``SLOWREPLY`` answers after ``slow`` seconds, ``HELDREPLY`` once ``held`` is set; a tool
+result is answered ``TOOL-RESULT-SEEN: ...``; anything else ``PONG: <text>``. It also
 answers Codex's title request, Gemini's router classifier (JSON from the schema, integers
 at least 1: a 0 fails its check) and Gemini's session summaries. Every request is
 recorded. Bodies end with the connection (Gemini hangs on a kept-alive stream without a
@@ -45,6 +46,32 @@ class Request(NamedTuple):
 def _shell_command(text: str) -> str | None:
     found = re.search(r"RUNSHELL:(.*)", text, re.S)
     return found.group(1).strip() if found else None
+
+
+def _tool_call(text: str) -> tuple[str, str] | None:
+    """``RUNTOOL: NAME {JSON}``: the tool's name (its end) and its arguments."""
+    found = re.search(r"RUNTOOL:\s*(\S+)\s+(\{.*\})", text, re.S)
+    return (found.group(1), found.group(2)) if found else None
+
+
+def offered(names: list[str], suffix: str) -> str | None:
+    """The offered tool whose name ends with ``suffix`` (the client adds its prefix)."""
+    ends = (f"_{suffix}", f".{suffix}")
+    return next((n for n in names if n == suffix or n.endswith(ends)), None)
+
+
+def _responses_tools(body: dict[str, Any]) -> list[str]:
+    """The tools a Responses request offers; a namespace's as ``NAMESPACE.NAME``."""
+    names: list[str] = []
+    for tool in body.get("tools") or []:
+        if not isinstance(tool, dict):
+            continue
+        if tool.get("type") == "namespace":
+            inner = [t for t in tool.get("tools") or [] if isinstance(t, dict)]
+            names += [f"{tool.get('name')}.{t.get('name')}" for t in inner]
+        elif tool.get("name"):
+            names.append(str(tool["name"]))
+    return names
 
 
 def _fill(schema: Any) -> Any:
@@ -201,6 +228,9 @@ class StandIn:
         found = re.search(r"RUNESC:(.*)", text, re.S)
         if found:  # a command the client asks the user about
             return "escalate", found.group(1).strip()
+        tool = _tool_call(text)
+        if tool:
+            return "tool", json.dumps(tool)
         command = _shell_command(text)
         if command:
             return "shell", command
@@ -227,6 +257,16 @@ class StandIn:
                 )
                 break
         kind, value = self._decide(text, result)
+        tool_name, tool_args, namespace = "exec_command", "", None
+        if kind == "tool":
+            suffix, tool_args = json.loads(value)
+            names = _responses_tools(body)
+            found = offered(names, suffix)
+            if found is None:
+                kind, value = "text", f"NO-TOOL {suffix} among {names}"
+            else:  # an MCP server's tools come in a namespace (mcp__SERVER)
+                namespace, _, tool_name = found.rpartition(".")
+                namespace = namespace or None
         with self._lock:
             n = self._calls
         read, cached, wrote = counted(items, value)
@@ -253,9 +293,12 @@ class StandIn:
             args: dict[str, str] = {"cmd": value}
             if kind == "escalate":  # outside the sandbox: Codex asks first
                 args |= {"sandbox_permissions": "require_escalated", "justification": "stand-in"}
+            arguments = tool_args if kind == "tool" else json.dumps(args)
             call = {"type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}",
-                    "name": "exec_command", "arguments": json.dumps(args),
+                    "name": tool_name, "arguments": arguments,
                     "status": "completed"}  # fmt: skip
+            if namespace is not None:
+                call["namespace"] = namespace
             events = [
                 ("response.created", {"type": "response.created", "response": {"id": f"resp_{n}"}}),
                 ("response.output_item.done", {"type": "response.output_item.done",
@@ -276,7 +319,21 @@ class StandIn:
             texts = [p["text"] for p in last if isinstance(p, dict) and "text" in p]
             result = json.dumps(answers[0].get("response")) if answers else None
             kind, value = self._decide(texts[-1] if texts else "", result)
-            if kind == "text":
+            if kind == "tool":
+                suffix, arguments = json.loads(value)
+                names = [
+                    str(d.get("name"))
+                    for t in body.get("tools") or []
+                    for d in (t.get("functionDeclarations") or [] if isinstance(t, dict) else [])
+                ]
+                found = offered(names, suffix)
+                call = {"name": found, "args": json.loads(arguments)}
+                parts = (
+                    [{"functionCall": call}]
+                    if found
+                    else [{"text": f"NO-TOOL {suffix} among {names}"}]
+                )
+            elif kind == "text":
                 parts = [{"text": value}]
             else:
                 args = {"command": value, "description": "scripted shell call"}

@@ -74,10 +74,16 @@ def gather_facts(payload: HookPayload, environ: Mapping[str, str]) -> SessionFac
 
 
 def handle(
-    payload: HookPayload, environ: Mapping[str, str], home: str, timeout: float
+    payload: HookPayload,
+    environ: Mapping[str, str],
+    home: str,
+    timeout: float,
+    room: Room | None = None,
 ) -> dict[str, Any] | None:
-    """Apply one hook event to the room; return the hook's JSON output, if any."""
-    room = Room(SqliteStore(home, timeout=timeout))
+    """Apply one hook event to the room; return the hook's JSON output, if any. ``room``:
+    an open room to use and leave open (the room's server, which serves many events)."""
+    own = room is None
+    room = Room(SqliteStore(home, timeout=timeout)) if room is None else room
     try:
         if payload.event == "SessionEnd":
             room.store.set_state(payload.session_id, states.ENDED, at=room.clock())
@@ -106,7 +112,8 @@ def handle(
             return None
         return _stop(room, registry, session, payload)
     finally:
-        room.close()
+        if own:
+            room.close()
 
 
 def _session_start(room: Room, session: Mapping[str, Any]) -> dict[str, Any]:
@@ -132,6 +139,10 @@ def _prompt(
     """Classify the turn once, by what started it (``core.origins``), whatever the
     transport wrapped its prompt in; receipt a nudge; store the turn with its origin."""
     prompt = payload.prompt or ""
+    if payload.prompt_id and room.store.has_prompt(
+        payload.session_id, payload.prompt_id, prompt[:PROMPT_KEEP]
+    ):
+        return None  # handled already (the HTTP hook and the command hook both fired)
     name = str(session["name"])
     kind = classify_prompt(prompt)
     registry.set_state(payload.session_id, states.BUSY, new_turn=True)

@@ -25,6 +25,7 @@ from agent_room.core.client_launch import (
 )
 from agent_room.core.errors import BadInput
 from agent_room.core.files import SETTINGS_LIMIT, read_regular
+from agent_room.room.access import ENV_URL, WITH_TOKEN, agent_access
 from agent_room.store.home import ensure_room_dir, open_private
 
 CLIENTS_DIR = "clients"
@@ -50,7 +51,7 @@ def _user_settings(path: Path) -> dict[str, object]:
     return data if isinstance(data, dict) else {}
 
 
-def gemini_home(room: str, name: str, environ: dict[str, str]) -> str:
+def gemini_home(room: str, name: str, environ: dict[str, str], mcp_url: str | None = None) -> str:
     """Make (or refresh) the Gemini home of agent ``name`` in the room; return it.
 
     Its ``.gemini`` links every entry of the user's, so sessions, credentials and
@@ -77,7 +78,10 @@ def gemini_home(room: str, name: str, environ: dict[str, str]) -> str:
     policy = home / POLICY
     _write(policy, GEMINI_POLICY)
     settings = gemini_settings(
-        lambda e: hook_command("gemini", e), _user_settings(user_dot / SETTINGS), str(policy)
+        lambda e: hook_command("gemini", e),
+        _user_settings(user_dot / SETTINGS),
+        str(policy),
+        mcp_url,
     )
     _write(dot / SETTINGS, json.dumps(settings, indent=1))
     return str(home)
@@ -104,18 +108,26 @@ def _codex_config(environ: dict[str, str]) -> dict[str, object]:
 
 
 def client_launch(
-    kind: str, *, name: str, cwd: str, home: str, environ: dict[str, str], tui: bool = True
+    kind: str,
+    *,
+    name: str,
+    cwd: str,
+    home: str,
+    environ: dict[str, str],
+    tui: bool = True,
+    mcp_url: str | None = None,
 ) -> tuple[list[str], dict[str, str]]:
     """The arguments (before the user's own) and the environment for a session of ``kind``
-    started as ``name`` in ``cwd`` (a launch or a resume alike; ``tui=False``: headless)."""
+    started as ``name`` in ``cwd`` (a launch or a resume alike; ``tui=False``: headless;
+    ``mcp_url``: the room's tools, see ``room.access``)."""
     room = ensure_room_dir(home)
     if kind == "codex":
         user = _codex_config(environ)
         hooks = lambda e: hook_command(kind, e)  # noqa: E731
-        return codex_args(hooks, cwd=cwd, room=room, user=user, tui=tui), {}
+        return codex_args(hooks, cwd=cwd, room=room, user=user, tui=tui, mcp_url=mcp_url), {}
     if kind != "gemini":
         raise BadInput(f"no launch description for agent kind {kind!r}")
-    return [], gemini_env(gemini_home(room, name, environ))
+    return [], gemini_env(gemini_home(room, name, environ, mcp_url))
 
 
 def client_binary(kind: str, environ: dict[str, str]) -> str:
@@ -129,9 +141,13 @@ def resume_argv(
     """The command that resumes a Codex (``codex resume ID``) or Gemini (``gemini
     --resume ID``) session in the room, as it was started: its hooks, trust and
     environment, the room's variables."""
-    extra, env = client_launch(kind, name=name, cwd=cwd, home=home, environ=environ)
+    access = agent_access(home, name)
+    extra, env = client_launch(
+        kind, name=name, cwd=cwd, home=home, environ=environ, mcp_url=access[ENV_URL]
+    )
     room_env = {"AGENT_ROOM_NAME": name, "AGENT_ROOM_HOME": home, "AGENT_ROOM_AGENT": kind}
-    assigned = [f"{k}={v}" for k, v in {**room_env, **env}.items()]
+    assigned = [f"{k}={v}" for k, v in {**room_env, **access, **env}.items()]
     binary = client_binary(kind, environ)
     unset = [f"-u{var}" for var in ci_markers(kind, environ)]
-    return ("env", *unset, *assigned, binary, *resume_args(kind, session_id), *extra)
+    resume = resume_args(kind, session_id)
+    return ("env", *unset, *assigned, *WITH_TOKEN, binary, *resume, *extra)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from agent_room.adapters.git import GitCli
 from agent_room.core.errors import BadInput, NotFound, Refused, RoomError
 from agent_room.core.worktrees import (
     WORKTREES_DIR,
@@ -303,3 +304,12 @@ def stat_lines(changes: Changes) -> list[str]:
         f"{plural(len(changes.files), 'file')} changed, +{changes.added} -{changes.removed}"
     )
     return lines
+
+
+def code_of(room: Room, sender: str) -> CodeRef | None:
+    """The sender's branch and commit for a handover (git's command line); a fault costs
+    the record, never the handover (which says nothing of code then)."""
+    try:
+        return Worktrees(room, GitCli()).code_of(sender)
+    except RoomError:
+        return None

@@ -291,6 +291,16 @@ class SessionStore(StoreBase):
             )
             return dict(conn.execute("SELECT * FROM turns WHERE id = ?", (turn_id,)).fetchone())
 
+    def has_prompt(self, session_id: str, prompt_id: str, prompt: str) -> bool:
+        """Whether a turn of the session started with this prompt, by its id and text (its
+        hook already ran: one event is handled once, by whichever of the HTTP and command
+        hooks came first)."""
+        row = self.conn.execute(
+            "SELECT 1 FROM turns WHERE session_id = ? AND prompt_id = ? AND prompt = ? LIMIT 1",
+            (session_id, prompt_id, prompt),
+        ).fetchone()
+        return row is not None
+
     def turns(self, session_id: str, limit: int = 50) -> list[Row]:
         """The last turns of a session, oldest first."""
         found = rows(

@@ -24,7 +24,7 @@ def test_the_resume_carries_the_plugin_before_the_session_id(room_home: Path) ->
         "/opt/claude",
         "--plugin-dir",
         str(plugin_dir()),
-        "--allowedTools=Bash(agent-room:*)",
+        "--allowedTools=Bash(agent-room:*),mcp__plugin_agent-room_agent-room",
         "--resume",
         "sess-docs",
     )

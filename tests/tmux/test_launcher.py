@@ -183,12 +183,23 @@ def test_claude_gets_the_plugin_and_the_room(
 
     wait_for(out.exists)
     record = json.loads(out.read_text())
-    assert record["argv"] == [
+    assert record["argv"][:1] == ["--settings"]  # its turns' hooks to the room's server
+    settings = json.loads(record["argv"][1])
+    url = record["env"]["AGENT_ROOM_MCP_URL"].removesuffix("/mcp")
+    assert settings["hooks"]["Stop"][0]["hooks"][0] == {
+        "type": "http",
+        "url": f"{url}/hooks/Stop",
+        "headers": {"Authorization": "Bearer $AGENT_ROOM_MCP_TOKEN"},
+        "allowedEnvVars": ["AGENT_ROOM_MCP_TOKEN"],
+        "timeout": 5,
+    }
+    assert record["env"]["AGENT_ROOM_HOOKS_HTTP"] == "1"
+    assert record["argv"][2:] == [
         "--name",  # the name its peers see in Claude Code's own registry
         "coder",
         "--plugin-dir",
         str(plugin_dir()),
-        "--allowedTools=Bash(agent-room:*)",
+        "--allowedTools=Bash(agent-room:*),mcp__plugin_agent-room_agent-room",
         "--model",
         "opus",
         "a b",
@@ -201,6 +212,15 @@ def test_claude_gets_the_plugin_and_the_room(
     assert Path(record["env"]["AGENT_ROOM_BIN"]).is_absolute()
     assert "CLAUDECODE" not in record["env"]
     assert "CLAUDE_PID" not in record["env"]
+    # the room's tools: its address, and a secret of its own read from the room's file by
+    # the shell that started it (never on a command line)
+    token = (room_home / "mcp" / "coder.token").read_text().strip()
+    assert record["env"]["AGENT_ROOM_MCP_TOKEN"] == token
+    assert record["env"]["AGENT_ROOM_MCP_URL"].startswith("http://127.0.0.1:")
+    assert "AGENT_ROOM_MCP_TOKEN_FILE" not in record["env"]
+    assert token not in " ".join(
+        server.cmd("list-panes", "-a", "-F", "#{pane_start_command}").stdout
+    )
 
     stopped = cli("stop", "coder", env=tmux_env)  # never registered: the pane's process ends
     assert stopped.code == 0, stopped.err

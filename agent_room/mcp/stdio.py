@@ -1,0 +1,16 @@
+"""The room's tools served over stdio by this process, for the agent whose environment it
+runs in (``agent-room mcp`` when no server of the room can be relayed to)."""
+
+from __future__ import annotations
+
+import anyio
+
+from agent_room.cli.ask import headless_client
+from agent_room.mcp.server import Identity, build_server
+
+
+def serve_stdio(environ: dict[str, str]) -> int:
+    """Serve until the client closes stdin."""
+    server = build_server(Identity(environ), headless_client)
+    anyio.run(server.run_stdio_async)
+    return 0
