@@ -41,7 +41,10 @@ TASKS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Links, timers and loops", ("link", "links", "timer", "timers", "loops")),
     ("Ask an agent in another repository", ("ask", "intercom")),
     ("The room's memory", ("ledger", "checkpoint", "checkpoints", "resume", "entities", "memory")),
-    ("Set up and look after the room", ("doctor", "watch", "plugin", "tmux", "transport", "room")),
+    (
+        "Set up and look after the room",
+        ("doctor", "watch", "mcp", "plugin", "tmux", "transport", "room"),
+    ),
     ("Try it", ("demo",)),
 )
 """``agent-room --help`` lists the commands by task, in this order (others come last)."""
