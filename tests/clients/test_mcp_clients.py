@@ -65,12 +65,6 @@ def quiet(clients: ClientRoom) -> bool:
 def test_a_link_opened_and_closed_with_close_link(
     clients: ClientRoom, standin: StandIn, kind: str
 ) -> None:
-    if kind == "gemini":
-        pytest.skip(
-            "two Gemini stand-ins answer every crossing until the breaker freezes the link,"
-            " and the initiator is then left busy with a message pending (Gemini's states):"
-            " the close cannot be typed into a quiet agent; Claude Code and Codex hold it"
-        )
     clients.start("peer", kind)  # a link joins two agent sessions
     clients.start("worker", kind)
     clients.type("peer", "say hello")  # (a Codex agent registers with its first prompt)
