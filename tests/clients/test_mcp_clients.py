@@ -8,8 +8,6 @@ import json
 import time
 from typing import Any
 
-import pytest
-
 from agent_room.demo.client_api import StandIn
 from tests.clients.conftest import ClientRoom
 
