@@ -86,12 +86,19 @@ class Guard:
         await self.app(scope, receive, send)
 
 
+HTTP_HOOK_WAIT = 1.0
+"""How long a statement of an HTTP hook waits for a busy room. Claude Code gives the
+hook 5 s (``room.access.http_hooks``) and then goes on without its answer: a Stop that
+handed messages over after that would have marked them delivered to a model that never
+saw them. Failing early instead logs the Stop as lost, and the healer takes over."""
+
+
 def build_app(home: str, environ: dict[str, str], ask_client: ClientFactory | None) -> App:
     """The room's HTTP app behind the guard: the MCP endpoint and Claude Code's hooks."""
     tokens = Tokens(home)
     rooms = Rooms(environ)
     server = build_server(Identity(environ, tokens), ask_client, rooms)
-    endpoint = HookEndpoint(home, tokens, rooms)
+    endpoint = HookEndpoint(home, tokens, Rooms(environ, timeout=HTTP_HOOK_WAIT))
 
     async def hooks(request: Request) -> Response:
         return await endpoint(request)

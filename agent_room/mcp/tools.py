@@ -55,15 +55,17 @@ class Rooms:
     the room costs about twenty times a send (closing checkpoints the database), and the
     SDK runs each call in a thread of a small pool."""
 
-    def __init__(self, environ: Mapping[str, str]) -> None:
+    def __init__(self, environ: Mapping[str, str], *, timeout: float = 10.0) -> None:
         self.environ = environ
+        self.timeout = timeout
+        """How long one statement waits for a busy room."""
         self._local = threading.local()
 
     def get(self) -> Room:
         """This thread's room."""
         room: Room | None = getattr(self._local, "room", None)
         if room is None:
-            room = self._local.room = Room.open(self.environ)
+            room = self._local.room = Room.open(self.environ, timeout=self.timeout)
         return room
 
     def drop(self) -> None:

@@ -124,9 +124,12 @@ def test_a_lost_stop_heals_and_the_waiting_message_is_delivered(
         finally:
             engine.start()
         restored = time.time()
+    # The turn's Stop reaches the room by Claude Code's HTTP hook to the watch's server
+    # (issue 28), or by the command hook where nothing serves: either way it is lost to
+    # the fault, and said in the room's log.
     log = room_home / "errors.log"
-    assert log.exists(), real.who()
-    assert "hook Stop" in log.read_text()  # the Stop was lost (and said so)
+    said = log.read_text() if log.exists() else ""
+    assert "hook Stop" in said or "hook http Stop" in said, said
     real.wait(lambda: _delivered_at(real, message_id), HEALED, "frontend")
     delivered = _delivered_at(real, message_id)
     assert delivered is not None
