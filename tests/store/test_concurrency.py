@@ -48,7 +48,9 @@ def test_twenty_processes_each_message_once_in_order(room: Room, room_home: Path
         _, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, err.decode()
 
-    rows = room.store.conn.execute("SELECT id, sender, recipient, body FROM messages").fetchall()
+    rows = room.store.conn.execute(
+        "SELECT id, sender, recipient, body FROM messages ORDER BY id"
+    ).fetchall()
     assert len(rows) == SENDERS * PER_SENDER
     seen: dict[str, list[int]] = {}
     for row in rows:
