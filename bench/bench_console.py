@@ -521,6 +521,8 @@ def _time_hook(
 ) -> tuple[float, float]:
     """Run one hook as Claude Code does; seconds from its start and from its exit until
     ``shown()`` (the console's screen, polled every 5 ms)."""
+    if "prompt_id" in payload:  # a new prompt each time (the room handles one only once)
+        payload = {**payload, "prompt_id": f"bench-{time.monotonic_ns()}"}
     started = time.perf_counter()
     subprocess.run(
         [str(venv_python()), "-m", "agent_room", "hook", event],
