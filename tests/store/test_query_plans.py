@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,22 @@ from tests.fakes import FakeMux
 from tests.ui.seed import AliveProbe, seed_room
 
 FULL_SCAN = re.compile(r"^SCAN (messages|m)\b(?! USING)")
+
+
+def full_scans(db: Path, asked: Iterable[str], pattern: re.Pattern[str]) -> set[tuple[str, str]]:
+    """The statements of ``asked`` whose plan on ``db`` has a step matching ``pattern``
+    (a full scan of a table that grows), with that step."""
+    plain = sqlite3.connect(db)
+    try:
+        return {
+            (detail, sql[:120])
+            for sql in asked
+            for *_ids, detail in plain.execute(f"EXPLAIN QUERY PLAN {sql}")
+            if pattern.match(detail)
+        }
+    finally:
+        plain.close()
+
 
 pytestmark = pytest.mark.sqlite
 
@@ -38,14 +55,4 @@ def test_no_pass_scans_the_messages(room_home: Path) -> None:
     asked = [s for s in statements if s.lstrip().upper().startswith(("SELECT", "UPDATE"))]
     assert any("status = 'queued'" in s for s in asked)  # the deliverer's question was asked
 
-    plain = sqlite3.connect(room_home / "room.db")
-    try:
-        scans = {
-            (detail, sql[:120])
-            for sql in asked
-            for *_ids, detail in plain.execute(f"EXPLAIN QUERY PLAN {sql}")
-            if FULL_SCAN.match(detail)
-        }
-    finally:
-        plain.close()
-    assert scans == set()
+    assert full_scans(room_home / "room.db", asked, FULL_SCAN) == set()

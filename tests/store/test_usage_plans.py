@@ -5,7 +5,6 @@ budgets' check and ``usage`` for a span keep to the ``usage`` table's indexes.""
 from __future__ import annotations
 
 import re
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from agent_room.room.usage_report import Reports
 from agent_room.store.loops import cost_hold
 from agent_room.workers.deliverer import Deliverer
 from tests.fakes import FakeMux
+from tests.store.test_query_plans import full_scans
 from tests.ui.seed import AliveProbe, seed_room
 
 FULL_SCAN = re.compile(r"^SCAN (usage|u)\b(?! USING)")
@@ -39,14 +39,4 @@ def test_no_recurring_question_scans_the_usage(room_home: Path) -> None:
     asked = [s for s in statements if "usage" in s and s.lstrip().upper().startswith("SELECT")]
     assert len(asked) > 8
 
-    plain = sqlite3.connect(room_home / "room.db")
-    try:
-        scans = {
-            (detail, sql[:120])
-            for sql in asked
-            for *_ids, detail in plain.execute(f"EXPLAIN QUERY PLAN {sql}")
-            if FULL_SCAN.match(detail)
-        }
-    finally:
-        plain.close()
-    assert scans == set()
+    assert full_scans(room_home / "room.db", asked, FULL_SCAN) == set()
