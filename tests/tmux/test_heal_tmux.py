@@ -22,8 +22,9 @@ from tests.faults import write_lock_held
 from tests.tmux.conftest import agent_command, wait_for
 from tests.tmux.test_delivery_tmux import screen
 
-LOCK_SECONDS = 8.0
-"""Longer than a hook's whole budget (retries included): the Stop is lost."""
+LOCK_SECONDS = 10.0
+"""Longer than the agent's remaining work and a hook's whole budget (retries included)
+together: the Stop is lost, and the hook gives up well before the lock goes."""
 
 
 def _state(room: Room, name: str) -> str:
@@ -49,7 +50,7 @@ def test_a_stop_lost_to_a_locked_room_is_healed_and_delivery_resumes(
         [sys.executable, "-m", "agent_room", "watch"], env=env, stderr=subprocess.DEVNULL
     )
     try:
-        pane.send_keys("/work 4", enter=True)  # its Stop comes once the lock is held
+        pane.send_keys("/work 2", enter=True)  # its Stop comes once the lock is held
         wait_for(lambda: "WORKING" in screen(pane))
         mid = room.send("backend", "frontend", "lost stop")
         with write_lock_held(room_home / "room.db", LOCK_SECONDS):
