@@ -29,6 +29,7 @@ from agent_room.core.delivery import (
     settle_for,
 )
 from agent_room.core.errors import PaneUnavailable
+from agent_room.core.heal import RECHECK
 from agent_room.core.prompts import nudge_text
 from agent_room.core.usage import over_text
 from agent_room.room import Room
@@ -37,7 +38,7 @@ from agent_room.store.delivery import DELIVERER_LEASE, deliverer_lease
 from agent_room.store.hosts import BEAT, host_seen
 from agent_room.workers.guard import Guard
 from agent_room.workers.healer import Healer
-from agent_room.workers.lease import Lease
+from agent_room.workers.lease import LEASE_TTL, Lease
 from agent_room.workers.wakeup import RoomWatch, WakeListener
 
 TYPE_CHECKING = False
@@ -52,17 +53,15 @@ LEASE = DELIVERER_LEASE
 UNREGISTERED = "not registered by its hooks yet (Codex: at its first prompt)"
 """Why nothing is typed into the pane of an agent ``start`` joined by its pane: its
 client may still show a dialog of its own, and its hooks have not spoken."""
-LEASE_TTL = 3.0
+SAFETY_INTERVAL = RECHECK
+"""Seconds between passes when no file event arrives: the healer looks at a session once
+per ``RECHECK``, and nothing else the deliverer times is finer (a receipt waits 3 s, a
+retry 10 s)."""
 
 
 def delivery_lease(room: Room) -> str:
     """The lease of the room's deliverer (``store.delivery.deliverer_lease``)."""
     return deliverer_lease(room.store)
-
-
-"""A holder that stops renewing for this long is presumed gone."""
-SAFETY_INTERVAL = 0.5
-"""Seconds between passes when no file event arrives."""
 
 
 class Deliverer:

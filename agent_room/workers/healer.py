@@ -2,7 +2,7 @@
 room can observe (``core.heal`` decides; this module looks).
 
 It runs in the active deliverer's pass (on wake-ups and at least every half second),
-reads the room's sessions at most twice a second, and looks at each of this host's
+reads the room's sessions at most once a second, and looks at each of this host's
 sessions at most once a second: at the client's registry entry (Claude Code), at a Codex
 or Gemini CLI pane for a dialog of the client's own, else at the end of the transcript
 its hooks named. Reads are bounded and never block: a transcript is opened without
@@ -16,6 +16,7 @@ from typing import Any
 from agent_room.adapters.transcripts import read_lines
 from agent_room.core.errors import PaneUnavailable
 from agent_room.core.heal import (
+    RECHECK,
     SCREEN_CLIENTS,
     Observation,
     Seen,
@@ -31,8 +32,10 @@ from agent_room.core.ports import Multiplexer, NativeRegistry, ProcessProbe
 from agent_room.core.states import ENDED, IDLE, WAITING
 from agent_room.room import Room
 
-SCAN_EVERY = 0.5
-"""Seconds between two reads of the room's sessions (a burst of wake-ups reads once)."""
+SCAN_EVERY = RECHECK
+"""Seconds between two reads of the room's sessions: a session is looked at once per
+``RECHECK`` at most, so reading the room more often finds nothing due (and a burst of
+wake-ups reads once)."""
 
 
 class Healer:

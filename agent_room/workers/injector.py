@@ -26,7 +26,7 @@ from agent_room.room.crossing import Crossings
 from agent_room.room.links import Links
 from agent_room.room.registry import Registry
 from agent_room.workers.guard import Guard
-from agent_room.workers.lease import Lease, LeasedWorker
+from agent_room.workers.lease import LEASE_TTL, Lease, LeasedWorker
 from agent_room.workers.wakeup import RoomWatch
 
 TYPE_CHECKING = False
@@ -37,9 +37,8 @@ if TYPE_CHECKING:
     from agent_room.room import Room
 
 LEASE = "injector"
-LEASE_TTL = 3.0
-SAFETY_INTERVAL = 0.5
-"""The longest sleep between passes: file events can be lost."""
+SAFETY_INTERVAL = 1.0
+"""The longest sleep between passes (file events can be lost); timers wake it when due."""
 LIVENESS_INTERVAL = 2.0
 """Seconds between checks that the linked agents' processes still run."""
 

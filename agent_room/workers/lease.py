@@ -19,10 +19,19 @@ if TYPE_CHECKING:
     from agent_room.store.delivery import DeliveryStore
 
 
+LEASE_TTL = 9.0
+"""Seconds a holder that stops renewing keeps its lease. A holder whose process is gone is
+replaced at once (pid and start time, judged on its own host), so this only covers a
+holder that hangs, or a host gone from a PostgreSQL room. Renewed every third of it: a
+renewal is a write, and every write wakes every watcher of the room."""
+
+
 class Lease:
     """A worker's side of one lease: hold it, renew it, release it."""
 
-    def __init__(self, store: DeliveryStore, name: str, probe: ProcessProbe, *, ttl: float):
+    def __init__(
+        self, store: DeliveryStore, name: str, probe: ProcessProbe, *, ttl: float = LEASE_TTL
+    ):
         self.store = store
         self.name = name
         self.probe = probe

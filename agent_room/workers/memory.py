@@ -23,7 +23,7 @@ from agent_room.room.entities import Entities
 from agent_room.room.memory import Memory
 from agent_room.room.usage import PASS_BUDGET, Usage
 from agent_room.workers.guard import Guard
-from agent_room.workers.lease import Lease, LeasedWorker
+from agent_room.workers.lease import LEASE_TTL, Lease, LeasedWorker
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from agent_room.room import Room
 
 LEASE = "memory"
-LEASE_TTL = 5.0
 INTERVAL = 1.0
 """Seconds between passes."""
 PRUNE_INTERVAL = 3600.0

@@ -22,7 +22,7 @@ from agent_room.store import attention
 from agent_room.store.db import write_transaction
 from agent_room.store.sqlite_base import event
 from agent_room.workers.guard import Guard, describe
-from agent_room.workers.lease import Lease, LeasedWorker
+from agent_room.workers.lease import LEASE_TTL, Lease, LeasedWorker
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     from agent_room.ui.settings import NotifySettings
 
 LEASE = "notifier"
-LEASE_TTL = 5.0
 INTERVAL = 1.0
 """Seconds between passes: a person hears within about a second."""
 NOTIFIED = "operator.notified"
