@@ -28,6 +28,17 @@ class SessionStore(StoreBase):
         ).fetchone()
         return dict(row) if row else None
 
+    def sessions_here(self) -> list[Row]:
+        """This host's sessions holding a name and not ended, as they are (no message
+        counts: the healer reads these once a second, whatever the room's history)."""
+        return rows(
+            self.conn.execute(
+                "SELECT * FROM sessions WHERE left_at IS NULL AND state != 'ended'"
+                " AND coalesce(host, ?) = ? ORDER BY started_at, rowid",
+                (self.host, self.host),
+            )
+        )
+
     def live_pids(self) -> list[Row]:
         """Sessions believed running: their pid and start time, for the liveness check."""
         return rows(

@@ -66,10 +66,8 @@ class Healer:
         self._read_at = now
         healed = []
         live = set()
-        for row in self.store.members():
+        for row in self.store.sessions_here():
             key = str(row["name"])  # (a placeholder of ``start`` has no session id yet)
-            if row["host"] not in (None, self.store.host):
-                continue
             live.add(key)
             state, since = str(row["state"]), float(row["updated_at"])
             if not due(state, since, self.looked.get(key), now):

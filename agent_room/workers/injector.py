@@ -37,10 +37,11 @@ if TYPE_CHECKING:
     from agent_room.room import Room
 
 LEASE = "injector"
-SAFETY_INTERVAL = 1.0
-"""The longest sleep between passes (file events can be lost); timers wake it when due."""
 LIVENESS_INTERVAL = 2.0
 """Seconds between checks that the linked agents' processes still run."""
+SAFETY_INTERVAL = LIVENESS_INTERVAL
+"""The longest sleep between passes (file events can be lost): the pass that checks
+liveness is the safety net; timers wake it when due, room changes at once."""
 
 
 class Injector(LeasedWorker):
