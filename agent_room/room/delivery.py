@@ -90,19 +90,17 @@ def deliver_at_stop(room: Room, session: Mapping[str, Any]) -> str | None:
     """At a turn boundary: hand over every queued message as a Stop block's reason.
 
     Returns None when nothing waits, the cap of consecutive blocks is reached, or the
-    turn breaker holds the agent.
+    room may not prompt the agent now (``room.loops.prompt_refusal``).
     """
     name = str(session["name"])
     queued = room.store.queued(name)
     if not queued:
         return None
-    if room.store.over_budget(name, room.clock()) is not None:
-        return None  # its budget is spent: no new turn of the room's making
-    from agent_room.store.turn_breaker import TurnBreaker  # (only when something waits)
+    from agent_room.room.loops import prompt_refusal  # (only when something waits)
 
     senders = [str(r["sender"]) for r in queued]
-    if TurnBreaker(room.store).check(name, senders, at=room.clock()) is not None:
-        return None  # the turn breaker: the room does not keep it going
+    if prompt_refusal(room, name, senders, room.clock()) is not None:
+        return None  # a spent budget or the turn breaker: no new turn of the room's making
     if not room.store.bump_stop_blocks(str(session["session_id"]), MAX_STOP_BLOCKS):
         return None
     rows = room.store.mark_delivered(

@@ -18,6 +18,7 @@ from agent_room.core.loops import (
     load_path,
     turns_reason,
 )
+from agent_room.core.usage import over_text
 from agent_room.room.service import OPERATOR, Room
 from agent_room.store.links import LinkStore
 from agent_room.store.loops import LoopStore
@@ -89,9 +90,15 @@ class Loops:
 
 
 def prompt_refusal(room: Room, name: str, senders: list[str], now: float) -> str | None:
-    """Why the room must not prompt ``name`` now for messages of ``senders`` (the turn
-    breaker: too many turns caused it, or it and a sender, within the window), or None.
-    A trip opens the hold, which the operator hears of once; the messages stay queued."""
+    """Why the room must not prompt ``name`` now for messages of ``senders``, or None: the
+    one gate of every prompt of the room's own making (a nudge through the pane or the
+    socket, a Stop that hands messages over). Its budget is spent (its own or the
+    room's: until the operator raises it), or the turn breaker holds it (too many turns
+    caused it, or it and a sender, within the window: a trip opens the hold, which the
+    operator hears of once). The messages stay queued either way."""
+    held_by = room.store.over_budget(name, now)
+    if held_by is not None:
+        return over_text(name, held_by)
     breaker = TurnBreaker(room.store)
     found = breaker.check(name, senders, at=now)
     return None if found is None else held_turns(breaker, found[0])

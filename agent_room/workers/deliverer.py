@@ -31,7 +31,6 @@ from agent_room.core.delivery import (
 from agent_room.core.errors import PaneUnavailable
 from agent_room.core.heal import RECHECK
 from agent_room.core.prompts import nudge_text
-from agent_room.core.usage import over_text
 from agent_room.room import Room
 from agent_room.room.loops import prompt_refusal
 from agent_room.store.delivery import DELIVERER_LEASE, deliverer_lease
@@ -120,12 +119,6 @@ class Deliverer:
         served = set()
         for target in self.store.delivery_targets():
             served.add(str(target["name"]))
-            held_by = self.store.over_budget(str(target["name"]), now)
-            if held_by is not None:  # a spent budget: its prompts wait for the operator
-                self.store.set_note(
-                    str(target["name"]), over_text(str(target["name"]), held_by), at=now
-                )
-                continue
             try:
                 if self._serve_native(target, now):
                     continue
@@ -184,7 +177,7 @@ class Deliverer:
             sender_of = {int(m["id"]): str(m["sender"]) for m in [*queued, *failures]}
             senders = [sender_of[i] for i in decision.message_ids]
             held = prompt_refusal(self.room, name, senders, now)
-            if held is not None:  # the turn breaker: the room stops prompting it
+            if held is not None:  # a spent budget or the turn breaker: no prompt
                 self.store.set_note(name, held, at=now)
                 return
             text = nudge_text(senders, decision.message_ids)

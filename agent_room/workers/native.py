@@ -234,7 +234,7 @@ class NativeDelivery:
             sender_of = {int(m["id"]): str(m["sender"]) for m in [*queued, *failures]}
             senders = [sender_of[i] for i in decision.message_ids]
             held = prompt_refusal(self.room, name, senders, now)
-            if held is not None:  # the turn breaker: the room stops prompting it
+            if held is not None:  # a spent budget or the turn breaker: no prompt
                 self.store.set_note(name, held, at=now)
                 return True
             text = nudge_text(senders, decision.message_ids)
