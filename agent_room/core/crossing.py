@@ -10,6 +10,7 @@ when it opened, and the loop breaker that freezes a link exchanging too fast.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, NamedTuple
 
@@ -197,6 +198,101 @@ def apply_limits(
     if loop_max > 0 and in_window(recent, now, loop_window) >= loop_max:
         return Limit(Outcome.HELD, freeze=True)
     return Limit(Outcome.CROSSED, close=crossings + 1 >= budget)
+
+
+@dataclass(frozen=True)
+class JudgedTurn:
+    """One turn (a group of turns: ``head`` to ``last``) of a linked session, judged."""
+
+    link_id: int
+    session_id: str
+    head: int
+    last: int
+    outcome: str
+    """``assess``'s outcome; for output that would cross, the verdict replaces it."""
+    at: float
+
+
+@dataclass(frozen=True)
+class CrossingOutput:
+    """Output that would cross a link: from the speaker to its peer, framed."""
+
+    sender: str
+    recipient: str
+    body: str
+    loop_hold: tuple[int, str] | None = None
+    """The turn breaker's hold on the speaker (id, why), if one holds it."""
+
+
+@dataclass(frozen=True)
+class CrossingNotices:
+    """What the room tells whom (name, text) when a crossing freezes or closes the link,
+    and the speaker's anchor reminder."""
+
+    freeze: Sequence[tuple[str, str]]
+    close: Sequence[tuple[str, str]]
+    unanchored: str
+    closed: Sequence[tuple[str, str]] = ()
+    """When output meets a link already spent (nothing crossed)."""
+
+
+@dataclass(frozen=True)
+class LinkFacts:
+    """What the room holds of a link when a turn's output would cross it (read in the
+    transaction that writes the verdict)."""
+
+    state: LinkState
+    crossings: int
+    budget: int
+    recent: tuple[float, ...]
+    """Times of the link's crossings within the loop window."""
+    anchored: bool
+    """The speaker has a pending anchor timer."""
+    reminded: bool
+    """The speaker was reminded to set one on this link within ``REMIND_EVERY``."""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What happens to an output that would cross a link."""
+
+    outcome: Outcome
+    freeze: bool = False
+    """The loop breaker trips now: freeze the link (the output is held)."""
+    close: bool = False
+    """This crossing spends the budget (or the link was spent): close it."""
+    breaker_held: bool = False
+    """The turn breaker holds the speaker: the output waits in its hold."""
+    remind: bool = False
+    """The answer crossed without a pending anchor timer: remind the speaker (the rule:
+    set a new anchor before responding), at most once per ``REMIND_EVERY`` on the link,
+    since a reminder starts a turn of its own."""
+
+
+def judge(
+    facts: LinkFacts, *, now: float, loop_max: int, loop_window: float, breaker_holds: bool
+) -> Verdict:
+    """The verdict on an output that would cross: the link's budget and loop breaker
+    (``apply_limits``), then the turn breaker (which holds what would have crossed),
+    then the anchor reminder."""
+    limit = apply_limits(
+        facts.state,
+        crossings=facts.crossings,
+        budget=facts.budget,
+        recent=facts.recent,
+        now=now,
+        loop_max=loop_max,
+        loop_window=loop_window,
+    )
+    if breaker_holds and limit.outcome is Outcome.CROSSED:
+        return Verdict(Outcome.HELD, freeze=limit.freeze, breaker_held=True)
+    crossed = limit.outcome is Outcome.CROSSED
+    return Verdict(
+        limit.outcome,
+        freeze=limit.freeze,
+        close=limit.close,
+        remind=crossed and not facts.anchored and not facts.reminded,
+    )
 
 
 def in_window(times: Sequence[float], now: float, window: float) -> int:

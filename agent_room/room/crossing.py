@@ -12,17 +12,21 @@ nudge and the peer's hook when the peer is idle, its Stop hook when it is busy.
 
 from __future__ import annotations
 
+from functools import partial
+
 from agent_room.core.crossing import (
+    CrossingNotices,
+    CrossingOutput,
+    JudgedTurn,
     Outcome,
     Started,
     TurnGroup,
-    apply_limits,
     assess,
     group_turns,
+    judge,
 )
 from agent_room.core.links import (
     LinkSettings,
-    LinkState,
     Role,
     Side,
     frame,
@@ -90,6 +94,20 @@ class Crossings:
         breaker = TurnBreaker(self.room.store)
         hold = breaker.holding(me, peer) if groups else None
         loop_hold = None if hold is None else (hold[0], held_turns(breaker, hold))
+        notices = CrossingNotices(
+            freeze=self._both(
+                link,
+                f"is frozen by the loop breaker: more than {settings.loop_max} crossings"
+                f" within {settings.loop_window:g}s. Outputs are held, not lost, until the"
+                " operator thaws or closes it. Continue your own work.",
+            ),
+            close=self._both(
+                link,
+                f"is closed: its {link['budget']} crossings are spent (the last one has"
+                " just crossed). Nothing more crosses; continue your own work.",
+            ),
+            unanchored=anchor_reminder(link_id, peer),
+        )
         written = 0
         for group in groups:
             started = self._started(group, me)
@@ -97,44 +115,20 @@ class Crossings:
             crossing = None
             if outcome is Outcome.CROSSED:
                 body = frame(me, group.output or "", limit=self.room.body_limit)
-                crossing = (me, peer, body)
+                crossing = CrossingOutput(me, peer, body, loop_hold=loop_hold)
             now = self.room.clock()
-
-            def limits(row: Row, recent: list[float], now: float = now) -> tuple[str, bool, bool]:
-                limit = apply_limits(
-                    LinkState(row["state"]),
-                    crossings=int(row["crossings"]),
-                    budget=int(row["budget"]),
-                    recent=recent,
+            done = self.store.judge_turn(
+                JudgedTurn(link_id, session_id, group.head, group.last, outcome.value, now),
+                crossing=crossing,
+                decide=partial(
+                    judge,
                     now=now,
                     loop_max=settings.loop_max,
                     loop_window=settings.loop_window,
-                )
-                return limit.outcome.value, limit.freeze, limit.close
-
-            done = self.store.judge_turn(
-                link_id,
-                session_id=session_id,
-                head=group.head,
-                last=group.last,
-                outcome=outcome.value,
-                at=now,
-                crossing=crossing,
-                limits=limits,
+                    breaker_holds=loop_hold is not None,
+                ),
+                notices=notices,
                 window=settings.loop_window,
-                freeze_notices=self._both(
-                    link,
-                    f"is frozen by the loop breaker: more than {settings.loop_max} crossings"
-                    f" within {settings.loop_window:g}s. Outputs are held, not lost, until the"
-                    " operator thaws or closes it. Continue your own work.",
-                ),
-                close_notices=self._both(
-                    link,
-                    f"is closed: its {link['budget']} crossings are spent (the last one has"
-                    " just crossed). Nothing more crosses; continue your own work.",
-                ),
-                unanchored_notice=(me, anchor_reminder(link_id, peer)),
-                loop_hold=loop_hold,
             )
             written += done is not None
         return written

@@ -12,6 +12,15 @@ from __future__ import annotations
 
 import json
 
+from agent_room.core.crossing import (
+    CrossingNotices,
+    CrossingOutput,
+    JudgedTurn,
+    LinkFacts,
+    Outcome,
+    Verdict,
+)
+from agent_room.core.links import LinkState
 from agent_room.core.origins import REMINDER_PREFIX
 from agent_room.core.timers import REMIND_EVERY
 from agent_room.store.db import write_transaction
@@ -316,148 +325,145 @@ class LinkStore(TimerStore):
 
     def judge_turn(
         self,
-        link_id: int,
+        turn: JudgedTurn,
         *,
-        session_id: str,
-        head: int,
-        last: int,
-        outcome: str,
-        at: float,
-        crossing: tuple[str, str, str] | None,
-        limits: Callable[[Row, list[float]], tuple[str, bool, bool]],
+        crossing: CrossingOutput | None,
+        decide: Callable[[LinkFacts], Verdict],
+        notices: CrossingNotices,
         window: float,
-        freeze_notices: Notices,
-        close_notices: Notices,
-        closed_notices: Notices = (),
-        unanchored_notice: tuple[str, str] | None = None,
         remind_every: float = REMIND_EVERY,
-        loop_hold: tuple[int, str] | None = None,
     ) -> str | None:
-        """Record the verdict on one turn, once; return it (None: judged already).
+        """Record the verdict on one turn, once; return its outcome (None: judged already).
 
-        For output that would cross (``crossing`` = sender, recipient, framed body) the
-        link's limits are applied inside the transaction: ``limits(link, recent)`` gives
-        (outcome, freeze, close) from the link row and its recent crossing times. The
-        message, the budget, a freeze or the closing are written with the verdict, and
-        ``unanchored_notice`` (speaker, text) when the speaker's answer crossed without a
-        pending anchor timer (the rule: set a new anchor before responding), at most once
-        per ``remind_every`` seconds on the link: a reminder starts a turn of its own.
-        ``loop_hold`` (id, why): the turn breaker holds the speaker, so output that would
-        cross is held by that hold instead (its release lets it cross).
-        """
+        For output that would cross, the link's facts are read inside the transaction and
+        ``decide`` (``core.crossing.judge``) gives the verdict; the message, the budget, a
+        freeze, the closing and the anchor reminder are written with it."""
         with write_transaction(self.conn) as conn:
-            link = dict(conn.execute("SELECT * FROM links WHERE id = ?", (link_id,)).fetchone())
             taken = conn.execute(
-                "SELECT 1 FROM link_turns WHERE link_id = ? AND turn_id = ?", (link_id, head)
+                "SELECT 1 FROM link_turns WHERE link_id = ? AND turn_id = ?",
+                (turn.link_id, turn.head),
             ).fetchone()
             if taken is not None:
                 return None
-            message_id = None
+            outcome, message_id = turn.outcome, None
             if crossing is not None:
-                recent = [
-                    float(r[0])
-                    for r in conn.execute(
-                        "SELECT at FROM link_turns WHERE link_id = ? AND outcome = 'crossed'"
-                        " AND at > ?",
-                        (link_id, at - window),
-                    ).fetchall()
-                ]
-                outcome, freeze, close = limits(link, recent)
-                sender, recipient, body = crossing
-                turn_held = loop_hold is not None and outcome == "crossed"
-                if turn_held:  # the turn breaker holds the speaker: nothing crosses
-                    outcome, close = "held", False
-                if outcome in ("crossed", "held"):
-                    status = "queued" if outcome == "crossed" else "held"
-                    message_id = self._message(
-                        conn, "link", sender, recipient, body, at, status=status, link_id=link_id
-                    )
-                if turn_held and loop_hold is not None and message_id is not None:
-                    hold_id, reason = loop_hold
-                    conn.execute(
-                        "UPDATE messages SET failure = ? WHERE id = ?", (reason, message_id)
-                    )
-                    conn.execute(
-                        "INSERT INTO loop_held (message_id, hold_id) VALUES (?, ?)",
-                        (message_id, hold_id),
-                    )
-                if outcome == "crossed":
-                    conn.execute(
-                        "UPDATE links SET crossings = crossings + 1, updated_at = ? WHERE id = ?",
-                        (at, link_id),
-                    )
-                if outcome == "crossed" and unanchored_notice is not None:
-                    speaker, reminder = unanchored_notice
-                    anchored = conn.execute(
-                        "SELECT 1 FROM timers WHERE name = ? AND state = 'pending'"
-                        " AND intent = 'anchor' LIMIT 1",
-                        (speaker,),
-                    ).fetchone()
-                    reminded = conn.execute(
-                        "SELECT 1 FROM messages WHERE link_id = ? AND recipient = ?"
-                        " AND sender = ? AND kind = 'system' AND created_at > ?"
-                        " AND body LIKE ? LIMIT 1",
-                        (link_id, speaker, ROOM, at - remind_every, REMINDER_PREFIX + "%"),
-                    ).fetchone()
-                    if anchored is None and reminded is None:
-                        self._notify(conn, [(speaker, reminder)], at, link_id)
-                        event(conn, at, "link.unanchored", ROOM, speaker, data={"link": link_id})
-                if freeze:
-                    conn.execute(
-                        "UPDATE links SET state = 'frozen', frozen_at = ?, updated_at = ?,"
-                        " freeze_reason = 'loop breaker' WHERE id = ? AND state = 'open'",
-                        (at, at, link_id),
-                    )
-                    event(
-                        conn,
-                        at,
-                        "link.frozen",
-                        ROOM,
-                        None,
-                        data={"link": link_id, "reason": "loop breaker", "recent": len(recent)},
-                    )
-                    self._notify(conn, freeze_notices, at, link_id)
-                if close:
-                    conn.execute(
-                        "UPDATE links SET state = 'closed', closed_at = ?, updated_at = ?,"
-                        " close_reason = 'turn budget spent', closed_by = ? WHERE id = ?"
-                        " AND state != 'closed'",
-                        (at, at, ROOM, link_id),
-                    )
-                    self._cancel_held(conn, link_id, "turn budget spent")
-                    event(
-                        conn,
-                        at,
-                        "link.closed",
-                        ROOM,
-                        None,
-                        data={
-                            "link": link_id,
-                            "reason": "turn budget spent",
-                            "crossings": link["crossings"] + 1,
-                        },
-                    )
-                    self._notify(
-                        conn,
-                        close_notices if outcome == "crossed" else closed_notices,
-                        at,
-                        link_id,
-                    )
+                link = dict(
+                    conn.execute("SELECT * FROM links WHERE id = ?", (turn.link_id,)).fetchone()
+                )
+                facts = self._facts(conn, link, crossing.sender, turn.at, window, remind_every)
+                verdict = decide(facts)
+                outcome = verdict.outcome.value
+                message_id = self._write_verdict(
+                    conn, link, turn.at, crossing, (facts, verdict), notices
+                )
             conn.execute(
                 "INSERT INTO link_turns (link_id, turn_id, last_turn, session_id, outcome,"
                 " message_id, at) VALUES (?,?,?,?,?,?,?)",
-                (link_id, head, last, session_id, outcome, message_id, at),
+                (turn.link_id, turn.head, turn.last, turn.session_id, outcome, message_id, turn.at),
             )
             if outcome not in ("crossed", "held"):
-                event(
-                    conn,
-                    at,
-                    "link.skipped",
-                    ROOM,
-                    session_id,
-                    data={"link": link_id, "turn": head, "outcome": outcome},
-                )
+                data = {"link": turn.link_id, "turn": turn.head, "outcome": outcome}
+                event(conn, turn.at, "link.skipped", ROOM, turn.session_id, data=data)
             return outcome
+
+    @staticmethod
+    def _facts(
+        conn: sqlite3.Connection,
+        link: Row,
+        speaker: str,
+        at: float,
+        window: float,
+        remind_every: float,
+    ) -> LinkFacts:
+        link_id = int(link["id"])
+        recent = conn.execute(
+            "SELECT at FROM link_turns WHERE link_id = ? AND outcome = 'crossed' AND at > ?",
+            (link_id, at - window),
+        ).fetchall()
+        anchored = conn.execute(
+            "SELECT 1 FROM timers WHERE name = ? AND state = 'pending' AND intent = 'anchor'"
+            " LIMIT 1",
+            (speaker,),
+        ).fetchone()
+        reminded = conn.execute(
+            "SELECT 1 FROM messages WHERE link_id = ? AND recipient = ? AND sender = ?"
+            " AND kind = 'system' AND created_at > ? AND body LIKE ? LIMIT 1",
+            (link_id, speaker, ROOM, at - remind_every, REMINDER_PREFIX + "%"),
+        ).fetchone()
+        return LinkFacts(
+            state=LinkState(link["state"]),
+            crossings=int(link["crossings"]),
+            budget=int(link["budget"]),
+            recent=tuple(float(r[0]) for r in recent),
+            anchored=anchored is not None,
+            reminded=reminded is not None,
+        )
+
+    def _write_verdict(
+        self,
+        conn: sqlite3.Connection,
+        link: Row,
+        at: float,
+        crossing: CrossingOutput,
+        judged: tuple[LinkFacts, Verdict],
+        notices: CrossingNotices,
+    ) -> int | None:
+        """Write what the verdict says of an output that would cross; its message's id."""
+        facts, verdict = judged
+        link_id = int(link["id"])
+        message_id = None
+        if verdict.outcome in (Outcome.CROSSED, Outcome.HELD):
+            crossed = verdict.outcome is Outcome.CROSSED
+            message_id = self._message(
+                conn,
+                "link",
+                crossing.sender,
+                crossing.recipient,
+                crossing.body,
+                at,
+                status="queued" if crossed else "held",
+                link_id=link_id,
+            )
+        if verdict.breaker_held and crossing.loop_hold is not None and message_id is not None:
+            hold_id, reason = crossing.loop_hold
+            conn.execute("UPDATE messages SET failure = ? WHERE id = ?", (reason, message_id))
+            conn.execute(
+                "INSERT INTO loop_held (message_id, hold_id) VALUES (?, ?)", (message_id, hold_id)
+            )
+        if verdict.outcome is Outcome.CROSSED:
+            conn.execute(
+                "UPDATE links SET crossings = crossings + 1, updated_at = ? WHERE id = ?",
+                (at, link_id),
+            )
+        if verdict.remind:
+            self._notify(conn, [(crossing.sender, notices.unanchored)], at, link_id)
+            event(conn, at, "link.unanchored", ROOM, crossing.sender, data={"link": link_id})
+        if verdict.freeze:
+            conn.execute(
+                "UPDATE links SET state = 'frozen', frozen_at = ?, updated_at = ?,"
+                " freeze_reason = 'loop breaker' WHERE id = ? AND state = 'open'",
+                (at, at, link_id),
+            )
+            data = {"link": link_id, "reason": "loop breaker", "recent": len(facts.recent)}
+            event(conn, at, "link.frozen", ROOM, None, data=data)
+            self._notify(conn, notices.freeze, at, link_id)
+        if verdict.close:
+            conn.execute(
+                "UPDATE links SET state = 'closed', closed_at = ?, updated_at = ?,"
+                " close_reason = 'turn budget spent', closed_by = ? WHERE id = ?"
+                " AND state != 'closed'",
+                (at, at, ROOM, link_id),
+            )
+            self._cancel_held(conn, link_id, "turn budget spent")
+            data = {
+                "link": link_id,
+                "reason": "turn budget spent",
+                "crossings": int(link["crossings"]) + 1,
+            }
+            event(conn, at, "link.closed", ROOM, None, data=data)
+            crossed = verdict.outcome is Outcome.CROSSED
+            self._notify(conn, notices.close if crossed else notices.closed, at, link_id)
+        return message_id
 
     def link_turns(self, link_id: int) -> list[Row]:
         """Every verdict on a link's turns, oldest first."""
