@@ -27,6 +27,7 @@ from agent_room.core.links import (
     rules_text,
     spent_refusal,
 )
+from agent_room.core.names import OPERATOR
 from agent_room.core.timers import (
     Intent,
     check_text,
@@ -38,7 +39,6 @@ from agent_room.core.timers import (
     unanchored,
 )
 from agent_room.room.base import RoomBase
-from agent_room.room.parties import OPERATOR
 from agent_room.store.links import LinkStore
 
 TYPE_CHECKING = False

@@ -18,7 +18,7 @@ from agent_room.core.loops import (
     load_path,
     turns_reason,
 )
-from agent_room.room.parties import OPERATOR
+from agent_room.core.names import OPERATOR
 from agent_room.room.service import Room
 from agent_room.store.links import LinkStore
 from agent_room.store.loops import LoopStore

@@ -7,7 +7,7 @@ reaches every host's running memory worker at its next handover, with no restart
 from __future__ import annotations
 
 from agent_room.core.memory import BUDGET_KEY, DEFAULT_BUDGET, check_budget
-from agent_room.room.parties import OPERATOR
+from agent_room.core.names import OPERATOR
 from agent_room.store.links import LinkStore
 
 TYPE_CHECKING = False

@@ -10,8 +10,7 @@ import time
 
 from agent_room.core.bodies import DEFAULT_BODY_LIMIT, check_body
 from agent_room.core.errors import BadInput, NotFound, Refused, UnknownName
-from agent_room.core.names import is_pane_id, parse_name
-from agent_room.room.parties import CHAT, OPERATOR, ROOM
+from agent_room.core.names import OPERATOR, ROOM, is_pane_id, parse_name
 from agent_room.store.home import room_home
 from agent_room.store.sqlite import SqliteStore
 
@@ -26,6 +25,11 @@ if TYPE_CHECKING:
     from agent_room.core.ports import Clock
     from agent_room.core.worktrees import CodeRef
     from agent_room.store.sqlite_base import Row
+
+CHAT = "chat"
+"""``MessageKind.CHAT``, spelled out: ``agent-room send`` starts every delivery and must
+not load ``enum`` for it (a test holds the two equal). The handover rules, which do,
+load when a handover is handled."""
 
 
 class Room:

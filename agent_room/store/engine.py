@@ -17,7 +17,6 @@ import stat
 from agent_room.core.errors import UnsafeRoom
 from agent_room.core.files import TooLarge, open_regular, read_fd
 from agent_room.store.home import append_error_log
-from agent_room.store.urls import unquote
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -144,6 +143,8 @@ def _schema(query: str) -> str:
         key, _, value = part.partition("=")
         if key != "options":
             continue
+        from agent_room.store.urls import unquote  # only for a URL with options
+
         decoded = unquote(value.replace("+", " "))
         for setting in decoded.replace("-c ", "-c").split():
             name, _, path = setting.removeprefix("-c").partition("=")

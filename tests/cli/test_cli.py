@@ -313,7 +313,7 @@ def test_the_quick_send_path_loads_no_argparse(joined: Cli) -> None:
 
 def test_the_send_paths_kind_is_the_enums() -> None:
     from agent_room.core.enums import MessageKind
-    from agent_room.room.parties import CHAT
+    from agent_room.room.service import CHAT
 
     assert CHAT == MessageKind.CHAT
 
