@@ -11,18 +11,17 @@ import re
 import sqlite3
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+import psutil
 from _common import stop_process, venv_script, wait_until
+from _tmux_observer import TmuxServer
 
 from agent_room.store.engine import host_id
 from agent_room.store.home import DB_NAME
 from agent_room.workers.memory import memory_lease
-
-if TYPE_CHECKING:
-    from soak import Soak
 
 LEASES = ("deliverer", "injector", memory_lease(host_id()))
 """The workers' leases in ``agent-room watch``: each must be held by a live watcher (the
@@ -42,6 +41,46 @@ class Send:
     ended: float = 0.0
     message_id: int | None = None
     error: str = ""
+
+
+@dataclass
+class Incarnation:
+    """One ``agent-room watch`` process."""
+
+    slot: int
+    proc: subprocess.Popen[bytes]
+    log: Path
+    started: float
+    ps: psutil.Process
+    ended: float | None = None
+    killed: bool = False
+    cpu: float = 0.0
+    rss: list[int] = field(default_factory=list)
+
+    def sample(self) -> None:
+        with contextlib.suppress(psutil.Error):
+            times = self.ps.cpu_times()
+            self.cpu = times.user + times.system
+            self.rss.append(self.ps.memory_info().rss)
+
+
+class Soak(Protocol):
+    """What the gates read of a run (``soak.Soak``), declared here so that the soak imports
+    its gates and never the other way round."""
+
+    scratch: Path
+    env: dict[str, str]
+    names: list[str]
+    panes: dict[str, str]
+    watchers: list[Incarnation]
+    slots: dict[int, Incarnation]
+    sends: list[Send]
+    locks: list[tuple[float, float]]
+    server: TmuxServer
+
+    def db(self) -> contextlib.closing[sqlite3.Connection]: ...
+
+    def lease_pids(self) -> dict[str, int | None]: ...
 
 
 def handed_over(scratch: Path, names: list[str], prefix: str = "soak") -> dict[str, dict[str, int]]:

@@ -48,7 +48,6 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +65,7 @@ from _common import (
 )
 from _soak_gates import (
     LEASES,
+    Incarnation,
     Send,
     check_agents,
     check_messages,
@@ -93,27 +93,6 @@ conn.execute("ROLLBACK")
 
 def now() -> float:
     return time.time()
-
-
-@dataclass
-class Incarnation:
-    """One ``agent-room watch`` process."""
-
-    slot: int
-    proc: subprocess.Popen[bytes]
-    log: Path
-    started: float
-    ps: psutil.Process
-    ended: float | None = None
-    killed: bool = False
-    cpu: float = 0.0
-    rss: list[int] = field(default_factory=list)
-
-    def sample(self) -> None:
-        with contextlib.suppress(psutil.Error):
-            times = self.ps.cpu_times()
-            self.cpu = times.user + times.system
-            self.rss.append(self.ps.memory_info().rss)
 
 
 class Soak:

@@ -12,9 +12,10 @@ from agent_room.core.errors import BadInput
 def cmd_room_copy(args: argparse.Namespace) -> int:
     """Copy this room (everything, the audit log included) into a PostgreSQL room."""
     from agent_room.store.copy import copy_room
-    from agent_room.store.engine import describe, has_password
+    from agent_room.store.engine import describe
     from agent_room.store.home import room_home
     from agent_room.store.sqlite import SqliteStore
+    from agent_room.store.urls import has_password
 
     url = str(args.to).strip()
     if not url.startswith(("postgresql://", "postgres://")):

@@ -13,7 +13,11 @@ NAME_CHARS = NAME_START | {"-", "_"}
 """Names are short, lowercase and safe inside a path, a tmux target and a shell word:
 ``[a-z0-9][a-z0-9_-]{0,31}``."""
 
-RESERVED_NAMES = frozenset({"room", "operator", "all", "everyone"})
+OPERATOR = "operator"
+"""The person at the console: a named party of the room with no session."""
+ROOM = "room"
+"""The room itself, as the sender of its notices and the author of what it decides."""
+RESERVED_NAMES = frozenset({ROOM, OPERATOR, "all", "everyone"})
 """Names the room speaks as (``room``, ``operator``) or that would read as a broadcast."""
 
 MAX_NAME_LENGTH = 32

@@ -13,9 +13,13 @@ the messages its hooks hand over, or a tool result), never off a turn count.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import argparse
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
-from agent_room.demo.model_api import Reply, Rule, Script
+from agent_room.demo.model_api import ModelApi, Reply, Rule, Script
 
 AGENTS = ("backend", "frontend", "infra", "mobile")
 """The demo's agents, in the order they start."""
@@ -91,4 +95,24 @@ def demo_script() -> Script:
 
 
 SCRIPTS: dict[str, Callable[[], Script]] = {"demo": demo_script}
-"""Scripts by name, for ``python -m agent_room.demo.model_api --script NAME``."""
+"""Scripts by name, for ``python -m agent_room.demo.conversation --script NAME``."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Serve a named script until killed; write the base URL to ``--url-file``."""
+    parser = argparse.ArgumentParser(prog="python -m agent_room.demo.conversation")
+    parser.add_argument("--script", choices=sorted(SCRIPTS), default="demo")
+    parser.add_argument("--url-file", type=Path, required=True)
+    parser.add_argument("--log", type=Path)
+    args = parser.parse_args(argv)
+    api = ModelApi(SCRIPTS[args.script](), log=args.log).start()
+    partial = args.url_file.with_name(args.url_file.name + ".part")
+    partial.write_text(api.url + "\n")
+    partial.replace(args.url_file)  # readers never see half a URL
+    print(f"model stand-in at {api.url} (script {args.script})", file=sys.stderr, flush=True)
+    threading.Event().wait()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

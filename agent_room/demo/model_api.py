@@ -8,15 +8,13 @@ never off how many requests came before: the rules look at the latest user messa
 only. A Bash tool call is answered only to a request that offers the Bash tool.
 
 Every request is recorded (method, path, JSON body), so a test can see exactly what the
-model was shown. The demo runs this as a process of its own (``python -m
-agent_room.demo.model_api``); the tests run it as a thread in the test process.
+model was shown. The tests run it as a thread in the test process; ``python -m
+agent_room.demo.conversation`` serves one of the demo's scripts from a process of its own.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 import threading
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
@@ -360,25 +358,3 @@ class ModelApi:
 
     def __exit__(self, *_exc: object) -> None:
         self.close()
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Serve a named script until killed; write the base URL to ``--url-file``."""
-    from agent_room.demo.conversation import SCRIPTS
-
-    parser = argparse.ArgumentParser(prog="python -m agent_room.demo.model_api")
-    parser.add_argument("--script", choices=sorted(SCRIPTS), default="demo")
-    parser.add_argument("--url-file", type=Path, required=True)
-    parser.add_argument("--log", type=Path)
-    args = parser.parse_args(argv)
-    api = ModelApi(SCRIPTS[args.script](), log=args.log).start()
-    partial = args.url_file.with_name(args.url_file.name + ".part")
-    partial.write_text(api.url + "\n")
-    partial.replace(args.url_file)  # readers never see half a URL
-    print(f"model stand-in at {api.url} (script {args.script})", file=sys.stderr, flush=True)
-    threading.Event().wait()
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

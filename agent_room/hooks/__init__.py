@@ -119,8 +119,3 @@ server out of reach (restarting). A full disk or a damaged file is said at once.
 def _passing(problem: Exception) -> bool:
     said = str(problem)
     return any(word in said for word in PASSING)
-
-
-def additional_context(event: str, text: str) -> dict[str, Any]:
-    """The hook output that adds ``text`` to the model's context."""
-    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}

@@ -16,7 +16,6 @@ from agent_room.core import states
 from agent_room.core.names import is_pane_id, tmux_socket_of
 from agent_room.core.origins import cause, classify_prompt, origin
 from agent_room.core.prompts import COMPACTING, RESUME_MARK, PromptKind
-from agent_room.hooks import additional_context
 from agent_room.hooks.payload import TEXT_KEEP, HookPayload
 from agent_room.room import Room
 from agent_room.room.registry import Registry, SessionFacts
@@ -32,6 +31,11 @@ PROMPT_KEEP = 4096
 """Characters of each prompt kept in the turn log."""
 OUTPUT_KEEP = TEXT_KEEP
 """Characters of each turn's final output kept (the body limit: it may cross a link)."""
+
+
+def additional_context(event: str, text: str) -> dict[str, Any]:
+    """The hook output that adds ``text`` to the model's context."""
+    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
 
 
 class _Probe:

@@ -15,7 +15,7 @@ from agent_room.store.hosts import on_this_host
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from agent_room.room.service import Room
+    from agent_room.room.base import RoomBase
     from agent_room.store.sqlite_base import Row
 
 COMPACTING_KEY = "checkpoint_compaction_cursor"
@@ -25,11 +25,15 @@ KEEP_KEY = "checkpoint_keep"
 DAYS_KEY = "checkpoint_days"
 """The room's settings holding the retention (defaults: ``core.checkpoints``)."""
 
+HOOKED_COMPACTION = 600.0
+"""A compaction seen in a transcript within this many seconds of a checkpoint its
+PreCompact hook asked for is that same compaction."""
+
 
 class Checkpoints:
     """The room's checkpoints."""
 
-    def __init__(self, room: Room) -> None:
+    def __init__(self, room: RoomBase) -> None:
         self.room = room
         self.store = room.store
 
@@ -70,9 +74,7 @@ class Checkpoints:
         if not session_id:
             raise BadInput(f"@{session['name']} has no session the room knows of to checkpoint")
         if follow and session["transcript_path"] and on_this_host(self.store, session):
-            from agent_room.room.memory import Memory
-
-            Memory(self.room).follow(str(session_id), str(session["transcript_path"]))
+            self.room.follow_transcript(str(session_id), str(session["transcript_path"]))
         checkpoint_id = store_checkpoints.add(
             self.store,
             name=str(session["name"]),
@@ -110,7 +112,6 @@ class Checkpoints:
         """Checkpoint the sessions of this host whose PreCompact hook fired since its last
         look (the first look starts from now)."""
         from agent_room.core.prompts import COMPACTING
-        from agent_room.room.memory import HOOKED_COMPACTION
 
         key = f"{COMPACTING_KEY}@{self.store.host}"  # each host looks for its own sessions
         after = store_memory.bookmark(self.store, key)
@@ -184,7 +185,7 @@ class Checkpoints:
         return rules.render(checkpoint, chosen, len(timeline), mode, entities=named)
 
 
-def queue_resume(room: Room, name: str, text: str) -> int:
+def queue_resume(room: RoomBase, name: str, text: str) -> int:
     """Leave the resume context for the agent about to start as ``name``; return its id.
 
     Refused while a live session holds the name: that agent would get it instead.
@@ -199,6 +200,6 @@ def queue_resume(room: Room, name: str, text: str) -> int:
     )
 
 
-def cancel_resume(room: Room, message_id: int) -> None:
+def cancel_resume(room: RoomBase, message_id: int) -> None:
     """Withdraw a resume context whose agent did not start."""
     store_checkpoints.cancel(room.store, message_id)

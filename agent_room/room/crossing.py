@@ -32,12 +32,13 @@ from agent_room.core.links import (
     frame,
     sever_verdict,
 )
+from agent_room.core.names import OPERATOR, ROOM
 from agent_room.core.origins import classify_prompt
 from agent_room.core.prompts import PromptKind
 from agent_room.core.timers import anchor_reminder
 from agent_room.room.links import notice
 from agent_room.room.loops import held_turns
-from agent_room.room.service import OPERATOR, ROOM, Room
+from agent_room.room.service import Room
 from agent_room.store.links import LinkStore
 from agent_room.store.turn_breaker import TurnBreaker
 

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from agent_room.core.entities import Mention
-    from agent_room.room.service import Room
+    from agent_room.room.base import RoomBase
     from agent_room.store.sqlite_base import Row
 
 STRATEGY_KEY = "entity_strategy"
@@ -36,7 +36,7 @@ class Entities:
     """The room's entity registry."""
 
     def __init__(
-        self, room: Room, *, strategy: str | None = None, threshold: float | None = None
+        self, room: RoomBase, *, strategy: str | None = None, threshold: float | None = None
     ) -> None:
         self.room = room
         self.store = room.store

@@ -27,6 +27,7 @@ from agent_room.core.links import (
     rules_text,
     spent_refusal,
 )
+from agent_room.core.names import OPERATOR
 from agent_room.core.timers import (
     Intent,
     check_text,
@@ -37,7 +38,7 @@ from agent_room.core.timers import (
     peer_status,
     unanchored,
 )
-from agent_room.room.service import OPERATOR, Room
+from agent_room.room.base import RoomBase
 from agent_room.store.links import LinkStore
 
 TYPE_CHECKING = False
@@ -53,7 +54,7 @@ def notice(link_id: int, peer: str, text: str) -> str:
 class Links:
     """The link and timer operations of one room."""
 
-    def __init__(self, room: Room) -> None:
+    def __init__(self, room: RoomBase) -> None:
         self.room = room
         self.store = LinkStore(room.store)
 
@@ -114,7 +115,7 @@ class Links:
         A second ``--link`` between the same two sessions reuses the live link (roles
         unchanged, no second set of rules). Returns (link, opened now, message id).
         """
-        sender, recipient = self.room._check_pair(sender, recipient)
+        sender, recipient = self.room.check_pair(sender, recipient)
         body = check_body(text, limit=self.room.body_limit)
         self._not_looped(sender, recipient)
         mine, theirs = self._session_of(sender), self._session_of(recipient)
@@ -190,7 +191,7 @@ class Links:
 
     def close_with(self, sender: str, recipient: str, text: str) -> tuple[int, int]:
         """Deliver ``text`` and sever the link (initiator only); return (link, message)."""
-        sender, recipient = self.room._check_pair(sender, recipient)
+        sender, recipient = self.room.check_pair(sender, recipient)
         body = check_body(text, limit=self.room.body_limit)
         self._not_looped(sender, recipient)
         mine = self.room.require_member(sender)["session_id"]

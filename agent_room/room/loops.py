@@ -18,8 +18,9 @@ from agent_room.core.loops import (
     load_path,
     turns_reason,
 )
+from agent_room.core.names import OPERATOR
 from agent_room.core.usage import over_text
-from agent_room.room.service import OPERATOR, Room
+from agent_room.room.service import Room
 from agent_room.store.links import LinkStore
 from agent_room.store.loops import LoopStore
 from agent_room.store.turn_breaker import TurnBreaker

@@ -26,11 +26,8 @@ from agent_room.store.hosts import on_this_host
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from agent_room.core.memory import Candidate
-    from agent_room.room.service import Room
+    from agent_room.room.base import RoomBase
 
-HOOKED_COMPACTION = 600.0
-"""A compaction seen in a transcript within this many seconds of a checkpoint its
-PreCompact hook asked for is that same compaction."""
 KEEP_DAYS = 30
 """Days a session's items are kept after its transcript was last read."""
 PROBLEM = "memory.problem"
@@ -42,7 +39,7 @@ UNREADABLE = "cannot read"
 class Memory:
     """Follows transcripts into the memory tables; prepares and attaches contexts."""
 
-    def __init__(self, room: Room, *, budget: int | None = None) -> None:
+    def __init__(self, room: RoomBase, *, budget: int | None = None) -> None:
         self.room = room
         self.store = room.store
         self.budget = budget
@@ -109,7 +106,7 @@ class Memory:
             if session is None or not session["name"]:
                 continue
             from agent_room.core.checkpoints import PRE_COMPACT, epoch
-            from agent_room.room.checkpoints import Checkpoints
+            from agent_room.room.checkpoints import HOOKED_COMPACTION, Checkpoints
 
             checkpoints = Checkpoints(self.room)
             when = epoch(item.at) or self.room.clock()

@@ -7,21 +7,21 @@ reaches every host's running memory worker at its next handover, with no restart
 from __future__ import annotations
 
 from agent_room.core.memory import BUDGET_KEY, DEFAULT_BUDGET, check_budget
-from agent_room.room.service import OPERATOR
+from agent_room.core.names import OPERATOR
 from agent_room.store.links import LinkStore
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from agent_room.room.service import Room
+    from agent_room.room.base import RoomBase
 
 
-def settings(room: Room) -> dict[str, int]:
+def settings(room: RoomBase) -> dict[str, int]:
     """``budget``: the room's, else the default."""
     stored = LinkStore(room.store).settings()
     return {"budget": int(stored.get(BUDGET_KEY, DEFAULT_BUDGET))}
 
 
-def change_settings(room: Room, *, budget: int | None) -> dict[str, int]:
+def change_settings(room: RoomBase, *, budget: int | None) -> dict[str, int]:
     """Store what is given (refused whole if a value is out of range); the settings now."""
     if budget is not None:
         values = {BUDGET_KEY: check_budget(budget)}

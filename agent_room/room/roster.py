@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
-    from agent_room.room.service import Room
+    from agent_room.room.base import RoomBase
 
     LinkFlags = tuple[list[dict[str, Any]], bool]
     """A session's live links and whether it breaks the anchoring rule."""
@@ -75,7 +75,7 @@ class Roster:
     over: dict[str, str]
     """Scopes whose budget is spent now (a name, or ``core.usage.ROOM`` for everyone)."""
 
-    def __init__(self, room: Room) -> None:
+    def __init__(self, room: RoomBase) -> None:
         from agent_room.room.links import Links
         from agent_room.store.loops import LoopStore
         from agent_room.store.views import ROSTER_COLUMNS, roster, unread_counts

@@ -10,7 +10,7 @@ import time
 
 from agent_room.core.bodies import DEFAULT_BODY_LIMIT, check_body
 from agent_room.core.errors import BadInput, NotFound, Refused, UnknownName
-from agent_room.core.names import is_pane_id, parse_name
+from agent_room.core.names import OPERATOR, ROOM, is_pane_id, parse_name
 from agent_room.store.home import room_home
 from agent_room.store.sqlite import SqliteStore
 
@@ -30,8 +30,6 @@ CHAT = "chat"
 """``MessageKind.CHAT``, spelled out: ``agent-room send`` starts every delivery and must
 not load ``enum`` for it (a test holds the two equal). The handover rules, which do,
 load when a handover is handled."""
-OPERATOR = "operator"
-ROOM = "room"
 
 
 class Room:
@@ -163,7 +161,7 @@ class Room:
 
     # -- messages ---------------------------------------------------------------------
 
-    def _check_pair(self, sender: str, recipient: str) -> tuple[str, str]:
+    def check_pair(self, sender: str, recipient: str) -> tuple[str, str]:
         """Both names checked; the operator is a party of the room without a session."""
         sender = party(sender)
         recipient = party(recipient)
@@ -186,7 +184,7 @@ class Room:
         (``core.loops``); return its id and the loop hold (id, cycle), if any."""
         from agent_room.store.loops import LoopStore
 
-        sender, recipient = self._check_pair(sender, recipient)
+        sender, recipient = self.check_pair(sender, recipient)
         body = check_body(body, limit=self.body_limit)
         return LoopStore(self.store).send(CHAT, sender, recipient, body, at=self.clock())
 
@@ -208,7 +206,7 @@ class Room:
         from agent_room.core.enums import MessageKind
         from agent_room.core.handover import render_handover
 
-        sender, recipient = self._check_pair(sender, recipient)
+        sender, recipient = self.check_pair(sender, recipient)
         if fields is not None:
             text = render_handover(sender, fields.check())
             stored = fields.as_dict()
@@ -251,6 +249,13 @@ class Room:
         from agent_room.store.hosts import silent_hosts
 
         return silent_hosts(self.store, now)
+
+    def follow_transcript(self, session_id: str, path: str) -> int:
+        """Read what was appended to a session's transcript into the room's memory; return
+        the items added (``Memory.follow``: what a checkpoint reads first)."""
+        from agent_room.room.memory import Memory
+
+        return Memory(self).follow(session_id, path)
 
     def who(self) -> list[dict[str, Any]]:
         """One object per session in the room, as ``who --json`` prints them."""

@@ -15,7 +15,7 @@ import ctypes
 import os
 import stat
 
-from agent_room.store.engine import has_password, unquote
+from agent_room.store.urls import has_password, unquote
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

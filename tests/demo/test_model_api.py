@@ -126,7 +126,7 @@ def test_the_hooks_context_after_the_prompt_is_part_of_what_the_model_is_shown()
 def test_it_runs_as_a_process_of_its_own(tmp_path: Path) -> None:
     url_file = tmp_path / "url"
     log = tmp_path / "requests.jsonl"
-    command = [sys.executable, "-m", "agent_room.demo.model_api", "--url-file", str(url_file)]
+    command = [sys.executable, "-m", "agent_room.demo.conversation", "--url-file", str(url_file)]
     proc = subprocess.Popen([*command, "--log", str(log)], stderr=subprocess.DEVNULL)
     try:
         wait_for(url_file.exists)

@@ -18,9 +18,9 @@ from agent_room.core.errors import Refused
 from agent_room.core.handover import HandoverFields
 from agent_room.core.prompts import COMPACTING
 from agent_room.room import Room
-from agent_room.room.checkpoints import Checkpoints
+from agent_room.room.checkpoints import HOOKED_COMPACTION, Checkpoints
 from agent_room.room.entities import Entities
-from agent_room.room.memory import HOOKED_COMPACTION, PROBLEM
+from agent_room.room.memory import PROBLEM
 from agent_room.room.peek import peek
 from agent_room.store import checkpoints as store_checkpoints
 from agent_room.store import entities as store_entities

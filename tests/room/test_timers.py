@@ -20,8 +20,9 @@ def test_timers_fire_once_and_only_their_owner_cancels(linked: Room, room_home: 
     with pytest.raises(Refused, match="belongs to @b"):
         links.cancel_timer(second["id"], caller="a")
     linked.clock.now = first["due_at"] + 1  # type: ignore[attr-defined]
-    other = Links(Room.open({"AGENT_ROOM_HOME": str(room_home)}))
-    other.room.clock = linked.clock
+    opened = Room.open({"AGENT_ROOM_HOME": str(room_home)})
+    opened.clock = linked.clock
+    other = Links(opened)
     assert sorted(links.fire_due() + other.fire_due()) == [first["id"], second["id"]]
     bodies = [m["body"] for m in linked.store.history(10)]
     assert bodies == ["WAIT: answer from @a?", "ANCHOR: back to task 3"]
@@ -31,7 +32,7 @@ def test_timers_fire_once_and_only_their_owner_cancels(linked: Room, room_home: 
     links.cancel_timer(third["id"], caller=None)
     assert [t.state for t in linked.timers(pending_only=False)] == ["cancelled", "fired", "fired"]
     assert all(isinstance(t, TimerView) for t in linked.timers(pending_only=False))
-    other.room.close()
+    opened.close()
 
 
 def test_who_flags_linked_agents_without_an_anchor(linked: Room) -> None:

@@ -19,8 +19,9 @@ import pytest
 from agent_room.core.errors import RoomUnavailable, UnsafeRoom
 from agent_room.room import Room
 from agent_room.room.registry import Registry
-from agent_room.store.engine import database_url, describe, has_password
+from agent_room.store.engine import database_url, describe
 from agent_room.store.hosts import SILENT_AFTER, host_seen
+from agent_room.store.urls import has_password
 from agent_room.workers.wakeup import RoomWatch
 from tests.conftest import Cli, write_room_conf
 from tests.pgcluster import Cluster
