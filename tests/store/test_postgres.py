@@ -24,7 +24,7 @@ from agent_room.store.hosts import SILENT_AFTER, host_seen
 from agent_room.workers.wakeup import RoomWatch
 from tests.conftest import Cli, write_room_conf
 from tests.pgcluster import Cluster
-from tests.tmux.conftest import wait_for
+from tests.poll import wait_for
 
 
 class Probe:
