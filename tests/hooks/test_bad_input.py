@@ -75,11 +75,14 @@ def test_unsafe_room_is_left_alone(hook: Hook, room_home: Path) -> None:
     assert list(room_home.iterdir()) == []  # not even a log: the room is not ours to write
 
 
-def test_session_end_for_an_unknown_session_is_harmless(hook: Hook, room_home: Path) -> None:
-    code, _, _ = hook("SessionEnd", new_session("SessionEnd", reason="other"))
-    assert code == 0
-    room = Room.open({"AGENT_ROOM_HOME": str(room_home)})
-    assert room.store.members() == []
+def test_session_end_for_an_unknown_session_is_harmless(hook: Hook, seeded: Path) -> None:
+    before = room_rows(seeded)
+    code, out, err = hook("SessionEnd", new_session("SessionEnd", reason="other"))
+    assert (code, out, err) == (0, None, "")
+    assert not (seeded / "errors.log").exists()  # a session the room never saw: no fault
+    assert room_rows(seeded) == before
+    room = Room.open({"AGENT_ROOM_HOME": str(seeded)})
+    assert [m["name"] for m in room.store.members()] == ["backend"]
     room.close()
 
 
