@@ -22,7 +22,7 @@ from agent_room.demo.model_api import ModelApi
 from agent_room.room import Room
 from agent_room.room.access import serving_pid
 from tests.conftest import Cli, Result
-from tests.tmux.conftest import wait_for
+from tests.poll import wait_for
 
 TURN = 60.0
 """Seconds a scripted turn (hooks, tool calls, deliveries) may take."""

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
 from agent_room.adapters import procfs
+from tests.poll import wait_for
 
 REST = "4194560 100 0 0 0 1 2 0 0 20 0 1 0"
 """The fields between the terminal's process group and the start time (unread here)."""
@@ -54,10 +54,8 @@ def test_the_real_uid_and_command_of_a_process() -> None:
     child = subprocess.Popen(["sleep", "30"])
     try:
         assert procfs.real_uid(child.pid) == os.getuid()
-        deadline = time.monotonic() + 10  # the child runs Python's code until its exec
-        while procfs.cmdline(child.pid) != ["sleep", "30"] and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert procfs.cmdline(child.pid) == ["sleep", "30"]
+        # the child runs Python's code until its exec
+        wait_for(lambda: procfs.cmdline(child.pid) == ["sleep", "30"], step=0.01)
     finally:
         child.kill()
         child.wait()

@@ -199,6 +199,7 @@ class write_transaction:
         try:
             self.conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
+            self._rollback()  # PostgreSQL's BEGIN stays open, aborted, when the lock times out
             said = str(exc)  # a PostgreSQL room out of reach says so itself: not busy
             busy = not said.startswith(UNREACHABLE_PREFIX)
             raise RoomUnavailable(f"the room is busy: {said}" if busy else said) from None

@@ -21,7 +21,7 @@ import pytest
 
 from agent_room.room import Room
 from tests.conftest import REPO, require_tool
-from tests.tmux.conftest import wait_for
+from tests.poll import wait_for
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page

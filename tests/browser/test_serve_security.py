@@ -30,7 +30,7 @@ from tests.browser.conftest import (
     require_chromium,
     status,
 )
-from tests.tmux.conftest import wait_for
+from tests.poll import wait_for
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page

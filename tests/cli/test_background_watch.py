@@ -14,18 +14,10 @@ import pytest
 
 from agent_room.cli.background import background_pid
 from tests.conftest import Cli, require_tool
+from tests.poll import wait_for
 
 ON = {"AGENT_ROOM_WATCH": ""}
 """The suite turns the background watch off everywhere; these tests turn it back on."""
-
-
-def _wait(check: object, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():  # type: ignore[operator]
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {check}")
 
 
 @pytest.fixture
@@ -79,7 +71,7 @@ def test_the_background_watch_ends_once_no_agent_is_left(watched: Cli) -> None:
     time.sleep(2)
     assert background_pid(str(watched.home)) == pid  # an agent is there: it stays
     assert watched("leave", "api").code == 0
-    _wait(lambda: background_pid(str(watched.home)) is None)
+    wait_for(lambda: background_pid(str(watched.home)) is None, timeout=15)
     assert "no agent in the room for a while: stopping" in (watched.home / "watch.log").read_text()
 
 
@@ -104,7 +96,7 @@ def test_the_background_watch_ends_at_once_when_its_room_is_removed(watched: Cli
     pid = background_pid(str(watched.home))
     assert pid is not None
     shutil.rmtree(watched.home)
-    _wait(lambda: not Path(f"/proc/{pid}").exists() or _zombie(pid), timeout=15)
+    wait_for(lambda: not Path(f"/proc/{pid}").exists() or _zombie(pid), timeout=15)
 
 
 def _zombie(pid: int) -> bool:

@@ -15,7 +15,7 @@ import pytest
 
 from tests.cli.test_enter_cli import _register
 from tests.conftest import Cli, Result, require_tool
-from tests.tmux.conftest import wait_for
+from tests.poll import wait_for
 
 pytestmark = pytest.mark.tmux
 

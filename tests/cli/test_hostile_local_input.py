@@ -31,7 +31,7 @@ from agent_room.store.memory import cursor
 from agent_room.store.wake import listening
 from tests.cli.conftest import one_line_error
 from tests.conftest import FIXTURES, Cli, Result
-from tests.tmux.conftest import wait_for
+from tests.poll import wait_for
 
 DEADLINE = 20.0
 """Seconds a command may take here: the old code never returned."""

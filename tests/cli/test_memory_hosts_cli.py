@@ -8,7 +8,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,20 +18,12 @@ from agent_room.room.memory import PROBLEM
 from agent_room.store import memory as store_memory
 from agent_room.workers.memory import memory_lease
 from tests.conftest import Cli
+from tests.poll import wait_for
 from tests.room.conftest import register
 
 TRANSCRIPT = Path(__file__).parent.parent / "fixtures" / "transcripts"
 EXCERPT = "spotter_excerpt_turn_end_compact.jsonl"
 HOSTS = ("laptop", "devbox")
-
-
-def _until(check: Callable[[], object], what: str, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture
@@ -78,13 +70,15 @@ def _held_by(room: Room, host: str, pid: int) -> bool:
 def test_each_hosts_watch_reads_its_transcripts_and_contexts_cross_hosts(
     cli: Cli, room: Room, watches: dict[str, subprocess.Popen[bytes]]
 ) -> None:
-    _until(
+    wait_for(
         lambda: all(_held_by(room, host, proc.pid) for host, proc in watches.items()),
-        "both hosts' memory leases held at once, each by its host's watch",
+        timeout=20,
+        what="both hosts' memory leases held at once, each by its host's watch",
     )
-    _until(
+    wait_for(
         lambda: all(store_memory.cursor(room.store, s) for s in ("s-web", "s-api")),
-        "both transcripts read",
+        timeout=20,
+        what="both transcripts read",
     )
     sent = cli(
         "send", "@web", "--handover", "--changed", "traced", "--todo", "check the hooks_controller",

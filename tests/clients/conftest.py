@@ -24,7 +24,7 @@ from agent_room.demo.client_api import StandIn
 from tests.conftest import REPO, require_tool
 from tests.live import TURN as TURN  # noqa: PLC0414  (re-exported for the tier's tests)
 from tests.live import LiveRoom, mark_real
-from tests.tmux.conftest import wait_for
+from tests.poll import wait_for
 
 STARTUP = 60.0
 """Seconds a client may take to reach its prompt (several on this 2-core machine)."""

@@ -10,7 +10,7 @@ from typing import Any
 
 from tests.clients.conftest import STARTUP, client_binary
 from tests.conftest import Cli, require_tool
-from tests.tmux.conftest import wait_for
+from tests.poll import wait_for
 
 
 def test_a_mixed_demo_room_delivers_to_codex_and_gemini(cli: Cli, tmp_path: Path) -> None:

@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from agent_room.core.cycles import closes_cycle, cycle_warnings, find_path, render_cycle
+import pytest
+
+from agent_room.core.cycles import (
+    MAX_DEPTH,
+    closes_cycle,
+    cycle_edges,
+    cycle_warnings,
+    find_path,
+    render_cycle,
+    search,
+)
 
 
 def test_a_handover_back_to_the_sender_of_an_earlier_one_closes_a_cycle() -> None:
@@ -32,6 +42,41 @@ def test_loops_longer_than_the_depth_are_not_searched() -> None:
     assert closes_cycle(longer, "n12", "n0") is None  # beyond the default depth
 
 
+def _chain(steps: int) -> list[tuple[str, str]]:
+    """``n0 -> n1 -> ... -> n<steps>``: one handover per step."""
+    return [(f"n{i}", f"n{i + 1}") for i in range(steps)]
+
+
+@pytest.mark.parametrize("depth", [3, MAX_DEPTH])
+def test_a_path_of_exactly_the_depth_in_steps_is_found_and_one_step_more_is_not(
+    depth: int,
+) -> None:
+    """The limit counts steps (edges): a path of ``depth`` steps, ``depth + 1`` agents."""
+    graph: dict[str, set[str]] = {}
+    for source, target in _chain(depth + 1):
+        graph.setdefault(source, set()).add(target)
+    at_limit = tuple(f"n{i}" for i in range(depth + 1))
+    assert find_path(graph, "n0", f"n{depth}", depth) == at_limit
+    assert find_path(graph, "n0", f"n{depth + 1}", depth) is None
+    assert search(lambda node: graph.get(node, ()), "n0", f"n{depth}", depth) == at_limit
+    assert search(lambda node: graph.get(node, ()), "n0", f"n{depth + 1}", depth) is None
+
+
+@pytest.mark.parametrize("depth", [3, MAX_DEPTH])
+def test_a_loop_back_over_exactly_the_depth_of_handovers_is_found_and_one_longer_is_not(
+    depth: int,
+) -> None:
+    """A handover closes a loop when ``depth`` earlier handovers (at most) lead back to
+    its sender: the loop then has ``depth + 1`` handovers with the new one."""
+    at_limit = _chain(depth)
+    loop = closes_cycle(at_limit, f"n{depth}", "n0", depth)
+    assert loop == (f"n{depth}", *(f"n{i}" for i in range(depth + 1)))
+    assert closes_cycle(_chain(depth + 1), f"n{depth + 1}", "n0", depth) is None
+    pending = [(depth + 1, f"n{depth}", "n0")]
+    recent = [(i + 1, s, r) for i, (s, r) in enumerate(at_limit)] + pending
+    assert cycle_warnings(pending, recent, depth) == {depth + 1: loop}
+
+
 def test_find_path_handles_cycles_in_the_graph() -> None:
     graph = {"a": {"b"}, "b": {"a", "c"}, "c": set()}
     assert find_path(graph, "a", "c") == ("a", "b", "c")
@@ -53,8 +98,6 @@ def test_render() -> None:
 
 
 def test_search_asks_only_for_the_nodes_it_reaches() -> None:
-    from agent_room.core.cycles import cycle_edges, search
-
     asked: list[str] = []
     graph = {"b": ["c"], "c": ["a"], "x": ["y"]}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from agent_room.core.errors import BadInput
@@ -239,23 +239,48 @@ sessions_strategy = st.lists(
 )
 
 
-@given(sessions_strategy, words.map(" ".join), repos, st.booleans())
+near_strategy = st.lists(
+    st.builds(
+        session,
+        st.sampled_from(["n1", "n2", "n3"]),
+        words.map(" ".join),
+        repo=repos,
+        ago=st.floats(0, RESUME_WINDOW),
+        last=words.map(" ".join),
+        busy=st.booleans(),
+    ),
+    max_size=3,
+    unique_by=lambda s: s.session_id,
+)
+"""Sessions of this parent used within the window: without them a resume is drawn in
+about one example of fifty, and the checks of the one resumed would hardly ever run."""
+AUTH = session("n1", "auth token", last="auth token")
+
+
+@given(sessions_strategy, near_strategy, words.map(" ".join), repos, st.booleans())
+@example([], [AUTH], "auth token", BACKEND, False)  # the resume's checks run every time
+@example([session("s1", "auth token", busy=True)], [AUTH], "auth token", BACKEND, False)
 def test_a_resumed_session_always_qualifies(
-    sessions: list[IntercomSession], question: str, repo: str, force_new: bool
+    stored: list[IntercomSession],
+    near: list[IntercomSession],
+    question: str,
+    repo: str,
+    force_new: bool,
 ) -> None:
     """Whatever is stored: a resume is of this parent, this repository, used within the
     window, not busy and related; --new never resumes."""
+    sessions = stored + near
     decision = ask(sessions, question, repo=repo, force_new=force_new)
     assert decision.lines[0] == f"[Intercom] Using parent session: {PARENT}"
-    if decision.resume is None:
-        return
-    assert not force_new
-    chosen = next(s for s in sessions if s.session_id == decision.resume)
-    assert chosen.repo == repo
-    assert chosen.parent == PARENT
-    assert not chosen.busy
-    assert NOW - chosen.last_used_at <= RESUME_WINDOW
-    assert relatedness(question, chosen).related
+    if force_new:
+        assert decision.resume is None
+    for chosen in (s for s in sessions if s.session_id == decision.resume):
+        assert chosen.repo == repo
+        assert chosen.parent == PARENT
+        assert not chosen.busy
+        assert NOW - chosen.last_used_at <= RESUME_WINDOW
+        assert relatedness(question, chosen).related
+    assert decision.resume in (None, *(s.session_id for s in sessions))
 
 
 @given(sessions_strategy, words.map(" ".join), repos)

@@ -16,7 +16,7 @@ import pytest
 
 from agent_room.demo.conversation import AGENTS
 from tests.conftest import Cli, require_tool
-from tests.tmux.conftest import wait_for
+from tests.poll import wait_for
 
 SETTLE = 60.0
 """Seconds the demo may take to tell its story on a busy 2-core machine."""

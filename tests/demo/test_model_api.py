@@ -14,7 +14,7 @@ import pytest
 
 from agent_room.demo.conversation import PROMPTS
 from agent_room.demo.model_api import ModelApi, Reply, Rule, Script, latest_user
-from tests.tmux.conftest import wait_for
+from tests.poll import wait_for
 
 BASH = [{"name": "Bash", "input_schema": {"type": "object"}}]
 

@@ -15,7 +15,7 @@ import pytest
 
 from agent_room.demo.conversation import PROMPTS
 from tests.conftest import Cli, require_tool
-from tests.tmux.conftest import wait_for
+from tests.poll import wait_for
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from agent_room.store.sqlite import SqliteStore
 from tests.conftest import FIXTURES
 
 
@@ -54,6 +55,46 @@ class Hook:
         )
         out = proc.stdout.decode()
         return proc.returncode, (json.loads(out) if out.strip() else None), proc.stderr.decode()
+
+
+_TABLES = {
+    "sqlite": "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name",
+    "postgresql": "SELECT table_name FROM information_schema.tables"
+    " WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY 1",
+}
+
+
+def room_rows(home: Path) -> dict[str, list[str]]:
+    """Every row of every table of the room at ``home``, on either engine: what a hook
+    given bad input must leave as it found it."""
+    store = SqliteStore(home)
+    try:
+        tables = [str(r[0]) for r in store.conn.execute(_TABLES[store.engine]).fetchall()]
+        return {
+            table: sorted(repr(tuple(r)) for r in store.conn.execute(f"SELECT * FROM {table}"))
+            for table in tables
+        }
+    finally:
+        store.close()
+
+
+@pytest.fixture
+def seeded(hook: Hook, room_home: Path) -> Path:
+    """A room with one registered session, so that 'nothing changed' means something."""
+    code, _, err = hook(
+        "SessionStart",
+        fixture_payload("claude-code-2.1.330/hook-SessionStart-startup.json"),
+        env={"AGENT_ROOM_NAME": "backend"},
+    )
+    assert (code, err) == (0, "")
+    assert room_rows(room_home)["sessions"]
+    return room_home
+
+
+def one_logged_line(home: Path) -> str:
+    """The error log's one line (the test fails on none or more)."""
+    (line,) = (home / "errors.log").read_text().splitlines()
+    return line
 
 
 @pytest.fixture

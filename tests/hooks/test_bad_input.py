@@ -9,27 +9,7 @@ from pathlib import Path
 import pytest
 
 from agent_room.room import Room
-from tests.hooks.conftest import Hook, fixture_payload, new_session
-
-
-def _dump(room_home: Path) -> list[str]:
-    conn = sqlite3.connect(room_home / "room.db")
-    try:
-        return list(conn.iterdump())
-    finally:
-        conn.close()
-
-
-@pytest.fixture
-def seeded(hook: Hook, room_home: Path) -> Path:
-    """A room with one registered session, so that 'nothing changed' means something."""
-    hook(
-        "SessionStart",
-        fixture_payload("claude-code-2.1.330/hook-SessionStart-startup.json"),
-        env={"AGENT_ROOM_NAME": "backend"},
-    )
-    return room_home
-
+from tests.hooks.conftest import Hook, fixture_payload, new_session, one_logged_line, room_rows
 
 BIG = b"[" + b"0," * (5 << 20) + b"0]"
 """10 MiB that is no object: more than is read, and still refused with the reason."""
@@ -53,18 +33,16 @@ BIG = b"[" + b"0," * (5 << 20) + b"0]"
 def test_bad_payload_is_logged_and_changes_nothing(
     hook: Hook, seeded: Path, event: str, payload: bytes, logged: str
 ) -> None:
-    before = _dump(seeded)
+    before = room_rows(seeded)
     code, out, err = hook(event, payload)
     assert (code, out, err) == (0, None, "")
-    lines = (seeded / "errors.log").read_text().splitlines()
-    assert len(lines) == 1
-    assert logged in lines[0]
-    assert _dump(seeded) == before
+    assert logged in one_logged_line(seeded)
+    assert room_rows(seeded) == before
 
 
 @pytest.mark.sqlite
 def test_locked_room_is_logged_and_the_agent_goes_on(hook: Hook, seeded: Path) -> None:
-    before = _dump(seeded)
+    before = room_rows(seeded)
     blocker = sqlite3.connect(seeded / "room.db", isolation_level=None)
     blocker.execute("BEGIN EXCLUSIVE")
     try:
@@ -75,7 +53,7 @@ def test_locked_room_is_logged_and_the_agent_goes_on(hook: Hook, seeded: Path) -
     assert (code, out, err) == (0, None, "")
     (line,) = (seeded / "errors.log").read_text().splitlines()
     assert "locked" in line or "busy" in line
-    assert _dump(seeded) == before
+    assert room_rows(seeded) == before
 
 
 @pytest.mark.sqlite
@@ -97,11 +75,14 @@ def test_unsafe_room_is_left_alone(hook: Hook, room_home: Path) -> None:
     assert list(room_home.iterdir()) == []  # not even a log: the room is not ours to write
 
 
-def test_session_end_for_an_unknown_session_is_harmless(hook: Hook, room_home: Path) -> None:
-    code, _, _ = hook("SessionEnd", new_session("SessionEnd", reason="other"))
-    assert code == 0
-    room = Room.open({"AGENT_ROOM_HOME": str(room_home)})
-    assert room.store.members() == []
+def test_session_end_for_an_unknown_session_is_harmless(hook: Hook, seeded: Path) -> None:
+    before = room_rows(seeded)
+    code, out, err = hook("SessionEnd", new_session("SessionEnd", reason="other"))
+    assert (code, out, err) == (0, None, "")
+    assert not (seeded / "errors.log").exists()  # a session the room never saw: no fault
+    assert room_rows(seeded) == before
+    room = Room.open({"AGENT_ROOM_HOME": str(seeded)})
+    assert [m["name"] for m in room.store.members()] == ["backend"]
     room.close()
 
 

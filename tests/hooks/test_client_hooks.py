@@ -16,6 +16,7 @@ from agent_room.core.clients import CLIENTS
 from agent_room.core.prompts import nudge_text
 from agent_room.room import Room
 from tests.conftest import FIXTURES
+from tests.hooks.conftest import one_logged_line, room_rows
 
 CODEX = FIXTURES / "codex-0.169.0"
 HOOK = (sys.executable, "-m", "agent_room", "hook", "--client")
@@ -160,9 +161,50 @@ def test_an_event_the_client_does_not_install_is_logged_and_ignored(fire: Fire) 
         timeout=30,
         check=False,
     )
-    assert (proc.returncode, proc.stdout) == (0, b"")
-    assert "codex PreToolUse: unknown Codex CLI event" in (fire.home / "errors.log").read_text()
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+    assert "codex PreToolUse: unknown Codex CLI event" in one_logged_line(fire.home)
     assert fire.state() == "absent"
+
+
+STARTS = {
+    "codex": CODEX / "hooks-exec" / "codex-exec-SessionStart.json",
+    "gemini": GEMINI / "hooks-tui" / "gemini-tui-SessionStart-startup.json",
+}
+TURN_ENDS = {"codex": "Stop", "gemini": "AfterAgent"}
+"""Each client's own name of the event that ends a turn."""
+
+
+@pytest.mark.parametrize("kind", sorted(STARTS))
+@pytest.mark.parametrize(
+    ("event", "payload", "logged"),
+    [
+        ("end", b"", "empty stdin"),
+        ("end", b"{not json", "invalid JSON"),
+        ("end", b"[1, 2]", "not a JSON object"),
+        ("end", b'{"session_id": 42}', "not a string"),
+        ("Frobnicate", b'{"session_id": "5e55-0000"}', "unknown"),
+    ],
+    ids=["empty", "invalid", "array", "type", "unknown"],
+)
+def test_bad_input_from_a_client_is_one_logged_line_and_changes_nothing(
+    fire: Fire, kind: str, event: str, payload: bytes, logged: str
+) -> None:
+    event = TURN_ENDS[kind] if event == "end" else event
+    fire(kind, STARTS[kind])
+    before = room_rows(fire.home)
+    proc = subprocess.run(
+        [*HOOK, kind, event],
+        input=payload,
+        capture_output=True,
+        env={"PATH": "/usr/bin:/bin", "AGENT_ROOM_HOME": str(fire.home)},
+        timeout=30,
+        check=False,
+    )
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+    line = one_logged_line(fire.home)
+    assert f"{kind} {event}" in line
+    assert logged in line
+    assert room_rows(fire.home) == before
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.hooks.conftest import Hook, new_session
+from tests.hooks.conftest import Hook, new_session, room_rows
 
 ACTED_ON = re.compile(rb"[\x00-\x09\x0b-\x1f\x7f]|\xc2[\x80-\x9f]|\xe2\x80[\x8e\x8f\xaa-\xae]")
 """Control bytes (but the newline ending a record), UTF-8 C1 and bidi controls."""
@@ -27,29 +27,35 @@ def _records(room_home: Path) -> list[bytes]:
     return raw.splitlines()
 
 
-def test_a_hostile_event_name_gives_one_escaped_record(hook: Hook, room_home: Path) -> None:
+def test_a_hostile_event_name_gives_one_escaped_record(hook: Hook, seeded: Path) -> None:
+    before = room_rows(seeded)
     event = "Stop\x1b]2;pwned\x07\x1b[2J\r" + FORGED
     code, out, err = hook(event, new_session("Stop"))
     assert (code, out, err) == (0, None, "")
-    (record,) = _records(room_home)
+    assert room_rows(seeded) == before
+    (record,) = _records(seeded)
     assert not ACTED_ON.search(record)
     assert b"hook Stop\\x1b]2;pwned\\x07\\x1b[2J\\r\\n2026-01-01" in record
 
 
-def test_hostile_payload_text_is_escaped_too(hook: Hook, room_home: Path) -> None:
+def test_hostile_payload_text_is_escaped_too(hook: Hook, seeded: Path) -> None:
+    before = room_rows(seeded)
     payload = new_session("Stop")
     payload["hook_event_name"] = "Stop\u202e\x9b2J\t" + FORGED
-    code, _, _ = hook("Stop", json.dumps(payload).encode())
-    assert code == 0
-    (record,) = _records(room_home)
+    code, out, err = hook("Stop", json.dumps(payload).encode())
+    assert (code, out, err) == (0, None, "")
+    assert room_rows(seeded) == before
+    (record,) = _records(seeded)
     assert not ACTED_ON.search(record)
     assert b"payload is for Stop\\u202e\\x9b2J\\t\\n2026-01-01" in record
 
 
 def test_an_undecodable_event_name_is_logged_not_raised(
-    room_home: Path, agent_proc: subprocess.Popen[bytes]
+    seeded: Path, agent_proc: subprocess.Popen[bytes]
 ) -> None:
     """argv that is not UTF-8 arrives as lone surrogates: still one line, still exit 0."""
+    room_home = seeded
+    before = room_rows(room_home)
     env = {
         "PATH": "/usr/bin:/bin",
         "HOME": str(room_home.parent),
@@ -66,14 +72,16 @@ def test_an_undecodable_event_name_is_logged_not_raised(
         check=False,
     )
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+    assert room_rows(room_home) == before
     (record,) = _records(room_home)
     assert b"hook Stop\\udcff\\x1b:" in record
 
 
 def test_a_hard_linked_log_is_never_written_through(
-    hook: Hook, room_home: Path, tmp_path: Path
+    hook: Hook, seeded: Path, tmp_path: Path
 ) -> None:
-    room_home.mkdir(mode=0o700, exist_ok=True)
+    room_home = seeded
+    rows = room_rows(room_home)
     victim = tmp_path / "victim.txt"
     victim.write_bytes(b"precious\n" * 200_000)  # over the log's size limit: no truncating
     victim.chmod(0o600)
@@ -83,6 +91,7 @@ def test_a_hard_linked_log_is_never_written_through(
     assert (code, out, err) == (0, None, "")
     assert victim.read_bytes() == before
     assert victim.stat().st_nlink == 2
+    assert room_rows(room_home) == rows
 
 
 def test_a_plain_log_still_takes_records(hook: Hook, room_home: Path) -> None:

@@ -4,6 +4,7 @@ then healed by the deliverer, see ``tests/tmux/test_heal_tmux.py``)."""
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 
@@ -11,8 +12,11 @@ import pytest
 
 from agent_room.hooks import HOOK_BUDGET, SESSION_END_BUDGET
 from agent_room.room import Room
+from agent_room.store.db import write_transaction
+from agent_room.store.sqlite import SqliteStore
 from tests.faults import write_lock_held
 from tests.hooks.conftest import Hook, fixture_payload
+from tests.pgcluster import Cluster
 
 START = 1.0
 """A hook process's start, on a loaded machine, beside its budget."""
@@ -45,6 +49,37 @@ def test_a_lock_that_passes_within_the_budget_loses_no_stop(
     with write_lock_held(room_home / "room.db", 3.4):  # past one attempt's busy timeout
         code, out, err = hook("Stop", fixture_payload("claude-code-2.1.330/hook-Stop.json"))
     assert (code, out, err) == (0, None, "")
+    assert _state(room_home, busy) == "idle"
+    assert not (room_home / "errors.log").exists()
+
+
+def test_the_writers_lock_held_past_one_attempt_loses_no_stop_on_either_engine(
+    either_engine: Cluster | None, hook: Hook, room_home: Path, busy: str
+) -> None:
+    """Another connection of the room in a write transaction past the hook's lock
+    timeout: the first attempt gives up, the second writes the Stop, on PostgreSQL (the
+    room's advisory lock) as on SQLite."""
+    del either_engine
+    holder = SqliteStore(room_home)
+    held = threading.Event()
+
+    def hold() -> None:
+        with write_transaction(holder.conn):
+            held.set()
+            time.sleep(3.4)  # past one attempt's lock timeout (3 s), within the budget
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    try:
+        assert held.wait(10)
+        started = time.monotonic()
+        code, out, err = hook("Stop", fixture_payload("claude-code-2.1.330/hook-Stop.json"))
+        took = time.monotonic() - started
+    finally:
+        thread.join()
+        holder.close()
+    assert (code, out, err) == (0, None, "")
+    assert took > 3.0  # it waited for the lock: nothing was written past it
     assert _state(room_home, busy) == "idle"
     assert not (room_home / "errors.log").exists()
 

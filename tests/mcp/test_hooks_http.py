@@ -14,6 +14,7 @@ import pytest
 from agent_room.mcp.serve import Serving
 from agent_room.room import Room
 from agent_room.room.access import http_hooks, mint, read_token, url
+from tests.hooks.conftest import one_logged_line, room_rows
 from tests.room.conftest import register
 
 
@@ -25,14 +26,16 @@ def sessions(room: Room) -> Room:
 
 
 def hook(
-    serving: Serving, token: str | None, event: str, payload: dict[str, Any]
+    serving: Serving, token: str | None, event: str, payload: dict[str, Any] | bytes
 ) -> tuple[int, bytes]:
+    """POST ``payload`` (an object, or the raw body) to the event's hook address."""
     assert serving.port is not None
     target = http_hooks(url(serving.port))["hooks"][event][0]["hooks"][0]["url"]  # type: ignore[index]
     headers = {"Content-Type": "application/json"}
     if token:
         headers["Authorization"] = f"Bearer {token}"
-    request = urllib.request.Request(target, json.dumps(payload).encode(), headers)
+    body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    request = urllib.request.Request(target, body, headers)
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
             return response.status, response.read()
@@ -86,11 +89,34 @@ def test_a_waiting_message_is_handed_over_in_the_hooks_answer(
 def test_no_secret_no_hook_and_no_registration_from_the_server(
     room_home: Path, served: Serving, sessions: Room
 ) -> None:
+    token = read_token(mint(str(room_home), "alpha"))
+    before = room_rows(room_home)
     status, _ = hook(served, None, "Stop", {"session_id": "s-alpha", "hook_event_name": "Stop"})
     assert status == 401
-    token = read_token(mint(str(room_home), "alpha"))
     stranger = prompt("s-unknown", "hello", "p-3")
     status, _ = hook(served, token, "UserPromptSubmit", stranger)
     assert status == 200  # a hook never breaks the agent: logged, left
     assert sessions.store.session("s-unknown") is None
-    assert "s-unknown of @alpha is not registered" in (room_home / "errors.log").read_text()
+    assert "s-unknown of @alpha is not registered" in one_logged_line(room_home)
+    assert room_rows(room_home) == before
+
+
+@pytest.mark.parametrize(
+    ("body", "logged"),
+    [
+        (b"{not json", "invalid JSON"),
+        (b"[1, 2]", "not a JSON object"),
+        (b'{"session_id": 42, "hook_event_name": "Stop"}', "not a string"),
+        (b'{"session_id": "s-alpha", "hook_event_name": "SessionStart"}', "is for SessionStart"),
+    ],
+    ids=["invalid", "array", "type", "mismatch"],
+)
+def test_bad_input_over_http_is_one_logged_line_and_changes_nothing(
+    room_home: Path, served: Serving, sessions: Room, body: bytes, logged: str
+) -> None:
+    token = read_token(mint(str(room_home), "alpha"))
+    before = room_rows(room_home)
+    status, _ = hook(served, token, "Stop", body)
+    assert status == 200  # a hook never breaks the agent
+    assert logged in one_logged_line(room_home)
+    assert room_rows(room_home) == before

@@ -34,9 +34,9 @@ import pytest
 from agent_room.demo.model_api import ModelApi, Reply, Script
 from tests.conftest import require_tool
 from tests.docs import quick_start
+from tests.poll import wait_for
 from tests.real.conftest import API_KEY, STARTUP, TURN, claude_binary
 from tests.real.model import Conversations
-from tests.tmux.conftest import wait_for
 
 REPOS = {"api": "code/api", "web": "code/web"}
 """The user's repositories, as the quick start names them."""

@@ -23,8 +23,8 @@ from agent_room.demo.model_api import ModelApi, Script
 from tests.conftest import REPO, require_tool
 from tests.live import TURN as TURN  # noqa: PLC0414  (re-exported for the tier's tests)
 from tests.live import LiveRoom, mark_real
+from tests.poll import wait_for
 from tests.real.model import Conversations
-from tests.tmux.conftest import wait_for
 
 API_KEY = "sk-ant-api03-standin-0123456789abcdefghijklmnop"
 STARTUP = 60.0

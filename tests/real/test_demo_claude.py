@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import Cli
+from tests.poll import wait_for
 from tests.real.conftest import STARTUP, claude_binary
-from tests.tmux.conftest import wait_for
 
 
 def _json(cli: Cli, env: dict[str, str], *args: str) -> Any:

@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 
 from agent_room.demo.model_api import ModelApi
+from tests.poll import wait_for
 from tests.real.conftest import API_KEY, PROMPT, STARTUP, TURN, claude_binary
 from tests.real.model import Conversations
-from tests.tmux.conftest import wait_for
 
 NAMES = ("api", "web")
 TODO = "Build the task list view (todo-5c1e)"

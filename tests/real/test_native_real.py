@@ -13,8 +13,8 @@ import pytest
 
 from agent_room.demo.model_api import Reply, Script
 from tests.conftest import REPO, require_tool
+from tests.poll import wait_for
 from tests.real.conftest import PROMPT, TURN, RealRoom
-from tests.tmux.conftest import wait_for
 
 OLD_CLAUDE = REPO / ".tools" / "claude-code-2.1.197" / "node_modules" / ".bin" / "claude"
 """The last pinned client without the messaging socket (``.ci/setup`` installs it)."""

@@ -7,12 +7,12 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from agent_room.room import Room
+from tests.poll import wait_for
 
 SENDERS = 20
 PER_SENDER = 500
@@ -73,12 +73,11 @@ def test_writer_killed_mid_write_leaves_a_valid_store(room: Room, room_home: Pat
     for name in RECIPIENTS:
         room.join(name)
     proc = _spawn(room_home, "killed", 1_000_000, pad=50_000)
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        count = room.store.conn.execute("SELECT count(*) FROM messages").fetchone()[0]
-        if count >= 20:
-            break
-        time.sleep(0.02)
+    wait_for(
+        lambda: room.store.conn.execute("SELECT count(*) FROM messages").fetchone()[0] >= 20,
+        timeout=20,
+        step=0.02,
+    )
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=10)
     assert proc.returncode == -signal.SIGKILL

@@ -25,7 +25,7 @@ from agent_room.store.urls import has_password
 from agent_room.workers.wakeup import RoomWatch
 from tests.conftest import Cli, write_room_conf
 from tests.pgcluster import Cluster
-from tests.tmux.conftest import wait_for
+from tests.poll import wait_for
 
 
 class Probe:

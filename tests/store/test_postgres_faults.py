@@ -24,6 +24,7 @@ from tests.conftest import Cli, throwaway_cluster, write_room_conf
 from tests.fakes import IdleMux
 from tests.hooks.conftest import Hook, new_session
 from tests.pgcluster import Cluster
+from tests.poll import wait_for
 
 
 @pytest.fixture(scope="module")
@@ -112,15 +113,14 @@ def test_a_workers_connection_comes_back_with_the_server(
             room.store.members()
     finally:
         own_cluster.start()
-    deadline = time.monotonic() + 10
-    while True:
+
+    def members() -> list[str] | None:
         try:
-            assert [m["name"] for m in room.store.members()] == ["api"]
-            break
+            return [m["name"] for m in room.store.members()]
         except sqlite3.OperationalError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.2)
+            return None  # not back yet
+
+    assert wait_for(members, step=0.2, what="the server back") == ["api"]
     room.close()
 
 
@@ -225,7 +225,6 @@ def test_ten_seconds_without_the_server_lose_nothing(
     the watcher goes on and resumes by itself; every message acknowledged before or
     after is typed exactly once."""
     from agent_room.workers.deliverer import Deliverer
-    from tests.tmux.conftest import wait_for
     from tests.ui.seed import AliveProbe
 
     home = tmp_path / "room"

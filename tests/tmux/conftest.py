@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,18 +17,6 @@ STANDIN = REPO / "tests" / "standin_agent.py"
 @pytest.fixture(autouse=True)
 def _need_tmux() -> None:
     require_tool(shutil.which("tmux") is not None, "tmux")
-
-
-def wait_for(check: Callable[[], object], timeout: float = 10.0, step: float = 0.05) -> object:
-    """Poll ``check`` until it returns something truthy (libtmux's retry_until, with a value)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {check}")
-        time.sleep(step)
 
 
 def agent_command(room_home: Path, name: str, *extra: str) -> str:

@@ -14,7 +14,8 @@ from agent_room.adapters.processes import SystemProbe
 from agent_room.adapters.tmux import Tmux
 from agent_room.room import Room
 from agent_room.workers.deliverer import Deliverer, delivery_lease
-from tests.tmux.conftest import agent_command, wait_for
+from tests.poll import wait_for
+from tests.tmux.conftest import agent_command
 
 
 def screen(pane: libtmux.Pane) -> str:

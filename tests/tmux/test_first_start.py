@@ -13,7 +13,7 @@ import libtmux
 import pytest
 
 from tests.conftest import Cli
-from tests.tmux.conftest import wait_for
+from tests.poll import wait_for
 from tests.tmux.test_launcher import FAKE_CLAUDE, _sessions, _socket
 
 SECRET = "sk-test-not-on-any-command-line-5e1f"

@@ -19,7 +19,8 @@ import pytest
 
 from agent_room.room import Room
 from tests.faults import write_lock_held
-from tests.tmux.conftest import agent_command, wait_for
+from tests.poll import wait_for
+from tests.tmux.conftest import agent_command
 from tests.tmux.test_delivery_tmux import screen
 
 LOCK_SECONDS = 10.0

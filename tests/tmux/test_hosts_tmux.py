@@ -21,7 +21,8 @@ from agent_room.ui.widgets.handovers import HandoverQueue
 from agent_room.workers.deliverer import Deliverer
 from tests.conftest import write_room_conf
 from tests.pgcluster import Cluster
-from tests.tmux.conftest import agent_command, wait_for
+from tests.poll import wait_for
+from tests.tmux.conftest import agent_command
 from tests.ui.conftest import live_settings, until
 
 

@@ -14,7 +14,8 @@ import pytest
 
 from agent_room.plugin import plugin_dir
 from tests.conftest import Cli
-from tests.tmux.conftest import STANDIN, wait_for
+from tests.poll import wait_for
+from tests.tmux.conftest import STANDIN
 
 STANDIN_ARGS = ("--agent", "command", "--", sys.executable, str(STANDIN))
 

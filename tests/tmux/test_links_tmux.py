@@ -23,7 +23,8 @@ from agent_room.room.links import Links
 from agent_room.workers.deliverer import Deliverer
 from agent_room.workers.injector import Injector
 from tests.conftest import Cli
-from tests.tmux.conftest import agent_command, wait_for
+from tests.poll import wait_for
+from tests.tmux.conftest import agent_command
 
 LONG = 60.0
 """Timeout for waits that span several turns of two agents."""

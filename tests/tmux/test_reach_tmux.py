@@ -23,7 +23,7 @@ from agent_room.adapters.reach import TmuxChannel
 from agent_room.room import Room
 from agent_room.workers.notifier import Notifier
 from tests.conftest import REPO, Cli
-from tests.tmux.conftest import wait_for
+from tests.poll import wait_for
 
 pytestmark = pytest.mark.tmux
 

@@ -9,7 +9,8 @@ from typing import Any
 import libtmux
 
 from tests.conftest import Cli
-from tests.tmux.conftest import agent_command, wait_for
+from tests.poll import wait_for
+from tests.tmux.conftest import agent_command
 
 
 def _who(cli: Cli) -> dict[str, dict[str, Any]]:

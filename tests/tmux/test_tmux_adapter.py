@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from agent_room.adapters import procfs
 from agent_room.adapters.tmux import PaneFacts, Tmux
 from agent_room.core.keys import MAX_TYPED, safe_line
-from tests.tmux.conftest import wait_for
+from tests.poll import wait_for
 
 
 def _cat_pane(server: libtmux.Server) -> tuple[str, str]:

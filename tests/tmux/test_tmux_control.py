@@ -14,7 +14,7 @@ import pytest
 from agent_room.adapters import tmux as tmux_adapter
 from agent_room.adapters.tmux import Tmux, TmuxError
 from agent_room.adapters.tmux_control import ControlClient, ControlUnavailable, quote
-from tests.tmux.conftest import wait_for
+from tests.poll import wait_for
 
 
 def _socket(server: libtmux.Server) -> str:

@@ -23,7 +23,7 @@ from agent_room.room import Room
 from agent_room.workers.memory import memory_lease
 from tests.conftest import Cli
 from tests.faults import corrupt_data_pages, tiny_disk, write_lock_held
-from tests.tmux.conftest import wait_for
+from tests.poll import wait_for
 from tests.tmux.test_delivery_tmux import screen, start_agent
 
 LOCK_SECONDS = 13.0

@@ -12,7 +12,7 @@ import libtmux
 from tests.cli.conftest import one_line_error
 from tests.conftest import Cli
 from tests.gitrepo import commit, git, make_repo
-from tests.tmux.conftest import wait_for
+from tests.poll import wait_for
 from tests.tmux.test_launcher import STANDIN_ARGS, _registered, _sessions, tmux_env
 
 __all__ = ["tmux_env"]  # the fixture, used by name

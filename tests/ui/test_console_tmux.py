@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import REPO, require_tool
 from tests.hooks.conftest import Hook, new_session
-from tests.tmux.conftest import wait_for
+from tests.poll import wait_for
 
 pytestmark = pytest.mark.tmux
 

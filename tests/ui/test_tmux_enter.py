@@ -11,7 +11,7 @@ import pytest
 
 from agent_room.adapters.tmux import Tmux, TmuxError
 from tests.conftest import require_tool
-from tests.tmux.conftest import wait_for
+from tests.poll import wait_for
 
 pytestmark = pytest.mark.tmux
 

@@ -14,7 +14,7 @@ from agent_room.room import Room
 from agent_room.room.links import Links
 from agent_room.workers import injector as injector_module
 from agent_room.workers.injector import SAFETY_INTERVAL, Injector
-from tests.tmux.conftest import wait_for
+from tests.poll import wait_for
 
 
 def open_room(home: Path) -> Room:

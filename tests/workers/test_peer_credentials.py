@@ -24,7 +24,7 @@ from agent_room.adapters.claude_peer import PeerSocket
 from agent_room.adapters.processes import SystemProbe
 from agent_room.adapters.procfs import read_stat
 from agent_room.core.native import Receipt
-from tests.tmux.conftest import wait_for
+from tests.poll import wait_for
 
 SENDER = """
 import socket, sys

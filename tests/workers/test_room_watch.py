@@ -18,7 +18,7 @@ from agent_room.workers.wakeup import STOP_CHECK, RoomWatch
 from tests.conftest import write_room_conf
 from tests.fakes import FakeMux
 from tests.pgcluster import Cluster
-from tests.tmux.conftest import wait_for
+from tests.poll import wait_for
 
 
 def _watchers() -> int:

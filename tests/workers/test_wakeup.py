@@ -16,7 +16,7 @@ from agent_room.store.wake import WAKE_NAME, poke
 from agent_room.workers.deliverer import Deliverer
 from agent_room.workers.wakeup import WakeListener
 from tests.fakes import FakeMux
-from tests.tmux.conftest import wait_for
+from tests.poll import wait_for
 
 
 @pytest.fixture

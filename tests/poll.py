@@ -1,0 +1,33 @@
+"""The one poller of the tests: wait until a check holds, or fail saying what was awaited.
+
+Real tmux servers, processes and databases answer in their own time, so a test waits
+for what it checks rather than sleeping. libtmux's ``retry_until`` returns only a bool;
+this one returns the check's value (``pane = wait_for(find_pane)``) and works outside
+the tmux tier too. A Textual app under a ``Pilot`` waits with ``tests.ui.conftest.until``
+instead: its checks need the app's event loop to run between tries.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+def wait_for(
+    check: Callable[[], T], timeout: float = 10.0, step: float = 0.05, what: str | None = None
+) -> T:
+    """``check()``'s first truthy value, tried every ``step`` seconds; an AssertionError
+    naming ``what`` (or the check) and its last value after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(
+                f"timed out after {timeout}s waiting for {what or check} (last: {value!r})"
+            )
+        time.sleep(step)
