@@ -51,7 +51,7 @@ from _common import (
 
 from agent_room.demo.model_api import ModelApi, Script
 from agent_room.room import Room
-from agent_room.store.links import LinkStore
+from agent_room.store.settings import SettingsStore
 from agent_room.workers.native import SETTING
 
 CLAUDE = ROOT / ".tools" / "claude-code" / "node_modules" / ".bin" / "claude"
@@ -97,7 +97,7 @@ def _event_at(room: Room, kind: str, after: float) -> float | None:
 
 def one_message(room: Room, transport: str, index: int) -> dict[str, float]:
     """Send one message over ``transport`` to an idle agent; its two latencies."""
-    LinkStore(room.store).save_settings({SETTING: transport}, at=time.time(), by="bench")
+    SettingsStore(room.store).save({SETTING: transport}, at=time.time(), by="bench")
     wait_until(lambda: _state(room, "frontend") == ("idle", False), timeout=60)
     sent_at = time.time()
     message_id = room.send("backend", "frontend", f"bench message {index} ({transport})")

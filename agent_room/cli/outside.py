@@ -60,15 +60,15 @@ def cmd_transport(args: argparse.Namespace) -> int:
     """Show or set the room's delivery transport (read by the deliverer on every pass)."""
     from agent_room.core.native import DEFAULT_PREFERENCE, Preference
     from agent_room.room import Room
-    from agent_room.store.links import LinkStore
+    from agent_room.store.settings import SettingsStore
     from agent_room.workers.native import SETTING
 
     room = Room.open(os.environ)
     try:
-        store = LinkStore(room.store)
+        store = SettingsStore(room.store)
         if args.mode is not None:
             value = None if args.mode == DEFAULT_PREFERENCE else args.mode
-            store.save_settings({SETTING: value}, at=room.clock(), by="operator")
+            store.save({SETTING: value}, at=room.clock(), by="operator")
         mode = Preference(store.settings().get(SETTING) or DEFAULT_PREFERENCE)
     finally:
         room.close()

@@ -24,7 +24,7 @@ from agent_room.room import Room
 from agent_room.room.budgets import Budgets
 from agent_room.room.usage import Usage
 from agent_room.room.usage_report import Reports, Summary
-from agent_room.store.links import LinkStore
+from agent_room.store.settings import SettingsStore
 
 READ_BUDGET = 3.0
 """Seconds ``usage`` spends reading what the watch has not read yet (a long backlog is
@@ -243,10 +243,10 @@ def cmd_budget_pair(args: argparse.Namespace) -> int:
     """Show or change the loop breaker's cost rate: two agents messaging each other."""
     room = Room.open(os.environ)
     try:
-        links = LinkStore(room.store)
+        links = SettingsStore(room.store)
         if args.rate is not None:
             limit, window = _rate(args.rate)
-            links.save_settings(
+            links.save(
                 {cost_rate.LIMIT_KEY: limit, cost_rate.WINDOW_KEY: window},
                 at=room.clock(),
                 by="operator",

@@ -39,9 +39,9 @@ class Checkpoints:
 
     def retention(self) -> tuple[int, float]:
         """Checkpoints kept per session, and for how many days."""
-        from agent_room.store.links import LinkStore
+        from agent_room.store.settings import SettingsStore
 
-        settings = LinkStore(self.store).settings()
+        settings = SettingsStore(self.store).settings()
         return (
             int(settings.get(KEEP_KEY, rules.KEEP_PER_SESSION)),
             float(settings.get(DAYS_KEY, rules.KEEP_DAYS)),
@@ -49,7 +49,7 @@ class Checkpoints:
 
     def set_retention(self, *, keep: int | None, days: float | None) -> None:
         """Change the retention (``None`` leaves a value as it is)."""
-        from agent_room.store.links import LinkStore
+        from agent_room.store.settings import SettingsStore
 
         values: dict[str, object] = {}
         if keep is not None:
@@ -57,7 +57,7 @@ class Checkpoints:
         if days is not None:
             values[DAYS_KEY] = days
         if values:
-            LinkStore(self.store).save_settings(values, at=self.room.clock(), by="operator")
+            SettingsStore(self.store).save(values, at=self.room.clock(), by="operator")
 
     def take(
         self,

@@ -40,6 +40,7 @@ from agent_room.room.links import notice
 from agent_room.room.loops import held_turns
 from agent_room.room.service import Room
 from agent_room.store.links import LinkStore
+from agent_room.store.settings import SettingsStore
 from agent_room.store.turn_breaker import TurnBreaker
 
 TYPE_CHECKING = False
@@ -59,7 +60,7 @@ class Crossings:
 
     def run_once(self) -> int:
         """One pass over every live link; return how many verdicts were written."""
-        settings = LinkSettings.from_mapping(self.store.settings())
+        settings = LinkSettings.from_mapping(SettingsStore(self.room.store).settings())
         written = 0
         for link in self.store.live_links_with_sessions():
             sides = [

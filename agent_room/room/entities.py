@@ -44,9 +44,9 @@ class Entities:
         self._threshold = threshold
 
     def _setting(self, key: str) -> Any:
-        from agent_room.store.links import LinkStore
+        from agent_room.store.settings import SettingsStore
 
-        return LinkStore(self.store).settings().get(key)
+        return SettingsStore(self.store).settings().get(key)
 
     @property
     def strategy(self) -> str:
@@ -65,7 +65,7 @@ class Entities:
 
     def configure(self, *, strategy: str | None, threshold: float | None) -> None:
         """Store the room's merge strategy and threshold (``None`` keeps a value)."""
-        from agent_room.store.links import LinkStore
+        from agent_room.store.settings import SettingsStore
 
         values: dict[str, object] = {}
         if strategy is not None:
@@ -75,7 +75,7 @@ class Entities:
                 raise BadInput(f"invalid threshold {threshold}: use a number above 0, up to 1")
             values[THRESHOLD_KEY] = threshold
         if values:
-            LinkStore(self.store).save_settings(values, at=self.room.clock(), by="operator")
+            SettingsStore(self.store).save(values, at=self.room.clock(), by="operator")
         self._strategy = self._threshold = None
 
     # -- mentions ---------------------------------------------------------------------

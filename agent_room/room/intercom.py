@@ -115,9 +115,9 @@ class Intercom:
 
     def settings(self) -> dict[str, int]:
         """``max_turns`` and ``session_limit``, the room's or the defaults."""
-        from agent_room.store.links import LinkStore
+        from agent_room.store.settings import SettingsStore
 
-        stored = LinkStore(self.room.store).settings()
+        stored = SettingsStore(self.room.store).settings()
         return {
             "max_turns": int(stored.get(MAX_TURNS_KEY, DEFAULT_MAX_TURNS)),
             "session_limit": int(stored.get(SESSION_LIMIT_KEY, DEFAULT_SESSION_LIMIT)),
@@ -125,14 +125,12 @@ class Intercom:
 
     def change_settings(self, *, max_turns: int | None, session_limit: int | None) -> None:
         """Store new defaults (the operator's)."""
-        from agent_room.store.links import LinkStore
+        from agent_room.store.settings import SettingsStore
 
         values = {MAX_TURNS_KEY: max_turns, SESSION_LIMIT_KEY: session_limit}
         values = {k: v for k, v in values.items() if v is not None}
         if values:
-            LinkStore(self.room.store).save_settings(
-                values, at=self.room.clock(), by=OPERATOR_PARENT
-            )
+            SettingsStore(self.room.store).save(values, at=self.room.clock(), by=OPERATOR_PARENT)
 
     # -- asking -----------------------------------------------------------------------
 

@@ -40,6 +40,7 @@ from agent_room.core.timers import (
 )
 from agent_room.room.base import RoomBase
 from agent_room.store.links import LinkStore
+from agent_room.store.settings import SettingsStore
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ class Links:
 
     def settings(self) -> LinkSettings:
         """The room's link settings, defaults for anything not set."""
-        return LinkSettings.from_mapping(self.store.settings())
+        return LinkSettings.from_mapping(SettingsStore(self.room.store).settings())
 
     def configure(
         self,
@@ -93,7 +94,7 @@ class Links:
                 raise BadInput("the sever grace is 0 to 86400 seconds")
             values["sever_grace"] = sever_grace
         if values:
-            self.store.save_settings(values, at=self.room.clock(), by=OPERATOR)
+            SettingsStore(self.room.store).save(values, at=self.room.clock(), by=OPERATOR)
         return self.settings()
 
     # -- opening and closing ----------------------------------------------------------

@@ -21,8 +21,8 @@ from agent_room.core.loops import (
 from agent_room.core.names import OPERATOR
 from agent_room.core.usage import over_text
 from agent_room.room.service import Room
-from agent_room.store.links import LinkStore
 from agent_room.store.loops import LoopStore
+from agent_room.store.settings import SettingsStore
 from agent_room.store.turn_breaker import TurnBreaker
 
 TYPE_CHECKING = False
@@ -45,7 +45,7 @@ class Loops:
         """Change the threshold (``per_edge`` 0 switches the loop breaker off)."""
         if not 0 <= per_edge <= 10_000 or not 0 < window <= 86400:
             raise BadInput("the loop breaker is N/SECONDS with N up to 10000, or off")
-        LinkStore(self.room.store).save_settings(
+        SettingsStore(self.room.store).save(
             {PER_EDGE_KEY: per_edge, WINDOW_KEY: window}, at=self.room.clock(), by=OPERATOR
         )
         return self.settings()
@@ -58,7 +58,7 @@ class Loops:
         """Change the turn breaker's limits (0 switches a count off)."""
         if not (0 <= agent <= 10_000 and 0 <= pair <= 10_000 and 0 < window <= 86400):
             raise BadInput("the turn breaker is AGENT/PAIR/SECONDS with counts up to 10000, or off")
-        LinkStore(self.room.store).save_settings(
+        SettingsStore(self.room.store).save(
             {TURNS_AGENT_KEY: agent, TURNS_PAIR_KEY: pair, TURN_WINDOW_KEY: window},
             at=self.room.clock(),
             by=OPERATOR,

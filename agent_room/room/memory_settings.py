@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from agent_room.core.memory import BUDGET_KEY, DEFAULT_BUDGET, check_budget
 from agent_room.core.names import OPERATOR
-from agent_room.store.links import LinkStore
+from agent_room.store.settings import SettingsStore
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 def settings(room: RoomBase) -> dict[str, int]:
     """``budget``: the room's, else the default."""
-    stored = LinkStore(room.store).settings()
+    stored = SettingsStore(room.store).settings()
     return {"budget": int(stored.get(BUDGET_KEY, DEFAULT_BUDGET))}
 
 
@@ -25,5 +25,5 @@ def change_settings(room: RoomBase, *, budget: int | None) -> dict[str, int]:
     """Store what is given (refused whole if a value is out of range); the settings now."""
     if budget is not None:
         values = {BUDGET_KEY: check_budget(budget)}
-        LinkStore(room.store).save_settings(values, at=room.clock(), by=OPERATOR)
+        SettingsStore(room.store).save(values, at=room.clock(), by=OPERATOR)
     return settings(room)

@@ -22,7 +22,7 @@ from agent_room.core.usage_records import ReadState, ask_records, records_of_lin
 from agent_room.room.budgets import Budgets
 from agent_room.room.service import Room
 from agent_room.store import usage as store_usage
-from agent_room.store.links import LinkStore
+from agent_room.store.settings import SettingsStore
 from agent_room.store.usage import Priced
 
 PROBLEM = "usage.problem"
@@ -50,7 +50,7 @@ class Usage:
 
     def overrides(self) -> dict[str, Price]:
         """The room's price overrides."""
-        return overrides_from(LinkStore(self.store).settings().get(PRICES_KEY))
+        return overrides_from(SettingsStore(self.store).settings().get(PRICES_KEY))
 
     def prices(self) -> Prices:
         """The prices now (the room's overrides read again)."""
@@ -70,7 +70,7 @@ class Usage:
                 raise BadInput(f"no price set for {model}")
         else:
             raw[model] = price.as_dict()
-        LinkStore(self.store).save_settings({PRICES_KEY: raw or None}, at=self.room.clock(), by=by)
+        SettingsStore(self.store).save({PRICES_KEY: raw or None}, at=self.room.clock(), by=by)
         prices = Prices(overrides_from(raw))
         if price is None and not prices.known(model):
             return 0  # no price any more: what was priced keeps the price it had

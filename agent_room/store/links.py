@@ -1,4 +1,4 @@
-"""Links, their per-turn verdicts and the room's settings, in SQLite.
+"""Links and their per-turn verdicts, in SQLite (the room's settings: ``store.settings``).
 
 Not mixed into ``SqliteStore``: the hooks import that class on every turn and never need
 any of this, so it is a separate class over the same connection. Each public method is
@@ -9,8 +9,6 @@ is a compare and set, so racing injectors or operators cannot both win.
 """
 
 from __future__ import annotations
-
-import json
 
 from agent_room.core.crossing import (
     CrossingNotices,
@@ -31,7 +29,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Callable, Sequence
-    from typing import Any
 
     from agent_room.store.sqlite_base import Row
     from agent_room.store.timers import Notices
@@ -39,29 +36,6 @@ if TYPE_CHECKING:
 
 class LinkStore(TimerStore):
     """Link (and timer) state of one room, on the connection of a ``SqliteStore``."""
-
-    # -- settings ---------------------------------------------------------------------
-
-    def settings(self) -> dict[str, Any]:
-        """The stored settings, decoded (missing keys are the defaults)."""
-        return {
-            key: json.loads(value)
-            for key, value in self.conn.execute("SELECT key, value FROM settings").fetchall()
-        }
-
-    def save_settings(self, values: dict[str, Any], *, at: float, by: str) -> None:
-        """Store settings (``None`` removes one: back to its default)."""
-        with write_transaction(self.conn) as conn:
-            for key, value in values.items():
-                if value is None:
-                    conn.execute("DELETE FROM settings WHERE key = ?", (key,))
-                else:
-                    conn.execute(
-                        "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key)"
-                        " DO UPDATE SET value = excluded.value",
-                        (key, json.dumps(value)),
-                    )
-            event(conn, at, "settings.changed", by, None, None, values)
 
     # -- links ------------------------------------------------------------------------
 

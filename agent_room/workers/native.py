@@ -37,8 +37,8 @@ from agent_room.core.native import (
 )
 from agent_room.core.prompts import nudge_text
 from agent_room.room.loops import prompt_refusal
-from agent_room.store.links import LinkStore
 from agent_room.store.native import NativeStore
+from agent_room.store.settings import SettingsStore
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ class NativeDelivery:
 
     def begin_pass(self, now: float) -> None:
         """Read the setting and record what came back to the room's socket."""
-        preference = LinkStore(self.store).settings().get(SETTING)
+        preference = SettingsStore(self.store).settings().get(SETTING)
         self.preference = str(preference or DEFAULT_PREFERENCE)
         logged = 0
         for item in self.transport.receipts():

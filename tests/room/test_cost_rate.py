@@ -12,7 +12,7 @@ from agent_room.room import Room
 from agent_room.room.loops import Loops
 from agent_room.room.usage_report import Reports
 from agent_room.store import usage as store_usage
-from agent_room.store.links import LinkStore
+from agent_room.store.settings import SettingsStore
 from agent_room.store.usage import Priced
 
 
@@ -45,13 +45,13 @@ def test_a_pair_spending_fast_while_messaging_each_other_is_held(linked: Room) -
 
 
 def test_the_cost_rate_is_a_setting_and_off_at_zero(linked: Room) -> None:
-    LinkStore(linked.store).save_settings(
+    SettingsStore(linked.store).save(
         {LIMIT_KEY: 0, WINDOW_KEY: 60}, at=linked.clock(), by="operator"
     )
     _spend(linked, "a", 1000.0, "1")
     linked.send_checked("b", "a", "x")
     assert linked.send_checked("a", "b", "y")[1] is None
-    LinkStore(linked.store).save_settings(
+    SettingsStore(linked.store).save(
         {LIMIT_KEY: 500, WINDOW_KEY: 60}, at=linked.clock(), by="operator"
     )
     assert linked.send_checked("a", "b", "z")[1] is not None

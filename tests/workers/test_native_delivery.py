@@ -32,8 +32,8 @@ from agent_room.room import Room
 from agent_room.room.delivery import receive
 from agent_room.room.registry import Registry, SessionFacts
 from agent_room.store.db import write_transaction
-from agent_room.store.links import LinkStore
 from agent_room.store.native import NativeStore
+from agent_room.store.settings import SettingsStore
 from agent_room.store.sqlite import SqliteStore
 from agent_room.workers.deliverer import Deliverer
 from agent_room.workers.native import SETTING, NativeDelivery
@@ -422,7 +422,7 @@ def test_a_socket_that_refuses_the_connection_falls_back_to_the_pane(
 def test_native_only_holds_with_the_reason_where_there_is_no_socket(
     room: Room, deliverer: Deliverer, client: Client, registry: Registry_, mux: ScriptedMux
 ) -> None:
-    LinkStore(room.store).save_settings({SETTING: "native"}, at=room.clock(), by="operator")
+    SettingsStore(room.store).save({SETTING: "native"}, at=room.clock(), by="operator")
     registry.protocol = 2  # a protocol the room does not know
     message_id = room.send("backend", "frontend", "hello")
     deliverer.run_once()
@@ -445,7 +445,7 @@ def test_a_message_waiting_at_registration_waits_for_the_socket(
 ) -> None:
     """The room's SessionStart comes before the client writes its registry entry: the
     message waits for the socket (bounded), and nothing is typed meanwhile."""
-    LinkStore(room.store).save_settings({SETTING: preference}, at=room.clock(), by="operator")
+    SettingsStore(room.store).save({SETTING: preference}, at=room.clock(), by="operator")
     registry.written = False
     message_id = room.send("backend", "frontend", "waiting at registration")
     deliverer.run_once()
@@ -483,7 +483,7 @@ def test_a_client_that_never_writes_its_entry_is_typed_to_after_the_wait(
 def test_tmux_only_never_touches_the_socket(
     room: Room, deliverer: Deliverer, client: Client, mux: ScriptedMux
 ) -> None:
-    LinkStore(room.store).save_settings({SETTING: "tmux"}, at=room.clock(), by="operator")
+    SettingsStore(room.store).save({SETTING: "tmux"}, at=room.clock(), by="operator")
     room.send("backend", "frontend", "hello")
     deliverer.run_once()
     assert [c[0] for c in mux.calls] == ["type_line"]
