@@ -151,8 +151,10 @@ class RoomConsole(App[int]):
         """The reader's last snapshot, before the code worker's findings are merged in."""
         self._code = CodeReading()
         self._wake = threading.Event()
-        self._read_asked = False
+        self._asked = threading.Event()
         """Read the room at the reader's next pass even if its change count stands still."""
+        self._injector_active = threading.Event()
+        """The console's injector is active (set on the main thread, from its status)."""
         self._stop = threading.Event()
         self._watch_stop: asyncio.Event | None = None
         self._deliver_stops: list[threading.Event] = []
@@ -291,7 +293,11 @@ class RoomConsole(App[int]):
         self.leave_when_clear(snapshot)
 
     def watch_statuses(self, statuses: dict[str, str]) -> None:
-        """Show the workers' states."""
+        """Show the workers' states; tell the reader whether the injector is active."""
+        if statuses.get("injector") == "active":
+            self._injector_active.set()
+        else:
+            self._injector_active.clear()
         for screen in self.screen_stack:
             if isinstance(screen, MainScreen):
                 screen.statuses = tuple(statuses.items())
@@ -421,10 +427,12 @@ class RoomConsole(App[int]):
         due = time.monotonic()
         while not (worker.is_cancelled or self._stop.is_set()):
             self._wake.clear()
-            asked, self._read_asked = self._read_asked, False
+            asked = self._asked.is_set()
+            if asked:
+                self._asked.clear()
             # the console's own injector, while active, checks the same processes as
             # often, and what it finds moves the room's change count
-            reader.registry = None if self.statuses.get("injector") == "active" else registry
+            reader.registry = None if self._injector_active.is_set() else registry
             timed = time.monotonic() >= due
             if timed:
                 due = time.monotonic() + safety
@@ -716,7 +724,7 @@ class RoomConsole(App[int]):
 
     def action_reread(self) -> None:
         """Read the room again now."""
-        self._read_asked = True
+        self._asked.set()
         self._wake.set()
 
     def action_restart_workers(self) -> None:

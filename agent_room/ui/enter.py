@@ -9,12 +9,15 @@ browser there is no tmux client to switch, so entering is refused there.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 from textual.app import App, SuspendNotSupported
 
 from agent_room.core.enter import Move, Plan, parent_note
 from agent_room.core.errors import RoomError
+from agent_room.plugin import claude_flags
+from agent_room.room.enter import Navigator, Where
 from agent_room.ui.messages import EnterPlanned, Notice, RefreshWanted
 from agent_room.ui.room_work import RoomWork
 from agent_room.ui.screens.modals import ConfirmScreen
@@ -22,7 +25,6 @@ from agent_room.ui.screens.modals import ConfirmScreen
 if TYPE_CHECKING:
     from agent_room.core.ports import Multiplexer, ProcessProbe
     from agent_room.room import Room
-    from agent_room.room.enter import Navigator, Where
 
 
 class Entering:
@@ -52,11 +54,6 @@ class Entering:
         return self._mux
 
     def _navigator(self, room: Room) -> Navigator:
-        import os
-
-        from agent_room.plugin import claude_flags
-        from agent_room.room.enter import Navigator
-
         claude = os.environ.get("AGENT_ROOM_CLAUDE") or "claude"
         return Navigator(room, self.mux, self._probe, claude=claude, claude_args=claude_flags())
 

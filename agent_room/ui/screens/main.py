@@ -30,7 +30,6 @@ from agent_room.ui.room_work import RoomWork
 from agent_room.ui.screens.checkpoints import CheckpointsScreen, Resume
 from agent_room.ui.screens.conflicts import ConflictsScreen, Decision
 from agent_room.ui.screens.modals import RenameScreen
-from agent_room.ui.screens.usage import UsageScreen
 from agent_room.ui.widgets.flow import FlowTimeline
 from agent_room.ui.widgets.handovers import HandoverPreview, HandoverQueue
 from agent_room.ui.widgets.sessions import SessionsTable
@@ -240,6 +239,9 @@ class MainScreen(Screen[None]):
 
     def action_usage(self) -> None:
         """What the agents spent: a plot over time and a table (its own screen)."""
+        # the plotting library costs the first paint a tenth: loaded when first asked for
+        from agent_room.ui.screens.usage import UsageScreen
+
         self.app.push_screen(UsageScreen(self._usage_view))
 
     def _usage_view(self, span: str, by: str) -> UsageView:
