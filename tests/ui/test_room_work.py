@@ -5,7 +5,6 @@ happened, and a job that changed the room asks for a re-read."""
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -47,11 +46,11 @@ class Host(App[int]):
     def __init__(self, home: Path) -> None:
         super().__init__()
         self.home = home
-        self.opened: list[Room] = []
+        self.opened: list[CountedRoom] = []
         self.work = RoomWork(self, self._open)
 
     def _open(self) -> Room:
-        room = Room(SqliteStore(self.home))
+        room = CountedRoom(SqliteStore(self.home))
         self.opened.append(room)
         return room
 
@@ -59,12 +58,18 @@ class Host(App[int]):
         yield Panel()
 
 
-def _closed(room: Room) -> bool:
-    try:
-        room.store.conn.execute("SELECT 1")
-    except sqlite3.ProgrammingError:
-        return True
-    return False
+class CountedRoom(Room):
+    """A real room that remembers being closed (on either engine)."""
+
+    closed = False
+
+    def close(self) -> None:
+        self.closed = True
+        super().close()
+
+
+def _closed(room: CountedRoom) -> bool:
+    return room.closed
 
 
 async def test_a_jobs_message_reaches_its_node_and_the_connection_is_closed(
