@@ -50,7 +50,7 @@ from agent_room.ui.room_work import RoomWork
 from agent_room.ui.screens.changes import ChangesScreen
 from agent_room.ui.screens.main import MainScreen
 from agent_room.ui.settings import DEFAULT_THEME, ConsoleSettings
-from agent_room.ui.themes import VARIABLE_DEFAULTS, load_themes, shipped_dir
+from agent_room.ui.themes import VARIABLE_DEFAULTS, register_themes
 from agent_room.ui.widgets.sessions import SessionsTable
 
 if TYPE_CHECKING:
@@ -160,8 +160,6 @@ class RoomConsole(App[int]):
         self._deliver_stops: list[threading.Event] = []
         self._shared_watch: RoomWatch | None = None
         self._background_started = False
-        self.decided = False
-        """Whether the operator decided a handover here (``--until-clear`` waits for one)."""
         self.work = RoomWork(self, self.open_room)
         """Blocking room work in thread workers, for the app and its screens."""
         self.entering = Entering(
@@ -169,7 +167,7 @@ class RoomConsole(App[int]):
         )
         """Entering a session: plan, confirm, switch or attach."""
         self.voice = OperatorVoice(self, self.work)
-        """Writing to agents as ``@operator``, and reading what they wrote back."""
+        """Deciding handovers, writing to agents as ``@operator``, reading their answers."""
         self._theme_problems = self._register_themes()
 
     @property
@@ -187,18 +185,8 @@ class RoomConsole(App[int]):
     def _register_themes(self) -> list[str]:
         """Register the shipped and user themes and pick one, before the first styling
         (a theme set after mount restyles every widget again); return the problems."""
-        shipped, errors = load_themes((shipped_dir(),), trusted=True)
-        for theme in shipped:
-            self.register_theme(theme)
-        users, user_errors = load_themes(tuple(Path(d) for d in self.settings.theme_dirs))
-        for theme in users:
-            self.register_theme(theme)
-            self.user_themes.add(theme.name)
-        problems = [*errors, *user_errors]
-        ours = {theme.name for theme in (*shipped, *users)}
-        for name in list(self.available_themes):  # Textual's own two dozen: not offered
-            if name not in ours and name != "textual-dark":  # the last resort, below
-                self.unregister_theme(name)
+        users, problems = register_themes(self, self.settings.theme_dirs)
+        self.user_themes.update(users)
         wanted = self.settings.theme
         if wanted not in self.available_themes:
             problems.append(f"no theme named {wanted!r}")
@@ -290,7 +278,8 @@ class RoomConsole(App[int]):
         for screen in self.screen_stack:
             if isinstance(screen, MainScreen):
                 screen.snapshot = snapshot
-        self.leave_when_clear(snapshot)
+        if self.settings.until_clear and self.voice.cleared(snapshot):
+            self.exit(0)
 
     def watch_statuses(self, statuses: dict[str, str]) -> None:
         """Show the workers' states; tell the reader whether the injector is active."""
@@ -632,38 +621,11 @@ class RoomConsole(App[int]):
 
     def action_approve(self) -> None:
         """Approve the highlighted handover."""
-        handover = self.main.queue.selected
-        if handover is None:
-            self.notify("No handover is waiting.", severity="warning")
-            return
-        self._decide(handover.id, None)
+        self.voice.approve(self.main.queue.selected)
 
     def action_reject(self) -> None:
         """Ask why, then reject the highlighted handover."""
-        handover = self.main.queue.selected
-        if handover is None:
-            self.notify("No handover is waiting.", severity="warning")
-            return
-
-        def rejected(reason: str | None) -> None:
-            if reason:
-                self._decide(handover.id, reason)
-
-        from agent_room.ui.screens.modals import RejectScreen
-
-        route = f"@{handover.sender} → @{handover.recipient}"
-        self.push_screen(RejectScreen(handover.id, route), rejected)
-
-    def _decide(self, handover_id: int, reason: str | None) -> None:
-        """Approve (no reason) or reject through the room service, in a thread."""
-        self.decided = True
-        self.work.run(partial(_decide, handover_id, reason), group="decide", refresh=True)
-
-    def leave_when_clear(self, snapshot: RoomSnapshot | None) -> None:
-        """In a popup opened ``--until-clear``: close once a decision left nothing pending."""
-        clear = snapshot is not None and snapshot.pending == 0
-        if self.settings.until_clear and self.decided and clear:
-            self.exit(0)
+        self.voice.reject(self.main.queue.selected)
 
     def action_write(self) -> None:
         """Write to the selected agent as ``@operator``."""
@@ -784,12 +746,3 @@ def _file_diff(name: str, path: str, room: Room) -> ChangesScreen.DiffReady:
     except RoomError as exc:
         patch = str(exc)
     return ChangesScreen.DiffReady(name, path, patch)
-
-
-def _decide(handover_id: int, reason: str | None, room: Room) -> Notice:
-    """Approve (no reason) or reject a handover; say which."""
-    if reason is None:  # the recipient is told how to take the code it carries
-        Worktrees(room, GitCli()).approve(handover_id)
-        return Notice(f"Handover #{handover_id} approved.")
-    room.reject(handover_id, reason)
-    return Notice(f"Handover #{handover_id} rejected.")

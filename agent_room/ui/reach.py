@@ -1,5 +1,6 @@
-"""``OperatorVoice``: the operator's reach from the console — writing to agents as
-``@operator`` and reading the messages agents wrote to ``@operator``.
+"""``OperatorVoice``: the operator's reach from the console — approving and rejecting
+handovers, writing to agents as ``@operator`` and reading the messages agents wrote to
+``@operator``.
 
 An object the app owns, given what it needs. Sends and reads run in thread workers
 through ``RoomWork``; what they find comes back as messages the app hands back here.
@@ -11,12 +12,16 @@ from typing import TYPE_CHECKING
 
 from textual.app import App
 
+from agent_room.adapters.git import GitCli
 from agent_room.core.attention import OPERATOR
+from agent_room.room.worktrees import Worktrees
 from agent_room.ui.messages import InboxRead, Notice
 from agent_room.ui.room_work import RoomWork
+from agent_room.ui.screens.modals import RejectScreen
 from agent_room.ui.screens.voice import OperatorInbox, WriteScreen
 
 if TYPE_CHECKING:
+    from agent_room.core.snapshot import HandoverRow, RoomSnapshot
     from agent_room.room import Room
 
 
@@ -26,6 +31,38 @@ class OperatorVoice:
     def __init__(self, app: App[int], work: RoomWork) -> None:
         self._app = app
         self._work = work
+        self.decided = False
+        """Whether the operator decided a handover here (``--until-clear`` waits for one)."""
+
+    def approve(self, handover: HandoverRow | None) -> None:
+        """Approve ``handover`` (the one highlighted)."""
+        if handover is None:
+            self._app.notify("No handover is waiting.", severity="warning")
+            return
+        self._decide(handover.id, None)
+
+    def reject(self, handover: HandoverRow | None) -> None:
+        """Ask why, then reject ``handover`` (the one highlighted)."""
+        if handover is None:
+            self._app.notify("No handover is waiting.", severity="warning")
+            return
+
+        def rejected(reason: str | None) -> None:
+            if reason:
+                self._decide(handover.id, reason)
+
+        route = f"@{handover.sender} → @{handover.recipient}"
+        self._app.push_screen(RejectScreen(handover.id, route), rejected)
+
+    def _decide(self, handover_id: int, reason: str | None) -> None:
+        self.decided = True
+        self._work.run(
+            lambda room: _decide(room, handover_id, reason), group="decide", refresh=True
+        )
+
+    def cleared(self, snapshot: RoomSnapshot | None) -> bool:
+        """A decision here left nothing pending (a popup opened ``--until-clear`` closes)."""
+        return self.decided and snapshot is not None and snapshot.pending == 0
 
     def write(self, name: str, about: str = "") -> None:
         """Ask what to write to ``name``, then send it as ``@operator``."""
@@ -62,3 +99,12 @@ def _inbox(room: Room) -> InboxRead | Notice:
     if not rows:
         return Notice("No message for you.")
     return InboxRead([(int(r["id"]), str(r["sender"]), str(r["body"])) for r in rows])
+
+
+def _decide(room: Room, handover_id: int, reason: str | None) -> Notice:
+    """Approve (no reason) or reject a handover; say which."""
+    if reason is None:  # the recipient is told how to take the code it carries
+        Worktrees(room, GitCli()).approve(handover_id)
+        return Notice(f"Handover #{handover_id} approved.")
+    room.reject(handover_id, reason)
+    return Notice(f"Handover #{handover_id} rejected.")
