@@ -1,10 +1,13 @@
 """``RoomConsole``: the full-screen console, and ``make_app``, its one constructor.
 
-The app owns the background workers and the decisions. A reader thread builds one
-frozen ``RoomSnapshot`` per change and posts it; the app swaps it into the main
-screen's reactive. The room's file watch wakes the reader on room changes; the delivery
-worker runs in its own thread. Workers never touch widgets: they post messages, and a
-worker that fails is reported and restarted, never fatal.
+The app owns the background workers and the objects that act for the operator:
+``RoomWork`` (blocking room work in thread workers), ``Entering`` (entering a session)
+and ``OperatorVoice`` (decisions, writing as ``@operator``). Screens post messages up
+(``EnterRequested``) and the app sets attributes down (the main screen's ``snapshot``
+and ``statuses``). A reader thread builds one frozen ``RoomSnapshot`` per change and
+posts it; the room's file watch wakes the reader on room changes; the delivery worker
+runs in its own thread. Workers never touch the app or a widget: they post messages,
+and a worker that fails is reported and restarted, never fatal.
 """
 
 from __future__ import annotations
