@@ -512,6 +512,8 @@ class RoomConsole(App[int]):
         self._run_leased("notifier", self._make_notifier)
 
     def _make_notifier(self, room: Room) -> LeasedWorker:
+        """The notifier on ``room``; its channel problems become toasts (posted: this runs
+        in the notifier's thread)."""
         from agent_room.ui.settings import NotifySettings
         from agent_room.workers.notifier import Notifier, build_channels
 
