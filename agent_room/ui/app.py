@@ -1,10 +1,13 @@
 """``RoomConsole``: the full-screen console, and ``make_app``, its one constructor.
 
-The app owns the background workers and the decisions. A reader thread builds one
-frozen ``RoomSnapshot`` per change and posts it; the app swaps it into the main
-screen's reactive. The room's file watch wakes the reader on room changes; the delivery
-worker runs in its own thread. Workers never touch widgets: they post messages, and a
-worker that fails is reported and restarted, never fatal.
+The app owns the background workers and the objects that act for the operator:
+``RoomWork`` (blocking room work in thread workers), ``Entering`` (entering a session)
+and ``OperatorVoice`` (decisions, writing as ``@operator``). Screens post messages up
+(``EnterRequested``) and the app sets attributes down (the main screen's ``snapshot``
+and ``statuses``). A reader thread builds one frozen ``RoomSnapshot`` per change and
+posts it; the room's file watch wakes the reader on room changes; the delivery worker
+runs in its own thread. Workers never touch the app or a widget: they post messages,
+and a worker that fails is reported and restarted, never fatal.
 """
 
 from __future__ import annotations
@@ -33,20 +36,25 @@ from agent_room.core.snapshot import with_code
 from agent_room.room.worktrees import Worktrees
 from agent_room.ui.code import CodeReading
 from agent_room.ui.commands import RoomCommands
+from agent_room.ui.enter import Entering
 from agent_room.ui.messages import (
     RETRYING,
     CodeReady,
+    EnterPlanned,
+    EnterRequested,
+    InboxRead,
+    Notice,
     RefreshWanted,
     SnapshotReady,
     WorkerStatus,
 )
-from agent_room.ui.reach import ReachMixin
+from agent_room.ui.reach import OperatorVoice
+from agent_room.ui.room_work import RoomWork
 from agent_room.ui.screens.changes import ChangesScreen
 from agent_room.ui.screens.main import MainScreen
 from agent_room.ui.settings import DEFAULT_THEME, ConsoleSettings
-from agent_room.ui.themes import VARIABLE_DEFAULTS, load_themes, shipped_dir
+from agent_room.ui.themes import VARIABLE_DEFAULTS, register_themes
 from agent_room.ui.widgets.sessions import SessionsTable
-from agent_room.ui.widgets.status import StatusBar
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -93,7 +101,7 @@ def _room_files(path: str) -> bool:
     return Path(path).name in {"room.db", "room.db-wal"}
 
 
-class RoomConsole(ReachMixin, App[int]):
+class RoomConsole(App[int]):
     """The agent-room console."""
 
     CSS_PATH = "app.tcss"
@@ -146,13 +154,23 @@ class RoomConsole(ReachMixin, App[int]):
         """The reader's last snapshot, before the code worker's findings are merged in."""
         self._code = CodeReading()
         self._wake = threading.Event()
-        self._read_asked = False
+        self._asked = threading.Event()
         """Read the room at the reader's next pass even if its change count stands still."""
+        self._injector_active = threading.Event()
+        """The console's injector is active (set on the main thread, from its status)."""
         self._stop = threading.Event()
         self._watch_stop: asyncio.Event | None = None
         self._deliver_stops: list[threading.Event] = []
         self._shared_watch: RoomWatch | None = None
         self._background_started = False
+        self.work = RoomWork(self, self.open_room)
+        """Blocking room work in thread workers, for the app and its screens."""
+        self.entering = Entering(
+            self, self.work, mux=mux, probe=probe, where=where, served=settings.served
+        )
+        """Entering a session: plan, confirm, switch or attach."""
+        self.voice = OperatorVoice(self, self.work)
+        """Deciding handovers, writing to agents as ``@operator``, reading their answers."""
         self._theme_problems = self._register_themes()
 
     @property
@@ -170,18 +188,8 @@ class RoomConsole(ReachMixin, App[int]):
     def _register_themes(self) -> list[str]:
         """Register the shipped and user themes and pick one, before the first styling
         (a theme set after mount restyles every widget again); return the problems."""
-        shipped, errors = load_themes((shipped_dir(),), trusted=True)
-        for theme in shipped:
-            self.register_theme(theme)
-        users, user_errors = load_themes(tuple(Path(d) for d in self.settings.theme_dirs))
-        for theme in users:
-            self.register_theme(theme)
-            self.user_themes.add(theme.name)
-        problems = [*errors, *user_errors]
-        ours = {theme.name for theme in (*shipped, *users)}
-        for name in list(self.available_themes):  # Textual's own two dozen: not offered
-            if name not in ours and name != "textual-dark":  # the last resort, below
-                self.unregister_theme(name)
+        users, problems = register_themes(self, self.settings.theme_dirs)
+        self.user_themes.update(users)
         wanted = self.settings.theme
         if wanted not in self.available_themes:
             problems.append(f"no theme named {wanted!r}")
@@ -215,7 +223,7 @@ class RoomConsole(ReachMixin, App[int]):
 
     def get_default_screen(self) -> MainScreen:
         """The room view is the console's base screen."""
-        return MainScreen(utc=self.settings.utc)
+        return MainScreen(self.work, home=self.settings.home, utc=self.settings.utc)
 
     def start_workers(self) -> None:
         """Start the workers once the first picture is on screen (they would only compete
@@ -273,13 +281,18 @@ class RoomConsole(ReachMixin, App[int]):
         for screen in self.screen_stack:
             if isinstance(screen, MainScreen):
                 screen.snapshot = snapshot
-        self.leave_when_clear(snapshot)
+        if self.settings.until_clear and self.voice.cleared(snapshot):
+            self.exit(0)
 
     def watch_statuses(self, statuses: dict[str, str]) -> None:
-        """Show the workers' states."""
+        """Show the workers' states; tell the reader whether the injector is active."""
+        if statuses.get("injector") == "active":
+            self._injector_active.set()
+        else:
+            self._injector_active.clear()
         for screen in self.screen_stack:
-            for bar in screen.query(StatusBar):
-                bar.statuses = tuple(statuses.items())
+            if isinstance(screen, MainScreen):
+                screen.statuses = tuple(statuses.items())
 
     def on_snapshot_ready(self, message: SnapshotReady) -> None:
         """The reader's newest picture; the code worker is woken when a turn ended."""
@@ -310,40 +323,32 @@ class RoomConsole(ReachMixin, App[int]):
         self.push_screen(ChangesScreen(self.code))
 
     def on_changes_screen_diff_wanted(self, message: ChangesScreen.DiffWanted) -> None:
-        """Read a file's patch in a thread."""
-        self._read_diff(message.name, message.path)
-
-    @work(thread=True, exclusive=True, group="diff", exit_on_error=False)
-    def _read_diff(self, name: str, path: str) -> None:
-        """One file's patch, with git, posted to the changes screen."""
-        room = self.open_room()
-        try:
-            patch = Worktrees(room, GitCli()).file_diff(name, path)
-        except RoomError as exc:
-            patch = str(exc)
-        finally:
-            room.close()
+        """Read a file's patch in a thread, for the changes screen that asked."""
         for screen in self.screen_stack:
             if isinstance(screen, ChangesScreen):
-                screen.post_message(ChangesScreen.DiffReady(name, path, patch))
+                self._read_diff(screen, message.name, message.path)
+
+    @work(thread=True, exclusive=True, group="diff", exit_on_error=False)
+    def _read_diff(self, screen: ChangesScreen, name: str, path: str) -> None:
+        """One file's patch, with git, posted to the changes screen (a room that cannot
+        be opened ends the worker quietly: the pane keeps its hint)."""
+        screen.post_message(self.work.read(partial(_file_diff, name, path)))
 
     @work(thread=True, exclusive=True, group="code", exit_on_error=False, name="code")
     def _read_code(self) -> None:
         """Read every agent's branch and changes with git when a turn ends (``ui.code``):
         git blocks, so never on the event loop, and never on a timer."""
         worker = get_current_worker()
-        room = self.open_room()
-        try:
-            self._code.run(
-                room,
-                lambda: worker.is_cancelled or self._stop.is_set(),
-                lambda code: self.post_message(CodeReady(code)),
-                lambda problem: self.call_from_thread(
-                    self.notify, problem, title="Code", severity="error"
+        self.work.read(
+            partial(
+                self._code.run,
+                stopped=lambda: worker.is_cancelled or self._stop.is_set(),
+                post=lambda code: self.post_message(CodeReady(code)),
+                report=lambda problem: self.post_message(
+                    Notice(problem, title="Code", severity="error")
                 ),
             )
-        finally:
-            room.close()
+        )
 
     def on_worker_status(self, message: WorkerStatus) -> None:
         """A worker reports its state; a new problem is also notified once."""
@@ -358,6 +363,24 @@ class RoomConsole(ReachMixin, App[int]):
         """Read the room again now."""
         self.action_reread()
 
+    def on_notice(self, message: Notice) -> None:
+        """A worker's toast."""
+        self.notify(
+            message.text, title=message.title, severity=message.severity, timeout=message.timeout
+        )
+
+    def on_enter_requested(self, message: EnterRequested) -> None:
+        """A screen asks to enter a session."""
+        self.entering.start(message.name)
+
+    def on_enter_planned(self, message: EnterPlanned) -> None:
+        """The plan is ready: refuse, confirm a resume, switch, or attach."""
+        self.entering.planned(message.plan)
+
+    def on_inbox_read(self, message: InboxRead) -> None:
+        """The operator's messages are read: show them."""
+        self.voice.show_inbox(message.found)
+
     def open_room(self) -> Room:
         """A fresh connection to the room, for one worker thread."""
         from agent_room.room import Room
@@ -371,14 +394,17 @@ class RoomConsole(ReachMixin, App[int]):
     def _read_room(self) -> None:
         """Read the room on a wake-up or every ``safety_interval`` (when something shown
         may have changed: ``Reading``); post changes."""
+        worker = get_current_worker()
+        self.work.read(partial(self._keep_reading, worker))
+
+    def _keep_reading(self, worker: Worker[None], room: Room) -> None:
+        """The reader's loop, on its own connection (``_read_room``)."""
         from agent_room.room.native import native_registry
         from agent_room.room.registry import Registry
         from agent_room.room.snapshot import SnapshotReader
         from agent_room.ui.reading import Reading
         from agent_room.workers.guard import Guard
 
-        worker = get_current_worker()
-        room = self.open_room()
         registry = Registry(room, self.probe) if self.settings.liveness else None
         native = native_registry(os.environ) if self.settings.liveness else None
         reader = SnapshotReader(
@@ -391,25 +417,24 @@ class RoomConsole(ReachMixin, App[int]):
         reading = Reading(reader)  # most wake-ups at rest change nothing shown
         safety = self.settings.safety_interval
         due = time.monotonic()
-        try:
-            while not (worker.is_cancelled or self._stop.is_set()):
-                self._wake.clear()
-                asked, self._read_asked = self._read_asked, False
-                # the console's own injector, while active, checks the same processes as
-                # often, and what it finds moves the room's change count
-                reader.registry = None if self.statuses.get("injector") == "active" else registry
-                timed = time.monotonic() >= due
-                if timed:
-                    due = time.monotonic() + safety
-                snapshot = guard.run(partial(reading.read, timed=timed, asked=asked))
-                if snapshot is not None:
-                    stale = last is not None and snapshot.taken_at - last.taken_at >= AGE_REFRESH
-                    if not snapshot.same_content(last) or stale:
-                        self.post_message(SnapshotReady(snapshot))
-                        last = snapshot
-                self._wake.wait(guard.pause(max(0.0, due - time.monotonic())))
-        finally:
-            room.close()
+        while not (worker.is_cancelled or self._stop.is_set()):
+            self._wake.clear()
+            asked = self._asked.is_set()
+            if asked:
+                self._asked.clear()
+            # the console's own injector, while active, checks the same processes as
+            # often, and what it finds moves the room's change count
+            reader.registry = None if self._injector_active.is_set() else registry
+            timed = time.monotonic() >= due
+            if timed:
+                due = time.monotonic() + safety
+            snapshot = guard.run(partial(reading.read, timed=timed, asked=asked))
+            if snapshot is not None:
+                stale = last is not None and snapshot.taken_at - last.taken_at >= AGE_REFRESH
+                if not snapshot.same_content(last) or stale:
+                    self.post_message(SnapshotReady(snapshot))
+                    last = snapshot
+            self._wake.wait(guard.pause(max(0.0, due - time.monotonic())))
 
     def _problems(self, name: str, recovered: str | None) -> Callable[[str | None], None]:
         """What a worker's guard reports: the problem in the status bar (and once as a
@@ -480,6 +505,40 @@ class RoomConsole(ReachMixin, App[int]):
         from agent_room.workers.memory import MemoryWorker
 
         self._run_leased("memory", lambda room: MemoryWorker(room, self.probe))
+
+    @work(thread=True, exclusive=True, group="notifier", exit_on_error=False, name="notifier")
+    def _notify_operator(self) -> None:
+        """The notifier: active while it holds the room's lease, else standing by."""
+        self._run_leased("notifier", self._make_notifier)
+
+    def _make_notifier(self, room: Room) -> LeasedWorker:
+        """The notifier on ``room``; its channel problems become toasts (posted: this runs
+        in the notifier's thread)."""
+        from agent_room.ui.settings import NotifySettings
+        from agent_room.workers.notifier import Notifier, build_channels
+
+        channels, problems = build_channels(self.settings.notify, room, self.where.socket)
+        if self.settings.notify.channels == NotifySettings().channels:
+            problems = []  # the defaults: no desktop here is no news (agent-room notify says)
+        for problem in problems:
+            self.post_message(
+                Notice(problem, title="Notifications", severity="warning", timeout=10)
+            )
+
+        def on_problem(channel: str, problem: str | None) -> None:
+            if problem is not None:
+                self.post_message(
+                    Notice(f"{channel}: {problem}", title="Notification failed", severity="error")
+                )
+
+        return Notifier(
+            room,
+            self.probe,
+            channels,
+            policy=self.settings.notify.policy(),
+            on_problem=on_problem,
+            git=GitCli() if self.settings.code else None,
+        )
 
     def _run_leased(
         self, name: str, make: Callable[[Room], LeasedWorker], *, watched: bool = False
@@ -567,46 +626,23 @@ class RoomConsole(ReachMixin, App[int]):
 
     def action_approve(self) -> None:
         """Approve the highlighted handover."""
-        handover = self.main.queue.selected
-        if handover is None:
-            self.notify("No handover is waiting.", severity="warning")
-            return
-        self._decide(handover.id, None)
+        self.voice.approve(self.main.queue.selected)
 
     def action_reject(self) -> None:
         """Ask why, then reject the highlighted handover."""
-        handover = self.main.queue.selected
-        if handover is None:
-            self.notify("No handover is waiting.", severity="warning")
+        self.voice.reject(self.main.queue.selected)
+
+    def action_write(self) -> None:
+        """Write to the selected agent as ``@operator``."""
+        row = self.main.sessions.selected
+        if row is None:
+            self.notify("No session selected.", severity="warning")
             return
+        self.voice.write(row.name)
 
-        def rejected(reason: str | None) -> None:
-            if reason:
-                self._decide(handover.id, reason)
-
-        from agent_room.ui.screens.modals import RejectScreen
-
-        route = f"@{handover.sender} → @{handover.recipient}"
-        self.push_screen(RejectScreen(handover.id, route), rejected)
-
-    @work(thread=True, group="decide", exit_on_error=False)
-    def _decide(self, handover_id: int, reason: str | None) -> None:
-        """Approve (no reason) or reject through the room service."""
-        room = self.open_room()
-        try:
-            self.decided = True
-            if reason is None:  # the recipient is told how to take the code it carries
-                Worktrees(room, GitCli()).approve(handover_id)
-                done = f"Handover #{handover_id} approved."
-            else:
-                room.reject(handover_id, reason)
-                done = f"Handover #{handover_id} rejected."
-            self.call_from_thread(self.notify, done)
-        except RoomError as exc:
-            self.call_from_thread(self.notify, str(exc), severity="error")
-        finally:
-            room.close()
-            self.post_message(RefreshWanted())
+    def action_operator_inbox(self) -> None:
+        """The messages agents wrote to ``@operator``; choosing one answers it."""
+        self.voice.read_inbox()
 
     def action_help(self) -> None:
         """The keys and what they do."""
@@ -640,13 +676,22 @@ class RoomConsole(ReachMixin, App[int]):
             if command.title != "Theme":
                 yield command
 
+    @property
+    def offered_themes(self) -> list[str]:
+        """The shipped themes and the user's, for the command palette."""
+        return [
+            name
+            for name in sorted(self.available_themes)
+            if name.startswith("agent-room") or name in self.user_themes
+        ]
+
     def action_use_theme(self, name: str) -> None:
         """Switch theme."""
         self.theme = name
 
     def action_reread(self) -> None:
         """Read the room again now."""
-        self._read_asked = True
+        self._asked.set()
         self._wake.set()
 
     def action_restart_workers(self) -> None:
@@ -697,3 +742,12 @@ def make_app(
     return RoomConsole(
         settings, mux=mux, probe=probe, where=where, snapshot=snapshot, code=code, **extra
     )
+
+
+def _file_diff(name: str, path: str, room: Room) -> ChangesScreen.DiffReady:
+    """One file's patch, with git (or why there is none), for the changes screen."""
+    try:
+        patch = Worktrees(room, GitCli()).file_diff(name, path)
+    except RoomError as exc:
+        patch = str(exc)
+    return ChangesScreen.DiffReady(name, path, patch)

@@ -36,7 +36,7 @@ class CodeReading:
         room: Room,
         stopped: Callable[[], bool],
         post: Callable[[CodeSnapshot], object],
-        report: Callable[[str], None],
+        report: Callable[[str], object],
     ) -> None:
         """Read on each wake-up until ``stopped()``; post what changed; report a fault
         once (the next wake-up tries again: a passing fault never ends the worker)."""

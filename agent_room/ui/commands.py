@@ -7,14 +7,11 @@ the footer can never disagree about what exists. Themes are offered by name too.
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING, cast
+from typing import Protocol, runtime_checkable
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from agent_room.ui.columns import SORT_KEYS
-
-if TYPE_CHECKING:
-    from agent_room.ui.app import RoomConsole
 
 ACTIONS: tuple[tuple[str, str, str], ...] = (
     ("Approve the highlighted handover", "app.approve", "a"),
@@ -42,18 +39,27 @@ ACTIONS: tuple[tuple[str, str, str], ...] = (
 """(title, action, key) of every console action."""
 
 
+@runtime_checkable
+class OffersThemes(Protocol):
+    """An app that says which of its themes the palette offers (the console does)."""
+
+    @property
+    def offered_themes(self) -> list[str]:
+        """Theme names, in the order offered."""
+        ...
+
+
 class RoomCommands(Provider):
     """Every console action, sort order and theme."""
 
     def _commands(self) -> list[tuple[str, str, str]]:
-        app = cast("RoomConsole", self.app)
         found = list(ACTIONS)
         found += [(f"Sort sessions by {key}", f"app.sort_by('{key}')", "s") for key in SORT_KEYS]
-        found += [
-            (f"Theme: {name}", f"app.use_theme('{name}')", "")
-            for name in sorted(app.available_themes)
-            if name.startswith("agent-room") or name in app.user_themes
-        ]
+        if isinstance(self.app, OffersThemes):
+            found += [
+                (f"Theme: {name}", f"app.use_theme('{name}')", "")
+                for name in self.app.offered_themes
+            ]
         return found
 
     def _run(self, action: str) -> None:

@@ -1,146 +1,146 @@
-"""Entering a session from the console: plan in a thread, confirm, then go.
+"""``Entering``: entering a session from the console — plan in a thread, confirm, go.
 
-Mixed into the app. The plan is ``room.enter``'s (the same as ``agent-room enter``);
-a switch runs in a thread worker, an attach suspends the console on the main thread
-until the user detaches, and a resume asks first.
+An object the app owns, given what it needs. The plan is ``room.enter``'s (the same as
+``agent-room enter``) and is made in a thread worker that posts ``EnterPlanned``; the
+app hands that message back here. A switch runs in a thread worker, an attach suspends
+the console on the main thread until the user detaches, and a resume asks first. In a
+browser there is no tmux client to switch, so entering is refused there.
 """
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
-from textual import work
-from textual.app import SuspendNotSupported
+from textual.app import App, SuspendNotSupported
 
 from agent_room.core.enter import Move, Plan, parent_note
 from agent_room.core.errors import RoomError
-from agent_room.ui.messages import EnterPlanned, RefreshWanted
+from agent_room.plugin import claude_flags
+from agent_room.room.enter import Navigator, Where
+from agent_room.ui.messages import EnterPlanned, Notice, RefreshWanted
+from agent_room.ui.room_work import RoomWork
+from agent_room.ui.screens.modals import ConfirmScreen
 
 if TYPE_CHECKING:
-    from textual.app import App
-
     from agent_room.core.ports import Multiplexer, ProcessProbe
     from agent_room.room import Room
-    from agent_room.room.enter import Navigator, Where
-
-    _Base = App[int]
-else:
-    _Base = object
 
 
-class EnterMixin(_Base):
+class Entering:
     """Enter / resume for the console app."""
 
-    probe: ProcessProbe
-    where: Where
+    def __init__(
+        self,
+        app: App[int],
+        work: RoomWork,
+        *,
+        mux: Multiplexer | None,
+        probe: ProcessProbe,
+        where: Where,
+        served: bool,
+    ) -> None:
+        self._app = app
+        self._work = work
+        self._mux = mux
+        self._probe = probe
+        self._where = where
+        self._served = served
 
-    if TYPE_CHECKING:
-
-        @property
-        def mux(self) -> Multiplexer:
-            """The multiplexer port."""
-            ...
-
-        def open_room(self) -> Room:
-            """A fresh connection for one worker thread."""
-            ...
+    @property
+    def mux(self) -> Multiplexer:
+        """The multiplexer port (tmux)."""
+        assert self._mux is not None
+        return self._mux
 
     def _navigator(self, room: Room) -> Navigator:
-        import os
-
-        from agent_room.plugin import claude_flags
-        from agent_room.room.enter import Navigator
-
         claude = os.environ.get("AGENT_ROOM_CLAUDE") or "claude"
-        return Navigator(room, self.mux, self.probe, claude=claude, claude_args=claude_flags())
+        return Navigator(room, self.mux, self._probe, claude=claude, claude_args=claude_flags())
 
-    def start_enter(self, name: str) -> None:
+    def start(self, name: str) -> None:
         """Plan entering the session ``name`` (in a thread: SQLite and tmux block)."""
-        self._enter_plan(name)
+        if self._served:
+            self._app.notify(
+                "Entering an agent needs a terminal: run agent-room enter NAME in tmux.",
+                severity="warning",
+            )
+            return
+        self._work.run(lambda room: self.plan(room, name), group="enter", exclusive=True)
 
-    @work(thread=True, group="enter", exclusive=True, exit_on_error=False)
-    def _enter_plan(self, name: str) -> None:
-        room = self.open_room()
-        try:
-            nav = self._navigator(room)
-            plan = nav.plan(nav.find(name, wait=0), self.where)
-            if plan.move in (Move.SWITCH, Move.ATTACH):
-                nav.remember(plan, self.where)
-            self.post_message(EnterPlanned(plan))
-        except RoomError as exc:
-            self.call_from_thread(self.notify, str(exc), severity="error")
-        finally:
-            room.close()
+    def plan(self, room: Room, name: str) -> EnterPlanned:
+        """The plan for ``name``, remembered when it moves the client (in a thread)."""
+        nav = self._navigator(room)
+        plan = nav.plan(nav.find(name, wait=0), self._where)
+        if plan.move in (Move.SWITCH, Move.ATTACH):
+            nav.remember(plan, self._where)
+        return EnterPlanned(plan)
 
-    def on_enter_planned(self, message: EnterPlanned) -> None:
+    def planned(self, plan: Plan) -> None:
         """Refuse, confirm a resume, switch, or attach."""
-        plan = message.plan
         target = plan.target
         if plan.move is Move.REFUSE:
-            self.notify(plan.reason, title="Cannot enter", severity="error", timeout=8)
+            self._app.notify(plan.reason, title="Cannot enter", severity="error", timeout=8)
             return
         for warning in plan.warnings:
             if plan.move is not Move.RESUME:
-                self.notify(warning, severity="warning")
+                self._app.notify(warning, severity="warning")
         if plan.move is Move.RESUME:
-            from agent_room.ui.screens.modals import ConfirmScreen
 
             def answered(yes: bool | None) -> None:
                 if yes:
-                    self._enter_resume(plan)
+                    self._work.run(lambda room: self._resume(room, plan), group="enter")
 
             detail = "\n".join(
                 [*plan.warnings, f"Runs `{' '.join(plan.argv)}` in a new tmux window in",
                  f"{target.cwd or 'its last directory'}."]
             )  # fmt: skip
-            self.push_screen(ConfirmScreen(f"Resume @{target.name}?", detail), answered)
+            self._app.push_screen(ConfirmScreen(f"Resume @{target.name}?", detail), answered)
         elif plan.move is Move.SWITCH:
-            self._enter_switch(plan)
+            self._app.run_worker(
+                lambda: self._switch(plan), group="enter", thread=True, exit_on_error=False
+            )
         else:
-            self._enter_attach(plan)
+            self._attach(plan)
 
-    @work(thread=True, group="enter", exit_on_error=False)
-    def _enter_resume(self, plan: Plan) -> None:
-        room = self.open_room()
+    def _resume(self, room: Room, plan: Plan) -> EnterPlanned | Notice:
+        nav = self._navigator(room)
         try:
-            nav = self._navigator(room)
-            moved = nav.start_resume(plan, self.where)
-            nav.remember(plan, self.where)
-            self.post_message(EnterPlanned(moved))
+            moved = nav.start_resume(plan, self._where)
+            nav.remember(plan, self._where)
         except (RoomError, RuntimeError) as exc:
-            self.call_from_thread(self.notify, f"resume failed: {exc}", severity="error")
-        finally:
-            room.close()
+            return Notice(f"resume failed: {exc}", severity="error")
+        return EnterPlanned(moved)
 
-    @work(thread=True, group="enter", exit_on_error=False)
-    def _enter_switch(self, plan: Plan) -> None:
+    def _switch(self, plan: Plan) -> None:
+        """Switch the tmux client to the agent's pane (a thread: tmux blocks)."""
         target = plan.target
         assert target.pane is not None
         try:
-            self.mux.switch_client(target.socket or self.where.socket, target.pane)
+            self.mux.switch_client(target.socket or self._where.socket, target.pane)
         except RuntimeError as exc:
-            self.call_from_thread(self.notify, f"tmux: {exc}", severity="error")
+            self._app.post_message(Notice(f"tmux: {exc}", severity="error"))
             return
         note = parent_note(target)
-        self.call_from_thread(
-            self.notify,
-            f"Switched to @{target.name} ({target.pane}). Back: prefix L,"
-            " or agent-room exit-agent there." + (f"\n{note}" if note else ""),
+        self._app.post_message(
+            Notice(
+                f"Switched to @{target.name} ({target.pane}). Back: prefix L,"
+                " or agent-room exit-agent there." + (f"\n{note}" if note else "")
+            )
         )
 
-    def _enter_attach(self, plan: Plan) -> None:
+    def _attach(self, plan: Plan) -> None:
         target = plan.target
         assert target.pane is not None
         try:
-            with self.suspend():
+            with self._app.suspend():
                 self.mux.attach(target.socket, target.pane)
         except SuspendNotSupported:
             socket = f"-S {target.socket} " if target.socket else ""
-            self.notify(
+            self._app.notify(
                 f"This terminal cannot suspend the console: run tmux {socket}attach -t"
                 f" {target.pane}",
                 severity="warning",
             )
         except RuntimeError as exc:
-            self.notify(f"tmux: {exc}", severity="error")
-        self.post_message(RefreshWanted())
+            self._app.notify(f"tmux: {exc}", severity="error")
+        self._app.post_message(RefreshWanted())

@@ -7,6 +7,7 @@ owned messages are nested in their widgets.
 from __future__ import annotations
 
 from textual.message import Message
+from textual.notifications import SeverityLevel
 
 from agent_room.core.enter import Plan
 from agent_room.core.overlaps import CodeSnapshot
@@ -74,3 +75,43 @@ class CodeReady(Message):
     def can_replace(self, message: Message) -> bool:
         """Only the latest matters."""
         return isinstance(message, CodeReady)
+
+
+class Notice(Message):
+    """A toast for the operator, from a worker thread (the app shows it)."""
+
+    def __init__(
+        self,
+        text: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+    ) -> None:
+        self.text = text
+        """What to say; shown escaped (it may quote what agents wrote)."""
+        self.title = title
+        """The toast's title, if any."""
+        self.severity = severity
+        """``information``, ``warning`` or ``error``."""
+        self.timeout = timeout
+        """Seconds on screen (None: Textual's default)."""
+        super().__init__()
+
+
+class EnterRequested(Message):
+    """Enter the session ``name`` (the app plans it in a thread)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        """The session's ``@name``."""
+        super().__init__()
+
+
+class InboxRead(Message):
+    """The messages agents wrote to ``@operator``, read: show them to choose one."""
+
+    def __init__(self, found: list[tuple[int, str, str]]) -> None:
+        self.found = found
+        """(id, sender, body) of each."""
+        super().__init__()

@@ -1,170 +1,110 @@
-"""The operator's reach from the console: the notifier worker, writing to agents as
-``@operator``, the messages agents wrote to ``@operator``, and the popup's
-``--until-clear``.
+"""``OperatorVoice``: the operator's reach from the console — approving and rejecting
+handovers, writing to agents as ``@operator`` and reading the messages agents wrote to
+``@operator``.
 
-Mixed into the app (after ``EnterMixin``, whose entering it refuses in a browser).
-Sends and reads run in thread workers through the room service; the notifier runs under
-the room's ``notifier`` lease like the other leased workers.
+An object the app owns, given what it needs. Sends and reads run in thread workers
+through ``RoomWork``; what they find comes back as messages the app hands back here.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from textual import work
+from textual.app import App
 
 from agent_room.adapters.git import GitCli
 from agent_room.core.attention import OPERATOR
-from agent_room.core.errors import RoomError
-from agent_room.ui.enter import EnterMixin
-from agent_room.ui.messages import RefreshWanted
+from agent_room.room.worktrees import Worktrees
+from agent_room.ui.messages import InboxRead, Notice
+from agent_room.ui.room_work import RoomWork
+from agent_room.ui.screens.modals import RejectScreen
+from agent_room.ui.screens.voice import OperatorInbox, WriteScreen
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from agent_room.core.snapshot import RoomSnapshot
+    from agent_room.core.snapshot import HandoverRow, RoomSnapshot
     from agent_room.room import Room
-    from agent_room.ui.app import LeasedWorker
-    from agent_room.ui.screens.main import MainScreen
-    from agent_room.ui.settings import ConsoleSettings
 
 
-class ReachMixin(EnterMixin):
+class OperatorVoice:
     """The operator's voice and ears, for the console app."""
 
-    settings: ConsoleSettings
-    decided = False
-    """Whether the operator decided a handover here (``--until-clear`` waits for one)."""
+    def __init__(self, app: App[int], work: RoomWork) -> None:
+        self._app = app
+        self._work = work
+        self.decided = False
+        """Whether the operator decided a handover here (``--until-clear`` waits for one)."""
 
-    if TYPE_CHECKING:
-
-        @property
-        def main(self) -> MainScreen:
-            """The main screen."""
-            ...
-
-        def open_room(self) -> Room:
-            """A fresh connection to the room."""
-            ...
-
-        def _run_leased(self, name: str, make: Callable[[Room], LeasedWorker]) -> None:
-            """Run a leased worker until stopped."""
-
-    # -- entering: not from a browser ------------------------------------------------
-
-    def start_enter(self, name: str) -> None:
-        """Enter a session, except in a browser: there is no tmux client to switch."""
-        if self.settings.served:
-            self.notify(
-                "Entering an agent needs a terminal: run agent-room enter NAME in tmux.",
-                severity="warning",
-            )
+    def approve(self, handover: HandoverRow | None) -> None:
+        """Approve ``handover`` (the one highlighted)."""
+        if handover is None:
+            self._app.notify("No handover is waiting.", severity="warning")
             return
-        super().start_enter(name)
+        self._decide(handover.id, None)
 
-    # -- the notifier ------------------------------------------------------------------
+    def reject(self, handover: HandoverRow | None) -> None:
+        """Ask why, then reject ``handover`` (the one highlighted)."""
+        if handover is None:
+            self._app.notify("No handover is waiting.", severity="warning")
+            return
 
-    @work(thread=True, exclusive=True, group="notifier", exit_on_error=False, name="notifier")
-    def _notify_operator(self) -> None:
-        """The notifier: active while it holds the room's lease, else standing by."""
-        self._run_leased("notifier", self._make_notifier)
+        def rejected(reason: str | None) -> None:
+            if reason:
+                self._decide(handover.id, reason)
 
-    def _make_notifier(self, room: Room) -> LeasedWorker:
-        from agent_room.ui.settings import NotifySettings
-        from agent_room.workers.notifier import Notifier, build_channels
+        route = f"@{handover.sender} → @{handover.recipient}"
+        self._app.push_screen(RejectScreen(handover.id, route), rejected)
 
-        channels, problems = build_channels(self.settings.notify, room, self.where.socket)
-        if self.settings.notify.channels == NotifySettings().channels:
-            problems = []  # the defaults: no desktop here is no news (agent-room notify says)
-        for problem in problems:
-            self.call_from_thread(
-                self.notify, problem, title="Notifications", severity="warning", timeout=10
-            )
-
-        def on_problem(channel: str, problem: str | None) -> None:
-            if problem is not None:
-                self.call_from_thread(
-                    self.notify, f"{channel}: {problem}", title="Notification failed",
-                    severity="error",
-                )  # fmt: skip
-
-        return Notifier(
-            room,
-            self.probe,
-            channels,
-            policy=self.settings.notify.policy(),
-            on_problem=on_problem,
-            git=GitCli() if self.settings.code else None,
+    def _decide(self, handover_id: int, reason: str | None) -> None:
+        self.decided = True
+        self._work.run(
+            lambda room: _decide(room, handover_id, reason), group="decide", refresh=True
         )
 
-    # -- --until-clear -----------------------------------------------------------------
+    def cleared(self, snapshot: RoomSnapshot | None) -> bool:
+        """A decision here left nothing pending (a popup opened ``--until-clear`` closes)."""
+        return self.decided and snapshot is not None and snapshot.pending == 0
 
-    def leave_when_clear(self, snapshot: RoomSnapshot | None) -> None:
-        """In a popup opened ``--until-clear``: close once a decision left nothing pending."""
-        clear = snapshot is not None and snapshot.pending == 0
-        if self.settings.until_clear and self.decided and clear:
-            self.exit(0)
-
-    # -- the operator's voice ----------------------------------------------------------
-
-    def action_write(self) -> None:
-        """Write to the selected agent as ``@operator``."""
-        row = self.main.sessions.selected
-        if row is None:
-            self.notify("No session selected.", severity="warning")
-            return
-        self._ask_and_send(row.name, "")
-
-    def _ask_and_send(self, name: str, about: str) -> None:
-        from agent_room.ui.screens.voice import WriteScreen
+    def write(self, name: str, about: str = "") -> None:
+        """Ask what to write to ``name``, then send it as ``@operator``."""
 
         def written(text: str | None) -> None:
             if text:
-                self._send_as_operator(name, text)
+                self._work.run(lambda room: _send(room, name, text), group="voice", refresh=True)
 
-        self.push_screen(WriteScreen(name, about=about), written)
+        self._app.push_screen(WriteScreen(name, about=about), written)
 
-    @work(thread=True, group="voice", exit_on_error=False)
-    def _send_as_operator(self, name: str, text: str) -> None:
-        room = self.open_room()
-        try:
-            message_id, hold = room.send_checked(OPERATOR, name, text)
-            said = f"Message #{message_id} to @{name} queued."
-            if hold is not None:
-                said = f"Message #{message_id} to @{name} is held by the loop breaker."
-            self.call_from_thread(self.notify, said)
-        except RoomError as exc:
-            self.call_from_thread(self.notify, str(exc), severity="error")
-        finally:
-            room.close()
-            self.post_message(RefreshWanted())
+    def read_inbox(self) -> None:
+        """Read the messages agents wrote to ``@operator`` (in a thread)."""
+        self._work.run(_inbox, group="voice", refresh=True)
 
-    def action_operator_inbox(self) -> None:
-        """The messages agents wrote to ``@operator``; choosing one answers it."""
-        self._read_operator_inbox()
-
-    @work(thread=True, group="voice", exit_on_error=False)
-    def _read_operator_inbox(self) -> None:
-        room = self.open_room()
-        try:
-            rows = room.inbox(OPERATOR)
-        except RoomError as exc:
-            self.call_from_thread(self.notify, str(exc), severity="error")
-            return
-        finally:
-            room.close()
-            self.post_message(RefreshWanted())
-        if not rows:
-            self.call_from_thread(self.notify, "No message for you.")
-            return
-        found = [(int(r["id"]), str(r["sender"]), str(r["body"])) for r in rows]
-        self.call_from_thread(self._show_operator_inbox, found)
-
-    def _show_operator_inbox(self, found: list[tuple[int, str, str]]) -> None:
-        from agent_room.ui.screens.voice import OperatorInbox
+    def show_inbox(self, found: list[tuple[int, str, str]]) -> None:
+        """The messages read; choosing one answers it."""
 
         def chosen(answer: tuple[str, str] | None) -> None:
             if answer is not None:
-                self._ask_and_send(*answer)
+                self.write(*answer)
 
-        self.push_screen(OperatorInbox(found), chosen)
+        self._app.push_screen(OperatorInbox(found), chosen)
+
+
+def _send(room: Room, name: str, text: str) -> Notice:
+    message_id, hold = room.send_checked(OPERATOR, name, text)
+    if hold is not None:
+        return Notice(f"Message #{message_id} to @{name} is held by the loop breaker.")
+    return Notice(f"Message #{message_id} to @{name} queued.")
+
+
+def _inbox(room: Room) -> InboxRead | Notice:
+    rows = room.inbox(OPERATOR)
+    if not rows:
+        return Notice("No message for you.")
+    return InboxRead([(int(r["id"]), str(r["sender"]), str(r["body"])) for r in rows])
+
+
+def _decide(room: Room, handover_id: int, reason: str | None) -> Notice:
+    """Approve (no reason) or reject a handover; say which."""
+    if reason is None:  # the recipient is told how to take the code it carries
+        Worktrees(room, GitCli()).approve(handover_id)
+        return Notice(f"Handover #{handover_id} approved.")
+    room.reject(handover_id, reason)
+    return Notice(f"Handover #{handover_id} rejected.")

@@ -12,9 +12,11 @@ loads no validation library before its first paint.
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from textual.app import App
 from textual.theme import Theme
 
 from agent_room.core.files import SETTINGS_LIMIT, read_regular
@@ -97,3 +99,18 @@ def load_themes(
                 continue
             themes[theme.name] = theme
     return list(themes.values()), errors
+
+
+def register_themes(app: App[Any], user_dirs: Sequence[str]) -> tuple[set[str], list[str]]:
+    """Register the shipped themes and those in ``user_dirs`` with ``app``, and take
+    Textual's own two dozen away (only ``textual-dark`` stays, the last resort);
+    return the names of the user's themes and the problems met."""
+    shipped, errors = load_themes((shipped_dir(),), trusted=True)
+    users, user_errors = load_themes(tuple(Path(d) for d in user_dirs))
+    for theme in (*shipped, *users):
+        app.register_theme(theme)
+    ours = {theme.name for theme in (*shipped, *users)}
+    for name in list(app.available_themes):
+        if name not in ours and name != "textual-dark":
+            app.unregister_theme(name)
+    return {theme.name for theme in users}, [*errors, *user_errors]

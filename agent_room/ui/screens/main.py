@@ -1,25 +1,35 @@
 """``MainScreen``: the room at a glance — sessions, tree, flow, traffic and handovers.
 
 Holds one ``snapshot`` reactive that the app replaces on every change; each widget is
-data-bound to it and redraws its own part. Keys that act on a selection (filter, enter)
-live here; decisions and workers live in the app.
+data-bound to it and redraws its own part. Keys that act on a selection (filter, enter,
+rename, checkpoints, conflicts) live here: entering is asked of the app with
+``EnterRequested``; room work runs through the ``RoomWork`` the screen is given, and its
+results come back as messages.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar, cast
+import subprocess
+import sys
+from functools import partial
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
+from textual.message import Message
 from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input
 
 from agent_room.core.snapshot import RoomSnapshot
 from agent_room.room.snapshot import TRAFFIC_WINDOW
-from agent_room.ui.messages import SessionChosen
+from agent_room.ui.messages import EnterRequested, Notice, SessionChosen
+from agent_room.ui.room_work import RoomWork
+from agent_room.ui.screens.checkpoints import CheckpointsScreen, Resume
+from agent_room.ui.screens.conflicts import ConflictsScreen, Decision
+from agent_room.ui.screens.modals import RenameScreen
 from agent_room.ui.widgets.flow import FlowTimeline
 from agent_room.ui.widgets.handovers import HandoverPreview, HandoverQueue
 from agent_room.ui.widgets.sessions import SessionsTable
@@ -28,10 +38,8 @@ from agent_room.ui.widgets.traffic import TrafficMatrix
 from agent_room.ui.widgets.tree import SessionTree
 
 if TYPE_CHECKING:
+    from agent_room.room import Room
     from agent_room.room.usage_report import UsageView
-    from agent_room.ui.app import RoomConsole
-    from agent_room.ui.screens.checkpoints import Resume
-    from agent_room.ui.screens.conflicts import Decision
 
 
 class MainScreen(Screen[None]):
@@ -51,9 +59,31 @@ class MainScreen(Screen[None]):
 
     snapshot: var[RoomSnapshot | None] = var(None)
     """The room, as last read; the app replaces it whole."""
+    statuses: var[tuple[tuple[str, str], ...]] = var(())
+    """(worker, state) of each background worker; the app replaces it whole."""
 
-    def __init__(self, *, utc: bool = False) -> None:
+    class CheckpointsRead(Message):
+        """A session's checkpoints, read: offer them for a resume."""
+
+        def __init__(self, name: str, listed: list[dict[str, Any]], new_name: str) -> None:
+            self.name = name
+            self.listed = listed
+            self.new_name = new_name
+            super().__init__()
+
+    class ConflictsRead(Message):
+        """The entity conflicts still waiting for a decision."""
+
+        def __init__(self, conflicts: list[dict[str, Any]]) -> None:
+            self.conflicts = conflicts
+            super().__init__()
+
+    def __init__(self, work: RoomWork, *, home: str, utc: bool = False) -> None:
         super().__init__()
+        self.work = work
+        """Blocking room work (rename, checkpoints, conflicts, usage), in threads."""
+        self.home = home
+        """The room's directory, for the status bar."""
         self.utc = utc
         """Times in UTC (the snapshot tests)."""
 
@@ -70,7 +100,7 @@ class MainScreen(Screen[None]):
         with Horizontal(id="bottom"):
             yield HandoverQueue(id="queue").data_bind(MainScreen.snapshot)
             yield HandoverPreview(id="preview")
-        yield StatusBar(id="status")
+        yield StatusBar(id="status").data_bind(MainScreen.statuses)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -79,11 +109,7 @@ class MainScreen(Screen[None]):
         traffic.border_title = f"Who talks to whom · last {TRAFFIC_WINDOW:,} messages"
         self.query_one("#filter", Input).display = False
         self.query_one("#sessions", SessionsTable).focus()
-        console = cast("RoomConsole", self.app)
-        bar = self.query_one("#status", StatusBar)
-        bar.home = console.settings.home
-        bar.statuses = tuple(console.statuses.items())
-        self.snapshot = console.snapshot
+        self.query_one("#status", StatusBar).home = self.home
 
     @property
     def sessions(self) -> SessionsTable:
@@ -164,7 +190,7 @@ class MainScreen(Screen[None]):
         if row.outside:  # not the room's: say how to bring it in
             self.notify(f"{row.name} is {row.note}", severity="warning", timeout=15)
             return
-        cast("RoomConsole", self.app).start_enter(row.name)
+        self.post_message(EnterRequested(row.name))
 
     def action_rename_session(self) -> None:
         """Ask for a new name for the selected session, then rename it."""
@@ -176,30 +202,9 @@ class MainScreen(Screen[None]):
 
         def chosen(new: str | None) -> None:
             if new:
-                self._rename(old, new)
-
-        from agent_room.ui.screens.modals import RenameScreen
+                self.work.run(lambda room: _rename(room, old, new), group="rename", refresh=True)
 
         self.app.push_screen(RenameScreen(old), chosen)
-
-    @work(thread=True, group="rename", exit_on_error=False)
-    def _rename(self, old: str, new: str) -> None:
-        """Rename through the room service (a thread: SQLite blocks)."""
-        from agent_room.core.errors import RoomError
-        from agent_room.ui.messages import RefreshWanted
-
-        app = cast("RoomConsole", self.app)
-        room = app.open_room()
-        try:
-            renamed = room.rename(old, new)
-            moved = int(renamed["moved"])
-            follow = f" ({moved} waiting message{'s' if moved != 1 else ''} followed)"
-            app.call_from_thread(app.notify, f"@{old} is now @{new}." + (follow if moved else ""))
-        except RoomError as exc:
-            app.call_from_thread(app.notify, str(exc), severity="error")
-        finally:
-            room.close()
-            app.post_message(RefreshWanted())
 
     def action_checkpoints(self) -> None:
         """The selected session's checkpoints, to resume one as a new agent."""
@@ -207,24 +212,14 @@ class MainScreen(Screen[None]):
         if row is None:
             self.notify("No session selected.", severity="warning")
             return
-        self._checkpoints(row.name, row.state)
-
-    @work(thread=True, group="checkpoints", exit_on_error=False)
-    def _checkpoints(self, name: str, state: str) -> None:
-        """Read the checkpoints (a thread: SQLite blocks), then show them."""
-        from agent_room.room.checkpoints import Checkpoints
-        from agent_room.ui.screens.checkpoints import CheckpointsScreen
-
-        app = cast("RoomConsole", self.app)
-        room = app.open_room()
-        try:
-            listed = Checkpoints(room).listed(name)
-        finally:
-            room.close()
+        name, state = row.name, row.state
         new_name = name if state == "ended" else f"{name[:29]}-2"
-        app.call_from_thread(
-            app.push_screen, CheckpointsScreen(name, listed, new_name), self._resume
-        )
+        self.work.run(partial(_checkpoints, name, new_name), group="checkpoints", to=self)
+
+    def on_main_screen_checkpoints_read(self, message: CheckpointsRead) -> None:
+        """Offer the checkpoints; a choice resumes one."""
+        screen = CheckpointsScreen(message.name, message.listed, message.new_name)
+        self.app.push_screen(screen, self._resume)
 
     def _resume(self, chosen: Resume | None) -> None:
         if chosen is not None:
@@ -233,60 +228,37 @@ class MainScreen(Screen[None]):
     @work(thread=True, group="resume", exit_on_error=False)
     def _run_resume(self, chosen: Resume) -> None:
         """``agent-room resume`` as its own process: it starts the agent in tmux."""
-        import subprocess
-        import sys
-
-        app = cast("RoomConsole", self.app)
         argv = [sys.executable, "-m", "agent_room", "resume", f"#{chosen.id}"]
         argv += ["--mode", chosen.mode, "--name", chosen.name, "--detach"]
         done = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=60)
         if done.returncode == 0:
-            app.call_from_thread(app.notify, f"@{chosen.name} resumed from #{chosen.id}.")
+            self.post_message(Notice(f"@{chosen.name} resumed from #{chosen.id}."))
         else:
             reason = done.stderr.strip().splitlines()[-1:] or ["it did not start"]
-            app.call_from_thread(app.notify, reason[0], severity="error")
+            self.post_message(Notice(reason[0], severity="error"))
 
     def action_usage(self) -> None:
         """What the agents spent: a plot over time and a table (its own screen)."""
+        # the plotting library costs the first paint a tenth: loaded when first asked for
         from agent_room.ui.screens.usage import UsageScreen
 
         self.app.push_screen(UsageScreen(self._usage_view))
 
     def _usage_view(self, span: str, by: str) -> UsageView:
         """The usage screen's picture, read from the room (called in a thread)."""
-        from agent_room.room.usage_report import usage_view
-
-        room = cast("RoomConsole", self.app).open_room()
-        try:
-            return usage_view(room, span=span, by=by)
-        finally:
-            room.close()
+        return self.work.read(partial(_usage, span, by))
 
     def action_entity_conflicts(self) -> None:
         """The entity conflicts waiting for a decision."""
-        self._conflicts()
+        self._conflicts(None)
 
-    @work(thread=True, group="conflicts", exit_on_error=False)
-    def _conflicts(self, decided: Decision | None = None) -> None:
+    def _conflicts(self, decided: Decision | None) -> None:
         """Settle a conflict (if one was decided), then list those left (a thread)."""
-        from agent_room.core.errors import RoomError
-        from agent_room.room.entities import Entities
-        from agent_room.ui.screens.conflicts import ConflictsScreen
+        self.work.run(partial(_settle, decided), group="conflicts", to=self)
 
-        app = cast("RoomConsole", self.app)
-        room = app.open_room()
-        try:
-            entities = Entities(room)
-            if decided is not None:
-                entities.resolve(decided.id, take=decided.take)
-            left = entities.conflicts()
-        except RoomError as exc:
-            app.call_from_thread(app.notify, str(exc), severity="error")
-            return
-        finally:
-            room.close()
-        if decided is None or left:
-            app.call_from_thread(app.push_screen, ConflictsScreen(left), self._decided)
+    def on_main_screen_conflicts_read(self, message: ConflictsRead) -> None:
+        """Offer the conflicts left; a decision settles one."""
+        self.app.push_screen(ConflictsScreen(message.conflicts), self._decided)
 
     def _decided(self, decided: Decision | None) -> None:
         if decided is not None:
@@ -295,3 +267,36 @@ class MainScreen(Screen[None]):
     def on_handover_queue_highlighted(self, event: HandoverQueue.Highlighted) -> None:
         """Preview the highlighted handover."""
         self.query_one("#preview", HandoverPreview).handover = event.handover
+
+
+def _rename(room: Room, old: str, new: str) -> Notice:
+    renamed = room.rename(old, new)
+    moved = int(renamed["moved"])
+    follow = f" ({moved} waiting message{'s' if moved != 1 else ''} followed)"
+    return Notice(f"@{old} is now @{new}." + (follow if moved else ""))
+
+
+def _checkpoints(name: str, new_name: str, room: Room) -> MainScreen.CheckpointsRead:
+    from agent_room.room.checkpoints import Checkpoints  # loaded beside the first paint
+
+    return MainScreen.CheckpointsRead(name, Checkpoints(room).listed(name), new_name)
+
+
+def _usage(span: str, by: str, room: Room) -> UsageView:
+    from agent_room.room.usage_report import usage_view
+
+    return usage_view(room, span=span, by=by)
+
+
+def _settle(decided: Decision | None, room: Room) -> MainScreen.ConflictsRead | None:
+    """Settle the conflict decided, if any; the conflicts left (none: nothing to show
+    after a decision)."""
+    from agent_room.room.entities import Entities
+
+    entities = Entities(room)
+    if decided is not None:
+        entities.resolve(decided.id, take=decided.take)
+    left = entities.conflicts()
+    if decided is None or left:
+        return MainScreen.ConflictsRead(left)
+    return None

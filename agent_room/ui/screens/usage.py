@@ -16,6 +16,7 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.message import Message
 from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
@@ -48,6 +49,13 @@ class UsageScreen(Screen[None]):
     """``today`` or ``14 days``."""
     by: var[str] = var(BY[0], init=False)
     """What the table sums over."""
+
+    class Read(Message):
+        """A picture, read in a thread."""
+
+        def __init__(self, view: UsageView) -> None:
+            self.view = view
+            super().__init__()
 
     def __init__(self, load: Load) -> None:
         super().__init__()
@@ -85,8 +93,11 @@ class UsageScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="usage", exit_on_error=False)
     def _read(self, span: str, by: str) -> None:
         """Build the picture away from the event loop, then show it."""
-        view = self.load(span, by)
-        self.app.call_from_thread(setattr, self, "view", view)
+        self.post_message(self.Read(self.load(span, by)))
+
+    def on_usage_screen_read(self, message: Read) -> None:
+        """Show the picture read."""
+        self.view = message.view
 
     def watch_view(self, view: UsageView | None) -> None:
         """Draw a new picture."""
