@@ -12,7 +12,7 @@ imports among the scripts of ``bench/`` (a folder of scripts, not a package).
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Iterator, Set
+from collections.abc import Iterator, Set
 from pathlib import Path
 
 import grimp
@@ -22,20 +22,6 @@ from tests.conftest import REPO
 
 PACKAGE = "agent_room"
 BENCH = REPO / "bench"
-
-KNOWN_UI_CYCLE_IMPORTS: frozenset[tuple[str, str]] = frozenset(
-    {
-        ("agent_room.ui.commands", "agent_room.ui.app"),
-        ("agent_room.ui.reach", "agent_room.ui.app"),
-        ("agent_room.ui.screens.main", "agent_room.ui.app"),
-    }
-)
-"""The one known exception, to be emptied: the console's screens and mixins import the
-app back (``cast("RoomConsole", self.app)``, ``ReachMixin``). Each entry is an import
-(importer, imported) left out of the graph before the search; an entry whose import is
-gone fails ``test_the_allow_list_names_only_imports_that_exist``, so the list only
-shrinks."""
-
 
 LOADERS = frozenset({"_lazy", "import_module"})
 """Functions that import a module named by a string (the CLI's handlers, loaded when
@@ -95,17 +81,11 @@ def _local_imports(path: Path, scripts: Set[str]) -> Iterator[tuple[str, int]]:
                 yield name, node.lineno
 
 
-def cycles(graph: grimp.ImportGraph, left_out: Iterable[tuple[str, str]] = ()) -> list[list[str]]:
+def cycles(graph: grimp.ImportGraph) -> list[list[str]]:
     """The groups of two or more modules that import one another, directly or not
     (Tarjan's strongly connected components, without recursion), each sorted."""
-    skipped = set(left_out)
     edges = {
-        module: sorted(
-            imported
-            for imported in graph.find_modules_directly_imported_by(module)
-            if (module, imported) not in skipped
-        )
-        for module in graph.modules
+        module: sorted(graph.find_modules_directly_imported_by(module)) for module in graph.modules
     }
     index: dict[str, int] = {}
     low: dict[str, int] = {}
@@ -165,17 +145,8 @@ def graph() -> grimp.ImportGraph:
 
 
 def test_the_package_has_no_import_cycles(graph: grimp.ImportGraph) -> None:
-    found = cycles(graph, left_out=KNOWN_UI_CYCLE_IMPORTS)
+    found = cycles(graph)
     assert not found, "import cycles:\n" + "\n".join(describe(graph, g) for g in found)
-
-
-def test_the_allow_list_names_only_imports_that_exist(graph: grimp.ImportGraph) -> None:
-    gone = {
-        (importer, imported)
-        for importer, imported in KNOWN_UI_CYCLE_IMPORTS
-        if not graph.direct_import_exists(importer=importer, imported=imported)
-    }
-    assert not gone, f"no longer imported: drop them from KNOWN_UI_CYCLE_IMPORTS: {sorted(gone)}"
 
 
 def test_the_graph_holds_lazy_type_checking_and_bench_imports(
@@ -196,8 +167,8 @@ def test_the_graph_holds_lazy_type_checking_and_bench_imports(
 
 
 def test_the_search_finds_a_cycle_and_names_its_imports(graph: grimp.ImportGraph) -> None:
-    """One import back from a sub-service to the room makes a cycle the test names; the
-    ui's is found when nothing is left out."""
+    """One import back from a sub-service to the room makes a cycle the test names, and
+    so does one from a console screen back to the app."""
     broken = package_graph()  # a graph of its own: the module's stays as built
     broken.add_import(
         importer="agent_room.room.links",
@@ -205,10 +176,16 @@ def test_the_search_finds_a_cycle_and_names_its_imports(graph: grimp.ImportGraph
         line_number=1,
         line_contents="from agent_room.room.service import Room",
     )
-    (found,) = cycles(broken, left_out=KNOWN_UI_CYCLE_IMPORTS)
+    broken.add_import(
+        importer="agent_room.ui.screens.main",
+        imported="agent_room.ui.app",
+        line_number=1,
+        line_contents="from agent_room.ui.app import RoomConsole",
+    )
+    found, ui = sorted(cycles(broken), key=lambda group: group[0] != "agent_room.room.links")
     assert {"agent_room.room.links", "agent_room.room.service"} <= set(found)
     text = describe(broken, found)
     assert "agent_room.room.links -> agent_room.room.service (line 1)" in text
     assert "agent_room.room.service -> agent_room.room.links (line " in text
-    ui = {importer for importer, _ in KNOWN_UI_CYCLE_IMPORTS} | {"agent_room.ui.app"}
-    assert sorted(ui) in cycles(graph)
+    assert {"agent_room.ui.app", "agent_room.ui.screens.main"} <= set(ui)
+    assert not cycles(graph)
