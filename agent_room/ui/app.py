@@ -323,7 +323,10 @@ class RoomConsole(App[int]):
         self.push_screen(ChangesScreen(self.code))
 
     def on_changes_screen_diff_wanted(self, message: ChangesScreen.DiffWanted) -> None:
-        """Read a file's patch in a thread, for the changes screen that asked."""
+        """Read a file's patch in a thread, for the changes screen that asked (not in a
+        console that shows only the snapshot it was given: it reads no room)."""
+        if not self.settings.live:
+            return
         for screen in self.screen_stack:
             if isinstance(screen, ChangesScreen):
                 self._read_diff(screen, message.name, message.path)
