@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from agent_room.store.db import write_transaction
 from agent_room.store.sqlite_base import event, rows
+from agent_room.store.view import StoreView
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -41,16 +42,8 @@ _COLUMNS = (
 )
 
 
-class IntercomStore:
+class IntercomStore(StoreView):
     """Intercom state of one room, on the connection of a ``SqliteStore``."""
-
-    def __init__(self, store: SqliteStore) -> None:
-        self.store = store
-
-    @property
-    def conn(self) -> sqlite3.Connection:
-        """The store's connection now (a worker reopens it when the room's files move)."""
-        return self.store.conn
 
     # -- reading ----------------------------------------------------------------------
 

@@ -21,13 +21,13 @@ from agent_room.core.loops import (
 )
 from agent_room.store.db import write_transaction
 from agent_room.store.sqlite_base import event, rows
+from agent_room.store.view import StoreView
 from agent_room.store.wake import poke
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import sqlite3
 
-    from agent_room.store.sqlite import SqliteStore
     from agent_room.store.sqlite_base import Row
 
     Hold = tuple[int, tuple[str, ...]]
@@ -95,16 +95,8 @@ def cost_hold(conn: sqlite3.Connection, sender: str, recipient: str, at: float) 
     return cursor.lastrowid, cycle
 
 
-class LoopStore:
+class LoopStore(StoreView):
     """Loop holds of one room, on the connection of a ``SqliteStore``."""
-
-    def __init__(self, store: SqliteStore) -> None:
-        self.store = store
-
-    @property
-    def conn(self) -> sqlite3.Connection:
-        """The store's connection now (a worker reopens it when the room's files move)."""
-        return self.store.conn
 
     def settings(self, conn: sqlite3.Connection | None = None) -> tuple[int, float]:
         """(messages per step, window in seconds) of the loop breaker."""

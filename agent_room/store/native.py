@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from agent_room.store.db import write_transaction
 from agent_room.store.sqlite_base import event
+from agent_room.store.view import StoreView
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import sqlite3
-
     from agent_room.store.sqlite import SqliteStore
     from agent_room.store.sqlite_base import Row
 
@@ -23,16 +22,8 @@ NATIVE_KIND = "native"
 """The kind of a message one agent sent another with Claude Code's own SendMessage."""
 
 
-class NativeStore:
+class NativeStore(StoreView):
     """The socket's sends and statuses, over one room's store."""
-
-    def __init__(self, store: SqliteStore) -> None:
-        self.store = store
-
-    @property
-    def conn(self) -> sqlite3.Connection:
-        """The store's connection now (a worker reopens it when the room's files move)."""
-        return self.store.conn
 
     def record_send(
         self,

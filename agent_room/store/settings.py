@@ -10,24 +10,15 @@ writes its keys here.
 from __future__ import annotations
 
 import json
-import sqlite3
 from typing import Any
 
 from agent_room.store.db import write_transaction
-from agent_room.store.sqlite import SqliteStore
 from agent_room.store.sqlite_base import event
+from agent_room.store.view import StoreView
 
 
-class SettingsStore:
+class SettingsStore(StoreView):
     """The stored settings of one room, on the connection of a ``SqliteStore``."""
-
-    def __init__(self, store: SqliteStore) -> None:
-        self.store = store
-
-    @property
-    def conn(self) -> sqlite3.Connection:
-        """The store's connection now (a worker reopens it when the room's files move)."""
-        return self.store.conn
 
     def settings(self) -> dict[str, Any]:
         """The stored settings, decoded (missing keys are the defaults)."""

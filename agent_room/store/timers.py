@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from agent_room.store.db import write_transaction
 from agent_room.store.sqlite_base import event, rows
+from agent_room.store.view import StoreView
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Sequence
 
-    from agent_room.store.sqlite import SqliteStore
     from agent_room.store.sqlite_base import Row
 
     Notices = Sequence[tuple[str, str]]
@@ -24,16 +24,8 @@ if TYPE_CHECKING:
 ROOM = "room"
 
 
-class TimerStore:
+class TimerStore(StoreView):
     """Timer state of one room, on the connection of a ``SqliteStore``."""
-
-    def __init__(self, store: SqliteStore) -> None:
-        self.store = store
-
-    @property
-    def conn(self) -> sqlite3.Connection:
-        """The store's connection now (a worker reopens it when the room's files move)."""
-        return self.store.conn
 
     def _message(
         self,
