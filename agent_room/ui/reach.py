@@ -20,13 +20,11 @@ from agent_room.ui.enter import EnterMixin
 from agent_room.ui.messages import RefreshWanted
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from agent_room.core.snapshot import RoomSnapshot
     from agent_room.room import Room
-    from agent_room.ui.app import LeasedWorker
     from agent_room.ui.screens.main import MainScreen
     from agent_room.ui.settings import ConsoleSettings
+    from agent_room.workers.notifier import Notifier
 
 
 class ReachMixin(EnterMixin):
@@ -47,9 +45,6 @@ class ReachMixin(EnterMixin):
             """A fresh connection to the room."""
             ...
 
-        def _run_leased(self, name: str, make: Callable[[Room], LeasedWorker]) -> None:
-            """Run a leased worker until stopped."""
-
     # -- entering: not from a browser ------------------------------------------------
 
     def start_enter(self, name: str) -> None:
@@ -64,29 +59,21 @@ class ReachMixin(EnterMixin):
 
     # -- the notifier ------------------------------------------------------------------
 
-    @work(thread=True, exclusive=True, group="notifier", exit_on_error=False, name="notifier")
-    def _notify_operator(self) -> None:
-        """The notifier: active while it holds the room's lease, else standing by."""
-        self._run_leased("notifier", self._make_notifier)
-
-    def _make_notifier(self, room: Room) -> LeasedWorker:
+    def _make_notifier(self, room: Room) -> Notifier:
+        """The notifier on ``room`` (run by the app's supervisor), with the channels that
+        can speak here; the others said once, unless they are the defaults."""
         from agent_room.ui.settings import NotifySettings
         from agent_room.workers.notifier import Notifier, build_channels
 
         channels, problems = build_channels(self.settings.notify, room, self.where.socket)
         if self.settings.notify.channels == NotifySettings().channels:
             problems = []  # the defaults: no desktop here is no news (agent-room notify says)
-        for problem in problems:
-            self.call_from_thread(
-                self.notify, problem, title="Notifications", severity="warning", timeout=10
-            )
+        for problem in problems:  # a toast is a message: safe from the worker's thread
+            self.notify(problem, title="Notifications", severity="warning", timeout=10)
 
         def on_problem(channel: str, problem: str | None) -> None:
             if problem is not None:
-                self.call_from_thread(
-                    self.notify, f"{channel}: {problem}", title="Notification failed",
-                    severity="error",
-                )  # fmt: skip
+                self.notify(f"{channel}: {problem}", title="Notification failed", severity="error")
 
         return Notifier(
             room,
