@@ -156,8 +156,10 @@ class Supervisor:
                 self._run(job)
             except Exception as exc:  # noqa: BLE001 - told, and the worker started again
                 self.on_report(Report(job.name, State.FAILED, describe(exc)))
-                if self.restart_delay <= 0 or self.stop_event.wait(self.restart_delay):
-                    return
+                if self.restart_delay <= 0:
+                    return  # it stays down, and says so
+                if self.stop_event.wait(self.restart_delay):
+                    break
             else:
                 break
         self.on_report(Report(job.name, State.OFF))
