@@ -58,7 +58,6 @@ from agent_room.ui.widgets.sessions import SessionsTable
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
-    from typing import Protocol
 
     from textual.app import SystemCommand
     from textual.notifications import SeverityLevel
@@ -69,31 +68,19 @@ if TYPE_CHECKING:
     from agent_room.core.snapshot import RoomSnapshot
     from agent_room.room import Room
     from agent_room.room.enter import Where
+    from agent_room.workers.notifier import Notifier
+    from agent_room.workers.supervisor import Report, Supervisor
     from agent_room.workers.wakeup import RoomWatch
-
-    class LeasedWorker(Protocol):
-        """The deliverer or the injector: run until stopped, reporting each pass."""
-
-        def run(
-            self,
-            stop: threading.Event,
-            *,
-            debounce: int = ...,
-            step: int = ...,
-            on_pass: Callable[[bool], None] | None = ...,
-            on_problem: Callable[[str | None], None] | None = ...,
-        ) -> None:
-            """Work until ``stop`` is set."""
 
 
 AGE_REFRESH = 30.0
 """Seconds after which an unchanged room is posted again, so the ages move on."""
 WORKERS = ("reader", "watcher", "deliverer", "injector", "memory", "notifier")
 WORKER_THREADS = 16
-"""Threads for the console's thread workers. The reader, the code reader and the leased
-workers each hold a thread for the console's whole life; asyncio's default pool (CPU
-count + 4: six on a two-core machine) would leave none for an approval, a diff or a
-jump, which would then wait for ever."""
+"""Threads for the console's thread workers. The reader and the code reader each hold a
+thread for the console's whole life (the leased workers run in threads of their own);
+asyncio's default pool (CPU count + 4: six on a two-core machine) would leave none for
+an approval, a diff or a jump, which would then wait for ever."""
 
 
 def _room_files(path: str) -> bool:
@@ -160,7 +147,7 @@ class RoomConsole(App[int]):
         """The console's injector is active (set on the main thread, from its status)."""
         self._stop = threading.Event()
         self._watch_stop: asyncio.Event | None = None
-        self._deliver_stops: list[threading.Event] = []
+        self._supervisor: Supervisor | None = None
         self._shared_watch: RoomWatch | None = None
         self._background_started = False
         self.work = RoomWork(self, self.open_room)
@@ -251,11 +238,7 @@ class RoomConsole(App[int]):
             self._code.wake.set()
             self._read_code()
         if self.settings.deliver:
-            self._deliver()
-            self._inject()
-            self._remember()
-            if self.settings.notify.enabled:
-                self._notify_operator()
+            self._supervise()
 
     def stop_workers(self) -> None:
         """Tell every worker to finish (they check between passes)."""
@@ -264,8 +247,8 @@ class RoomConsole(App[int]):
         self._code.wake.set()
         if self._watch_stop is not None:
             self._watch_stop.set()
-        for stop in self._deliver_stops:
-            stop.set()
+        if self._supervisor is not None:
+            self._supervisor.stop()
         if self._shared_watch is not None:
             self._shared_watch.close()
         self.workers.cancel_all()
@@ -481,42 +464,45 @@ class RoomConsole(App[int]):
             )
         return self._shared_watch
 
-    @work(thread=True, exclusive=True, group="deliverer", exit_on_error=False, name="deliverer")
-    def _deliver(self) -> None:
-        """The delivery worker: active while it holds the room's lease, else standing by."""
-        from agent_room.workers.deliverer import Deliverer
-        from agent_room.workers.native import native_delivery
+    def _supervise(self) -> None:
+        """The room's leased workers (deliverer, injector, memory, notifier), each in its
+        own thread under ``workers.supervisor``, woken by the console's watch of the room;
+        their news goes to the status bar."""
+        # loaded after the first paint: the workers bring the price tables (70 ms)
+        from agent_room.workers.supervisor import Job, Supervisor, room_jobs
 
-        self._run_leased(
-            "deliverer",
-            lambda room: Deliverer(
-                room, self.mux, self.probe, native=native_delivery(room, os.environ)
-            ),
-            watched=True,
+        jobs = room_jobs(self.mux, self.probe, self._room_watch(), os.environ)
+        if self.settings.notify.enabled:
+            jobs.append(Job("notifier", self._make_notifier))
+        self._supervisor = Supervisor(
+            self.open_room, self._leased_report, restart_delay=self.settings.restart_delay
         )
+        self._supervisor.start(jobs)
 
-    @work(thread=True, exclusive=True, group="injector", exit_on_error=False, name="injector")
-    def _inject(self) -> None:
-        """The link injector (crossings, due timers): active while it holds its lease."""
-        from agent_room.workers.injector import Injector
+    def _leased_report(self, report: Report) -> None:
+        """A leased worker's news, from its thread, as the status bar says it."""
+        from agent_room.workers.supervisor import State
 
-        self._run_leased("injector", lambda room: Injector(room, self.probe), watched=True)
+        match report.state:
+            case State.ACTIVE | State.STANDBY | State.OFF:
+                self.post_message(WorkerStatus(report.worker, report.state.value))
+            case State.RETRYING:
+                self.post_message(WorkerStatus(report.worker, f"{RETRYING} {report.detail}"))
+            case State.FAILED:
+                self.post_message(WorkerStatus(report.worker, "error"))
+                self.post_message(
+                    Notice(
+                        f"{report.worker} stopped: {report.detail}",
+                        title="Worker error",
+                        severity="error",
+                    )
+                )
+            case State.RECOVERED:
+                pass  # its next pass says active or standby
 
-    @work(thread=True, exclusive=True, group="memory", exit_on_error=False, name="memory")
-    def _remember(self) -> None:
-        """The memory worker (transcripts, handover contexts): active while it holds its lease."""
-        from agent_room.workers.memory import MemoryWorker
-
-        self._run_leased("memory", lambda room: MemoryWorker(room, self.probe))
-
-    @work(thread=True, exclusive=True, group="notifier", exit_on_error=False, name="notifier")
-    def _notify_operator(self) -> None:
-        """The notifier: active while it holds the room's lease, else standing by."""
-        self._run_leased("notifier", self._make_notifier)
-
-    def _make_notifier(self, room: Room) -> LeasedWorker:
-        """The notifier on ``room``; its channel problems become toasts (posted: this runs
-        in the notifier's thread)."""
+    def _make_notifier(self, room: Room) -> Notifier:
+        """The notifier on ``room`` (run by the supervisor); its channel problems become
+        toasts (posted: this runs in the notifier's thread)."""
         from agent_room.ui.settings import NotifySettings
         from agent_room.workers.notifier import Notifier, build_channels
 
@@ -543,58 +529,17 @@ class RoomConsole(App[int]):
             git=GitCli() if self.settings.code else None,
         )
 
-    def _run_leased(
-        self, name: str, make: Callable[[Room], LeasedWorker], *, watched: bool = False
-    ) -> None:
-        """Run one of the room's leased workers on its own connection until stopped,
-        showing whether it is active or standing by; a ``watched`` one is woken by the
-        console's watch of the room."""
-        stop = threading.Event()
-        self._deliver_stops.append(stop)
-        room = self.open_room()
-        worker = make(room)
-        shown: list[bool | None] = [None]
-
-        def on_pass(active: bool) -> None:
-            if active != shown[0]:
-                shown[0] = active
-                self.post_message(WorkerStatus(name, "active" if active else "standby"))
-
-        problems = self._problems(name, None)
-
-        def on_problem(problem: str | None) -> None:
-            shown[0] = None  # the next good pass shows active or standby again
-            problems(problem)
-
-        try:
-            worker.run(
-                stop,
-                debounce=self.settings.debounce,
-                step=self.settings.step,
-                on_pass=on_pass,
-                on_problem=on_problem,
-                **({"room_watch": self._room_watch()} if watched else {}),
-            )
-        finally:
-            room.close()
-            self._deliver_stops.remove(stop)
-        self.post_message(WorkerStatus(name, "off"))
-
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """A worker that fails is reported and started again; the console stays up."""
         worker = event.worker
-        if event.state is not WorkerState.ERROR or worker.name not in WORKERS:
+        restart = {"reader": self._read_room, "watcher": self._watch_room}
+        if event.state is not WorkerState.ERROR or worker.name not in restart:
             return
         self.statuses = {**self.statuses, worker.name: "error"}
         self.notify(
             f"{worker.name} stopped: {worker.error}", title="Worker error", severity="error"
         )
         if self.settings.restart_delay > 0 and not self._stop.is_set():
-            restart = {"reader": self._read_room, "watcher": self._watch_room}
-            restart["deliverer"] = self._deliver
-            restart["injector"] = self._inject
-            restart["memory"] = self._remember
-            restart["notifier"] = self._notify_operator
             self.set_timer(self.settings.restart_delay, restart[worker.name])
 
     def notify(

@@ -38,7 +38,7 @@ from agent_room.store.hosts import BEAT, host_seen
 from agent_room.workers.guard import Guard
 from agent_room.workers.healer import Healer
 from agent_room.workers.lease import LEASE_TTL, Lease
-from agent_room.workers.wakeup import RoomWatch, WakeListener
+from agent_room.workers.wakeup import RoomWatch, WakeListener, own_watch
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -76,6 +76,7 @@ class Deliverer:
         retry_after: float = RETRY_AFTER,
         lease_ttl: float = LEASE_TTL,
         native: NativeDelivery | None = None,
+        room_watch: RoomWatch | None = None,
     ) -> None:
         self.room = room
         self.store = room.store
@@ -94,6 +95,8 @@ class Deliverer:
         (``workers.native``); None: the pane only."""
         self.healer = Healer(room, native.registry if native is not None else None, mux, probe)
         """Sets right the state of a session whose hook was lost (``core.heal``)."""
+        self.room_watch = room_watch
+        """The process's one watch of the room; None: ``run`` keeps a watch of its own."""
 
     @property
     def active(self) -> bool:
@@ -221,27 +224,24 @@ class Deliverer:
         self,
         stop: threading.Event,
         *,
-        debounce: int = 10,
-        step: int = 5,
         on_pass: Callable[[bool], None] | None = None,
         on_problem: Callable[[str | None], None] | None = None,
-        room_watch: RoomWatch | None = None,
     ) -> None:
-        """Deliver until ``stop`` is set: on a poke, on room changes, every half second.
+        """Deliver until ``stop`` is set: on a poke, on room changes, every second.
 
         ``on_pass(active)`` is called after each pass (the console shows whether this
         deliverer holds the lease or stands by); ``on_problem`` hears of a pass that
         failed (the room locked, the disk full ...) and of the first pass that works
         again (``None``), standard error if not given. A failed pass is retried, less
-        often while the fault lasts. Room changes come from ``room_watch``, the process's
-        shared watch, or from a watch of its own (``debounce``, ``step``).
+        often while the fault lasts. Room changes come from the process's shared watch
+        (``room_watch``), or from a watch of its own.
         """
         guard = Guard("deliverer", self.store, on_problem)
         listener = self.wake
         wake_trouble: str | None = None
         changed_r, changed_w = os.pipe()
         os.set_blocking(changed_w, False)
-        watcher = room_watch or RoomWatch(self.room.home, debounce=debounce, step=step, stop=stop)
+        watcher = self.room_watch or own_watch(self.room.home, stop)
 
         def changed() -> None:
             _signal(changed_w)
@@ -270,9 +270,9 @@ class Deliverer:
         finally:
             listener.close()
             self.release()
-            stop.set()
             watcher.unsubscribe(changed)
-            if room_watch is None:
+            if watcher is not self.room_watch:
+                watcher.close()
                 watcher.join(timeout=2)
             os.close(changed_r)
             os.close(changed_w)

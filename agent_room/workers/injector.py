@@ -27,7 +27,7 @@ from agent_room.room.links import Links
 from agent_room.room.registry import Registry
 from agent_room.workers.guard import Guard
 from agent_room.workers.lease import LEASE_TTL, Lease, LeasedWorker
-from agent_room.workers.wakeup import RoomWatch
+from agent_room.workers.wakeup import RoomWatch, own_watch
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -54,6 +54,7 @@ class Injector(LeasedWorker):
         *,
         lease_ttl: float = LEASE_TTL,
         use_lease: bool = True,
+        room_watch: RoomWatch | None = None,
     ) -> None:
         self.room = room
         self.store = room.store
@@ -63,6 +64,8 @@ class Injector(LeasedWorker):
         self.registry = Registry(room, probe)
         self.lease = Lease(self.store, LEASE, probe, ttl=lease_ttl) if use_lease else None
         self._checked_at = 0.0
+        self.room_watch = room_watch
+        """The process's one watch of the room; None: ``run`` keeps a watch of its own."""
 
     def run_once(self) -> bool:
         """One pass: liveness now and then, crossings, due timers. False when standing by."""
@@ -84,15 +87,12 @@ class Injector(LeasedWorker):
         self,
         stop: threading.Event,
         *,
-        debounce: int = 10,
-        step: int = 5,
         on_pass: Callable[[bool], None] | None = None,
         on_problem: Callable[[str | None], None] | None = None,
-        room_watch: RoomWatch | None = None,
     ) -> None:
         """Inject until ``stop`` is set: on every room change, and when a timer is due.
 
-        ``on_pass(active)``, ``on_problem`` and ``room_watch`` are as the deliverer's; a
+        ``on_pass(active)``, ``on_problem`` and the room's watch are as the deliverer's; a
         failed pass is retried, less often while the fault lasts.
         """
         guard = Guard("injector", self.store, on_problem)
@@ -103,7 +103,7 @@ class Injector(LeasedWorker):
                 on_pass(active)
 
         wake = threading.Event()
-        watcher = room_watch or RoomWatch(self.room.home, debounce=debounce, step=step, stop=stop)
+        watcher = self.room_watch or own_watch(self.room.home, stop)
         watcher.subscribe(wake.set)
         try:
             one_pass()
@@ -119,5 +119,6 @@ class Injector(LeasedWorker):
         finally:
             self.release()
             watcher.unsubscribe(wake.set)
-            if room_watch is None:
+            if watcher is not self.room_watch:
+                watcher.close()
                 watcher.join(timeout=5)

@@ -101,16 +101,12 @@ class MemoryWorker(LeasedWorker):
         self,
         stop: threading.Event,
         *,
-        debounce: int = 10,
-        step: int = 5,
         on_pass: Callable[[bool], None] | None = None,
         on_problem: Callable[[str | None], None] | None = None,
     ) -> None:
-        """Work until ``stop`` is set; ``debounce`` and ``step`` are accepted for the
-        shape the console's leased workers share (this worker polls). A failed pass is
+        """Work until ``stop`` is set, a pass every ``INTERVAL``. A failed pass is
         reported to ``on_problem`` (standard error if not given) and to the room's log,
         and retried, less often while the fault lasts."""
-        del debounce, step
         guard = Guard("memory", self.room.store, on_problem)
 
         def after(active: bool | None) -> None:

@@ -137,14 +137,11 @@ class Notifier(LeasedWorker):
         self,
         stop: threading.Event,
         *,
-        debounce: int = 10,
-        step: int = 5,
         on_pass: Callable[[bool], None] | None = None,
         on_problem: Callable[[str | None], None] | None = None,
     ) -> None:
         """Notify until ``stop`` is set, a pass every ``INTERVAL``; a failed pass (the
         room locked, a full disk) is retried, less often while the fault lasts."""
-        del debounce, step  # a pass a second needs no file watch
         guard = Guard("notifier", self.store, on_problem)
 
         def after(_told: list[Alert] | None) -> None:

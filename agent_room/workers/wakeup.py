@@ -116,6 +116,10 @@ STOP_CHECK = 2.0
 """Seconds between two looks at a quiet watch's ``stop``, its only wake-ups at rest
 (``close`` and ``join`` end the wait at once)."""
 _DATABASE_FILES = {DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm"}
+OWN_DEBOUNCE = 10
+"""The debounce (ms) of a watch that a worker run on its own keeps (``own_watch``)."""
+OWN_STEP = 5
+"""The step (ms) of a watch that a worker run on its own keeps."""
 
 
 class RoomWatch:
@@ -319,3 +323,9 @@ class RoomWatch:
                     continue  # another host's sessions: its own deliverer serves them
                 if paths is None or want is None or any(want(path) for path in paths):
                     wake()
+
+
+def own_watch(home: str, stop: threading.Event) -> RoomWatch:
+    """A watch of the room for one worker run on its own, outside a process that shares
+    one (``workers.supervisor``): it ends with the worker's ``stop``."""
+    return RoomWatch(home, debounce=OWN_DEBOUNCE, step=OWN_STEP, stop=stop)

@@ -3,8 +3,10 @@ and the workers go back to work by themselves once it passes."""
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,6 +14,7 @@ from agent_room.room import Room
 from agent_room.room.enter import Where
 from agent_room.ui.app import make_app
 from agent_room.ui.widgets.status import StatusBar
+from agent_room.workers.deliverer import Deliverer
 from tests.fakes import FakeMux
 from tests.faults import tiny_disk
 from tests.ui.conftest import live_settings, until
@@ -55,3 +58,42 @@ async def test_a_full_disk_is_shown_and_the_workers_recover(tmp_path: Path) -> N
                 )
         finally:
             room.close()
+
+
+async def test_a_worker_ended_by_an_unforeseen_fault_is_shown_and_started_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fault no guard foresaw ends the deliverer's run: the status bar says ``error``, a
+    toast says why, and the console's supervisor starts it again after ``restart_delay``."""
+    run = Deliverer.run
+    runs: list[int] = []
+
+    def first_run_breaks(self: Deliverer, stop: threading.Event, **reports: Any) -> None:
+        runs.append(1)
+        if len(runs) == 1:
+            raise ValueError("a bug in the deliverer")
+        run(self, stop, **reports)
+
+    monkeypatch.setattr(Deliverer, "run", first_run_breaks)
+    home = tmp_path / "room"
+    room = Room.open({"AGENT_ROOM_HOME": str(home)})
+    app = make_app(
+        live_settings(home, deliver=True, restart_delay=0.5),
+        mux=FakeMux(),
+        probe=AliveProbe(),
+        where=Where(socket=None, pane=None, session_id=None, actor="operator"),
+        clock=time.time,
+    )
+    shown: list[str] = []
+    try:
+        async with app.run_test(size=(160, 40)) as pilot:
+            await until(pilot, lambda: app.statuses.get("deliverer") == "error", timeout=10)
+            shown.append(str(app.main.query_one(StatusBar).render()))
+            toast = next(n for n in app._notifications if n.title == "Worker error")
+            assert toast.message == "deliverer stopped: ValueError: a bug in the deliverer"
+            await until(pilot, lambda: app.statuses.get("deliverer") == "active", timeout=10)
+            assert app.is_running
+    finally:
+        room.close()
+    assert "error" in shown[0]
+    assert len(runs) == 2

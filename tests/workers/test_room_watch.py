@@ -81,12 +81,9 @@ def test_the_workers_of_a_process_share_one_watch(room: Room, shared: RoomWatch)
     stop = threading.Event()
     env = {"AGENT_ROOM_HOME": room.home}
     delivery_room, injector_room = Room.open(env), Room.open(env)
-    deliverer = Deliverer(delivery_room, FakeMux(), SystemProbe())
-    injector = Injector(injector_room, SystemProbe())
-    threads = [
-        threading.Thread(target=w.run, args=(stop,), kwargs={"room_watch": shared})
-        for w in (deliverer, injector)
-    ]
+    deliverer = Deliverer(delivery_room, FakeMux(), SystemProbe(), room_watch=shared)
+    injector = Injector(injector_room, SystemProbe(), room_watch=shared)
+    threads = [threading.Thread(target=w.run, args=(stop,)) for w in (deliverer, injector)]
     for thread in threads:
         thread.start()
     try:
