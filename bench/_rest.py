@@ -59,6 +59,11 @@ Bare().run()
 """The floor: what any Textual app of this shape costs at rest."""
 
 
+def bare_command() -> str:
+    """A pane's command running the bare app with the project's interpreter."""
+    return f"exec {shlex.quote(str(venv_python()))} -c {shlex.quote(BARE_APP)}"
+
+
 def measure_rest(
     installs: Sequence[Install], seconds: float, hooks: int, tmp: Path, step: Callable[[str], None]
 ) -> dict[str, Any]:
@@ -72,7 +77,7 @@ def measure_rest(
     pids: dict[str, int] = {}
     panes: dict[str, tuple[str, Path]] = {}
     try:
-        pane = server.start(f"exec {shlex.quote(str(venv_python()))} -c {shlex.quote(BARE_APP)}")
+        pane = server.start(bare_command())
         pids["bare Textual app"] = _pane_pid(server, pane)
         bare_pane = pane
         for install in installs:

@@ -76,6 +76,11 @@ class Storm:
 
     def start(self) -> None:
         """The agents in their panes (each pane's output logged), then the watcher."""
+        self.start_agents()
+        self.start_watch()
+
+    def start_agents(self) -> None:
+        """The agents in their panes (each pane's output logged), every one registered."""
         connect(self.home).close()
         for n, name in enumerate(self.names):
             command = f"sleep 0.5; exec {standin_command(self.home, name)}"
@@ -88,6 +93,9 @@ class Storm:
             return {str(r[0]) for r in rows} >= set(self.names)
 
         wait_until(registered, timeout=120, step=0.2, what="every agent registered and idle")
+
+    def start_watch(self) -> None:
+        """One ``agent-room watch``, once it holds the deliverer's lease."""
         self.watch = subprocess.Popen(
             [str(venv_script("agent-room")), "watch"],
             env=self.env,
@@ -97,34 +105,42 @@ class Storm:
         )
 
         def leased() -> bool:
-            with self.db() as conn:
-                row = conn.execute("SELECT pid FROM leases WHERE name = 'deliverer'").fetchone()
-            return row is not None and self.watch is not None and row[0] == self.watch.pid
+            return self.watch is not None and self.deliverer() == self.watch.pid
 
         wait_until(leased, timeout=30, step=0.1, what="the watcher to take the lease")
+
+    def deliverer(self) -> int | None:
+        """The pid holding the deliverer's lease."""
+        with self.db() as conn:
+            row = conn.execute("SELECT pid FROM leases WHERE name = 'deliverer'").fetchone()
+        return None if row is None else int(row[0])
 
     def sender(self, index: int, go: threading.Event) -> None:
         """One agent's sends, one process after the other."""
         name = self.names[index]
-        env = {**self.env, "AGENT_ROOM_NAME": name}
         go.wait()
         for k in range(1, self.messages + 1):
             recipient = self.names[(index + k) % len(self.names)]
-            send = Send(f"storm-{index * 1000 + k:06d}", name, recipient, time.time())
-            self.sends.append(send)
-            proc = subprocess.run(
-                [str(venv_script("agent-room")), "send", f"@{recipient}", f"{send.token} hi"],
-                env=env,
-                capture_output=True,
-                timeout=120,
-                check=False,
-            )
-            send.ended = time.time()
-            out = proc.stdout.decode().strip()
-            if proc.returncode == 0 and out.isdigit():
-                send.message_id = int(out)
-            else:
-                send.error = proc.stderr.decode(errors="replace").strip() or "no id printed"
+            self.send(name, recipient, f"storm-{index * 1000 + k:06d}")
+
+    def send(self, sender: str, recipient: str, token: str) -> Send:
+        """One ``agent-room send`` process from ``sender``, recorded in ``sends``."""
+        send = Send(token, sender, recipient, time.time())
+        self.sends.append(send)
+        proc = subprocess.run(
+            [str(venv_script("agent-room")), "send", f"@{recipient}", f"{send.token} hi"],
+            env={**self.env, "AGENT_ROOM_NAME": sender},
+            capture_output=True,
+            timeout=120,
+            check=False,
+        )
+        send.ended = time.time()
+        out = proc.stdout.decode().strip()
+        if proc.returncode == 0 and out.isdigit():
+            send.message_id = int(out)
+        else:
+            send.error = proc.stderr.decode(errors="replace").strip() or "no id printed"
+        return send
 
     def storm(self) -> float:
         """Every agent sends at once; returns when the storm started (epoch seconds)."""
