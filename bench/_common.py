@@ -145,12 +145,13 @@ def venv_script(name: str) -> Path:
     return candidate
 
 
-def standin_command(home: Path, name: str, *args: str) -> str:
-    """A pane's initial command: the stand-in agent for ``name`` (as tests/tmux/conftest.py)."""
+def standin_command(home: Path, name: str, *args: str, source: Path = ROOT) -> str:
+    """A pane's initial command: the stand-in agent for ``name`` (as tests/tmux/conftest.py),
+    its hooks run by ``source``'s code (a revision's worktree, for a baseline)."""
     env = {
         "AGENT_ROOM_HOME": str(home),
         "AGENT_ROOM_NAME": name,
-        "PYTHONPATH": str(ROOT),
+        "PYTHONPATH": str(source),
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
     }
     assignments = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())

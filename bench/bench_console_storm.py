@@ -190,7 +190,7 @@ def run_install(
     scratch = tmp / install.slug
     scratch.mkdir()
     (scratch / "config").mkdir()
-    storm = Storm(scratch, sizes.agents, sizes.messages)
+    storm = Storm(scratch, sizes.agents, sizes.messages, install.source)
     try:
         step(f"{install.label}: {sizes.agents} stand-in agents registering")
         storm.start_agents()
@@ -203,8 +203,12 @@ def run_install(
             ),
         )
         bare = Screen(storm.server, storm.server.new_window("bare", bare_command()))
-        wait_until(lambda: console.cursor() is not None and bare.cursor() is not None,
-                   timeout=60, step=0.05, what="both tables on screen")  # fmt: skip
+        try:
+            wait_until(lambda: console.cursor() is not None and bare.cursor() is not None,
+                       timeout=60, step=0.05, what="both tables on screen")  # fmt: skip
+        except TimeoutError as timeout:
+            shown = storm.server.run("capture-pane", "-p", "-t", console.pane)
+            raise RuntimeError(f"{install.label}: no cursor row on screen:\n{shown}") from timeout
         holder = console.pid() if deliverer == "console" else storm.watch and storm.watch.pid
         wait_until(lambda: storm.deliverer() == holder, timeout=30, step=0.1,
                    what=f"the {deliverer} to take the deliverer's lease")  # fmt: skip

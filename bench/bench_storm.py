@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import shlex
 import sqlite3
 import subprocess
 import tempfile
@@ -39,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from _common import (
+    ROOT,
     Stats,
     bench_env,
     git_state,
@@ -47,6 +49,7 @@ from _common import (
     progress,
     standin_command,
     stop_process,
+    venv_python,
     venv_script,
     wait_until,
     write_result,
@@ -54,16 +57,16 @@ from _common import (
 from _soak_gates import Send, delivery_counts, handed_over, read_only
 from _tmux_observer import TmuxServer
 
-from agent_room.store.db import connect
-
 
 class Storm:
     """The agents, the watcher and the sends of one run."""
 
-    def __init__(self, scratch: Path, agents: int, messages: int) -> None:
+    def __init__(self, scratch: Path, agents: int, messages: int, source: Path = ROOT) -> None:
         self.scratch = scratch
         self.home = scratch / "room"
-        self.env = bench_env(self.home)
+        self.source = source
+        """Whose code the room, the hooks, the sends and the watch run (a baseline's tree)."""
+        self.env = bench_env(self.home, PYTHONPATH=str(source))
         self.names = [f"agent{n:02d}" for n in range(agents)]
         self.messages = messages
         self.server = TmuxServer(self.env)
@@ -81,9 +84,14 @@ class Storm:
 
     def start_agents(self) -> None:
         """The agents in their panes (each pane's output logged), every one registered."""
-        connect(self.home).close()
+        make = "import sys; from agent_room.store.db import connect; connect(sys.argv[1]).close()"
+        # from the scratch folder: ``-c`` and ``-m`` put the working directory first on the path
+        run = [str(venv_python()), "-c", make, str(self.home)]
+        subprocess.run(run, env=self.env, cwd=self.scratch, check=True)
+        here = shlex.quote(str(self.scratch))
         for n, name in enumerate(self.names):
-            command = f"sleep 0.5; exec {standin_command(self.home, name)}"
+            standin = standin_command(self.home, name, source=self.source)
+            command = f"sleep 0.5; cd {here} && exec {standin}"
             pane = self.server.start(command) if n == 0 else self.server.new_window(name, command)
             self.server.run("pipe-pane", "-t", pane, f"cat >> {self.scratch / f'pane-{name}.log'}")
 
