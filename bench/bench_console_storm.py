@@ -21,8 +21,9 @@ Textual app (``_rest.BARE_APP``: a header, a table of 50 rows, a footer).
 2. CPU per message: the agents then send at a steady rate (2 messages a second, each a
    fresh ``agent-room send`` from one agent to the next) for ``--steady`` seconds; the
    console's CPU time (``/proc/PID/stat``) from the first send until the room has
-   drained, divided by the messages delivered. After each send, a key to the console,
-   timed the same way (a key pressed just after a message).
+   drained, divided by the messages delivered (beside it the same console's CPU over
+   the quiet seconds just before). After each send, a key to the console, timed the
+   same way (a key pressed just after a message).
 
 With ``--baseline REV`` the same runs again with that revision's console (a fresh room
 each; the agents, sends and bare app stay the tree's), the installs by turns.
@@ -153,6 +154,9 @@ def steady(
     pid = console.pid()
     keys: list[float] = []
     before, started = cpu_seconds(pid), perf()
+    time.sleep(sizes.settle_seconds)  # the same console, quiet: what it spends without messages
+    rest_pct = 100 * (cpu_seconds(pid) - before) / (perf() - started)
+    before, started = cpu_seconds(pid), perf()
     sent = []
     for n in range(count):
         due = started + n / sizes.rate
@@ -178,6 +182,7 @@ def steady(
         "window_s": round(elapsed, 2),
         "cpu_s": round(used, 3),
         "cpu_pct": round(100 * used / elapsed, 2),
+        "cpu_pct_quiet_before": round(rest_pct, 2),
         "cpu_ms_per_message": round(per, 2),
         "key_after_message": Stats.of(keys).as_ms() if keys else None,
     }
@@ -220,7 +225,6 @@ def run_install(
             stats = Stats.of(seconds)
             step(f"{install.label}: {label} key to screen median {stats.median * 1e3:.0f} ms,"
                  f" p95 {stats.p95 * 1e3:.0f} ms ({stats.runs} keys)")  # fmt: skip
-        time.sleep(sizes.settle_seconds)
         steady_found = steady(storm, console, sizes, step)
         failed = [s.error for s in storm.sends if s.message_id is None]
     finally:
@@ -307,6 +311,7 @@ def main(argv: list[str] | None = None) -> int:
         ("storm drained, s after its start", lambda r: r["storm_drained_s"]),
         ("steady: console CPU per message, ms", lambda r: r["steady"]["cpu_ms_per_message"]),
         ("steady: console CPU, % of a core", lambda r: r["steady"]["cpu_pct"]),
+        ("  quiet just before, % of a core", lambda r: r["steady"]["cpu_pct_quiet_before"]),
         ("steady: messages delivered", lambda r: r["steady"]["delivered"]),
         ("steady: key after a message, median ms",
          lambda r: (r["steady"]["key_after_message"] or {}).get("median_ms", "-")),
