@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import select
+import signal
 import subprocess
 import time
 import uuid
@@ -41,6 +42,8 @@ class TmuxServer:
         self.env = env
         self.argv = ["tmux", "-L", self.name, "-f", "/dev/null"]
         self.socket_path = ""
+        self.pid = 0
+        """The server's process, once started."""
 
     def run(self, *args: str) -> str:
         proc = subprocess.run(
@@ -57,6 +60,7 @@ class TmuxServer:
             "-P", "-F", "#{pane_id}", command,
         )  # fmt: skip
         self.socket_path = self.run("display-message", "-p", "-t", pane, "#{socket_path}")
+        self.pid = int(self.run("display-message", "-p", "-t", pane, "#{pid}"))
         return pane
 
     def new_window(self, name: str, command: str) -> str:
@@ -65,10 +69,27 @@ class TmuxServer:
         )
 
     def kill(self) -> None:
+        """End the server; one still running after ``kill-server`` (seen after a storm of
+        50 panes and a console: waiting on a job's pipe) is killed by its pid, once its
+        command line shows it is this server."""
         subprocess.run([*self.argv, "kill-server"], env=self.env, capture_output=True, check=False)
+        deadline = perf() + 5.0
+        while self.pid and self._alive() and perf() < deadline:
+            time.sleep(0.05)
+        if self.pid and self._alive():
+            with suppress(OSError):
+                os.kill(self.pid, signal.SIGKILL)
         if self.socket_path:  # tmux may leave its socket file behind
             with suppress(OSError):
                 Path(self.socket_path).unlink()
+
+    def _alive(self) -> bool:
+        """This server's process still runs (not another one under a reused pid)."""
+        try:
+            command = Path(f"/proc/{self.pid}/cmdline").read_bytes()
+        except OSError:
+            return False
+        return self.name.encode() in command
 
 
 _ESCAPED = re.compile(rb"\\([0-7]{3})")
