@@ -8,6 +8,7 @@ The real client is built here and passed to the use case.
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import sys
@@ -17,15 +18,9 @@ from agent_room.cli.output import print_json
 from agent_room.core.errors import BadInput
 from agent_room.core.files import read_regular
 from agent_room.core.names import MAX_NAME_LENGTH
-from agent_room.room.intercom import Intercom
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
-
-    from agent_room.core.ports import HeadlessClient
-    from agent_room.room import Room
-    from agent_room.room.intercom import Asker
+from agent_room.core.ports import HeadlessClient
+from agent_room.room import Room
+from agent_room.room.intercom import Asker, Intercom
 
 IMPORT_LIMIT = 8 * 1024 * 1024
 """Bytes of a state file ``intercom import`` reads at most (the seed's are a few KiB)."""

@@ -11,27 +11,23 @@ been alive in the room for a while (or the room is gone), and ``agent-room watch
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from agent_room.adapters.procfs import cmdline, is_alive, read_stat
 from agent_room.core.errors import Refused
 from agent_room.core.files import read_regular
+from agent_room.room import Room
 from agent_room.store.home import open_private, room_home
 from agent_room.store.wake import listening
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
-    from collections.abc import Mapping
-
-    from agent_room.room import Room
 
 PID_FILE = "watch.pid"
 """The background watch's pid, start time and command line (JSON), written by itself,

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
+from collections.abc import Sequence
+from typing import Any
 
 from agent_room.cli.output import print_json
 from agent_room.core.errors import BadInput
@@ -11,15 +14,8 @@ from agent_room.core.format import format_terminal_messages, json_row
 from agent_room.core.names import tmux_socket_of
 from agent_room.core.printable import printable
 from agent_room.room import Room
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
-    from collections.abc import Sequence
-    from typing import Any
-
-    from agent_room.room.registry import Registry
-    from agent_room.room.roster import Roster
+from agent_room.room.registry import Registry
+from agent_room.room.roster import Roster
 
 
 def _open() -> Room:

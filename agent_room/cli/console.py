@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import threading
 from dataclasses import replace
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
-
-    from agent_room.core.snapshot import RoomSnapshot
+from agent_room.core.snapshot import RoomSnapshot
 
 
 class _FirstRead(threading.Thread):

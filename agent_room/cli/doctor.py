@@ -8,6 +8,7 @@ room where there is none.
 
 from __future__ import annotations
 
+import argparse
 import functools
 import json
 import os
@@ -16,15 +17,11 @@ import shutil
 import stat
 import subprocess
 import sys
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from agent_room.core.files import SETTINGS_LIMIT, read_regular
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
-    from collections.abc import Iterator, Mapping
 
 TMUX_LEAST = (3, 2)
 """The oldest tmux the launcher and the deliverer are tested with."""

@@ -8,16 +8,13 @@ exit-agent goes back one jump (or to the first with ``--root``). The plugin's
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
-
-    from agent_room.core.enter import Plan
-    from agent_room.room import Room
-    from agent_room.room.enter import Navigator, Where
+from agent_room.core.enter import Plan
+from agent_room.room import Room
+from agent_room.room.enter import Navigator, Where
 
 
 def _say(text: str) -> None:

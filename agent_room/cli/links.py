@@ -7,6 +7,7 @@ links it is in, and only the initiator closes.
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import time
@@ -14,10 +15,6 @@ import time
 from agent_room.cli.output import print_json
 from agent_room.room import Room
 from agent_room.room.links import Links
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
 
 
 def _open() -> Room:

@@ -6,6 +6,7 @@ the holds but not release them.
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import time
@@ -14,10 +15,6 @@ from agent_room.cli.links import _caller
 from agent_room.core.loops import TURNS
 from agent_room.room import Room
 from agent_room.room.loops import Loops
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
 
 
 def _open() -> Room:

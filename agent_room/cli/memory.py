@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from agent_room.cli.output import print_json
 from agent_room.core.printable import printable
 from agent_room.room import Room
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
-    from typing import Any
 
 
 def _when(at: float | None) -> str:

@@ -3,18 +3,14 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from agent_room.core.printable import printable
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
-    from collections.abc import Callable, Mapping, Sequence
-    from typing import Any
-
-    from agent_room.room import Room
+from agent_room.room import Room
 
 HEADER = ("NAME", "STATUS", "KIND", "PANE", "PID", "CWD")
 

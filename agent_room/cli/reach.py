@@ -3,18 +3,15 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import shlex
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from agent_room.core.errors import BadInput
 from agent_room.core.files import SETTINGS_LIMIT, read_regular
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
-    from collections.abc import Mapping
 
 BEGIN = "# >>> agent-room >>> (added by `agent-room tmux install-keys`; `remove-keys` takes it out)"
 END = "# <<< agent-room <<<"

@@ -10,18 +10,15 @@ entering an agent needs a terminal and is refused in the page. See docs/guide/br
 
 from __future__ import annotations
 
+import argparse
 import errno
 import ipaddress
 import os
 import secrets
 import socket
+from collections.abc import Mapping
 
 from agent_room.core.errors import BadInput
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
-    from collections.abc import Mapping
 
 TOKEN_VARIABLE = "AGENT_ROOM_SERVE_TOKEN"  # noqa: S105 - the variable's name
 MIN_TOKEN = 16

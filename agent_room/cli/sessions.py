@@ -9,17 +9,14 @@ and renames only itself.
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
+from collections.abc import Mapping
 
 from agent_room.core.errors import Refused
 from agent_room.core.names import parse_name
 from agent_room.room import Room
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
-    from collections.abc import Mapping
 
 
 def viewer_of(room: Room, environ: Mapping[str, str]) -> str | None:

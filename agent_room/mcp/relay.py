@@ -16,11 +16,8 @@ import os
 import socket
 import sys
 import urllib.parse
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Mapping
-    from typing import IO
+from collections.abc import Mapping
+from typing import IO
 
 ENV_TOKEN = "AGENT_ROOM_MCP_TOKEN"  # noqa: S105 - a variable's name
 ENV_URL = "AGENT_ROOM_MCP_URL"

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agent_room.adapters.transcripts import read_lines
 from agent_room.core.enter import (
@@ -26,15 +28,12 @@ from agent_room.core.enter import (
 from agent_room.core.errors import BadInput, NotFound, Refused
 from agent_room.core.heal import transcript_state
 from agent_room.core.names import is_valid_name
+from agent_room.core.ports import Multiplexer, ProcessProbe
+from agent_room.room.service import Room
 from agent_room.store import views
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from agent_room.core.ports import Multiplexer, ProcessProbe
-    from agent_room.room.service import Room
-    from agent_room.store.sqlite_base import Row
+    from agent_room.store.sqlite_base import Row  # a type alias only the checker knows
 
 POLL = 0.25
 """Seconds between looks at the registry while waiting for a fresh session."""

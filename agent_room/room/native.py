@@ -8,19 +8,15 @@ status and how to bring them in (``core.native.outside``).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from agent_room.adapters import procfs
 from agent_room.core.native import outside
+from agent_room.core.ports import NativeRegistry
 from agent_room.core.tree import TreeNode
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
-    from typing import Any
-
-    from agent_room.core.ports import NativeRegistry
-    from agent_room.room.service import Room
+from agent_room.room.service import Room
 
 OUTSIDE_KIND = "outside"
 """The tree node kind of a session outside the room."""

@@ -10,11 +10,8 @@ which the audit log's append-only triggers do not stand in the way of).
 from __future__ import annotations
 
 from agent_room.core.errors import Refused
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from agent_room.store.postgres import PgConnection
-    from agent_room.store.sqlite_base import StoreBase
+from agent_room.store.postgres import PgConnection
+from agent_room.store.sqlite_base import StoreBase
 
 _SKIPPED = ("sqlite_", "memory_fts")
 """SQLite's own tables and the FTS5 index (PostgreSQL indexes the text itself)."""

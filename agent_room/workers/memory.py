@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections.abc import Callable
 
+from agent_room.core.ports import ProcessProbe
+from agent_room.room import Room
 from agent_room.room.budgets import Budgets
 from agent_room.room.checkpoints import Checkpoints
 from agent_room.room.entities import Entities
@@ -24,13 +27,6 @@ from agent_room.room.memory import Memory
 from agent_room.room.usage import PASS_BUDGET, Usage
 from agent_room.workers.guard import Guard
 from agent_room.workers.lease import LEASE_TTL, Lease, LeasedWorker
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from agent_room.core.ports import ProcessProbe
-    from agent_room.room import Room
 
 LEASE = "memory"
 INTERVAL = 1.0

@@ -20,10 +20,13 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from agent_room.core.delivery import Action, Failed, OpenNudge, decide
 from agent_room.core.native import (
     DEFAULT_PREFERENCE,
+    NativeSession,
     Outcome,
     Preference,
     Receipt,
@@ -35,19 +38,15 @@ from agent_room.core.native import (
     socket_pending,
     user_frame,
 )
+from agent_room.core.ports import NativeRegistry, NativeTransport
 from agent_room.core.prompts import nudge_text
+from agent_room.room import Room
 from agent_room.room.loops import prompt_refusal
 from agent_room.store.native import NativeStore
 from agent_room.store.settings import SettingsStore
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
-    from agent_room.core.native import NativeSession
-    from agent_room.core.ports import NativeRegistry, NativeTransport
-    from agent_room.room import Room
-    from agent_room.store.sqlite_base import Row
+    from agent_room.store.sqlite_base import Row  # a type alias only the checker knows
 
 SETTING = "delivery_transport"
 """The room setting that chooses the transport (``core.native.Preference``)."""
