@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from agent_room.core.errors import BadInput, RoomError
 from agent_room.core.intercom import (
@@ -24,21 +26,17 @@ from agent_room.core.intercom import (
     session_cost,
     topic_of,
 )
+from agent_room.core.intercom_state import ClientAnswer
 from agent_room.core.names import is_valid_name, name_from_cwd
+from agent_room.core.ports import HeadlessClient, HeadlessRun
+from agent_room.room.service import Room
 from agent_room.room.usage import Usage
 from agent_room.store.intercom import IntercomStore
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
-    from typing import Any
+    from agent_room.store.sqlite_base import Row  # a type alias only the checker knows
 
-    from agent_room.core.intercom_state import ClientAnswer
-    from agent_room.core.ports import HeadlessClient, HeadlessRun
-    from agent_room.room.service import Room
-    from agent_room.store.sqlite_base import Row
-
-    Say = Callable[[str], None]
+Say = Callable[[str], None]
 
 MAX_TURNS_KEY = "intercom.max_turns"
 SESSION_LIMIT_KEY = "intercom.session_limit"

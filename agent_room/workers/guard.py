@@ -11,16 +11,13 @@ deleted under the process is noticed before each pass and the room reopened.
 from __future__ import annotations
 
 import sys
+import threading
+from collections.abc import Callable
+from typing import TypeVar
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import threading
-    from collections.abc import Callable
-    from typing import TypeVar
+from agent_room.store.sqlite_base import StoreBase
 
-    from agent_room.store.sqlite_base import StoreBase
-
-    T = TypeVar("T")
+T = TypeVar("T")
 
 FIRST_BACKOFF = 0.5
 """Seconds before the first retry after a failed pass; doubled on each failure."""

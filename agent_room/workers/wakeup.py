@@ -8,19 +8,15 @@ import os
 import stat
 import threading
 import time
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
+from agent_room.adapters.inotify import DirectoryEvents
 from agent_room.store.home import DB_NAME
+from agent_room.store.sqlite import SqliteStore
 from agent_room.store.wake import not_a_poke, wake_path
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
-
-    from agent_room.adapters.inotify import DirectoryEvents
-    from agent_room.store.sqlite import SqliteStore
-
-    Changes = Iterable[tuple[object, str]]
+Changes = Iterable[tuple[object, str]]
 
 
 class WakeListener:
