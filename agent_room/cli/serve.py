@@ -18,6 +18,8 @@ import secrets
 import socket
 from collections.abc import Mapping
 
+from agent_room.adapters.web import RoomServer
+from agent_room.cli.reach import console_command
 from agent_room.core.errors import BadInput
 
 TOKEN_VARIABLE = "AGENT_ROOM_SERVE_TOKEN"  # noqa: S105 - the variable's name
@@ -58,8 +60,6 @@ def check_port(host: str, port: int) -> None:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Serve the console until interrupted."""
-    from agent_room.cli.reach import console_command
-
     token, made = serve_token(os.environ)
     os.environ.pop(TOKEN_VARIABLE, None)  # read: the consoles and what they start never see it
     if args.max_consoles < 1:
@@ -68,8 +68,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if not name or any(c.isspace() or c in "/:@[]" for c in name):
             raise BadInput(f"invalid --allow-host {name!r}: give a host name without a port")
     check_port(args.host, args.port)
-    from agent_room.adapters.web import RoomServer
-
     allowed = [*args.allow_host, *([] if _is_address(args.host) else [args.host])]
     RoomServer(
         console_command(os.environ, "--served"),

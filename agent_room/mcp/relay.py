@@ -19,6 +19,8 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import IO
 
+from agent_room.mcp.stdio import serve_stdio
+
 ENV_TOKEN = "AGENT_ROOM_MCP_TOKEN"  # noqa: S105 - a variable's name
 ENV_URL = "AGENT_ROOM_MCP_URL"
 TIMEOUT = 900.0
@@ -120,6 +122,4 @@ def main(environ: Mapping[str, str]) -> int:
             return 2
         if carrier.reachable():
             return relay(carrier, sys.stdin.buffer, sys.stdout.buffer)
-    from agent_room.mcp.stdio import serve_stdio
-
     return serve_stdio(dict(os.environ))

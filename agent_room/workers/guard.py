@@ -15,6 +15,7 @@ import threading
 from collections.abc import Callable
 from typing import TypeVar
 
+from agent_room.core.errors import UNREACHABLE_PREFIX, RoomError
 from agent_room.store.sqlite_base import StoreBase
 
 T = TypeVar("T")
@@ -27,8 +28,6 @@ MAX_BACKOFF = 30.0
 
 def describe(exc: BaseException) -> str:
     """The problem in one line, as a person reads it in a log or a status bar."""
-    from agent_room.core.errors import UNREACHABLE_PREFIX, RoomError
-
     text = " ".join(str(exc).split()) or type(exc).__name__
     if isinstance(exc, RoomError):
         return text

@@ -18,11 +18,16 @@ receipts name message ids and count once.
 
 from __future__ import annotations
 
+import atexit
 import os
+import sys
 import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from agent_room.adapters.claude_native import FileRegistry, claude_dir
+from agent_room.adapters.claude_peer import PeerSocket, socket_folder
+from agent_room.adapters.processes import SystemProbe
 from agent_room.core.delivery import Action, Failed, OpenNudge, decide
 from agent_room.core.native import (
     DEFAULT_PREFERENCE,
@@ -44,6 +49,7 @@ from agent_room.room import Room
 from agent_room.room.loops import prompt_refusal
 from agent_room.store.native import NativeStore
 from agent_room.store.settings import SettingsStore
+from agent_room.store.wake import poke
 
 if TYPE_CHECKING:
     from agent_room.store.sqlite_base import Row  # a type alias only the checker knows
@@ -293,16 +299,8 @@ class NativeDelivery:
 def native_delivery(room: Room, environ: Mapping[str, str]) -> NativeDelivery | None:
     """The native transport for a deliverer on this system (None where the clients have
     no messaging socket); its peer opens on the first active pass and closes at exit."""
-    import atexit
-    import sys
-
     if not sys.platform.startswith("linux"):
         return None
-    from agent_room.adapters.claude_native import FileRegistry, claude_dir
-    from agent_room.adapters.claude_peer import PeerSocket, socket_folder
-    from agent_room.adapters.processes import SystemProbe
-    from agent_room.store.wake import poke
-
     home = room.home
     registry = FileRegistry(claude_dir(environ), SystemProbe())
     peer = PeerSocket(

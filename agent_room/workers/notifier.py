@@ -16,6 +16,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+from agent_room.adapters.reach import CommandChannel, DesktopChannel, TmuxChannel
 from agent_room.core.attention import (
     Alert,
     NotifyChannel,
@@ -164,7 +165,6 @@ def build_channels(
     tmux speaks on every server a live agent runs in (and the caller's own), read again
     at each alert: agents come and go. With neither, it tells nobody: a default server
     that no agent of this room runs in is someone else's business."""
-    from agent_room.adapters.reach import CommandChannel, DesktopChannel, TmuxChannel
 
     def sockets() -> list[str | None]:
         found = room.store.conn.execute(
