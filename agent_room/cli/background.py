@@ -11,25 +11,27 @@ been alive in the room for a while (or the room is gone), and ``agent-room watch
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agent_room.adapters.procfs import cmdline, is_alive, read_stat
 from agent_room.core.errors import Refused
 from agent_room.core.files import read_regular
-from agent_room.room import Room
-from agent_room.store.attention import room_exists
 from agent_room.store.home import open_private, room_home
 from agent_room.store.wake import listening
-from agent_room.workers.deliverer import delivery_lease
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Mapping
+
+    from agent_room.room import Room
 
 PID_FILE = "watch.pid"
 """The background watch's pid, start time and command line (JSON), written by itself,
@@ -176,6 +178,10 @@ def idle(room: Room) -> bool:
 
 def cmd_watch_status(_args: argparse.Namespace) -> int:
     """Say which process delivers for the room: 0 if one does, 1 if none."""
+    from agent_room.room import Room
+    from agent_room.store.attention import room_exists
+    from agent_room.workers.deliverer import delivery_lease
+
     home = room_home(os.environ)
     background = background_pid(home)
     holder = None

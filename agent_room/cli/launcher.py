@@ -19,36 +19,20 @@ import json
 import os
 import shutil
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agent_room.adapters import procfs
 from agent_room.adapters.claude_files import trusted
-from agent_room.adapters.processes import SystemProbe
 from agent_room.cli.background import ensure_deliverer
 from agent_room.cli.pane_exec import PANE_OWN, pane_command, write_env_file
-from agent_room.cli.worktrees import check_force, check_removal, remove_worktree, start_worktree
 from agent_room.core.client_launch import ci_markers
 from agent_room.core.enter import ATTACH_PAUSE
 from agent_room.core.errors import BadInput, NotFound, Refused, RoomError
 from agent_room.core.names import is_valid_name, parse_name
 from agent_room.core.printable import printable
-from agent_room.plugin import claude_flags
-from agent_room.room import Room
-from agent_room.room.access import (
-    ENV_URL,
-    HOOKS_VIA_HTTP,
-    WITH_TOKEN,
-    agent_access,
-    await_serving,
-    http_hooks,
-)
-from agent_room.room.clients import client_launch
-from agent_room.room.registry import Registry
-from agent_room.store.home import ensure_room_dir, room_home
+from agent_room.store.home import ensure_room_dir
 
 if TYPE_CHECKING:
     from agent_room.room import Room
@@ -111,6 +95,8 @@ class _Tmux:
         """What the last command printed on stderr (tmux can say why and still exit 0)."""
 
     def __call__(self, *args: str, check: bool = True) -> list[str]:
+        import subprocess
+
         proc = subprocess.run(
             [*self.argv, *args], capture_output=True, text=True, env=self.env, check=False
         )
@@ -186,6 +172,8 @@ def _client(kind: str, environ: dict[str, str]) -> str:
 def agent_argv(kind: str, agent_args: list[str], environ: dict[str, str]) -> list[str]:
     """The agent's command line: its binary (absolute) and arguments."""
     if kind == "claude":
+        from agent_room.plugin import claude_flags
+
         return [_client(kind, environ), *claude_flags(), *agent_args]
     if kind in {"codex", "gemini"}:
         return [_client(kind, environ), *agent_args]
@@ -211,6 +199,8 @@ def _agent_room_bin() -> str:
 
 def agent_env(name: str, label: str, environ: dict[str, str]) -> dict[str, str]:
     """The room's variables for the new agent (``AGENT_ROOM_PARENT``: whoever launches)."""
+    from agent_room.store.home import room_home
+
     env = {
         "AGENT_ROOM_NAME": name,
         "AGENT_ROOM_HOME": str(Path(room_home(environ)).resolve()),
@@ -253,6 +243,8 @@ def _worktree(args: argparse.Namespace, name: str, cwd: Path) -> Path:
     own flag: the same place, branch and base for every client, known to the room."""
     if getattr(args, "worktree", None) is None:
         return cwd
+    from agent_room.cli.worktrees import start_worktree
+
     folder, said = start_worktree(name, cwd, args.worktree)
     print(f"@{name}: {said}", file=sys.stderr)
     return folder
@@ -270,13 +262,19 @@ def _client_setup(
     wrapper that runs it with its secret; ``env`` gains the client's variables."""
     wrapper: tuple[str, ...] = ()
     if kind != "command":  # the room's tools over MCP, with a secret of its own
+        from agent_room.room.access import ENV_URL, WITH_TOKEN, agent_access
+
         env.update(agent_access(env["AGENT_ROOM_HOME"], name))
         wrapper = WITH_TOKEN
     if kind == "claude":  # its turns' hooks to the room's server, without a process each
+        from agent_room.room.access import HOOKS_VIA_HTTP, http_hooks
+
         settings = json.dumps(http_hooks(env[ENV_URL]), separators=(",", ":"))
         argv = [argv[0], "--settings", settings, *argv[1:]]
         env[HOOKS_VIA_HTTP] = "1"
     if kind in {"codex", "gemini"}:  # its hooks, trust and permissions: see room.clients
+        from agent_room.room.clients import client_launch
+
         extra, client_env = client_launch(
             kind,
             name=name,
@@ -311,6 +309,8 @@ def cmd_start(args: argparse.Namespace) -> int:
     argv, wrapper = _client_setup(args.agent, name, cwd, argv, env, environ)
     ensure_deliverer(os.environ, opted_out=args.no_watch)  # it serves the room's tools too
     if args.agent != "command" and os.environ.get("AGENT_ROOM_MCP", "").lower() not in OFF:
+        from agent_room.room.access import await_serving
+
         await_serving(env["AGENT_ROOM_HOME"])
 
     hidden = [var for var in (*LEAKED, *ci_markers(args.agent, environ)) if var not in env]
@@ -384,6 +384,9 @@ def _started(args: argparse.Namespace, said: str, label: str, pane_id: str, tmux
     and it takes the name over): messages to it wait in the room meanwhile, never typed
     into its pane before it is registered."""
     if args.agent in {"command", "codex"}:
+        from agent_room.adapters import procfs
+        from agent_room.room import Room
+
         found = tmux("display-message", "-p", "-t", pane_id, "#{pane_pid}", check=False)
         pid = int(found[0]) if found and found[0].isdigit() else None
         stat = procfs.read_stat(pid) if pid else None
@@ -409,6 +412,8 @@ def _started(args: argparse.Namespace, said: str, label: str, pane_id: str, tmux
 
 def _registered(room: Room | None, name: str, pane_pids: set[int]) -> list[Process]:
     """The registered agent as (pid, start), if it is alive in one of these panes."""
+    from agent_room.adapters import procfs
+
     try:
         row = room.store.holder(name) if room else None
     except RoomError:
@@ -423,6 +428,9 @@ def _registered(room: Room | None, name: str, pane_pids: set[int]) -> list[Proce
 
 def _open_room() -> Room | None:
     """The room, if there is one to ask: stopping must work without it."""
+    from agent_room.room import Room
+    from agent_room.store.home import room_home
+
     try:
         return Room.open(os.environ) if Path(room_home(os.environ)).is_dir() else None
     except RoomError:
@@ -441,9 +449,14 @@ def _terminate(pid: int) -> None:
 
 def cmd_stop(args: argparse.Namespace) -> int:
     """End the agent started for NAME: SIGTERM, up to 5 s to exit, then close its tmux."""
+    from agent_room.adapters import procfs
+    from agent_room.adapters.processes import SystemProbe
+
     name = parse_name(args.name)
     removing = getattr(args, "remove_worktree", False)
     if removing or getattr(args, "force", False):  # refused before anything is stopped
+        from agent_room.cli.worktrees import check_force, check_removal, remove_worktree
+
         check_force(args)
         check_removal(name, force=args.force)
     tmux = _Tmux(dict(os.environ))
@@ -473,6 +486,8 @@ def cmd_stop(args: argparse.Namespace) -> int:
     survivors = [pid for pid, start in victims if probe.is_alive(pid, start)]
     tmux(kill, "-t", target[-1], check=False)  # gone already if the agent's exit closed it
     if room:
+        from agent_room.room.registry import Registry
+
         with contextlib.suppress(RoomError):  # the room shows it ended now, not at next `who`
             Registry(room, probe).refresh()
         room.close()

@@ -8,11 +8,14 @@ carry the plan out with the multiplexer port. Pure; standard library only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from agent_room.core.client_launch import resume_args
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 RESUMABLE_AGENTS = frozenset({"claude", "codex", "gemini"})
 """Agents whose sessions ``--resume`` can reopen."""

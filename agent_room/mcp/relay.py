@@ -19,8 +19,6 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import IO
 
-from agent_room.mcp.stdio import serve_stdio
-
 ENV_TOKEN = "AGENT_ROOM_MCP_TOKEN"  # noqa: S105 - a variable's name
 ENV_URL = "AGENT_ROOM_MCP_URL"
 TIMEOUT = 900.0
@@ -122,4 +120,8 @@ def main(environ: Mapping[str, str]) -> int:
             return 2
         if carrier.reachable():
             return relay(carrier, sys.stdin.buffer, sys.stdout.buffer)
+    # the MCP SDK (pydantic, anyio) loads only for a server of its own: a relay is
+    # started for every agent, on the standard library alone
+    from agent_room.mcp.stdio import serve_stdio
+
     return serve_stdio(dict(os.environ))
