@@ -13,7 +13,7 @@ from agent_room.adapters.processes import SystemProbe
 from agent_room.cli.background import ensure_deliverer
 from agent_room.cli.output import print_json
 from agent_room.cli.outside import outside_rows, print_outside
-from agent_room.cli.worktrees import approve, mark_branches, previews
+from agent_room.cli.worktrees import approve, branch_cells, branch_states, mark_branches, previews
 from agent_room.core.cycles import render_cycle
 from agent_room.core.errors import BadInput
 from agent_room.core.format import format_terminal_messages, iso_timestamp, json_row
@@ -172,8 +172,6 @@ def cmd_who(args: argparse.Namespace) -> int:
         states: dict[str, Any] = {}
         branches = None
         if live_worktrees(room.store):  # someone works in a worktree: git tells its branch
-            from agent_room.cli.worktrees import branch_cells, branch_states
-
             states = branch_states(room) if args.json else {}
             branches = None if args.json else branch_cells(room, roster.names)
     finally:

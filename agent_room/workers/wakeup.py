@@ -11,9 +11,11 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from watchfiles import Change, watch
+import watchfiles
+from watchfiles import Change
 
-from agent_room.adapters.inotify import DirectoryEvents, available
+from agent_room.adapters import inotify
+from agent_room.adapters.inotify import DirectoryEvents
 from agent_room.core.errors import RoomError
 from agent_room.store.engine import database_url
 from agent_room.store.home import DB_NAME
@@ -211,7 +213,7 @@ class RoomWatch:
     def _watch_directory(self) -> DirectoryEvents | None:
         """The kernel's events of the room directory; None where there is no inotify (or
         it refuses: watchfiles then watches, and says what is wrong)."""
-        if available():
+        if inotify.available():
             try:
                 return DirectoryEvents(self.home)
             except OSError:
@@ -258,7 +260,7 @@ class RoomWatch:
 
     def _run_watchfiles(self) -> None:
         """Where there is no inotify: watchfiles, which wakes every ``step`` ms."""
-        for changes in watch(
+        for changes in watchfiles.watch(
             self.home,
             debounce=self.debounce,
             step=self.step,
