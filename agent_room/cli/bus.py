@@ -2,34 +2,27 @@
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
-from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
-from agent_room.adapters.processes import SystemProbe
-from agent_room.cli.background import ensure_deliverer
 from agent_room.cli.output import print_json
-from agent_room.cli.outside import outside_rows, print_outside
-from agent_room.cli.worktrees import approve, branch_cells, branch_states, mark_branches, previews
-from agent_room.core.cycles import render_cycle
 from agent_room.core.errors import BadInput
-from agent_room.core.format import format_terminal_messages, iso_timestamp, json_row
-from agent_room.core.links import links_summary
+from agent_room.core.format import format_terminal_messages, json_row
 from agent_room.core.names import tmux_socket_of
 from agent_room.core.printable import printable
-from agent_room.core.tree import render_tree
-from agent_room.core.usage import money
 from agent_room.room import Room
-from agent_room.room.native import outside_nodes
-from agent_room.room.outbox import SendRequest, check_fields, send
-from agent_room.room.registry import Registry
-from agent_room.room.roster import Roster
-from agent_room.store import memory
-from agent_room.store.hosts import SILENT_AFTER
-from agent_room.store.views import live_worktrees
+
+# `send` in the shapes its quick parser leaves (options, a reply) runs here: what the
+# other commands need loads inside them, so such a send stays as light as before.
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
+    from typing import Any
+
+    from agent_room.room.registry import Registry
+    from agent_room.room.roster import Roster
 
 
 def _open() -> Room:
@@ -55,6 +48,8 @@ def cmd_join(args: argparse.Namespace) -> int:
         return 0
     print(f"@{row['name']} joined the room{pane}", file=sys.stderr)
     if row["pane"]:  # an agent a deliverer can reach
+        from agent_room.cli.background import ensure_deliverer
+
         ensure_deliverer(os.environ, opted_out=args.no_watch)
     return 0
 
@@ -102,6 +97,8 @@ def cmd_send(args: argparse.Namespace) -> int:
 
 
 def _send(room: Room, args: argparse.Namespace) -> int:
+    from agent_room.room.outbox import SendRequest, check_fields, send
+
     sender = _me(room, args)
     request = SendRequest(
         args.recipient,
@@ -158,12 +155,19 @@ def _age(seconds: float) -> str:
 
 
 def _registry(room: Room) -> Registry:
+    from agent_room.adapters.processes import SystemProbe
+    from agent_room.room.registry import Registry
+
     registry = Registry(room, SystemProbe())
     registry.refresh()
     return registry
 
 
 def cmd_who(args: argparse.Namespace) -> int:
+    from agent_room.cli.outside import outside_rows, print_outside
+    from agent_room.room.roster import Roster
+    from agent_room.store.views import live_worktrees
+
     room = _open()
     try:
         _registry(room)
@@ -172,6 +176,8 @@ def cmd_who(args: argparse.Namespace) -> int:
         states: dict[str, Any] = {}
         branches = None
         if live_worktrees(room.store):  # someone works in a worktree: git tells its branch
+            from agent_room.cli.worktrees import branch_cells, branch_states
+
             states = branch_states(room) if args.json else {}
             branches = None if args.json else branch_cells(room, roster.names)
     finally:
@@ -197,6 +203,8 @@ def cmd_who(args: argparse.Namespace) -> int:
 def _say_silent(hosts: set[str]) -> None:
     """Why sessions show as ``unknown``: their host's watch, the only judge of their
     processes, has not been heard from."""
+    from agent_room.store.hosts import SILENT_AFTER
+
     for host in sorted(hosts):
         print(
             f"host {printable(host)} is silent (no watch of it seen in {SILENT_AFTER:.0f} s):"
@@ -223,6 +231,8 @@ def _who_table(roster: Roster, branches: list[str] | None = None) -> str:
     costs = [_cost(roster, name) for name in roster.names]
     links = ["-"] * count
     if roster.links:
+        from agent_room.core.links import links_summary
+
         for name, (live, loose) in roster.links.items():
             links[index[name]] = links_summary(live, unanchored=loose) or "-"
     columns: list[tuple[str, Sequence[str]]] = [
@@ -250,6 +260,8 @@ def _who_table(roster: Roster, branches: list[str] | None = None) -> str:
 def _cost(roster: Roster, name: str) -> str:
     """What the agent spent today (``?`` for a model without a price), and whether a
     spent budget holds its prompts."""
+    from agent_room.core.usage import money
+
     spent, known = roster.costs.get(name, (0.0, True))
     text = money(spent, known=known) if name in roster.costs else "-"
     return f"{text} (over budget)" if roster.over_budget(name) else text
@@ -264,9 +276,16 @@ def _printable_cells(cells: list[str]) -> list[str]:
 
 
 def cmd_tree(args: argparse.Namespace) -> int:
+    from agent_room.cli.outside import outside_rows
+    from agent_room.core.tree import render_tree
+    from agent_room.room.native import outside_nodes
+    from agent_room.store.views import live_worktrees
+
     room = _open()
     roots = _registry(room).tree() + outside_nodes(outside_rows(room))
     if live_worktrees(room.store):
+        from agent_room.cli.worktrees import mark_branches
+
         mark_branches(room, roots)
     if args.json:
         print_json([root.as_dict() for root in roots])
@@ -278,6 +297,8 @@ def cmd_tree(args: argparse.Namespace) -> int:
 
 
 def cmd_approve(args: argparse.Namespace) -> int:
+    from agent_room.cli.worktrees import approve
+
     approve(_open(), args.id)
     print(f"handover #{args.id} approved", file=sys.stderr)
     return 0
@@ -292,6 +313,10 @@ def cmd_reject(args: argparse.Namespace) -> int:
 def _handover_json(row: dict[str, Any]) -> dict[str, Any]:
     """A pending handover as ``handovers --json`` prints it: its fields an object, not a
     JSON string inside JSON, and its times ISO strings as ``history``'s timestamps are."""
+    import json
+
+    from agent_room.core.format import iso_timestamp
+
     out = dict(row)
     if isinstance(out.get("fields"), str):
         out["fields"] = json.loads(out["fields"])
@@ -302,6 +327,9 @@ def _handover_json(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def cmd_handovers(args: argparse.Namespace) -> int:
+    from agent_room.core.cycles import render_cycle
+    from agent_room.store import memory
+
     room = _open()
     rows = room.pending_handovers()
     cycles = room.handover_cycles(rows)
@@ -311,6 +339,8 @@ def cmd_handovers(args: argparse.Namespace) -> int:
         row["cycle"] = list(cycle) if cycle else None
         row["cycle_text"] = render_cycle(cycle) if cycle else None
         row["context"] = contexts.get(int(row["message_id"]))  # what the console previews
+    from agent_room.cli.worktrees import previews
+
     code = previews(room, rows)
     if args.json:
         print_json([{**_handover_json(row), "code": code[row["message_id"]]} for row in rows])
