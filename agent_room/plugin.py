@@ -9,13 +9,10 @@ for this path on their fast paths.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 from agent_room.core.errors import RoomUnavailable
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Mapping
 
 MANIFEST = Path(".claude-plugin", "plugin.json")
 """The file that makes a folder a Claude Code plugin, relative to the plugin folder."""

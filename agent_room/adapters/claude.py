@@ -13,13 +13,10 @@ import contextlib
 import os
 import signal
 import subprocess
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from agent_room.core.errors import RoomError
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
 
 GRACE = 3.0
 """Seconds the client gets to exit after SIGTERM before SIGKILL."""

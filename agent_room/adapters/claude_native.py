@@ -11,18 +11,14 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from agent_room.adapters import procfs
 from agent_room.adapters.claude_files import read_json
 from agent_room.core.native import NativeSession, SocketFacts, parse_entry
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
-    from typing import Any
-
-    from agent_room.core.ports import ProcessProbe
+from agent_room.core.ports import ProcessProbe
 
 
 def claude_dir(environ: Mapping[str, str]) -> Path:

@@ -24,7 +24,9 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 from agent_room.adapters import procfs
 from agent_room.adapters.claude_files import read_json
@@ -36,11 +38,6 @@ from agent_room.core.native import (
     Receipt,
     parse_receipt,
 )
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Mapping
-    from typing import Any
 
 SEND_TIMEOUT = 2.0
 """Seconds to connect and write one frame; a client that takes longer is treated as gone."""

@@ -15,9 +15,7 @@ import select
 import sys
 import threading
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from inotify_simple import INotify
+from inotify_simple import INotify
 
 WATCHED = 0x002 | 0x040 | 0x080 | 0x100 | 0x200 | 0x400 | 0x800
 """A file written, made, removed or renamed (opening, reading and closing are not):

@@ -13,15 +13,11 @@ import json
 import os
 import shutil
 import subprocess
+from collections.abc import Callable, Sequence
 
+from agent_room.core.attention import Alert
 from agent_room.core.errors import BadInput
 from agent_room.core.printable import printable
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
-
-    from agent_room.core.attention import Alert
 
 TIMEOUT = 10.0
 """Seconds a channel's command may take before it is given up."""

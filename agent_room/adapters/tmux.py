@@ -10,7 +10,9 @@ any of this is called (see ``Tmux.typing_refusal``).
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 import sys
 import threading
 import time
@@ -122,8 +124,6 @@ class Tmux:
                     raise TmuxError(" ".join(out) or f"tmux {args[0]} failed")
                 return out
         if stdin is not None:
-            import subprocess
-
             cmd = ["tmux", *(["-S", socket] if socket else []), *args]
             proc = subprocess.run(cmd, input=stdin.encode(), capture_output=True, check=False)
             if proc.returncode:
@@ -276,8 +276,6 @@ class Tmux:
     def switch_client(self, socket: str | None, pane: str) -> None:
         """Make ``pane`` current in its window and session, and show that session in the
         user's terminal the caller runs in (``user_client``)."""
-        import os
-
         if not is_pane_id(pane):
             raise TmuxError(f"not a pane id: {pane!r}")
         self._select(socket, pane)
@@ -290,9 +288,6 @@ class Tmux:
         Runs ``tmux attach-session`` on the caller's terminal (the console suspends
         around it); ``$TMUX`` is dropped so that tmux does not refuse to nest.
         """
-        import os
-        import subprocess
-
         if not is_pane_id(pane):
             raise TmuxError(f"not a pane id: {pane!r}")
         self._select(socket, pane)

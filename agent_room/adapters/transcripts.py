@@ -13,11 +13,7 @@ import stat
 from dataclasses import dataclass
 
 from agent_room.core.files import open_regular
-from agent_room.core.transcript import EntryKind, Turn, group_turns, parse_line
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from agent_room.core.transcript import Entry
+from agent_room.core.transcript import Entry, EntryKind, Turn, group_turns, parse_line
 
 BLOCK = 64 * 1024
 """The first block read from the end; each further block is twice as large."""

@@ -8,24 +8,30 @@ The real client is built here and passed to the use case.
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
 import shutil
 import sys
+import time
 
+from agent_room.adapters.claude import ClaudeHeadless
+from agent_room.adapters.codex import CodexHeadless
 from agent_room.cli.bus import _open, _read_body
+from agent_room.cli.launcher import LEAKED, agent_env
 from agent_room.cli.output import print_json
 from agent_room.core.errors import BadInput
 from agent_room.core.files import read_regular
-from agent_room.core.names import MAX_NAME_LENGTH
-from agent_room.room.intercom import Intercom
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
-
-    from agent_room.core.ports import HeadlessClient
-    from agent_room.room import Room
-    from agent_room.room.intercom import Asker
+from agent_room.core.intercom import OPERATOR_PARENT
+from agent_room.core.intercom_state import CorruptState, SeedState, empty_state, read_seed_state
+from agent_room.core.names import MAX_NAME_LENGTH, is_valid_name
+from agent_room.core.ports import HeadlessClient
+from agent_room.core.printable import printable
+from agent_room.plugin import claude_flags
+from agent_room.room import Room
+from agent_room.room.clients import client_binary, client_launch
+from agent_room.room.intercom import Asker, Intercom
+from agent_room.room.intercom_sessions import forget, import_sessions, listing
 
 IMPORT_LIMIT = 8 * 1024 * 1024
 """Bytes of a state file ``intercom import`` reads at most (the seed's are a few KiB)."""
@@ -36,8 +42,6 @@ HIDDEN: tuple[str, ...] = ("TMUX", "TMUX_PANE", "AGENT_ROOM_NAME")
 
 
 def _say(line: str) -> None:
-    from agent_room.core.printable import printable
-
     print(printable(line), file=sys.stderr, flush=True)
 
 
@@ -46,9 +50,6 @@ def client_env(
 ) -> dict[str, str]:
     """The client's environment: the asker's, without what identifies the asker, plus the
     room's variables, so that its hooks register it as ``@ask-LABEL`` under the asker."""
-    from agent_room.cli.launcher import LEAKED, agent_env
-    from agent_room.core.intercom import OPERATOR_PARENT
-
     name = f"ask-{label}"[:MAX_NAME_LENGTH].rstrip("-_")
     env = {k: v for k, v in environ.items() if k not in LEAKED and k not in HIDDEN}
     env.update(agent_env(name, kind, environ))
@@ -60,21 +61,13 @@ def client_env(
 
 def _kind(room: Room, repo: str) -> str:
     """The client to ask: Codex where REPO names a member that runs Codex, else Claude."""
-    from agent_room.core.names import is_valid_name
-
     name = repo.removeprefix("@")
     row = room.store.holder(name) if is_valid_name(name) else None
     return "codex" if row is not None and row["agent"] == "codex" else "claude"
 
 
 def _client(label: str, asker: Asker, kind: str, room: Room) -> HeadlessClient:
-    from agent_room.adapters.claude import ClaudeHeadless
-    from agent_room.plugin import claude_flags
-
     if kind == "codex":
-        from agent_room.adapters.codex import CodexHeadless
-        from agent_room.room.clients import client_binary, client_launch
-
         env = client_env(label, asker, dict(os.environ), kind)
         args, _ = client_launch(
             kind, name=env["AGENT_ROOM_NAME"], cwd=".", home=room.home, environ=env, tui=False
@@ -123,18 +116,12 @@ def cmd_ask(args: argparse.Namespace) -> int:
     elif record["result"] or not stopped:
         result = str(record["result"])
         if sys.stdout.isatty():  # captured, the answer is kept exactly as given
-            from agent_room.core.printable import printable
-
             result = printable(result, multiline=True)
         sys.stdout.write(result if result.endswith("\n") else result + "\n")
     return 1 if stopped else 0  # no answer yet: a script must not take it for one
 
 
 def cmd_intercom(args: argparse.Namespace) -> int:
-    import time
-
-    from agent_room.room.intercom_sessions import listing
-
     repos = listing(Intercom(_open()))
     if args.json:
         print_json(repos)
@@ -166,11 +153,6 @@ def _age(seconds: float) -> str:
 
 
 def cmd_intercom_import(args: argparse.Namespace) -> int:
-    import json
-    import time
-
-    from agent_room.core.intercom_state import CorruptState, SeedState, empty_state, read_seed_state
-
     try:
         text = read_regular(args.file, IMPORT_LIMIT).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -186,8 +168,6 @@ def cmd_intercom_import(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         state = SeedState(())
-    from agent_room.room.intercom_sessions import import_sessions
-
     added = import_sessions(Intercom(_open()), list(state.sessions))
     if state.migrated is not None:
         _write_replaced(args.file, text, json.dumps(state.migrated, indent=2) + "\n", "v1")
@@ -212,8 +192,6 @@ def _write_replaced(path: str, original: str, migrated: str, why: str) -> None:
 
 
 def cmd_intercom_forget(args: argparse.Namespace) -> int:
-    from agent_room.room.intercom_sessions import forget
-
     gone = forget(Intercom(_open()), args.target)
     for session_id in gone:
         print(f"forgot intercom session {session_id}", file=sys.stderr)

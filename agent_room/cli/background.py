@@ -19,6 +19,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agent_room.adapters.procfs import cmdline, is_alive, read_stat
 from agent_room.core.errors import Refused
@@ -26,7 +27,6 @@ from agent_room.core.files import read_regular
 from agent_room.store.home import open_private, room_home
 from agent_room.store.wake import listening
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Mapping

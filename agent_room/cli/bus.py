@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from agent_room.cli.output import print_json
 from agent_room.core.errors import BadInput
@@ -12,7 +13,9 @@ from agent_room.core.names import tmux_socket_of
 from agent_room.core.printable import printable
 from agent_room.room import Room
 
-TYPE_CHECKING = False
+# `send` in the shapes its quick parser leaves (options, a reply) runs here: what the
+# other commands need loads inside them, so such a send stays as light as before.
+
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Sequence

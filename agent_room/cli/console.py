@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+import argparse
+import gc
 import os
+import sys
 import threading
 from dataclasses import replace
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
-
-    from agent_room.core.snapshot import RoomSnapshot
+from agent_room.core.snapshot import RoomSnapshot
+from agent_room.store.home import room_home
 
 
 class _FirstRead(threading.Thread):
@@ -26,6 +26,7 @@ class _FirstRead(threading.Thread):
         self.snapshot: RoomSnapshot | None = None
 
     def run(self) -> None:
+        # imported in this thread, beside the main thread's import of the interface
         from agent_room.core.errors import RoomError
         from agent_room.room import Room
         from agent_room.room.snapshot import SnapshotReader
@@ -44,9 +45,6 @@ class _FirstRead(threading.Thread):
 
 def cmd_console(args: argparse.Namespace) -> int:
     """Open the console on the room of ``$AGENT_ROOM_HOME``; return when it quits."""
-    import gc
-    import sys
-
     served = bool(getattr(args, "served", False))
     if not served and not (sys.stdin.isatty() and sys.stdout.isatty()):
         # without a terminal Textual draws escape codes into a pipe and never ends
@@ -57,14 +55,13 @@ def cmd_console(args: argparse.Namespace) -> int:
         )
         return 2
 
-    from agent_room.store.home import room_home
-
     # no garbage worth a collection is made before the first paint, and the collector's
     # passes over the freshly imported modules and new widgets cost a tenth of it; the
     # app turns collection back on once its first frame is out
     gc.disable()
     first = _FirstRead(str(room_home(os.environ)))
     first.start()
+    # loaded while the first read runs in its thread (``_FirstRead``), not before it
     from agent_room.ui.app import make_app
     from agent_room.ui.settings import ConsoleSettings
 

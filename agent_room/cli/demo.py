@@ -13,15 +13,19 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agent_room.core.errors import NotFound
 from agent_room.core.format import format_terminal_messages
 from agent_room.core.handover import HandoverFields
 from agent_room.core.printable import printable
+from agent_room.demo import room as demo_room
 from agent_room.room import Room
 from agent_room.store.sqlite import SqliteStore
 
@@ -36,8 +40,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
     """The demo room: start (attach, detach or a short look), or stop every one."""
     if args.script or args.fast:
         return walk_through(args)
-    from agent_room.demo import room as demo_room
-
     if args.stop is not None:
         return _stop(args.stop)
     if args.list:
@@ -71,8 +73,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def _attach(demo: Demo, kind: str) -> int:
     """Attach this terminal; once it detaches, say how to come back and how to stop."""
-    import subprocess
-
     print(f"Attaching to the demo room ({kind}). Detach: C-b d.", flush=True)
     env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
     subprocess.run(demo.attach_argv(), env=env, check=False)
@@ -90,8 +90,6 @@ def _attach(demo: Demo, kind: str) -> int:
 def _me() -> str:
     """How to run this agent-room again: its name when the PATH finds this one, else
     its full path (after .ci/demo it is only in the checkout's .venv/bin)."""
-    import shutil
-
     script = Path(sys.argv[0])
     found = shutil.which("agent-room")
     if script.name != "agent-room" or (found and Path(found).resolve() == script.resolve()):
@@ -110,9 +108,6 @@ def _on_path_hint() -> str:
 
 def _stop(which: str) -> int:
     """Stop this terminal's demo room, the one named, or (``all``) every one of the user."""
-    from agent_room.core.errors import NotFound
-    from agent_room.demo import room as demo_room
-
     if which == "all":
         stopped = list(demo_room.running())
     elif which:
@@ -136,8 +131,6 @@ def _stop(which: str) -> int:
 
 def _look(demo: Demo, kind: str, seconds: float) -> int:
     """Without a terminal: let the room run until it shows everything, print it, stop."""
-    from agent_room.demo import room as demo_room
-
     print(f"A demo room with {kind} in {demo.root} (no terminal: a short look)", flush=True)
     room = Room.open({"AGENT_ROOM_HOME": str(demo.home)})
     try:

@@ -8,6 +8,7 @@ room where there is none.
 
 from __future__ import annotations
 
+import argparse
 import functools
 import json
 import os
@@ -16,15 +17,17 @@ import shutil
 import stat
 import subprocess
 import sys
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_room.cli.launcher import NPM_PACKAGES
+from agent_room.core.errors import RoomError
 from agent_room.core.files import SETTINGS_LIMIT, read_regular
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
-    from collections.abc import Iterator, Mapping
+from agent_room.core.printable import printable
+from agent_room.plugin import plugin_dir
+from agent_room.store.home import DB_NAME, ERROR_LOG, ERROR_LOG_LIMIT, room_home
+from agent_room.store.wake import listening
 
 TMUX_LEAST = (3, 2)
 """The oldest tmux the launcher and the deliverer are tested with."""
@@ -96,8 +99,6 @@ def _client(title: str, program: str, environ: Mapping[str, str]) -> Check:
         if folder is not None and os.access(folder / program, os.X_OK):
             fix = f'export PATH="{folder}:$PATH" (and in ~/.bashrc)'
             return Check(title, f"installed in {folder}, which is not on PATH", fix, needed)
-        from agent_room.cli.launcher import NPM_PACKAGES
-
         install = f"npm install -g {NPM_PACKAGES[program]}"
         fix = (
             f"{install}, or set {variable}" if needed else f"only for --agent {program}: {install}"
@@ -122,9 +123,6 @@ def _claude_settings(environ: Mapping[str, str]) -> Path:
 
 
 def _plugin(environ: Mapping[str, str]) -> Check:
-    from agent_room.core.errors import RoomError
-    from agent_room.plugin import plugin_dir
-
     try:
         folder = plugin_dir()
     except RoomError as exc:
@@ -162,10 +160,6 @@ def _on_path(environ: Mapping[str, str]) -> Check:
 
 
 def _room(environ: Mapping[str, str]) -> Iterator[Check]:
-    from agent_room.core.errors import RoomError
-    from agent_room.store.home import DB_NAME, ERROR_LOG, ERROR_LOG_LIMIT, room_home
-    from agent_room.store.wake import listening
-
     try:
         home = room_home(environ)
     except RoomError as exc:
@@ -189,8 +183,6 @@ def _room(environ: Mapping[str, str]) -> Iterator[Check]:
         raw = b""
     lines = raw.decode("utf-8", "replace").splitlines()
     if lines:
-        from agent_room.core.printable import printable
-
         yield Check(
             "hook errors",
             f"{len(lines)} in {log}; last: {printable(lines[-1])[:160]}",

@@ -8,32 +8,27 @@ exit-agent goes back one jump (or to the first with ``--root``). The plugin's
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
-
-    from agent_room.core.enter import Plan
-    from agent_room.room import Room
-    from agent_room.room.enter import Navigator, Where
+from agent_room.adapters.processes import SystemProbe
+from agent_room.adapters.tmux import Tmux, TmuxError
+from agent_room.core.enter import Move, Plan, parent_note
+from agent_room.core.errors import Refused
+from agent_room.core.names import tmux_socket_of
+from agent_room.core.printable import printable
+from agent_room.plugin import claude_flags
+from agent_room.room import Room
+from agent_room.room.enter import Navigator, Where
 
 
 def _say(text: str) -> None:
-    from agent_room.core.printable import printable
-
     # names are checked, but a cwd, a pane or a stored command line may hold anything
     print(f"agent-room: {printable(text, multiline=True)}", file=sys.stderr, flush=True)
 
 
 def _navigator() -> tuple[Room, Navigator]:
-    from agent_room.adapters.processes import SystemProbe
-    from agent_room.adapters.tmux import Tmux
-    from agent_room.plugin import claude_flags
-    from agent_room.room import Room
-    from agent_room.room.enter import Navigator
-
     room = Room.open(os.environ)
     claude = os.environ.get("AGENT_ROOM_CLAUDE") or "claude"
     return room, Navigator(room, Tmux(), SystemProbe(), claude=claude, claude_args=claude_flags())
@@ -41,9 +36,6 @@ def _navigator() -> tuple[Room, Navigator]:
 
 def where_am_i(room: Room, environ: dict[str, str] | os._Environ[str]) -> Where:
     """The caller's tmux server, pane and session, from its environment."""
-    from agent_room.core.names import tmux_socket_of
-    from agent_room.room.enter import Where
-
     pane = environ.get("TMUX_PANE") or None
     socket = tmux_socket_of(environ.get("TMUX"))
     session_id = environ.get("CLAUDE_CODE_SESSION_ID") or None
@@ -64,10 +56,6 @@ def where_am_i(room: Room, environ: dict[str, str] | os._Environ[str]) -> Where:
 
 
 def _go(nav: Navigator, plan: Plan, where: Where, *, remember: bool) -> None:
-    from agent_room.adapters.tmux import TmuxError
-    from agent_room.core.enter import Move, parent_note
-    from agent_room.core.errors import Refused
-
     for warning in plan.warnings:
         _say(f"warning: {warning}")
     if plan.move is Move.REFUSE:

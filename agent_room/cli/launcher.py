@@ -19,11 +19,13 @@ import json
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agent_room.adapters import procfs
 from agent_room.adapters.claude_files import trusted
 from agent_room.cli.background import ensure_deliverer
 from agent_room.cli.pane_exec import PANE_OWN, pane_command, write_env_file
@@ -32,7 +34,11 @@ from agent_room.core.enter import ATTACH_PAUSE
 from agent_room.core.errors import BadInput, NotFound, Refused, RoomError
 from agent_room.core.names import is_valid_name, parse_name
 from agent_room.core.printable import printable
-from agent_room.store.home import ensure_room_dir
+from agent_room.store.home import ensure_room_dir, room_home
+
+# The parser reads this module to build `--help`, which loads no room, pydantic or
+# textual (tests/test_layering.py): what only `start` or `stop` needs (the room, its
+# access and clients, worktrees) loads inside the function that needs it.
 
 if TYPE_CHECKING:
     from agent_room.room import Room
@@ -95,8 +101,6 @@ class _Tmux:
         """What the last command printed on stderr (tmux can say why and still exit 0)."""
 
     def __call__(self, *args: str, check: bool = True) -> list[str]:
-        import subprocess
-
         proc = subprocess.run(
             [*self.argv, *args], capture_output=True, text=True, env=self.env, check=False
         )
@@ -199,8 +203,6 @@ def _agent_room_bin() -> str:
 
 def agent_env(name: str, label: str, environ: dict[str, str]) -> dict[str, str]:
     """The room's variables for the new agent (``AGENT_ROOM_PARENT``: whoever launches)."""
-    from agent_room.store.home import room_home
-
     env = {
         "AGENT_ROOM_NAME": name,
         "AGENT_ROOM_HOME": str(Path(room_home(environ)).resolve()),
@@ -384,7 +386,6 @@ def _started(args: argparse.Namespace, said: str, label: str, pane_id: str, tmux
     and it takes the name over): messages to it wait in the room meanwhile, never typed
     into its pane before it is registered."""
     if args.agent in {"command", "codex"}:
-        from agent_room.adapters import procfs
         from agent_room.room import Room
 
         found = tmux("display-message", "-p", "-t", pane_id, "#{pane_pid}", check=False)
@@ -412,8 +413,6 @@ def _started(args: argparse.Namespace, said: str, label: str, pane_id: str, tmux
 
 def _registered(room: Room | None, name: str, pane_pids: set[int]) -> list[Process]:
     """The registered agent as (pid, start), if it is alive in one of these panes."""
-    from agent_room.adapters import procfs
-
     try:
         row = room.store.holder(name) if room else None
     except RoomError:
@@ -429,7 +428,6 @@ def _registered(room: Room | None, name: str, pane_pids: set[int]) -> list[Proce
 def _open_room() -> Room | None:
     """The room, if there is one to ask: stopping must work without it."""
     from agent_room.room import Room
-    from agent_room.store.home import room_home
 
     try:
         return Room.open(os.environ) if Path(room_home(os.environ)).is_dir() else None
@@ -449,7 +447,6 @@ def _terminate(pid: int) -> None:
 
 def cmd_stop(args: argparse.Namespace) -> int:
     """End the agent started for NAME: SIGTERM, up to 5 s to exit, then close its tmux."""
-    from agent_room.adapters import procfs
     from agent_room.adapters.processes import SystemProbe
 
     name = parse_name(args.name)

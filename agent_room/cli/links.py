@@ -7,17 +7,17 @@ links it is in, and only the initiator closes.
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import time
 
 from agent_room.cli.output import print_json
+from agent_room.core.links import parse_loop
+from agent_room.core.printable import printable
+from agent_room.core.timers import format_duration, parse_duration
 from agent_room.room import Room
 from agent_room.room.links import Links
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
 
 
 def _open() -> Room:
@@ -37,15 +37,11 @@ def _caller(room: Room, args: argparse.Namespace) -> str | None:
 
 
 def _ago(seconds: float) -> str:
-    from agent_room.core.timers import format_duration
-
     return format_duration(seconds)
 
 
 def cmd_links(args: argparse.Namespace) -> int:
     """List links, newest first."""
-    from agent_room.core.printable import printable
-
     room = _open()
     rows = Links(room).links(live_only=args.live)
     if args.json:
@@ -108,9 +104,6 @@ def cmd_link_grant(args: argparse.Namespace) -> int:
 
 def cmd_link_settings(args: argparse.Namespace) -> int:
     """Show or change the room's link settings."""
-    from agent_room.core.links import parse_loop
-    from agent_room.core.timers import format_duration, parse_duration
-
     links = Links(_open())
     window = args.budget_window
     if window is not None:
@@ -139,8 +132,6 @@ def cmd_link_settings(args: argparse.Namespace) -> int:
 
 def cmd_timer(args: argparse.Namespace) -> int:
     """``timer anchor|check|wait DURATION TEXT``: a timer for the calling agent."""
-    from agent_room.core.timers import format_duration
-
     room = _open()
     name = room.identify(
         env_name=os.environ.get("AGENT_ROOM_NAME"),
@@ -164,9 +155,6 @@ def cmd_timer_cancel(args: argparse.Namespace) -> int:
 
 def cmd_timers(args: argparse.Namespace) -> int:
     """List pending timers (``--all``: fired and cancelled ones too)."""
-    from agent_room.core.printable import printable
-    from agent_room.core.timers import format_duration
-
     rows = Links(_open()).timers(pending_only=not args.all)
     if args.json:
         print_json(rows)

@@ -6,18 +6,20 @@ the holds but not release them.
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
 import sys
 import time
 
 from agent_room.cli.links import _caller
-from agent_room.core.loops import TURNS
+from agent_room.core.cycles import render_cycle
+from agent_room.core.links import parse_loop
+from agent_room.core.loops import TURNS, describe, describe_turns, parse_turns
+from agent_room.core.printable import printable_json
+from agent_room.core.timers import format_duration
 from agent_room.room import Room
 from agent_room.room.loops import Loops
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
 
 
 def _open() -> Room:
@@ -26,10 +28,6 @@ def _open() -> Room:
 
 def cmd_loops(args: argparse.Namespace) -> int:
     """List the loop holds, newest first (``--active``: those still holding)."""
-    from agent_room.core.cycles import render_cycle
-    from agent_room.core.printable import printable_json
-    from agent_room.core.timers import format_duration
-
     rows = Loops(_open()).holds(active_only=args.active)
     if args.json:
         sys.stdout.write(printable_json(rows) + "\n")
@@ -63,9 +61,6 @@ def cmd_loops_release(args: argparse.Namespace) -> int:
 
 def cmd_loops_settings(args: argparse.Namespace) -> int:
     """Show or change the loop breaker's threshold."""
-    from agent_room.core.links import parse_loop
-    from agent_room.core.loops import describe, describe_turns, parse_turns
-
     loops = Loops(_open())
     per_edge, window = loops.settings()
     if args.threshold is not None:
@@ -74,8 +69,6 @@ def cmd_loops_settings(args: argparse.Namespace) -> int:
     if args.turns is not None:
         turns = loops.configure_turns(*parse_turns(args.turns))
     if args.json:
-        import json
-
         shown = {"per_edge": per_edge, "window": window}
         shown |= {"turns_per_agent": turns[0], "turns_per_pair": turns[1], "turn_window": turns[2]}
         sys.stdout.write(json.dumps(shown) + "\n")

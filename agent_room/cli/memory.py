@@ -2,19 +2,28 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
+from agent_room.cli import launcher
 from agent_room.cli.output import print_json
+from agent_room.cli.parser import build_parser
+from agent_room.core.checkpoints import check_mode
+from agent_room.core.errors import BadInput
+from agent_room.core.ledger import OUTCOMES
+from agent_room.core.memory import CHARS_PER_TOKEN
+from agent_room.core.names import parse_name
 from agent_room.core.printable import printable
+from agent_room.core.timers import format_duration, parse_duration
 from agent_room.room import Room
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
-    from typing import Any
+from agent_room.room.checkpoints import Checkpoints, cancel_resume, queue_resume
+from agent_room.room.entities import Entities
+from agent_room.room.ledger import Ledger
+from agent_room.room.memory_settings import change_settings
 
 
 def _when(at: float | None) -> str:
@@ -22,8 +31,6 @@ def _when(at: float | None) -> str:
 
 
 def _after(start: float, at: float | None) -> str:
-    from agent_room.core.timers import format_duration
-
     return "-" if at is None else format_duration(at - start)
 
 
@@ -35,9 +42,6 @@ def _table(header: tuple[str, ...], body: list[tuple[str, ...]]) -> None:
 
 
 def cmd_ledger(args: argparse.Namespace) -> int:
-    from agent_room.core.timers import parse_duration
-    from agent_room.room.ledger import Ledger
-
     within = parse_duration(args.since) if args.since else None
     ledger = Ledger(Room.open(os.environ))
     if args.stats:
@@ -73,9 +77,6 @@ def cmd_ledger(args: argparse.Namespace) -> int:
 
 
 def _print_stats(summary: dict[str, dict[str, dict[str, Any]]]) -> None:
-    from agent_room.core.ledger import OUTCOMES
-    from agent_room.core.timers import format_duration
-
     def cells(name: str, tally: dict[str, Any]) -> tuple[str, ...]:
         rate = tally["approval_rate"]
         return (
@@ -99,8 +100,6 @@ def _print_stats(summary: dict[str, dict[str, dict[str, Any]]]) -> None:
 
 
 def cmd_checkpoint(args: argparse.Namespace) -> int:
-    from agent_room.room.checkpoints import Checkpoints
-
     checkpoint_id = Checkpoints(Room.open(os.environ)).take_named(args.name, note=args.note)
     print(f"checkpoint #{checkpoint_id} of @{args.name} taken", file=sys.stderr)
     print(checkpoint_id)
@@ -108,8 +107,6 @@ def cmd_checkpoint(args: argparse.Namespace) -> int:
 
 
 def cmd_checkpoints(args: argparse.Namespace) -> int:
-    from agent_room.room.checkpoints import Checkpoints
-
     checkpoints = Checkpoints(Room.open(os.environ))
     if args.keep is not None or args.days is not None:
         checkpoints.set_retention(keep=args.keep, days=args.days)
@@ -140,9 +137,6 @@ def cmd_checkpoints(args: argparse.Namespace) -> int:
 
 
 def cmd_memory_settings(args: argparse.Namespace) -> int:
-    from agent_room.core.memory import CHARS_PER_TOKEN
-    from agent_room.room.memory_settings import change_settings
-
     values = change_settings(Room.open(os.environ), budget=args.budget)
     if args.json:
         print_json(values)
@@ -155,9 +149,6 @@ def cmd_memory_settings(args: argparse.Namespace) -> int:
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
-    from agent_room.core.checkpoints import check_mode
-    from agent_room.room.checkpoints import Checkpoints
-
     check_mode(args.mode, args.agent)
     room = Room.open(os.environ)
     checkpoints = Checkpoints(room)
@@ -175,11 +166,6 @@ def cmd_resume(args: argparse.Namespace) -> int:
 def start_resumed(room: Room, name: str, text: str, *, cwd: str | None, detach: bool) -> int:
     """Start agent ``name`` through ``start``, the checkpoint's context waiting for it in the
     room: its SessionStart hook hands it over."""
-    from agent_room.cli import launcher
-    from agent_room.cli.parser import build_parser
-    from agent_room.core.names import parse_name
-    from agent_room.room.checkpoints import cancel_resume, queue_resume
-
     message_id = queue_resume(room, parse_name(name), text)
     # through the parser, so the start gets every option's default as typed by hand
     words = ["start", name, *(["--cwd", cwd] if cwd else []), *(["--detach"] if detach else [])]
@@ -192,9 +178,6 @@ def start_resumed(room: Room, name: str, text: str, *, cwd: str | None, detach: 
 
 
 def cmd_entities(args: argparse.Namespace) -> int:
-    from agent_room.core.errors import BadInput
-    from agent_room.room.entities import Entities
-
     entities = Entities(Room.open(os.environ))
     words = list(args.words)
     if args.strategy is not None or args.threshold is not None:

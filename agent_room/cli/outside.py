@@ -3,18 +3,18 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
+from agent_room.core.native import DEFAULT_PREFERENCE, Preference
 from agent_room.core.printable import printable
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
-    from collections.abc import Callable, Mapping, Sequence
-    from typing import Any
-
-    from agent_room.room import Room
+from agent_room.room import Room
+from agent_room.room.native import native_registry, outside_sessions
+from agent_room.store.settings import SettingsStore
+from agent_room.workers.native import SETTING
 
 HEADER = ("NAME", "STATUS", "KIND", "PANE", "PID", "CWD")
 
@@ -24,8 +24,6 @@ def outside_rows(
 ) -> list[dict[str, Any]]:
     """The sessions the client lists that are not in the room (``members``: the room's
     sessions as the caller read them, if it did)."""
-    from agent_room.room.native import native_registry, outside_sessions
-
     return outside_sessions(room, native_registry(os.environ), members)
 
 
@@ -58,11 +56,6 @@ def print_outside(rows: list[dict[str, Any]]) -> None:
 
 def cmd_transport(args: argparse.Namespace) -> int:
     """Show or set the room's delivery transport (read by the deliverer on every pass)."""
-    from agent_room.core.native import DEFAULT_PREFERENCE, Preference
-    from agent_room.room import Room
-    from agent_room.store.settings import SettingsStore
-    from agent_room.workers.native import SETTING
-
     room = Room.open(os.environ)
     try:
         store = SettingsStore(room.store)

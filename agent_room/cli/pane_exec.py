@@ -18,6 +18,8 @@ import os
 import sys
 from pathlib import Path
 
+from agent_room.store.home import open_private
+
 PANE_OWN = ("TMUX", "TMUX_PANE", "TERM", "TERM_PROGRAM", "TERM_PROGRAM_VERSION", "COLORTERM")
 """Variables that describe the pane the agent runs in: tmux's values win over the shell's."""
 
@@ -26,8 +28,6 @@ SUFFIX = ".env"
 
 def write_env_file(home: str, name: str, env: dict[str, str]) -> str:
     """Save ``env`` for the pane of ``name``; return the file (removed by :func:`main`)."""
-    from agent_room.store.home import open_private
-
     path = Path(home, f"start-{name}-{os.getpid()}-{os.urandom(4).hex()}{SUFFIX}")
     fd = open_private(path, os.O_WRONLY | os.O_TRUNC)
     try:

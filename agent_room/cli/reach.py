@@ -3,18 +3,30 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import shlex
 import sys
+import time
+from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
+from agent_room.adapters.git import GitCli
+from agent_room.adapters.reach import open_popup
+from agent_room.adapters.tmux import user_client
+from agent_room.cli.output import print_json
+from agent_room.core.attention import Alert, alerts
 from agent_room.core.errors import BadInput
 from agent_room.core.files import SETTINGS_LIMIT, read_regular
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
-    from collections.abc import Mapping
+from agent_room.core.names import tmux_socket_of
+from agent_room.core.overlaps import overlap_facts
+from agent_room.core.printable import printable
+from agent_room.room import Room
+from agent_room.room.code import CodeTracker
+from agent_room.store.attention import facts
+from agent_room.ui.settings import ConsoleSettings
+from agent_room.workers.notifier import build_channels
 
 BEGIN = "# >>> agent-room >>> (added by `agent-room tmux install-keys`; `remove-keys` takes it out)"
 END = "# <<< agent-room <<<"
@@ -38,10 +50,6 @@ def _size(text: str) -> str:
 
 def cmd_popup(args: argparse.Namespace) -> int:
     """Open the console in a tmux popup over the current window; return when it closes."""
-    from agent_room.adapters.reach import open_popup
-    from agent_room.adapters.tmux import user_client
-    from agent_room.core.names import tmux_socket_of
-
     size = _size(args.size)
     if not os.environ.get("TMUX"):
         raise BadInput("agent-room popup opens over a tmux window: run it inside tmux")
@@ -154,20 +162,6 @@ def cmd_tmux_keys(args: argparse.Namespace) -> int:
 
 def cmd_notify(args: argparse.Namespace) -> int:
     """What needs the operator now, and whether each configured channel can speak."""
-    import time
-    from dataclasses import replace
-
-    from agent_room.adapters.git import GitCli
-    from agent_room.cli.output import print_json
-    from agent_room.core.attention import Alert, alerts
-    from agent_room.core.names import tmux_socket_of
-    from agent_room.core.overlaps import overlap_facts
-    from agent_room.room import Room
-    from agent_room.room.code import CodeTracker
-    from agent_room.store.attention import facts
-    from agent_room.ui.settings import ConsoleSettings
-    from agent_room.workers.notifier import build_channels
-
     settings = ConsoleSettings.load(os.environ).notify
     room = Room.open(os.environ)
     try:
@@ -195,8 +189,6 @@ def cmd_notify(args: argparse.Namespace) -> int:
             }
         )
         return 0
-    from agent_room.core.printable import printable
-
     for alert in found:
         sys.stdout.write(printable(alert.text) + "\n")
     if not found:

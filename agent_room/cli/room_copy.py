@@ -7,16 +7,15 @@ import os
 import sys
 
 from agent_room.core.errors import BadInput
+from agent_room.store.copy import copy_room
+from agent_room.store.engine import describe
+from agent_room.store.home import room_home
+from agent_room.store.sqlite import SqliteStore
+from agent_room.store.urls import has_password
 
 
 def cmd_room_copy(args: argparse.Namespace) -> int:
     """Copy this room (everything, the audit log included) into a PostgreSQL room."""
-    from agent_room.store.copy import copy_room
-    from agent_room.store.engine import describe
-    from agent_room.store.home import room_home
-    from agent_room.store.sqlite import SqliteStore
-    from agent_room.store.urls import has_password
-
     url = str(args.to).strip()
     if not url.startswith(("postgresql://", "postgres://")):
         raise BadInput("--to must be a postgresql:// URL")

@@ -10,18 +10,17 @@ entering an agent needs a terminal and is refused in the page. See docs/guide/br
 
 from __future__ import annotations
 
+import argparse
 import errno
 import ipaddress
 import os
 import secrets
 import socket
+from collections.abc import Mapping
 
+from agent_room.adapters.web import RoomServer
+from agent_room.cli.reach import console_command
 from agent_room.core.errors import BadInput
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
-    from collections.abc import Mapping
 
 TOKEN_VARIABLE = "AGENT_ROOM_SERVE_TOKEN"  # noqa: S105 - the variable's name
 MIN_TOKEN = 16
@@ -61,8 +60,6 @@ def check_port(host: str, port: int) -> None:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Serve the console until interrupted."""
-    from agent_room.cli.reach import console_command
-
     token, made = serve_token(os.environ)
     os.environ.pop(TOKEN_VARIABLE, None)  # read: the consoles and what they start never see it
     if args.max_consoles < 1:
@@ -71,8 +68,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if not name or any(c.isspace() or c in "/:@[]" for c in name):
             raise BadInput(f"invalid --allow-host {name!r}: give a host name without a port")
     check_port(args.host, args.port)
-    from agent_room.adapters.web import RoomServer
-
     allowed = [*args.allow_host, *([] if _is_address(args.host) else [args.host])]
     RoomServer(
         console_command(os.environ, "--served"),

@@ -9,17 +9,17 @@ and renames only itself.
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
+from collections.abc import Mapping
 
 from agent_room.core.errors import Refused
 from agent_room.core.names import parse_name
+from agent_room.core.printable import printable, printable_json
+from agent_room.core.transcript import render_turns
 from agent_room.room import Room
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
-    from collections.abc import Mapping
+from agent_room.room.peek import peek
 
 
 def viewer_of(room: Room, environ: Mapping[str, str]) -> str | None:
@@ -42,9 +42,6 @@ def viewer_of(room: Room, environ: Mapping[str, str]) -> str | None:
 
 def cmd_peek(args: argparse.Namespace) -> int:
     """Print the last turns of the agent NAME."""
-    from agent_room.core.transcript import render_turns
-    from agent_room.room.peek import peek
-
     room = Room.open(os.environ)
     try:
         seen = peek(room, args.name, viewer=viewer_of(room, os.environ), turns=args.turns)
@@ -52,8 +49,6 @@ def cmd_peek(args: argparse.Namespace) -> int:
         room.close()
     tail = seen.tail
     if args.json:
-        from agent_room.core.printable import printable_json
-
         data = {
             "name": seen.name,
             "session_id": seen.session_id,
@@ -64,8 +59,6 @@ def cmd_peek(args: argparse.Namespace) -> int:
         }
         sys.stdout.write(printable_json(data) + "\n")
         return 0
-    from agent_room.core.printable import printable
-
     count = len(tail.turns)
     header = (
         f"@{seen.name} ({seen.state}) · session {seen.session_id} · last {count} turn"

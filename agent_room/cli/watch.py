@@ -14,6 +14,7 @@ from pathlib import Path
 from agent_room.adapters.git import GitCli
 from agent_room.adapters.processes import SystemProbe
 from agent_room.adapters.tmux import Tmux
+from agent_room.cli.ask import headless_client
 from agent_room.cli.background import (
     IDLE_EXIT,
     cmd_watch_status,
@@ -24,6 +25,7 @@ from agent_room.cli.background import (
 )
 from agent_room.core.errors import RoomError, RoomUnavailable
 from agent_room.core.names import tmux_socket_of
+from agent_room.mcp.serve import Serving
 from agent_room.room import Room
 from agent_room.store import engine
 from agent_room.ui.settings import ConsoleSettings, NotifySettings
@@ -147,9 +149,6 @@ def _start_mcp(home: str, stop: threading.Event) -> threading.Thread | None:
     none, and agents use the commands)."""
     if os.environ.get("AGENT_ROOM_MCP", "").lower() in {"off", "0", "no"}:
         return None
-    from agent_room.cli.ask import headless_client
-    from agent_room.mcp.serve import Serving
-
     return Serving(home, dict(os.environ), headless_client).start(stop)
 
 

@@ -19,11 +19,8 @@ Pure: the store supplies the sessions, the caller the clock. Standard library on
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
 
 RESUME_WINDOW = 15 * 60.0
 """Seconds since a session's last use within which it may be resumed."""

@@ -13,13 +13,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from agent_room.core.errors import BadInput
 from agent_room.core.intercom import IntercomSession
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 V2 = "2.0.0"
 MIGRATED_PARENT = "migrated-v1"

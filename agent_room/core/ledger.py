@@ -9,13 +9,10 @@ sums them up per pair and per agent.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from statistics import median
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
-    from typing import Any
+from typing import Any
 
 APPLIED = "applied"
 OUTCOMES = ("pending", "approved", "rejected", "expired", APPLIED)

@@ -23,6 +23,7 @@ from typing import Any
 from agent_room.adapters.tmux import Tmux, TmuxError
 from agent_room.core.delivery import settle_for
 from agent_room.core.errors import RoomError
+from agent_room.demo.client_api import StandIn
 from agent_room.demo.conversation import AGENTS, LATER, PING, PROMPTS, demo_script
 from agent_room.demo.model_api import ModelApi
 from agent_room.room import Room
@@ -145,8 +146,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"model stand-in at {api.url}", file=sys.stderr, flush=True)
     others = None
     if clients:
-        from agent_room.demo.client_api import StandIn
-
         others = StandIn().__enter__()
         if args.client_url_file is not None:
             partial = args.client_url_file.with_name(args.client_url_file.name + ".part")

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from agent_room.core.errors import NotFound, Refused
+from agent_room.demo import others
 from agent_room.demo.conversation import AGENTS
 from agent_room.room import Room
 
@@ -157,8 +158,6 @@ class _Setup:
             for var in ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "CLAUDE_CONFIG_DIR"):
                 self.env.pop(var, None)
         if clients:  # a HOME of the demo's own: the user's Codex and Gemini stay untouched
-            from agent_room.demo import others
-
             self.env.update(HOME=str(demo.root / "home"), **others.client_env(clients, environ))
             for var in ("CODEX_HOME", "GEMINI_CLI_HOME", "GOOGLE_GEMINI_BASE_URL"):
                 self.env.pop(var, None)
@@ -205,8 +204,6 @@ class _Setup:
 
     def other_agents(self) -> None:
         """Codex and Gemini agents against the director's stand-in, each greeted once."""
-        from agent_room.demo import others
-
         url = self.model_url("client-url", "GOOGLE_GEMINI_BASE_URL")
         others.write_home(self.demo.root / "home", url)
         for kind in self.clients:

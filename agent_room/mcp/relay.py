@@ -16,11 +16,8 @@ import os
 import socket
 import sys
 import urllib.parse
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Mapping
-    from typing import IO
+from collections.abc import Mapping
+from typing import IO
 
 ENV_TOKEN = "AGENT_ROOM_MCP_TOKEN"  # noqa: S105 - a variable's name
 ENV_URL = "AGENT_ROOM_MCP_URL"
@@ -123,6 +120,8 @@ def main(environ: Mapping[str, str]) -> int:
             return 2
         if carrier.reachable():
             return relay(carrier, sys.stdin.buffer, sys.stdout.buffer)
+    # the MCP SDK (pydantic, anyio) loads only for a server of its own: a relay is
+    # started for every agent, on the standard library alone
     from agent_room.mcp.stdio import serve_stdio
 
     return serve_stdio(dict(os.environ))

@@ -20,6 +20,7 @@ from agent_room.core.errors import BadInput, RoomError
 from agent_room.core.format import format_terminal_messages
 from agent_room.core.ports import HeadlessClient
 from agent_room.core.printable import printable
+from agent_room.core.timers import format_duration
 from agent_room.core.transcript import render_turns
 from agent_room.room import Room
 from agent_room.room.intercom import Asker, Intercom
@@ -140,8 +141,6 @@ class RoomTools:
 
     def set_timer(self, intent: str, duration: str, text: str) -> str:
         """A timer with intent for the caller (``agent-room timer``)."""
-        from agent_room.core.timers import format_duration
-
         with self._room() as room:
             name = self.caller(room)
             timer = Links(room).set_timer(name, intent, duration, text)

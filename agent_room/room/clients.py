@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import shlex
+import tomllib
 from pathlib import Path
 
 from agent_room.core.client_launch import (
@@ -25,6 +26,7 @@ from agent_room.core.client_launch import (
 )
 from agent_room.core.errors import BadInput
 from agent_room.core.files import SETTINGS_LIMIT, read_regular
+from agent_room.plugin import plugin_dir
 from agent_room.room.access import ENV_URL, WITH_TOKEN, agent_access
 from agent_room.store.home import ensure_room_dir, open_private
 
@@ -36,8 +38,6 @@ POLICY = "agent-room-policy.toml"
 
 def hook_command(kind: str, event: str) -> str:
     """The shell command a client of ``kind`` runs for ``event``."""
-    from agent_room.plugin import plugin_dir
-
     launcher = shlex.quote(str(plugin_dir() / "bin" / "agent-room-hook"))
     return f"sh {launcher} --client {kind} {event}"
 
@@ -98,8 +98,6 @@ def _write(path: Path, text: str) -> None:
 
 def _codex_config(environ: dict[str, str]) -> dict[str, object]:
     """The user's Codex ``config.toml`` (``$CODEX_HOME``, else ``~/.codex``), or nothing."""
-    import tomllib
-
     folder = environ.get("CODEX_HOME") or str(Path(environ.get("HOME") or Path.home(), ".codex"))
     try:
         return tomllib.loads(read_regular(Path(folder, "config.toml"), SETTINGS_LIMIT).decode())

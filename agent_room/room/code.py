@@ -21,13 +21,9 @@ from agent_room.core.overlaps import (
     shared_checkouts,
 )
 from agent_room.core.worktrees import Changes, CodePreview, Git, MergeCheck, Worktree
+from agent_room.room.service import Room
 from agent_room.room.worktrees import Worktrees
 from agent_room.store import worktrees as store_worktrees
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from agent_room.room.service import Room
-
 
 DRY_RUNS = 24
 """New merge dry runs (and working-tree commits) at most per pass: n agents changing

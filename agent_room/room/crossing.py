@@ -13,6 +13,7 @@ nudge and the peer's hook when the peer is idle, its Stop hook when it is busy.
 from __future__ import annotations
 
 from functools import partial
+from typing import TYPE_CHECKING
 
 from agent_room.core.crossing import (
     CrossingNotices,
@@ -43,9 +44,8 @@ from agent_room.store.links import LinkStore
 from agent_room.store.settings import SettingsStore
 from agent_room.store.turn_breaker import TurnBreaker
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from agent_room.store.sqlite_base import Row
+    from agent_room.store.sqlite_base import Row  # a type alias only the checker knows
 
 BUSY = frozenset({"busy", "waiting"})
 """States in which a session's last turn may still continue."""

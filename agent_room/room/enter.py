@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agent_room.adapters.transcripts import read_lines
 from agent_room.core.enter import (
@@ -26,15 +28,13 @@ from agent_room.core.enter import (
 from agent_room.core.errors import BadInput, NotFound, Refused
 from agent_room.core.heal import transcript_state
 from agent_room.core.names import is_valid_name
+from agent_room.core.ports import Multiplexer, ProcessProbe
+from agent_room.room.registry import Registry, SessionFacts
+from agent_room.room.service import Room
 from agent_room.store import views
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from agent_room.core.ports import Multiplexer, ProcessProbe
-    from agent_room.room.service import Room
-    from agent_room.store.sqlite_base import Row
+    from agent_room.store.sqlite_base import Row  # a type alias only the checker knows
 
 POLL = 0.25
 """Seconds between looks at the registry while waiting for a fresh session."""
@@ -178,6 +178,8 @@ class Navigator:
     def _resumed_with_args(self, plan: Plan) -> Plan:
         target = plan.target
         if plan.move is Move.RESUME and target.agent in {"codex", "gemini"}:
+            # loaded here, not at the top: the console imports this module before its
+            # first paint, and the clients' launch code (3 ms) is needed only to resume
             from agent_room.room.clients import resume_argv
 
             assert target.session_id is not None
@@ -249,8 +251,6 @@ class Navigator:
         the first prompt, and until then another ``enter`` must switch to this pane, not
         start a second writer. Its process is registered by that first prompt's hook
         (nothing is typed into the pane before it)."""
-        from agent_room.room.registry import Registry, SessionFacts
-
         row = self.store.session(session_id)
         if row is None:
             return

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from agent_room.core.errors import BadInput, RoomError
 from agent_room.core.intercom import (
@@ -24,21 +26,18 @@ from agent_room.core.intercom import (
     session_cost,
     topic_of,
 )
+from agent_room.core.intercom_state import ClientAnswer, parse_answer
 from agent_room.core.names import is_valid_name, name_from_cwd
+from agent_room.core.ports import HeadlessClient, HeadlessRun
+from agent_room.room.service import Room
 from agent_room.room.usage import Usage
 from agent_room.store.intercom import IntercomStore
+from agent_room.store.settings import SettingsStore
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
-    from typing import Any
+    from agent_room.store.sqlite_base import Row  # a type alias only the checker knows
 
-    from agent_room.core.intercom_state import ClientAnswer
-    from agent_room.core.ports import HeadlessClient, HeadlessRun
-    from agent_room.room.service import Room
-    from agent_room.store.sqlite_base import Row
-
-    Say = Callable[[str], None]
+Say = Callable[[str], None]
 
 MAX_TURNS_KEY = "intercom.max_turns"
 SESSION_LIMIT_KEY = "intercom.session_limit"
@@ -115,8 +114,6 @@ class Intercom:
 
     def settings(self) -> dict[str, int]:
         """``max_turns`` and ``session_limit``, the room's or the defaults."""
-        from agent_room.store.settings import SettingsStore
-
         stored = SettingsStore(self.room.store).settings()
         return {
             "max_turns": int(stored.get(MAX_TURNS_KEY, DEFAULT_MAX_TURNS)),
@@ -125,8 +122,6 @@ class Intercom:
 
     def change_settings(self, *, max_turns: int | None, session_limit: int | None) -> None:
         """Store new defaults (the operator's)."""
-        from agent_room.store.settings import SettingsStore
-
         values = {MAX_TURNS_KEY: max_turns, SESSION_LIMIT_KEY: session_limit}
         values = {k: v for k, v in values.items() if v is not None}
         if values:
@@ -369,8 +364,6 @@ def _session(row: Row, now: float) -> IntercomSession:
 
 def _answer(run: HeadlessRun, timeout: float) -> ClientAnswer:
     """The client's answer, or ``AskFailed`` saying in one line why there is none."""
-    from agent_room.core.intercom_state import parse_answer
-
     if run.returncode is None:
         raise AskFailed(f"the client took longer than {timeout:g} s and was ended")
     try:

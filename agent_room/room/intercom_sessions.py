@@ -7,18 +7,12 @@ Asking lives in ``room.intercom``; this module only reads and changes what is ke
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from agent_room.core.errors import BadInput, NotFound
-from agent_room.core.intercom import OPERATOR_PARENT
+from agent_room.core.intercom import OPERATOR_PARENT, IntercomSession
 from agent_room.core.names import name_from_cwd
-from agent_room.room.intercom import AskFailed
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
-
-    from agent_room.core.intercom import IntercomSession
-    from agent_room.room.intercom import Intercom
+from agent_room.room.intercom import AskFailed, Intercom
 
 
 def listing(intercom: Intercom) -> list[dict[str, Any]]:

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from agent_room.core.ledger import Collaboration, stats
 from agent_room.core.names import parse_name
+from agent_room.room.service import Room
 from agent_room.store import ledger as store_ledger
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
-
-    from agent_room.room.service import Room
 
 
 class Ledger:

@@ -8,19 +8,18 @@ status and how to bring them in (``core.native.outside``).
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from agent_room.adapters import procfs
+from agent_room.adapters.claude_native import FileRegistry, claude_dir
+from agent_room.adapters.processes import SystemProbe
 from agent_room.core.native import outside
+from agent_room.core.ports import NativeRegistry
 from agent_room.core.tree import TreeNode
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
-    from typing import Any
-
-    from agent_room.core.ports import NativeRegistry
-    from agent_room.room.service import Room
+from agent_room.room.service import Room
 
 OUTSIDE_KIND = "outside"
 """The tree node kind of a session outside the room."""
@@ -28,13 +27,8 @@ OUTSIDE_KIND = "outside"
 
 def native_registry(environ: Mapping[str, str]) -> NativeRegistry | None:
     """The client's registry on this system (None where it keeps none we can read)."""
-    import sys
-
     if not sys.platform.startswith("linux"):
         return None
-    from agent_room.adapters.claude_native import FileRegistry, claude_dir
-    from agent_room.adapters.processes import SystemProbe
-
     return FileRegistry(claude_dir(environ), SystemProbe())
 
 

@@ -10,17 +10,17 @@ room's record that two agents work together. Everyone else is refused.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from agent_room.adapters.transcripts import Tail, read_tail
 from agent_room.core.errors import NotFound, Refused
 from agent_room.core.names import parse_name
+from agent_room.room.service import Room
 from agent_room.store.hosts import on_this_host
 from agent_room.store.links import LinkStore
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from agent_room.room.service import Room
-    from agent_room.store.sqlite_base import Row
+    from agent_room.store.sqlite_base import Row  # a type alias only the checker knows
 
 
 @dataclass(frozen=True, slots=True)

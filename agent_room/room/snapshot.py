@@ -9,10 +9,14 @@ process died without a hook shows as ended.
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
+from agent_room.core.cycles import render_cycle
 from agent_room.core.format import VIA
 from agent_room.core.links import links_summary
+from agent_room.core.ports import NativeRegistry
 from agent_room.core.snapshot import (
     Edge,
     FlowEvent,
@@ -25,7 +29,9 @@ from agent_room.core.tree import TreeNode, build_tree
 from agent_room.core.usage import ROOM, span_start
 from agent_room.room.entities import CLASH_WINDOW
 from agent_room.room.links import Links
-from agent_room.room.native import outside_nodes
+from agent_room.room.native import outside_nodes, outside_sessions
+from agent_room.room.registry import Registry
+from agent_room.room.service import Room
 from agent_room.store import memory, views
 from agent_room.store.attention import status_counts
 from agent_room.store.entities import clash_notes
@@ -33,14 +39,8 @@ from agent_room.store.intercom import IntercomStore
 from agent_room.store.loops import LoopStore
 from agent_room.store.usage import all_over, cost_by_name, last_usage_id
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
-
-    from agent_room.core.ports import NativeRegistry
-    from agent_room.room.registry import Registry
-    from agent_room.room.service import Room
-    from agent_room.store.sqlite_base import Row
+    from agent_room.store.sqlite_base import Row  # a type alias only the checker knows
 
 FLOW_LIMIT = 60
 """Lines of the message flow the console keeps."""
@@ -253,8 +253,6 @@ class SnapshotReader:
     def _outside_rows(self, now: float) -> list[dict[str, Any]]:
         """The client's sessions outside the room, read again every ``OUTSIDE_INTERVAL``."""
         if self.native is not None and now - self._outside_at >= OUTSIDE_INTERVAL:
-            from agent_room.room.native import outside_sessions
-
             self._outside_at = now
             self._outside = outside_sessions(self.room, self.native)
         return self._outside
@@ -296,23 +294,15 @@ class SnapshotReader:
         summary = _summary(row["body"])
         message_kind = row["message_kind"] or ""
         if row["kind"] == "message.delivered":  # how: typed, through the socket, at a Stop
-            import json
-
             via = json.loads(row["data"] or "{}").get("via")
             summary = f"via {VIA.get(via, via)} · {summary}" if via else summary
         elif str(row["kind"]).startswith("link."):  # the link's own life, not a message
-            import json
-
             data = json.loads(row["data"] or "{}")
             message_kind = "link"
             summary = f"link #{data.get('link', '?')}" + (
                 f": {data['reason']}" if data.get("reason") else ""
             )
         elif str(row["kind"]).startswith("loop."):  # the loop breaker's, for the operator
-            import json
-
-            from agent_room.core.cycles import render_cycle
-
             data = json.loads(row["data"] or "{}")
             path = data.get("path")
             summary = f"loop #{data.get('loop', '?')}" + (

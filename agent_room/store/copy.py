@@ -10,11 +10,8 @@ which the audit log's append-only triggers do not stand in the way of).
 from __future__ import annotations
 
 from agent_room.core.errors import Refused
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from agent_room.store.postgres import PgConnection
-    from agent_room.store.sqlite_base import StoreBase
+from agent_room.store.postgres import PgConnection, connect, id_column
+from agent_room.store.sqlite_base import StoreBase
 
 _SKIPPED = ("sqlite_", "memory_fts")
 """SQLite's own tables and the FTS5 index (PostgreSQL indexes the text itself)."""
@@ -24,8 +21,6 @@ def copy_room(
     source: StoreBase, url: str, *, replace: bool, timeout: float = 10.0
 ) -> dict[str, int]:
     """Copy ``source`` (a SQLite room) into the room at ``url``; rows copied per table."""
-    from agent_room.store.postgres import connect, id_column
-
     if source.engine != "sqlite":
         raise Refused("the room to copy is not a SQLite room (AGENT_ROOM_DATABASE is set)")
     target = connect(url, timeout=timeout)

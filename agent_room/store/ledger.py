@@ -7,11 +7,12 @@ the first turn of the recipient's sessions that ended after the handover reached
 
 from __future__ import annotations
 
-from agent_room.store.sqlite_base import rows
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False
+from agent_room.store.sqlite_base import StoreBase, rows
+
 if TYPE_CHECKING:
-    from agent_room.store.sqlite_base import Row, StoreBase
+    from agent_room.store.sqlite_base import Row  # a type alias only the checker knows
 
 _RECEIVED = "coalesce(m.delivered_at, m.read_at)"
 

@@ -18,22 +18,35 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import work
-from textual.app import App
+from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
+from textual.notifications import SeverityLevel
 from textual.reactive import var
+from textual.screen import Screen
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from agent_room.adapters.git import GitCli
+from agent_room.adapters.processes import SystemProbe
 from agent_room.core.errors import RoomError
+from agent_room.core.names import tmux_socket_of
+from agent_room.core.overlaps import CodeSnapshot
+from agent_room.core.ports import Clock, Multiplexer, ProcessProbe
 from agent_room.core.printable import printable
-from agent_room.core.snapshot import with_code
+from agent_room.core.snapshot import RoomSnapshot, with_code
+from agent_room.room import Room
+from agent_room.room.enter import Where
+from agent_room.room.native import native_registry
+from agent_room.room.registry import Registry
+from agent_room.room.snapshot import SnapshotReader
 from agent_room.room.worktrees import Worktrees
+from agent_room.store.sqlite import SqliteStore
 from agent_room.ui.code import CodeReading
 from agent_room.ui.commands import RoomCommands
 from agent_room.ui.enter import Entering
@@ -49,25 +62,16 @@ from agent_room.ui.messages import (
     WorkerStatus,
 )
 from agent_room.ui.reach import OperatorVoice
+from agent_room.ui.reading import Reading
 from agent_room.ui.room_work import RoomWork
 from agent_room.ui.screens.changes import ChangesScreen
 from agent_room.ui.screens.main import MainScreen
-from agent_room.ui.settings import DEFAULT_THEME, ConsoleSettings
+from agent_room.ui.settings import DEFAULT_THEME, ConsoleSettings, NotifySettings, remember_theme
 from agent_room.ui.themes import VARIABLE_DEFAULTS, register_themes
 from agent_room.ui.widgets.sessions import SessionsTable
+from agent_room.workers.guard import Guard
 
-if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
-
-    from textual.app import SystemCommand
-    from textual.notifications import SeverityLevel
-    from textual.screen import Screen
-
-    from agent_room.core.overlaps import CodeSnapshot
-    from agent_room.core.ports import Clock, Multiplexer, ProcessProbe
-    from agent_room.core.snapshot import RoomSnapshot
-    from agent_room.room import Room
-    from agent_room.room.enter import Where
+if TYPE_CHECKING:  # the workers load after the first paint (see ``_supervise``)
     from agent_room.workers.notifier import Notifier
     from agent_room.workers.supervisor import Report, Supervisor
     from agent_room.workers.wakeup import RoomWatch
@@ -369,9 +373,6 @@ class RoomConsole(App[int]):
 
     def open_room(self) -> Room:
         """A fresh connection to the room, for one worker thread."""
-        from agent_room.room import Room
-        from agent_room.store.sqlite import SqliteStore
-
         return Room(SqliteStore(self.settings.home), clock=self.clock)
 
     # -- workers ----------------------------------------------------------------------
@@ -385,12 +386,6 @@ class RoomConsole(App[int]):
 
     def _keep_reading(self, worker: Worker[None], room: Room) -> None:
         """The reader's loop, on its own connection (``_read_room``)."""
-        from agent_room.room.native import native_registry
-        from agent_room.room.registry import Registry
-        from agent_room.room.snapshot import SnapshotReader
-        from agent_room.ui.reading import Reading
-        from agent_room.workers.guard import Guard
-
         registry = Registry(room, self.probe) if self.settings.liveness else None
         native = native_registry(os.environ) if self.settings.liveness else None
         reader = SnapshotReader(
@@ -454,6 +449,7 @@ class RoomConsole(App[int]):
         """The console's one watch of the room, for the reader and the workers alike (a
         watcher costs the same at rest whatever it serves)."""
         if self._shared_watch is None or self._shared_watch.stop.is_set():
+            # loaded after the first paint, with the workers (watchfiles)
             from agent_room.workers.wakeup import RoomWatch
 
             self._shared_watch = RoomWatch(
@@ -481,7 +477,7 @@ class RoomConsole(App[int]):
 
     def _leased_report(self, report: Report) -> None:
         """A leased worker's news, from its thread, as the status bar says it."""
-        from agent_room.workers.supervisor import State
+        from agent_room.workers.supervisor import State  # loaded by _supervise by now
 
         match report.state:
             case State.ACTIVE | State.STANDBY | State.OFF:
@@ -503,7 +499,7 @@ class RoomConsole(App[int]):
     def _make_notifier(self, room: Room) -> Notifier:
         """The notifier on ``room`` (run by the supervisor); its channel problems become
         toasts (posted: this runs in the notifier's thread)."""
-        from agent_room.ui.settings import NotifySettings
+        # loaded after the first paint, with the workers (see ``_supervise``)
         from agent_room.workers.notifier import Notifier, build_channels
 
         channels, problems = build_channels(self.settings.notify, room, self.where.socket)
@@ -594,7 +590,7 @@ class RoomConsole(App[int]):
 
     def action_help(self) -> None:
         """The keys and what they do."""
-        from agent_room.ui.screens.help import HelpScreen
+        from agent_room.ui.screens.help import HelpScreen  # 28 ms, when asked for
 
         self.push_screen(HelpScreen())
 
@@ -613,8 +609,6 @@ class RoomConsole(App[int]):
 
     def _remember_theme(self, name: str) -> None:
         """The theme chosen now is the one the next start opens with."""
-        from agent_room.ui.settings import remember_theme
-
         remember_theme(self.settings.theme_memory, name)
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
@@ -662,8 +656,6 @@ def make_app(
 
     The command line and the tests both build the app here, so they run the same thing.
     """
-    from agent_room.room.enter import Where
-
     if mux is None:
         # libtmux reads sys.stdout.encoding when imported: load it before the app
         # captures stdout (the command line loads it beside the first read)
@@ -671,12 +663,8 @@ def make_app(
 
         mux = Tmux()
     if probe is None:
-        from agent_room.adapters.processes import SystemProbe
-
         probe = SystemProbe()
     if where is None:
-        from agent_room.core.names import tmux_socket_of
-
         socket = tmux_socket_of(os.environ.get("TMUX"))
         outside = socket is None and sys.stdin.isatty()
         where = Where(

@@ -16,12 +16,8 @@ from __future__ import annotations
 
 import time
 
-from agent_room.room.snapshot import OUTSIDE_INTERVAL
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from agent_room.core.snapshot import RoomSnapshot
-    from agent_room.room.snapshot import SnapshotReader
+from agent_room.core.snapshot import RoomSnapshot
+from agent_room.room.snapshot import OUTSIDE_INTERVAL, SnapshotReader
 
 FULL_READ = 10.0
 """Seconds between two reads of a room that nothing was written to."""

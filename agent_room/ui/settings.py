@@ -17,15 +17,14 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
 from annotated_types import Ge, Gt, Le
 
+from agent_room.core.attention import NotifyPolicy
 from agent_room.core.errors import BadInput, first_problem
 from agent_room.core.files import SETTINGS_LIMIT, read_regular
-
-if TYPE_CHECKING:
-    from agent_room.core.attention import NotifyPolicy
+from agent_room.store.home import room_home
 
 DEFAULT_THEME = "agent-room-dark"
 
@@ -58,8 +57,6 @@ class NotifySettings:
 
     def policy(self) -> NotifyPolicy:
         """The notifier's policy (``core.attention``)."""
-        from agent_room.core.attention import NotifyPolicy
-
         return NotifyPolicy(per_minute=self.per_minute, permission_after=self.permission_after)
 
 
@@ -114,15 +111,13 @@ class ConsoleSettings:
     @classmethod
     def validate(cls, values: Mapping[str, object]) -> ConsoleSettings:
         """Settings from untrusted ``values``; pydantic's ``ValidationError`` if invalid."""
-        from pydantic import TypeAdapter
+        from pydantic import TypeAdapter  # 12 ms: for a settings file only, not each start
 
         return TypeAdapter(cls).validate_python(dict(values))
 
     @classmethod
     def load(cls, environ: Mapping[str, str]) -> ConsoleSettings:
         """Settings from the config file and the environment; ``BadInput`` when invalid."""
-        from agent_room.store.home import room_home
-
         folder = config_dir(environ)
         home = str(room_home(environ))
         memory = theme_memory(environ)
@@ -145,7 +140,7 @@ class ConsoleSettings:
         values["theme_memory"] = memory
         if theme or "theme" not in values:
             values["theme"] = theme or remembered_theme(memory) or DEFAULT_THEME
-        from pydantic import ValidationError
+        from pydantic import ValidationError  # loaded by ``validate`` just before
 
         try:
             return cls.validate(values)

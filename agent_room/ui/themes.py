@@ -11,6 +11,7 @@ loads no validation library before its first paint.
 
 from __future__ import annotations
 
+import json
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import Any
 from textual.app import App
 from textual.theme import Theme
 
+from agent_room.core.errors import first_problem
 from agent_room.core.files import SETTINGS_LIMIT, read_regular
 
 VARIABLE_DEFAULTS: dict[str, str] = {
@@ -45,12 +47,7 @@ def parse_theme_text(path: Path) -> dict[str, Any]:
     """A theme file's contents, not yet checked; ``ValueError`` if it cannot be parsed."""
     try:
         text = read_regular(path, SETTINGS_LIMIT).decode("utf-8")
-        if path.suffix == ".json":
-            import json
-
-            data = json.loads(text)
-        else:
-            data = tomllib.loads(text)
+        data: Any = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
     except (OSError, UnicodeDecodeError, ValueError) as exc:  # TOMLDecodeError, JSON too
         raise ValueError(f"{path.name}: {exc}") from None
     return data  # type: ignore[no-any-return]  # JSON's other shapes fail the schema
@@ -70,9 +67,9 @@ def read_theme(path: Path, *, trusted: bool = False) -> Theme:
     data = parse_theme_text(path)
     if trusted:
         return theme_from(data)
+    # pydantic and the schema (60 ms) load for a user's own theme only, not at each start
     from pydantic import ValidationError
 
-    from agent_room.core.errors import first_problem
     from agent_room.ui.theme_file import ThemeFile
 
     try:

@@ -16,6 +16,8 @@ import contextlib
 import os
 import select
 import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from agent_room.core.delivery import (
     RECEIPT_TIMEOUT,
@@ -30,6 +32,7 @@ from agent_room.core.delivery import (
 )
 from agent_room.core.errors import PaneUnavailable
 from agent_room.core.heal import RECHECK
+from agent_room.core.ports import Multiplexer, ProcessProbe
 from agent_room.core.prompts import nudge_text
 from agent_room.room import Room
 from agent_room.room.loops import prompt_refusal
@@ -38,15 +41,11 @@ from agent_room.store.hosts import BEAT, host_seen
 from agent_room.workers.guard import Guard
 from agent_room.workers.healer import Healer
 from agent_room.workers.lease import LEASE_TTL, Lease
+from agent_room.workers.native import NativeDelivery
 from agent_room.workers.wakeup import RoomWatch, WakeListener, own_watch
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from agent_room.core.ports import Multiplexer, ProcessProbe
-    from agent_room.store.sqlite_base import Row
-    from agent_room.workers.native import NativeDelivery
+    from agent_room.store.sqlite_base import Row  # a type alias only the checker knows
 
 LEASE = DELIVERER_LEASE
 UNREGISTERED = "not registered by its hooks yet (Codex: at its first prompt)"

@@ -11,16 +11,14 @@ deleted under the process is noticed before each pass and the room reopened.
 from __future__ import annotations
 
 import sys
+import threading
+from collections.abc import Callable
+from typing import TypeVar
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import threading
-    from collections.abc import Callable
-    from typing import TypeVar
+from agent_room.core.errors import UNREACHABLE_PREFIX, RoomError
+from agent_room.store.sqlite_base import StoreBase
 
-    from agent_room.store.sqlite_base import StoreBase
-
-    T = TypeVar("T")
+T = TypeVar("T")
 
 FIRST_BACKOFF = 0.5
 """Seconds before the first retry after a failed pass; doubled on each failure."""
@@ -30,8 +28,6 @@ MAX_BACKOFF = 30.0
 
 def describe(exc: BaseException) -> str:
     """The problem in one line, as a person reads it in a log or a status bar."""
-    from agent_room.core.errors import UNREACHABLE_PREFIX, RoomError
-
     text = " ".join(str(exc).split()) or type(exc).__name__
     if isinstance(exc, RoomError):
         return text

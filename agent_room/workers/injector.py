@@ -20,21 +20,17 @@ severs its links.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
+from agent_room.core.ports import ProcessProbe
 from agent_room.core.timers import wait_for
+from agent_room.room import Room
 from agent_room.room.crossing import Crossings
 from agent_room.room.links import Links
 from agent_room.room.registry import Registry
 from agent_room.workers.guard import Guard
 from agent_room.workers.lease import LEASE_TTL, Lease, LeasedWorker
 from agent_room.workers.wakeup import RoomWatch, own_watch
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from agent_room.core.ports import ProcessProbe
-    from agent_room.room import Room
 
 LEASE = "injector"
 LIVENESS_INTERVAL = 2.0

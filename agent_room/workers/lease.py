@@ -12,12 +12,8 @@ import os
 import uuid
 
 from agent_room.adapters.procfs import read_stat
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from agent_room.core.ports import ProcessProbe
-    from agent_room.store.delivery import DeliveryStore
-
+from agent_room.core.ports import ProcessProbe
+from agent_room.store.delivery import DeliveryStore
 
 LEASE_TTL = 9.0
 """Seconds a holder that stops renewing keeps its lease. A holder whose process is gone is

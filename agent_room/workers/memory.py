@@ -16,21 +16,17 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections.abc import Callable
 
+from agent_room.core.ports import ProcessProbe
+from agent_room.room import Room
 from agent_room.room.budgets import Budgets
 from agent_room.room.checkpoints import Checkpoints
 from agent_room.room.entities import Entities
-from agent_room.room.memory import Memory
+from agent_room.room.memory import PROBLEM, Memory
 from agent_room.room.usage import PASS_BUDGET, Usage
 from agent_room.workers.guard import Guard
 from agent_room.workers.lease import LEASE_TTL, Lease, LeasedWorker
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from agent_room.core.ports import ProcessProbe
-    from agent_room.room import Room
 
 LEASE = "memory"
 INTERVAL = 1.0
@@ -72,8 +68,6 @@ class MemoryWorker(LeasedWorker):
 
     def _log(self, exc: Exception) -> None:
         """The room's audit log hears of a failed pass (if the room can be written)."""
-        from agent_room.room.memory import PROBLEM
-
         with contextlib.suppress(Exception):  # the room itself is out of reach: retry later
             self.room.store.logevent(
                 PROBLEM, "room", at=self.room.clock(), data={"problem": f"a pass failed: {exc}"}

@@ -18,12 +18,20 @@ receipts name message ids and count once.
 
 from __future__ import annotations
 
+import atexit
 import os
+import sys
 import uuid
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
+from agent_room.adapters.claude_native import FileRegistry, claude_dir
+from agent_room.adapters.claude_peer import PeerSocket, socket_folder
+from agent_room.adapters.processes import SystemProbe
 from agent_room.core.delivery import Action, Failed, OpenNudge, decide
 from agent_room.core.native import (
     DEFAULT_PREFERENCE,
+    NativeSession,
     Outcome,
     Preference,
     Receipt,
@@ -35,19 +43,16 @@ from agent_room.core.native import (
     socket_pending,
     user_frame,
 )
+from agent_room.core.ports import NativeRegistry, NativeTransport
 from agent_room.core.prompts import nudge_text
+from agent_room.room import Room
 from agent_room.room.loops import prompt_refusal
 from agent_room.store.native import NativeStore
 from agent_room.store.settings import SettingsStore
+from agent_room.store.wake import poke
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
-    from agent_room.core.native import NativeSession
-    from agent_room.core.ports import NativeRegistry, NativeTransport
-    from agent_room.room import Room
-    from agent_room.store.sqlite_base import Row
+    from agent_room.store.sqlite_base import Row  # a type alias only the checker knows
 
 SETTING = "delivery_transport"
 """The room setting that chooses the transport (``core.native.Preference``)."""
@@ -294,16 +299,8 @@ class NativeDelivery:
 def native_delivery(room: Room, environ: Mapping[str, str]) -> NativeDelivery | None:
     """The native transport for a deliverer on this system (None where the clients have
     no messaging socket); its peer opens on the first active pass and closes at exit."""
-    import atexit
-    import sys
-
     if not sys.platform.startswith("linux"):
         return None
-    from agent_room.adapters.claude_native import FileRegistry, claude_dir
-    from agent_room.adapters.claude_peer import PeerSocket, socket_folder
-    from agent_room.adapters.processes import SystemProbe
-    from agent_room.store.wake import poke
-
     home = room.home
     registry = FileRegistry(claude_dir(environ), SystemProbe())
     peer = PeerSocket(

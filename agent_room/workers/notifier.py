@@ -13,26 +13,29 @@ it never stops the worker or the other channels.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from agent_room.core.attention import NotifyPolicy, NotifyState, alerts, decide
+from agent_room.adapters.reach import CommandChannel, DesktopChannel, TmuxChannel
+from agent_room.core.attention import (
+    Alert,
+    NotifyChannel,
+    NotifyPolicy,
+    NotifyState,
+    alerts,
+    decide,
+)
 from agent_room.core.overlaps import overlap_facts
+from agent_room.core.ports import ProcessProbe
+from agent_room.core.worktrees import Git
+from agent_room.room import Room
 from agent_room.room.code import CodeTracker
 from agent_room.store import attention
 from agent_room.store.db import write_transaction
 from agent_room.store.sqlite_base import event
+from agent_room.ui.settings import NotifySettings
 from agent_room.workers.guard import Guard, describe
 from agent_room.workers.lease import LEASE_TTL, Lease, LeasedWorker
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
-
-    from agent_room.core.attention import Alert, NotifyChannel
-    from agent_room.core.ports import ProcessProbe
-    from agent_room.core.worktrees import Git
-    from agent_room.room import Room
-    from agent_room.ui.settings import NotifySettings
 
 LEASE = "notifier"
 INTERVAL = 1.0
@@ -162,7 +165,6 @@ def build_channels(
     tmux speaks on every server a live agent runs in (and the caller's own), read again
     at each alert: agents come and go. With neither, it tells nobody: a default server
     that no agent of this room runs in is someone else's business."""
-    from agent_room.adapters.reach import CommandChannel, DesktopChannel, TmuxChannel
 
     def sockets() -> list[str | None]:
         found = room.store.conn.execute(

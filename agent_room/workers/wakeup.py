@@ -8,19 +8,21 @@ import os
 import stat
 import threading
 import time
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
+import watchfiles
+from watchfiles import Change
+
+from agent_room.adapters import inotify
+from agent_room.adapters.inotify import DirectoryEvents
+from agent_room.core.errors import RoomError
+from agent_room.store.engine import database_url
 from agent_room.store.home import DB_NAME
+from agent_room.store.sqlite import SqliteStore
 from agent_room.store.wake import not_a_poke, wake_path
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
-
-    from agent_room.adapters.inotify import DirectoryEvents
-    from agent_room.store.sqlite import SqliteStore
-
-    Changes = Iterable[tuple[object, str]]
+Changes = Iterable[tuple[object, str]]
 
 
 class WakeListener:
@@ -169,9 +171,6 @@ class RoomWatch:
                 self._hosts[wake] = host
             if self._thread is None and not self.stop.is_set():
                 events = self._events = self._watch_directory()  # on at once
-                from agent_room.core.errors import RoomError
-                from agent_room.store.engine import database_url
-
                 try:
                     url = database_url(self.home)
                 except RoomError:  # said by the room's own opening; the files stay watched
@@ -214,15 +213,11 @@ class RoomWatch:
     def _watch_directory(self) -> DirectoryEvents | None:
         """The kernel's events of the room directory; None where there is no inotify (or
         it refuses: watchfiles then watches, and says what is wrong)."""
-        from agent_room.adapters.inotify import DirectoryEvents, available
-
-        if available():
+        if inotify.available():
             try:
                 return DirectoryEvents(self.home)
             except OSError:
                 pass
-        import watchfiles  # noqa: F401 - loaded here, so the thread watches at once
-
         return None
 
     def _run(self, events: DirectoryEvents | None) -> None:
@@ -265,9 +260,7 @@ class RoomWatch:
 
     def _run_watchfiles(self) -> None:
         """Where there is no inotify: watchfiles, which wakes every ``step`` ms."""
-        from watchfiles import watch
-
-        for changes in watch(
+        for changes in watchfiles.watch(
             self.home,
             debounce=self.debounce,
             step=self.step,
@@ -292,8 +285,6 @@ class RoomWatch:
         """Whether the room's change count moved since the last look (or cannot be read)."""
         try:
             if self._store is None:
-                from agent_room.store.sqlite import SqliteStore
-
                 self._store = SqliteStore(self.home)
             self._store.reopen_if_moved()  # a room restored from a backup: its new file
             count = self._store.changes()
@@ -305,9 +296,7 @@ class RoomWatch:
 
     def _listen(self, url: str) -> None:
         """Fan PostgreSQL's wake-ups out as changes of the room's database."""
-        from watchfiles import Change
-
-        from agent_room.store.postgres import listen
+        from agent_room.store.postgres import listen  # the libpq binding: PostgreSQL rooms only
 
         path = str(Path(self.home) / DB_NAME)  # what a write to SQLite would touch
         changed = {(Change.modified, path), (Change.modified, path + "-wal")}

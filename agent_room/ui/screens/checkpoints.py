@@ -10,6 +10,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Input, Label, Static
 
+from agent_room.core.names import is_valid_name
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
@@ -74,8 +76,6 @@ class CheckpointsScreen(ModalScreen[Resume | None]):
 
     def action_resume(self, mode: str) -> None:
         """Resume the highlighted checkpoint."""
-        from agent_room.core.names import is_valid_name
-
         if not self.checkpoints:
             return
         name = self.query_one("#new-name", Input).value.strip().removeprefix("@")

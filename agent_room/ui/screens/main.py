@@ -24,6 +24,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input
 
 from agent_room.core.snapshot import RoomSnapshot
+from agent_room.room.entities import Entities
 from agent_room.room.snapshot import TRAFFIC_WINDOW
 from agent_room.ui.messages import EnterRequested, Notice, SessionChosen
 from agent_room.ui.room_work import RoomWork
@@ -283,7 +284,7 @@ def _checkpoints(name: str, new_name: str, room: Room) -> MainScreen.Checkpoints
 
 
 def _usage(span: str, by: str, room: Room) -> UsageView:
-    from agent_room.room.usage_report import usage_view
+    from agent_room.room.usage_report import usage_view  # with the usage screen (above)
 
     return usage_view(room, span=span, by=by)
 
@@ -291,8 +292,6 @@ def _usage(span: str, by: str, room: Room) -> UsageView:
 def _settle(decided: Decision | None, room: Room) -> MainScreen.ConflictsRead | None:
     """Settle the conflict decided, if any; the conflicts left (none: nothing to show
     after a decision)."""
-    from agent_room.room.entities import Entities
-
     entities = Entities(room)
     if decided is not None:
         entities.resolve(decided.id, take=decided.take)

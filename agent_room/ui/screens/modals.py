@@ -12,6 +12,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
+from agent_room.core.names import is_valid_name
 from agent_room.core.printable import printable
 
 
@@ -137,8 +138,6 @@ class RenameScreen(TextDialog):
         )
 
     def _submit(self) -> None:
-        from agent_room.core.names import is_valid_name
-
         new = self.query_one("#new-name", Input).value.strip().removeprefix("@")
         if not is_valid_name(new):
             self.refuse("A name is a-z, 0-9, _ and -, up to 32, starting with a letter or digit.")

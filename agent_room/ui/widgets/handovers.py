@@ -128,7 +128,7 @@ class HandoverPreview(VerticalScroll):
 
     def _show_body(self) -> None:
         """The body of the handover shown now, as Markdown."""
-        from rich.markdown import Markdown
+        from rich.markdown import Markdown  # 16 ms: when a handover is first shown
 
         handover = self.handover
         text = handover.body if handover is not None else "*No handover is waiting.*"
