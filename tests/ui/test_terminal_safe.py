@@ -98,8 +98,10 @@ async def test_flow_preview_and_sessions_draw_escapes(
     app = console()
     async with app.run_test(size=SIZE) as pilot:
         await _show_handover(app, pilot, hostile)
+        flow_row = "\\x1b[2J\\x9b\\u202e end"
+        await until(pilot, lambda: flow_row in _screen(app)[0])  # the flow drawn too
         text = _assert_safe(app)
-        assert "\\x1b[2J\\x9b\\u202e end" in text  # the flow
+        assert flow_row in text  # the flow
         assert "Plan \\x1b]2;t\\x07 now" in text
         assert "raw \\x1b[2J and \\u2066iso\\u2069" in text
         assert " and \\u200f and " in text  # &rlm; decoded by Markdown, escaped after
