@@ -56,7 +56,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
     room_watch = RoomWatch(room.home, debounce=args.debounce, step=args.step, stop=stop)
     jobs = room_jobs(Tmux(), SystemProbe(), room_watch, os.environ)
     if notify.enabled:
-        jobs.append(_notifier(notify))
+        jobs.append(_notifier(notify, room_watch))
     serving = _start_mcp(room.home, stop)
     # the pid file is written before the deliverer listens: whoever sees it listen (start,
     # join) finds the background watch's pid
@@ -90,7 +90,7 @@ def _tell(report: Report) -> None:
         )
 
 
-def _notifier(notify: NotifySettings) -> Job:
+def _notifier(notify: NotifySettings, room_watch: RoomWatch) -> Job:
     """The notifier, with the channels that can speak here (the others are said once)."""
 
     def on_problem(channel: str, problem: str | None) -> None:
@@ -109,6 +109,7 @@ def _notifier(notify: NotifySettings) -> Job:
             policy=notify.policy(),
             on_problem=on_problem,
             git=GitCli(),  # who touches what: the code alerts
+            room_watch=room_watch,
         )
 
     return Job("notifier", make)

@@ -37,6 +37,9 @@ hooks have run (measured with 2.1.330: the status time follows a Stop hook that 
 its 4 s budget), so no hook of that turn can still be writing."""
 RECHECK = 1.0
 """Seconds between two looks at one session."""
+IDLE_RECHECK = 30.0
+"""Seconds between two looks at an idle session whose registry entry is watched and did
+not change: file events say when to look; this only catches one the kernel dropped."""
 
 
 class Source(StrEnum):
@@ -115,15 +118,21 @@ def verdict(
     return None
 
 
-def due(state: str, state_since: float, last_look: float | None, now: float) -> bool:
+def due(
+    state: str, state_since: float, last_look: float | None, now: float, *, quiet: bool = False
+) -> bool:
     """Whether to look at a session now: a state other than idle that has stood for
-    ``STALE_AFTER``, at most every ``RECHECK`` seconds (idle sessions are looked at in
-    the client's registry only, which costs one small read)."""
+    ``STALE_AFTER``, at most every ``RECHECK`` seconds. Idle sessions are looked at in
+    the client's registry only (or on a Codex or Gemini CLI pane); ``quiet``: an idle
+    session whose registry entry is watched for changes and showed none since the last
+    look, looked at again only every ``IDLE_RECHECK`` (the net for an event lost)."""
     if state == ENDED:
         return False
     if last_look is not None and now - last_look < RECHECK:
         return False
-    return state == IDLE or now - state_since >= STALE_AFTER
+    if state == IDLE:
+        return not quiet or last_look is None or now - last_look >= IDLE_RECHECK
+    return now - state_since >= STALE_AFTER
 
 
 SCREEN_CLIENTS = frozenset({"codex", "gemini"})

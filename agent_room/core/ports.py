@@ -7,6 +7,7 @@ pass fakes. Standard library only.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 TYPE_CHECKING = False
@@ -117,6 +118,12 @@ class HeadlessClient(Protocol):
 
 class NativeRegistry(Protocol):
     """Claude Code's own registry of running sessions (``~/.claude/sessions``)."""
+
+    @property
+    def sessions_dir(self) -> Path | None:
+        """The folder holding one file per session, whose file events say that an entry
+        changed (None: nothing to watch)."""
+        ...
 
     def sessions(self) -> list[NativeSession]:
         """Every live session it lists (liveness checked by the room), plugin or not."""

@@ -227,6 +227,17 @@ def followed(store: StoreBase) -> list[Row]:
     )
 
 
+def in_turn_here(store: StoreBase) -> bool:
+    """Whether a live session of this host is in a turn (busy, or in a dialog): its
+    transcript grows without the room hearing of it."""
+    row = store.conn.execute(
+        "SELECT 1 FROM sessions WHERE left_at IS NULL AND state IN ('busy', 'waiting')"
+        " AND coalesce(host, ?) = ? LIMIT 1",
+        (store.host, store.host),
+    ).fetchone()
+    return row is not None
+
+
 def note_problem(store: StoreBase, session_id: str, path: str, problem: str, *, at: float) -> None:
     """Keep the latest problem with a session's transcript on its cursor."""
     with write_transaction(store.conn) as conn:

@@ -523,6 +523,7 @@ class RoomConsole(App[int]):
             policy=self.settings.notify.policy(),
             on_problem=on_problem,
             git=GitCli() if self.settings.code else None,
+            room_watch=self._room_watch(),
         )
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:

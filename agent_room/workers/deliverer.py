@@ -52,9 +52,13 @@ UNREGISTERED = "not registered by its hooks yet (Codex: at its first prompt)"
 """Why nothing is typed into the pane of an agent ``start`` joined by its pane: its
 client may still show a dialog of its own, and its hooks have not spoken."""
 SAFETY_INTERVAL = RECHECK
-"""Seconds between passes when no file event arrives: the healer looks at a session once
-per ``RECHECK``, and nothing else the deliverer times is finer (a receipt waits 3 s, a
-retry 10 s)."""
+"""Seconds between passes when no file event arrives while something is timed: the
+healer looks at a session once per ``RECHECK``, and nothing else the deliverer times is
+finer (a receipt waits 3 s, a retry 10 s)."""
+REST_INTERVAL = LEASE_TTL / 3
+"""Seconds between passes of an active deliverer with nothing timed (nothing queued, no
+nudge open, every session idle and its registry watched): as often as its lease is
+renewed. Whatever changes wakes it at once: a send's poke, a hook's write to the room."""
 
 
 def delivery_lease(room: Room) -> str:
@@ -96,6 +100,8 @@ class Deliverer:
         """Sets right the state of a session whose hook was lost (``core.heal``)."""
         self.room_watch = room_watch
         """The process's one watch of the room; None: ``run`` keeps a watch of its own."""
+        self._timed = True
+        """Whether the last pass left something timed (see ``next_wait``)."""
 
     @property
     def active(self) -> bool:
@@ -118,7 +124,7 @@ class Deliverer:
         if self.native is not None:
             self.native.begin_pass(now)
         self.healer.run(now)
-        served = set()
+        served: set[str] = set()
         for target in self.store.delivery_targets():
             served.add(str(target["name"]))
             try:
@@ -129,7 +135,13 @@ class Deliverer:
                 self.store.set_note(str(target["name"]), f"tmux: {exc}", at=now)
         for name in set(self.store.notes()) - served:  # delivered meanwhile (at a Stop)
             self.store.set_note(name, "", at=now)
+        self._timed = bool(served) or self.healer.closely
         return True
+
+    def next_wait(self) -> float:
+        """Seconds until the next pass if nothing wakes this deliverer: every second while
+        anything is timed or while standing by (to take over soon), else at rest."""
+        return SAFETY_INTERVAL if self._timed or not self.active else REST_INTERVAL
 
     def _serve_native(self, target: Row, now: float) -> bool:
         """Whether the native transport served this recipient (else the pane does)."""
@@ -226,7 +238,8 @@ class Deliverer:
         on_pass: Callable[[bool], None] | None = None,
         on_problem: Callable[[str | None], None] | None = None,
     ) -> None:
-        """Deliver until ``stop`` is set: on a poke, on room changes, every second.
+        """Deliver until ``stop`` is set: on a poke, on room changes, and every
+        ``next_wait``.
 
         ``on_pass(active)`` is called after each pass (the console shows whether this
         deliverer holds the lease or stands by); ``on_problem`` hears of a pass that
@@ -262,12 +275,13 @@ class Deliverer:
                     stop.wait(guard.pause(SAFETY_INTERVAL))
                     continue
                 waiting = [changed_r] + ([listener.fileno()] if listener.fd is not None else [])
-                ready, _, _ = select.select(waiting, [], [], SAFETY_INTERVAL)
+                ready, _, _ = select.select(waiting, [], [], self.next_wait())
                 if changed_r in ready:
                     os.read(changed_r, 4096)
                 listener.drain()
         finally:
             listener.close()
+            self.healer.close()
             self.release()
             watcher.unsubscribe(changed)
             if watcher is not self.room_watch:

@@ -87,14 +87,23 @@ class Guard:
         self,
         stop: threading.Event,
         one_pass: Callable[[], T],
-        interval: float,
+        interval: float | Callable[[], float],
         after: Callable[[T | None], None],
+        *,
+        woken: threading.Event | None = None,
     ) -> None:
         """Run ``one_pass`` every ``interval`` (longer while failing) until ``stop`` is set;
-        ``after`` gets each pass's result (None when it failed)."""
+        ``after`` gets each pass's result (None when it failed). ``interval`` may be asked
+        after each pass; ``woken`` (set by the room's changes, and by its watch ending at
+        ``stop``) starts the next pass at once, except while a fault lasts."""
         while not stop.is_set():
             after(self.run(one_pass))
-            stop.wait(self.pause(interval))
+            wait = interval() if callable(interval) else interval
+            if woken is None or self.failures:
+                stop.wait(self.pause(wait))
+                continue
+            woken.wait(wait)
+            woken.clear()
 
     def pause(self, normal: float) -> float:
         """How long to wait before the next pass: ``normal``, or longer while failing."""

@@ -11,17 +11,22 @@ the others stand by. Correctness does not rest on the lease: a turn's verdict ha
 primary key and each state change is a compare and set, so two injectors racing (a
 lease handed over mid-pass) still cross each turn once.
 
-It wakes on changes to the room directory (a Stop hook's write) and otherwise sleeps
-until the next timer is due, at most ``SAFETY_INTERVAL``; it also re-checks the
-agents' processes now and then, so a session killed without its SessionEnd hook still
-severs its links.
+It wakes on changes to the room directory (a Stop hook's write), when an agent's
+process ends (``adapters.exits``: a session killed without its SessionEnd hook still
+severs its links), and when the next timer is due; otherwise it sleeps as long as its
+lease allows (``REST_INTERVAL``). Where a process cannot be watched it checks them all
+every ``LIVENESS_INTERVAL`` instead.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import select
 import threading
 from collections.abc import Callable
 
+from agent_room.adapters.exits import Process, ProcessExits
 from agent_room.core.ports import ProcessProbe
 from agent_room.core.timers import wait_for
 from agent_room.room import Room
@@ -34,10 +39,13 @@ from agent_room.workers.wakeup import RoomWatch, own_watch
 
 LEASE = "injector"
 LIVENESS_INTERVAL = 2.0
-"""Seconds between checks that the linked agents' processes still run."""
+"""Seconds between checks that the agents' processes still run, where the kernel cannot
+say when they end (no pidfds, a process that cannot be watched)."""
 SAFETY_INTERVAL = LIVENESS_INTERVAL
-"""The longest sleep between passes (file events can be lost): the pass that checks
-liveness is the safety net; timers wake it when due, room changes at once."""
+"""The longest sleep between passes while the processes are checked by looking, or
+while standing by: timers wake it when due, room changes at once."""
+REST_INTERVAL = LEASE_TTL / 3
+"""The longest sleep while every process is watched: as often as the lease is renewed."""
 
 
 class Injector(LeasedWorker):
@@ -51,6 +59,7 @@ class Injector(LeasedWorker):
         lease_ttl: float = LEASE_TTL,
         use_lease: bool = True,
         room_watch: RoomWatch | None = None,
+        exits: ProcessExits | None = None,
     ) -> None:
         self.room = room
         self.store = room.store
@@ -62,22 +71,58 @@ class Injector(LeasedWorker):
         self._checked_at = 0.0
         self.room_watch = room_watch
         """The process's one watch of the room; None: ``run`` keeps a watch of its own."""
+        self.exits = exits
+        """The kernel's word when an agent's process ends; None: look every
+        ``LIVENESS_INTERVAL``."""
+        self._watched = False
+        """Whether every live session's process is watched by ``exits``."""
 
     def run_once(self) -> bool:
         """One pass: liveness now and then, crossings, due timers. False when standing by."""
         now = self.room.clock()
         if self.lease is not None and not self.lease.hold(now):
             return False
-        if now - self._checked_at >= LIVENESS_INTERVAL:
-            self._checked_at = now
-            self.registry.refresh()
+        self._check_processes(now)
         self.crossings.run_once()
         self.links.fire_due()
         return True
 
+    def _check_processes(self, now: float) -> None:
+        """End the sessions whose process is gone: when one of the watched processes
+        ended, else (nothing watched) every ``LIVENESS_INTERVAL``. Sessions that came
+        since the last pass are watched from now on."""
+        exits = self.exits
+        if exits is not None and self._watched:
+            if not exits.ended():
+                self._watched = exits.watch(self._processes())
+                if self._watched:
+                    return
+        elif now - self._checked_at < LIVENESS_INTERVAL:
+            return
+        self._checked_at = now
+        self.registry.refresh()
+        if exits is not None:
+            # an ended process still watched (its session not ended: the room's own check
+            # disagrees) would wake the worker at once for ever: look instead
+            self._watched = exits.watch(self._processes()) and not exits.ended()
+
+    def _processes(self) -> list[Process]:
+        return [(int(r["pid"]), r["pid_start"]) for r in self.store.live_pids()]
+
     def next_wait(self) -> float:
-        """Seconds until the next pass is needed: the next timer, at most the safety net."""
-        return wait_for(self.links.next_due(), self.room.clock(), SAFETY_INTERVAL)
+        """Seconds until the next pass is needed: the next timer, at most the safety net
+        (the lease's renewal while every process is watched)."""
+        ceiling = REST_INTERVAL if self._watched and self.active else SAFETY_INTERVAL
+        return wait_for(self.links.next_due(), self.room.clock(), ceiling)
+
+    def wait(self, changed: int, timeout: float) -> None:
+        """Sleep until the room changes (``changed`` readable), a watched process ends,
+        or ``timeout`` seconds pass."""
+        poller = select.poll()
+        for fd in [changed, *(self.exits.fds() if self.exits and self._watched else [])]:
+            poller.register(fd, select.POLLIN)
+        if any(fd == changed for fd, _ in poller.poll(max(0.0, timeout) * 1000)):
+            os.read(changed, 4096)
 
     def run(
         self,
@@ -98,9 +143,15 @@ class Injector(LeasedWorker):
             if on_pass is not None and active is not None:
                 on_pass(active)
 
-        wake = threading.Event()
+        changed_r, changed_w = os.pipe()
+        os.set_blocking(changed_w, False)
+
+        def changed() -> None:
+            with contextlib.suppress(OSError):  # full: signalled already; closed: stopping
+                os.write(changed_w, b"!")
+
         watcher = self.room_watch or own_watch(self.room.home, stop)
-        watcher.subscribe(wake.set)
+        watcher.subscribe(changed)
         try:
             one_pass()
             while not stop.is_set():
@@ -108,13 +159,16 @@ class Injector(LeasedWorker):
                     stop.wait(guard.pause(SAFETY_INTERVAL))
                 else:
                     wait = guard.run(self.next_wait)
-                    wake.wait(SAFETY_INTERVAL if wait is None else wait)
-                wake.clear()
+                    self.wait(changed_r, SAFETY_INTERVAL if wait is None else wait)
                 if not stop.is_set():
                     one_pass()
         finally:
             self.release()
-            watcher.unsubscribe(wake.set)
+            watcher.unsubscribe(changed)
             if watcher is not self.room_watch:
                 watcher.close()
                 watcher.join(timeout=5)
+            if self.exits is not None:
+                self.exits.close()
+            os.close(changed_r)
+            os.close(changed_w)

@@ -6,10 +6,13 @@ injector, under its host's lease (one acts per host, the others on that host sta
 a transcript is a file of its session's host, so each host's worker reads its own
 host's transcripts, prepares the contexts of its own agents' handovers and checkpoints
 its own sessions, into the one room every host builds contexts and resumes from. It
-polls: a context must be ready before the operator decides, which takes seconds, and a
-handover approved before the worker got to it is prepared by the approving process
-instead. A fault in a pass (an unreadable transcript is not one: it is logged and
-skipped) is reported and retried after a pause that grows (``workers.guard``).
+passes when the room changes (a handover sent, a turn begun or ended), every second while
+an agent of its host is in a turn (its transcript grows) or a backlog is read, and
+otherwise as often as it renews its lease: a context must be ready before the operator
+decides, which takes seconds, and a handover approved before the worker got to it is
+prepared by the approving process instead. A fault in a pass (an unreadable transcript
+is not one: it is logged and skipped) is reported and retried after a pause that grows
+(``workers.guard``).
 """
 
 from __future__ import annotations
@@ -25,12 +28,17 @@ from agent_room.room.checkpoints import Checkpoints
 from agent_room.room.entities import Entities
 from agent_room.room.memory import PROBLEM, Memory
 from agent_room.room.usage import PASS_BUDGET, Usage
+from agent_room.store import memory as store_memory
 from agent_room.workers.guard import Guard
 from agent_room.workers.lease import LEASE_TTL, Lease, LeasedWorker
+from agent_room.workers.wakeup import RoomWatch, own_watch
 
 LEASE = "memory"
 INTERVAL = 1.0
-"""Seconds between passes."""
+"""Seconds between passes while an agent of this host is in a turn or a pass found work."""
+REST_INTERVAL = LEASE_TTL / 3
+"""Seconds between passes with every agent of this host between turns (what changes in
+the room wakes the worker at once)."""
 PRUNE_INTERVAL = 3600.0
 """Seconds between clear-outs of old sessions' memory."""
 
@@ -52,8 +60,13 @@ class MemoryWorker(LeasedWorker):
         *,
         lease_ttl: float = LEASE_TTL,
         use_lease: bool = True,
+        room_watch: RoomWatch | None = None,
     ) -> None:
         self.room = room
+        self.room_watch = room_watch
+        """The process's one watch of the room; None: ``run`` keeps a watch of its own."""
+        self._timed = True
+        """Whether the last pass found work or an agent in a turn (see ``next_wait``)."""
         self.memory = Memory(room)
         self.checkpoints = Checkpoints(room)
         self.entities = Entities(room)
@@ -78,18 +91,27 @@ class MemoryWorker(LeasedWorker):
         False when standing by."""
         if self.lease is not None and not self.lease.hold(self.room.clock()):
             return False
-        self.memory.prepare_pending()
+        prepared = self.memory.prepare_pending()
         self.checkpoints.before_compactions()  # before the transcripts show the compaction
-        self.memory.follow_live()
+        followed = self.memory.follow_live()
         self.checkpoints.at_session_ends()
-        self.entities.scan_messages()
-        if self.usage.follow_live(budget=PASS_BUDGET):  # every client's records, this host's
+        named = self.entities.scan_messages()
+        spent = self.usage.follow_live(budget=PASS_BUDGET)  # every client's records, this host's
+        if spent:
             self.budgets.check()  # (a budget set is checked by the command that sets it)
         now = self.room.clock()
         if now - self._pruned_at >= PRUNE_INTERVAL:
             self._pruned_at = now
             self.memory.prune()
+        found = bool(prepared or followed or named or spent)
+        self._timed = found or store_memory.in_turn_here(self.room.store)
         return True
+
+    def next_wait(self) -> float:
+        """Seconds until the next pass if the room does not change: a second while an
+        agent of this host is in a turn, a pass found work or while standing by, else
+        at rest."""
+        return INTERVAL if self._timed or not self.active else REST_INTERVAL
 
     def run(
         self,
@@ -98,9 +120,9 @@ class MemoryWorker(LeasedWorker):
         on_pass: Callable[[bool], None] | None = None,
         on_problem: Callable[[str | None], None] | None = None,
     ) -> None:
-        """Work until ``stop`` is set, a pass every ``INTERVAL``. A failed pass is
-        reported to ``on_problem`` (standard error if not given) and to the room's log,
-        and retried, less often while the fault lasts."""
+        """Work until ``stop`` is set: when the room changes, and every ``next_wait``. A
+        failed pass is reported to ``on_problem`` (standard error if not given) and to the
+        room's log, and retried, less often while the fault lasts."""
         guard = Guard("memory", self.room.store, on_problem)
 
         def after(active: bool | None) -> None:
@@ -109,7 +131,14 @@ class MemoryWorker(LeasedWorker):
             elif on_pass is not None and active is not None:
                 on_pass(active)
 
+        woken = threading.Event()
+        watcher = self.room_watch or own_watch(self.room.home, stop)
+        watcher.subscribe(woken.set)
         try:
-            guard.poll(stop, self.run_once, INTERVAL, after)
+            guard.poll(stop, self.run_once, self.next_wait, after, woken=woken)
         finally:
             self.release()
+            watcher.unsubscribe(woken.set)
+            if watcher is not self.room_watch:
+                watcher.close()
+                watcher.join(timeout=5)

@@ -36,10 +36,15 @@ from agent_room.store.sqlite_base import event
 from agent_room.ui.settings import NotifySettings
 from agent_room.workers.guard import Guard, describe
 from agent_room.workers.lease import LEASE_TTL, Lease, LeasedWorker
+from agent_room.workers.wakeup import RoomWatch, own_watch
 
 LEASE = "notifier"
 INTERVAL = 1.0
-"""Seconds between passes: a person hears within about a second."""
+"""Seconds between passes while something is timed (a dialog waits towards the alert's
+threshold, or alerts wait for the rate limit): a person hears within about a second."""
+REST_INTERVAL = LEASE_TTL / 3
+"""Seconds between passes with nothing timed: as often as the lease is renewed. What
+changes in the room wakes the notifier at once (the room's watch)."""
 NOTIFIED = "operator.notified"
 """The audit event of one alert told: subject is the agent, data has key, kind, text."""
 REMEMBER = 24 * 3600.0
@@ -59,8 +64,13 @@ class Notifier(LeasedWorker):
         use_lease: bool = True,
         on_problem: Callable[[str, str | None], None] | None = None,
         git: Git | None = None,
+        room_watch: RoomWatch | None = None,
     ) -> None:
         self.room = room
+        self.room_watch = room_watch
+        """The process's one watch of the room; None: ``run`` keeps a watch of its own."""
+        self._timed = True
+        """Whether the last pass left something timed (see ``next_wait``)."""
         self.store = room.store
         self.policy = policy or NotifyPolicy()
         self.channels = list(channels)
@@ -95,6 +105,8 @@ class Notifier(LeasedWorker):
         facts = replace(attention.facts(self.store.conn, now), code=self._code())
         found = alerts(facts, now=now, permission_after=self.policy.permission_after)
         fresh, self.state = decide(found, self.state, now=now, policy=self.policy)
+        untold = any(alert.key not in self.state.told for alert in found)
+        self._timed = bool(facts.waiting) or untold
         if not fresh:
             return []
         with write_transaction(self.store.conn) as conn:
@@ -104,6 +116,11 @@ class Notifier(LeasedWorker):
         for channel in self.channels:
             self._tell(channel, fresh)
         return fresh
+
+    def next_wait(self) -> float:
+        """Seconds until the next pass if the room does not change: a second while
+        something is timed or while standing by, else at rest."""
+        return INTERVAL if self._timed or not self.active else REST_INTERVAL
 
     def _tell(self, channel: NotifyChannel, fresh: list[Alert]) -> None:
         try:
@@ -143,18 +160,26 @@ class Notifier(LeasedWorker):
         on_pass: Callable[[bool], None] | None = None,
         on_problem: Callable[[str | None], None] | None = None,
     ) -> None:
-        """Notify until ``stop`` is set, a pass every ``INTERVAL``; a failed pass (the
-        room locked, a full disk) is retried, less often while the fault lasts."""
+        """Notify until ``stop`` is set: when the room changes, and every ``next_wait``;
+        a failed pass (the room locked, a full disk) is retried, less often while the
+        fault lasts."""
         guard = Guard("notifier", self.store, on_problem)
 
         def after(_told: list[Alert] | None) -> None:
             if on_pass is not None and guard.failures == 0:
                 on_pass(self.active)
 
+        woken = threading.Event()
+        watcher = self.room_watch or own_watch(self.room.home, stop)
+        watcher.subscribe(woken.set)
         try:
-            guard.poll(stop, self.run_once, INTERVAL, after)
+            guard.poll(stop, self.run_once, self.next_wait, after, woken=woken)
         finally:
             self.release()
+            watcher.unsubscribe(woken.set)
+            if watcher is not self.room_watch:
+                watcher.close()
+                watcher.join(timeout=5)
 
 
 def build_channels(

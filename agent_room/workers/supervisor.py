@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
+from agent_room.adapters.exits import ProcessExits
 from agent_room.core.ports import Multiplexer, ProcessProbe
 from agent_room.room import Room
 from agent_room.workers.deliverer import Deliverer
@@ -93,7 +94,7 @@ def room_jobs(
     mux: Multiplexer, probe: ProcessProbe, room_watch: RoomWatch, environ: Mapping[str, str]
 ) -> list[Job]:
     """The deliverer, the injector and the memory worker, as every process runs them:
-    the first two woken by the process's one watch of the room (the notifier's channels
+    each woken by the process's one watch of the room (the notifier's channels
     depend on who runs it: each caller adds its own)."""
     return [
         Job(
@@ -102,8 +103,13 @@ def room_jobs(
                 room, mux, probe, native=native_delivery(room, environ), room_watch=room_watch
             ),
         ),
-        Job("injector", lambda room: Injector(room, probe, room_watch=room_watch)),
-        Job("memory", lambda room: MemoryWorker(room, probe)),
+        Job(
+            "injector",
+            lambda room: Injector(
+                room, probe, room_watch=room_watch, exits=ProcessExits(probe.is_alive)
+            ),
+        ),
+        Job("memory", lambda room: MemoryWorker(room, probe, room_watch=room_watch)),
     ]
 
 

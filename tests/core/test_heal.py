@@ -11,6 +11,7 @@ import pytest
 
 from agent_room.core.heal import (
     GRACE,
+    IDLE_RECHECK,
     RECHECK,
     REGISTRY_GRACE,
     STALE_AFTER,
@@ -110,6 +111,14 @@ def test_a_busy_state_is_looked_at_after_it_stood_a_while_and_not_too_often() ->
     assert not due("busy", 0.0, 50.0, 50.0 + RECHECK - 0.1)
     assert due("idle", 100.0, None, 100.0)  # its registry only (a dialog)
     assert not due("ended", 0.0, None, 1e9)
+
+
+def test_a_quiet_idle_session_is_due_only_now_and_then() -> None:
+    assert due("idle", 0.0, None, 100.0, quiet=True)  # never looked at: once
+    assert due("idle", 0.0, 50.0, 50.0 + RECHECK)  # not watched: every second
+    assert not due("idle", 0.0, 50.0, 50.0 + IDLE_RECHECK - 0.1, quiet=True)
+    assert due("idle", 0.0, 50.0, 50.0 + IDLE_RECHECK, quiet=True)
+    assert due("busy", 0.0, 50.0, 50.0 + RECHECK, quiet=True)  # quiet is for idle only
 
 
 def _lines(*records: Mapping[str, object]) -> list[str]:

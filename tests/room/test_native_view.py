@@ -22,6 +22,8 @@ SNAP = FIXTURES / "claude-native" / "snap-4-s2-permission"
 class Recorded:
     """Claude Code's registry as recorded at a permission prompt (``NativeRegistry``)."""
 
+    sessions_dir: Path | None = None
+
     def sessions(self) -> list[NativeSession]:
         found = [parse_entry(json.loads(p.read_text())) for p in sorted(SNAP.glob("*.json"))]
         return [s for s in found if s is not None]

@@ -127,6 +127,8 @@ def test_a_renewal_leaves_the_change_count_and_any_other_write_moves_it(
 class _Native:
     """Claude Code's registry of sessions (``NativeRegistry``), as the test sets it."""
 
+    sessions_dir: Path | None = None
+
     def __init__(self) -> None:
         self.listed: list[NativeSession] = []
 

@@ -6,13 +6,17 @@ a new placeholder with its pid."""
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from agent_room.core.heal import GRACE, REGISTRY_GRACE, STALE_AFTER
+from agent_room.adapters import inotify
+from agent_room.adapters.claude_native import FileRegistry
+from agent_room.core.heal import GRACE, IDLE_RECHECK, RECHECK, REGISTRY_GRACE, STALE_AFTER
 from agent_room.core.native import NativeSession
 from agent_room.room import Room
 from agent_room.room.registry import Registry, SessionFacts
@@ -25,6 +29,8 @@ SESSION = "sess-worker"
 
 class Entries:
     """The client's registry as the test sets it."""
+
+    sessions_dir: Path | None = None
 
     def __init__(self) -> None:
         self.found: NativeSession | None = None
@@ -157,3 +163,96 @@ def test_start_takes_an_ended_name_over_with_a_new_placeholder(
     assert old is not None
     assert old["left_at"] is not None  # in the history, under its id
     assert any(e["kind"] == "session.superseded" for e in room.store.events())
+
+
+class CountedRegistry(FileRegistry):
+    """The client's real registry folder, its entries read counted."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root, AliveProbe(), owner=lambda _pid: os.getuid())
+        self.reads = 0
+
+    def entry(self, pid: int) -> NativeSession | None:
+        self.reads += 1
+        return super().entry(pid)
+
+
+def _write_entry(folder: Path, status: str, at: float) -> None:
+    entry = {
+        "pid": LIVE_PID,
+        "sessionId": SESSION,
+        "cwd": "/srv/app",
+        "status": status,
+        "statusUpdatedAt": at * 1000,
+        "procStart": 100,
+    }
+    (folder / f"{LIVE_PID}.json").write_text(json.dumps(entry))
+
+
+@pytest.mark.skipif(not inotify.available(), reason="file events are Linux's inotify")
+def test_an_idle_session_is_looked_at_when_its_registry_file_changes(
+    room: Room, clock: FrozenClock, tmp_path: Path
+) -> None:
+    room.store.set_state(SESSION, "idle", at=clock.now)
+    registry = CountedRegistry(tmp_path / "claude")
+    healer = Healer(room, registry)
+    assert healer.run(clock.now) == []  # the first look
+    assert registry.reads == 1
+    assert healer.absent
+    for _ in range(3):  # no registry folder: no entry to read
+        clock.advance(RECHECK)
+        healer.run(clock.now)
+    assert registry.reads == 1
+    folder = tmp_path / "claude" / "sessions"
+    folder.mkdir(parents=True)
+    _write_entry(folder, "idle", clock.now)
+    clock.advance(RECHECK)
+    healer.run(clock.now)  # the folder is watched from now on: everyone looked at once
+    assert healer.events is not None
+    assert registry.reads == 2
+    for _ in range(5):  # at rest: idle, nothing written, nothing read
+        clock.advance(RECHECK)
+        assert healer.run(clock.now) == []
+    assert registry.reads == 2
+    assert not healer.closely
+    _write_entry(folder, "waiting", clock.now)  # a dialog the room's hooks did not hear of
+    clock.advance(RECHECK)
+    assert healer.run(clock.now) == ["worker"]  # its file changed: looked at, healed
+    assert registry.reads == 3
+    assert _state(room) == "waiting"
+    healer.close()
+
+
+@pytest.mark.skipif(not inotify.available(), reason="file events are Linux's inotify")
+def test_a_quiet_idle_session_is_still_looked_at_now_and_then(
+    room: Room, clock: FrozenClock, tmp_path: Path
+) -> None:
+    room.store.set_state(SESSION, "idle", at=clock.now)
+    folder = tmp_path / "claude" / "sessions"
+    folder.mkdir(parents=True)
+    registry = CountedRegistry(tmp_path / "claude")
+    healer = Healer(room, registry)
+    healer.run(clock.now)
+    assert registry.reads == 1
+    clock.advance(IDLE_RECHECK - RECHECK)
+    healer.run(clock.now)
+    assert registry.reads == 1
+    clock.advance(RECHECK)  # an event the kernel dropped is caught by this look
+    healer.run(clock.now)
+    assert registry.reads == 2
+    healer.close()
+
+
+def test_without_file_events_an_idle_session_is_looked_at_every_second(
+    room: Room, clock: FrozenClock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(inotify, "available", lambda: False)
+    room.store.set_state(SESSION, "idle", at=clock.now)
+    (tmp_path / "claude" / "sessions").mkdir(parents=True)
+    registry = CountedRegistry(tmp_path / "claude")
+    healer = Healer(room, registry)
+    for _ in range(3):
+        healer.run(clock.now)
+        clock.advance(RECHECK)
+    assert registry.reads == 3
+    assert healer.closely

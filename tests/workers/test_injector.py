@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from agent_room.adapters import exits
+from agent_room.adapters.exits import ProcessExits
 from agent_room.adapters.processes import SystemProbe
 from agent_room.adapters.procfs import read_stat
 from agent_room.room import Room
@@ -19,6 +21,25 @@ from tests.poll import wait_for
 
 def open_room(home: Path) -> Room:
     return Room.open({"AGENT_ROOM_HOME": str(home)})
+
+
+def _register_live(room: Room, name: str) -> subprocess.Popen[bytes]:
+    proc = subprocess.Popen(["sleep", "600"])
+    stat = read_stat(proc.pid)
+    assert stat is not None
+    room.store.register(
+        {
+            "session_id": f"s-{name}",
+            "state": "idle",
+            "pid": proc.pid,
+            "pid_start": stat.start_ticks,
+        },
+        wanted=name,
+        explicit=True,
+        at=room.clock(),
+        alive=lambda *_: True,
+    )
+    return proc
 
 
 def test_one_injector_works_while_another_stands_by(room_home: Path) -> None:
@@ -63,16 +84,7 @@ def test_a_timer_fires_in_time_without_the_safety_net(
 
 
 def test_an_agent_killed_without_its_hook_is_noticed(room: Room, room_home: Path) -> None:
-    proc = subprocess.Popen(["sleep", "600"])
-    stat = read_stat(proc.pid)
-    assert stat is not None
-    room.store.register(
-        {"session_id": "s-a", "state": "idle", "pid": proc.pid, "pid_start": stat.start_ticks},
-        wanted="a",
-        explicit=True,
-        at=room.clock(),
-        alive=lambda *_: True,
-    )
+    proc = _register_live(room, "a")
     proc.kill()
     proc.wait()
     worker = Injector(open_room(room_home), SystemProbe())
@@ -80,3 +92,50 @@ def test_an_agent_killed_without_its_hook_is_noticed(room: Room, room_home: Path
     assert room.store.holder("a")["state"] == "ended"  # type: ignore[index]
     worker.release()
     worker.room.close()
+
+
+@pytest.mark.skipif(not exits.available(), reason="pidfds are Linux's")
+def test_an_agent_killed_wakes_the_injector_at_rest(
+    room: Room, room_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At rest it looks at no process: the kernel says when one ends, and it wakes then
+    (not after a safety interval, which the test makes a minute)."""
+    monkeypatch.setattr(injector_module, "REST_INTERVAL", 60.0)
+    proc = _register_live(room, "a")
+    probe = SystemProbe()
+    worker = Injector(open_room(room_home), probe, exits=ProcessExits(probe.is_alive))
+    stop = threading.Event()
+    thread = threading.Thread(target=worker.run, args=(stop,), daemon=True)
+    thread.start()
+    try:
+        wait_for(lambda: worker._watched, 10)
+        assert worker.next_wait() == 60.0  # every process watched: at rest
+        proc.kill()
+        proc.wait()
+        wait_for(lambda: room.store.holder("a")["state"] == "ended", 5)  # type: ignore[index]
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+        worker.room.close()
+
+
+@pytest.mark.skipif(not exits.available(), reason="pidfds are Linux's")
+def test_process_exits_watch_the_registered_process_only() -> None:
+    proc = subprocess.Popen(["sleep", "600"])
+    stat = read_stat(proc.pid)
+    assert stat is not None
+    probe = SystemProbe()
+    watched = ProcessExits(probe.is_alive)
+    try:
+        assert watched.watch([(proc.pid, stat.start_ticks)])
+        assert not watched.ended()
+        assert not watched.watch([(proc.pid, stat.start_ticks + 1)])  # its pid, reused
+        assert watched.fds() == []
+        assert watched.watch([(proc.pid, stat.start_ticks)])
+        proc.kill()
+        proc.wait()
+        assert watched.ended()
+        assert not watched.watch([(proc.pid, stat.start_ticks), (proc.pid + 10**6, None)])
+    finally:
+        watched.close()
+        proc.kill()
