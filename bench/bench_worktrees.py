@@ -105,13 +105,13 @@ def make_repo(path: Path, files: int) -> Path:
 
 
 def add_worktrees(room: Room, repo: Path, names: list[str]) -> list[Worktree]:
-    """A worktree per name with a commit, a changed file (the same as four others
-    change) and a new file, recorded."""
+    """A worktree per name, made as ``start --worktree`` makes it, with a commit, a
+    changed file (the same as four others change) and a new file, recorded."""
     head = git(repo, "rev-parse", "HEAD").strip()
     made = []
     for i, name in enumerate(names):
         path = repo / ".worktrees" / name
-        git(repo, "worktree", "add", "-q", "-b", name, str(path), head)
+        GitCli().add_worktree(str(repo), str(path), name, head, new=True)
         (path / f"pkg{i % 100:02d}" / f"mod{i}.py").write_text(f"VALUE = {i + 1}\n")
         git(path, "commit", "-qam", f"{name}'s change")
         group = i % 10  # five agents to a file, uncommitted: 100 pairs to dry-run

@@ -291,3 +291,24 @@ def test_many_agents_on_one_file_are_dry_run_a_few_pairs_a_pass(
         found.append(len(tracker.refresh().overlaps))
     assert found == [2, 4, 6]  # two more each pass, none lost
     assert not tracker.pending
+
+
+def test_a_new_worktrees_index_is_settled_so_reading_it_never_rereads_every_file(
+    tmp_path: Path,
+) -> None:
+    """A checkout's files share the second of the index written with them: git cannot
+    tell them unchanged and reads every one again at each status, and the room, reading
+    without the index lock, would never write back that they are. The index is written
+    again once that second has passed."""
+    repo = make_repo(tmp_path / "repo", {f"pkg/m{i}.py": f"V = {i}\n" for i in range(20)})
+    path = tmp_path / "repo" / ".worktrees" / "big"
+    GitCli().add_worktree(str(repo), str(path), "big", "main", new=True)
+    index = Path(path, git(path, "rev-parse", "--git-path", "index").strip())
+    written = int(index.stat().st_mtime)
+    seconds = [
+        int(line.split()[1].split(":")[0])
+        for line in git(path, "ls-files", "--debug").splitlines()
+        if line.strip().startswith("mtime:")
+    ]
+    assert len(seconds) == 20
+    assert max(seconds) < written  # none racily clean: a status trusts them all
