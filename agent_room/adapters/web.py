@@ -280,7 +280,7 @@ class RoomServer(Server):
         query = request.rel_url.query.copy()
         query.popall("token")
         location = request.rel_url.with_query(query).path_qs  # relative: no Host in it
-        response = web.HTTPSeeOther(location)
+        response = web.Response(status=303, headers={"Location": location})  # See Other
         response.set_cookie(
             COOKIE, self.session, httponly=True, samesite="Strict", path="/", secure=request.secure
         )
