@@ -14,6 +14,7 @@ import sys
 
 from agent_room.adapters.processes import SystemProbe
 from agent_room.adapters.tmux import Tmux, TmuxError
+from agent_room.config.settings import RoomSettings
 from agent_room.core.enter import Move, Plan, parent_note
 from agent_room.core.errors import Refused
 from agent_room.core.names import tmux_socket_of
@@ -29,8 +30,8 @@ def _say(text: str) -> None:
 
 
 def _navigator() -> tuple[Room, Navigator]:
+    claude = RoomSettings.load(os.environ).claude or "claude"
     room = Room.open(os.environ)
-    claude = os.environ.get("AGENT_ROOM_CLAUDE") or "claude"
     return room, Navigator(room, Tmux(), SystemProbe(), claude=claude, claude_args=claude_flags())
 
 

@@ -15,6 +15,7 @@ import inspect
 from typing import Any
 
 from agent_room.cli.parser import TASKS, build_parser
+from agent_room.config.notify import NotifySettings
 from agent_room.ui import settings
 
 CLI_MARK = "<!-- cli-reference -->"
@@ -86,7 +87,7 @@ def _fields(cls: type) -> list[tuple[str, str, str]]:
 def settings_reference() -> str:
     """The console's settings (``console.toml``) and its ``[notify]`` table."""
     lines: list[str] = []
-    tables = (("console.toml", settings.ConsoleSettings), ("[notify]", settings.NotifySettings))
+    tables = (("console.toml", settings.ConsoleSettings), ("[notify]", NotifySettings))
     for title, cls in tables:
         lines += [f"## `{title}`", "", " ".join((cls.__doc__ or "").split()), ""]
         lines += ["| setting | default | what it does |", "|---|---|---|"]
