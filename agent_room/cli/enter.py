@@ -30,9 +30,10 @@ def _say(text: str) -> None:
 
 
 def _navigator() -> tuple[Room, Navigator]:
-    claude = RoomSettings.load(os.environ).claude or "claude"
+    programs = RoomSettings.load(os.environ).programs()
     room = Room.open(os.environ)
-    return room, Navigator(room, Tmux(), SystemProbe(), claude=claude, claude_args=claude_flags())
+    flags = claude_flags()
+    return room, Navigator(room, Tmux(), SystemProbe(), programs=programs, claude_args=flags)
 
 
 def where_am_i(room: Room, environ: dict[str, str] | os._Environ[str]) -> Where:

@@ -95,10 +95,14 @@ class RoomSettings(BaseSettings):
             raise ValueError("must be a postgresql:// URL (or unset for the room's SQLite file)")
         return value
 
-    def program(self, kind: str) -> str | None:
-        """The program set for the client ``kind`` (claude, codex, gemini), if any."""
+    def programs(self) -> dict[str, str]:
+        """The programs set for the clients (claude, codex, gemini), by client."""
         given = {"claude": self.claude, "codex": self.codex, "gemini": self.gemini}
-        return given.get(kind)
+        return {kind: program for kind, program in given.items() if program}
+
+    def program(self, kind: str) -> str | None:
+        """The program set for the client ``kind``, if any."""
+        return self.programs().get(kind)
 
     @classmethod
     def load(cls, environ: Mapping[str, str] | None = None) -> RoomSettings:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -72,7 +72,7 @@ class Navigator:
         mux: Multiplexer,
         probe: ProcessProbe,
         *,
-        claude: str = "claude",
+        programs: Mapping[str, str] | None = None,
         claude_args: tuple[str, ...] = (),
         sleep: Callable[[float], None] = time.sleep,
         monotonic: Callable[[], float] = time.monotonic,
@@ -81,7 +81,10 @@ class Navigator:
         self.store = room.store
         self.mux = mux
         self.probe = probe
-        self.claude = claude
+        self.programs = dict(programs or {})
+        """The clients' programs (``RoomSettings.programs``); a client not named runs
+        by its own name from the PATH."""
+        self.claude = self.programs.get("claude", "claude")
         self.claude_args = claude_args
         """Put before ``--resume``: the plugin, without which the resumed client's hooks
         would not fire and it would never register again."""
@@ -190,6 +193,7 @@ class Navigator:
                 cwd=target.cwd or ".",
                 home=self.room.home,
                 environ=dict(os.environ),
+                binary=self.programs.get(target.agent, target.agent),
             )
             return replace(plan, argv=argv)
         if plan.move is not Move.RESUME or not self.claude_args:

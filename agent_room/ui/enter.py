@@ -46,6 +46,8 @@ class Entering:
         self._probe = probe
         self._where = where
         self._served = served
+        self._programs: dict[str, str] | None = None
+        """The clients' programs, from the room's settings at the first entering."""
 
     @property
     def mux(self) -> Multiplexer:
@@ -54,8 +56,15 @@ class Entering:
         return self._mux
 
     def _navigator(self, room: Room) -> Navigator:
-        claude = os.environ.get("AGENT_ROOM_CLAUDE") or "claude"
-        return Navigator(room, self.mux, self._probe, claude=claude, claude_args=claude_flags())
+        """A navigator (in a thread); the first reads the room's settings, a bad one
+        refused as any room error is (the console opens without loading pydantic)."""
+        if self._programs is None:
+            from agent_room.config.settings import RoomSettings  # after the first paint
+
+            self._programs = RoomSettings.load(os.environ).programs()
+        return Navigator(
+            room, self.mux, self._probe, programs=self._programs, claude_args=claude_flags()
+        )
 
     def start(self, name: str) -> None:
         """Plan entering the session ``name`` (in a thread: SQLite and tmux block)."""
