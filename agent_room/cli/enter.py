@@ -14,7 +14,6 @@ import sys
 
 from agent_room.adapters.processes import SystemProbe
 from agent_room.adapters.tmux import Tmux, TmuxError
-from agent_room.config.settings import RoomSettings
 from agent_room.core.enter import Move, Plan, parent_note
 from agent_room.core.errors import Refused
 from agent_room.core.names import tmux_socket_of
@@ -30,10 +29,18 @@ def _say(text: str) -> None:
 
 
 def _navigator() -> tuple[Room, Navigator]:
-    programs = RoomSettings.load(os.environ).programs()
     room = Room.open(os.environ)
     flags = claude_flags()
-    return room, Navigator(room, Tmux(), SystemProbe(), programs=programs, claude_args=flags)
+    return room, Navigator(room, Tmux(), SystemProbe(), programs=_programs, claude_args=flags)
+
+
+def _programs() -> dict[str, str]:
+    """The clients' programs, from the room's settings: read only to resume, so that a
+    jump to a live pane (``/enter-agent``, ``/exit-agent``) does not wait about 100 ms
+    for pydantic to load."""
+    from agent_room.config.settings import RoomSettings
+
+    return RoomSettings.load(os.environ).programs()
 
 
 def where_am_i(room: Room, environ: dict[str, str] | os._Environ[str]) -> Where:

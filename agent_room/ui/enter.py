@@ -47,7 +47,7 @@ class Entering:
         self._where = where
         self._served = served
         self._programs: dict[str, str] | None = None
-        """The clients' programs, from the room's settings at the first entering."""
+        """The clients' programs, from the room's settings at the first resume."""
 
     @property
     def mux(self) -> Multiplexer:
@@ -56,15 +56,19 @@ class Entering:
         return self._mux
 
     def _navigator(self, room: Room) -> Navigator:
-        """A navigator (in a thread); the first reads the room's settings, a bad one
-        refused as any room error is (the console opens without loading pydantic)."""
+        return Navigator(
+            room, self.mux, self._probe, programs=self._read_programs, claude_args=claude_flags()
+        )
+
+    def _read_programs(self) -> dict[str, str]:
+        """The clients' programs, from the room's settings at the first resume (in a
+        thread; a bad setting is refused as any room error is). Loaded here, not at the
+        top: the console opens without pydantic."""
         if self._programs is None:
-            from agent_room.config.settings import RoomSettings  # after the first paint
+            from agent_room.config.settings import RoomSettings
 
             self._programs = RoomSettings.load(os.environ).programs()
-        return Navigator(
-            room, self.mux, self._probe, programs=self._programs, claude_args=claude_flags()
-        )
+        return self._programs
 
     def start(self, name: str) -> None:
         """Plan entering the session ``name`` (in a thread: SQLite and tmux block)."""

@@ -19,7 +19,7 @@ CONSOLE = Where(socket=SOCKET, pane="%0", session_id=None, actor="operator")
 def test_the_resume_carries_the_plugin_before_the_session_id(room_home: Path) -> None:
     room, _clock = seed_room(room_home)
     mux = FakeMux()
-    programs = {"claude": "/opt/claude"}
+    programs = lambda: {"claude": "/opt/claude"}  # noqa: E731
     navigator = Navigator(room, mux, AliveProbe(), programs=programs, claude_args=claude_flags())
     plan = navigator.plan(navigator.find("docs", wait=0), CONSOLE)
     assert plan.move is Move.RESUME
@@ -53,7 +53,7 @@ def test_a_codex_session_resumes_with_the_program_the_settings_name(room_home: P
     room.store.start_turn("sess-coder", prompt_id=None, kind="human", prompt="go", at=clock.now)
     room.store.stop_turn("sess-coder", output="Done.", failed=False, at=clock.now)
     registry.set_state("sess-coder", SessionState.ENDED)
-    navigator = Navigator(room, FakeMux(), AliveProbe(), programs={"codex": "/opt/codex"})
+    navigator = Navigator(room, FakeMux(), AliveProbe(), programs=lambda: {"codex": "/opt/codex"})
     plan = navigator.plan(navigator.find("coder", wait=0), CONSOLE)
     assert plan.move is Move.RESUME
     assert plan.argv[0] == "env"
@@ -62,3 +62,14 @@ def test_a_codex_session_resumes_with_the_program_the_settings_name(room_home: P
         "resume",
         "sess-coder",
     )
+
+
+def test_a_switch_to_a_live_pane_reads_no_settings(room_home: Path) -> None:
+    """Only a resume needs a client's program: a jump does not load pydantic for it."""
+    room, _clock = seed_room(room_home)
+
+    def unread() -> dict[str, str]:
+        raise AssertionError("the settings were read for a switch")
+
+    navigator = Navigator(room, FakeMux(), AliveProbe(), programs=unread)
+    assert navigator.plan(navigator.find("@frontend", wait=0), CONSOLE).move is Move.SWITCH
