@@ -34,6 +34,7 @@ from pydantic_settings import (
 
 from agent_room.core.errors import BadInput
 from agent_room.core.printable import printable
+from agent_room.store.engine import NOT_POSTGRESQL, SCHEMES
 from agent_room.store.home import room_home
 from agent_room.store.roomconf import CONFIG_NAME, read_room_conf
 
@@ -91,8 +92,8 @@ class RoomSettings(BaseSettings):
     @field_validator("database")
     @classmethod
     def _postgresql(cls, value: str | None) -> str | None:
-        if value and not value.startswith(("postgresql://", "postgres://")):
-            raise ValueError("must be a postgresql:// URL (or unset for the room's SQLite file)")
+        if value and not value.startswith(SCHEMES):
+            raise ValueError(NOT_POSTGRESQL)
         return value
 
     def programs(self) -> dict[str, str]:

@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 
 DATABASE_VAR = "AGENT_ROOM_DATABASE"
 HOST_VAR = "AGENT_ROOM_HOST"
-_SCHEMES = ("postgresql://", "postgres://")
+SCHEMES = ("postgresql://", "postgres://")
+NOT_POSTGRESQL = "must be a postgresql:// URL (or no line at all for the room's SQLite file)"
 
 
 def database_url(home: str, environ: Mapping[str, str] | None = None) -> str | None:
@@ -35,10 +36,8 @@ def database_url(home: str, environ: Mapping[str, str] | None = None) -> str | N
         source = f"{os.path.join(home, CONFIG_NAME)} line {line}: database"
     if not url:
         return None
-    if not url.startswith(_SCHEMES):
-        raise UnsafeRoom(
-            f"{source} must be a postgresql:// URL (or no line at all for the room's SQLite file)"
-        )
+    if not url.startswith(SCHEMES):
+        raise UnsafeRoom(f"{source} {NOT_POSTGRESQL}")
     return url
 
 
