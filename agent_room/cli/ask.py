@@ -14,12 +14,14 @@ import os
 import shutil
 import sys
 import time
+from dataclasses import dataclass
 
 from agent_room.adapters.claude import ClaudeHeadless
 from agent_room.adapters.codex import CodexHeadless
 from agent_room.cli.bus import _open, _read_body
 from agent_room.cli.launcher import LEAKED, agent_env
 from agent_room.cli.output import print_json
+from agent_room.config.settings import RoomSettings
 from agent_room.core.errors import BadInput
 from agent_room.core.files import read_regular
 from agent_room.core.intercom import OPERATOR_PARENT
@@ -29,7 +31,7 @@ from agent_room.core.ports import HeadlessClient
 from agent_room.core.printable import printable
 from agent_room.plugin import claude_flags
 from agent_room.room import Room
-from agent_room.room.clients import client_binary, client_launch
+from agent_room.room.clients import client_launch
 from agent_room.room.intercom import Asker, Intercom
 from agent_room.room.intercom_sessions import forget, import_sessions, listing
 
@@ -66,28 +68,29 @@ def _kind(room: Room, repo: str) -> str:
     return "codex" if row is not None and row["agent"] == "codex" else "claude"
 
 
-def _client(label: str, asker: Asker, kind: str, room: Room) -> HeadlessClient:
-    if kind == "codex":
-        env = client_env(label, asker, dict(os.environ), kind)
-        args, _ = client_launch(
-            kind, name=env["AGENT_ROOM_NAME"], cwd=".", home=room.home, environ=env, tui=False
-        )
-        binary = client_binary(kind, dict(os.environ))
-        return CodexHeadless(shutil.which(binary) or binary, args=args, env=env)
+@dataclass(frozen=True)
+class HeadlessClients:
+    """Builds the client an ask of a repository runs (``ask``'s, and the MCP ``ask``
+    tool's in the watch that serves it), with the programs the settings name."""
 
-    wanted = os.environ.get("AGENT_ROOM_CLAUDE") or "claude"
-    binary = shutil.which(wanted) or wanted
-    return ClaudeHeadless(
-        binary, args=claude_flags(), env=client_env(label, asker, dict(os.environ))
-    )
+    settings: RoomSettings
 
-
-def headless_client(room: Room, repo: str, label: str, asker: Asker) -> HeadlessClient:
-    """The client an ask of ``repo`` runs (also the MCP ``ask`` tool's)."""
-    return _client(label, asker, _kind(room, repo), room)
+    def __call__(self, room: Room, repo: str, label: str, asker: Asker) -> HeadlessClient:
+        kind = _kind(room, repo)
+        wanted = self.settings.program(kind) or kind
+        binary = shutil.which(wanted) or wanted
+        if kind == "codex":
+            env = client_env(label, asker, dict(os.environ), kind)
+            args, _ = client_launch(
+                kind, name=env["AGENT_ROOM_NAME"], cwd=".", home=room.home, environ=env, tui=False
+            )
+            return CodexHeadless(binary, args=args, env=env)
+        env = client_env(label, asker, dict(os.environ))
+        return ClaudeHeadless(binary, args=claude_flags(), env=env)
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
+    settings = RoomSettings.load(os.environ)
     room = _open()
     intercom = Intercom(room)
     asker = intercom.asker(os.environ)
@@ -99,7 +102,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
         _repo, label = intercom.repository(args.repo)
     except BadInput:
         label = "repo"  # the use case reports the bad REPO, and records it
-    intercom.client = headless_client(room, args.repo, label, asker)
+    intercom.client = HeadlessClients(settings)(room, args.repo, label, asker)
     record = intercom.ask(
         args.repo,
         question,

@@ -6,7 +6,8 @@ watch`` or the console. So ``start`` and ``join`` (for an agent in a pane) start
 output in the room's ``watch.log``, its pid in ``watch.pid``. It stands by like any other
 watch while a console or another watch holds the lease, ends by itself once no agent has
 been alive in the room for a while (or the room is gone), and ``agent-room watch
---status`` / ``--stop`` show and end it. ``--no-watch`` or ``AGENT_ROOM_WATCH=off`` opt out.
+--status`` / ``--stop`` show and end it. ``--no-watch`` or the ``watch`` setting off
+(``AGENT_ROOM_WATCH=off``, ``config.settings``) opt out.
 """
 
 from __future__ import annotations
@@ -40,17 +41,14 @@ PID_FILE_LIMIT = 64 * 1024
 """A pid file larger than this was not written by a watch."""
 LOG_FILE = "watch.log"
 """Where the background watch's diagnostics go (it has no terminal)."""
-OPT_OUT = "AGENT_ROOM_WATCH"
-"""``off``: start and join never start a deliverer (scripts, tests, a watch elsewhere)."""
-IDLE_EXIT = 600.0
-"""Seconds without a live agent in the room after which the background watch ends."""
 LISTEN_WAIT = 3.0
 """How long ``start``/``join`` wait for a new background watch to take the lease."""
 
 
 def ensure_deliverer(environ: Mapping[str, str], *, opted_out: bool = False) -> None:
-    """Start a background watch for the room unless a deliverer listens; say which."""
-    if opted_out or environ.get(OPT_OUT, "").lower() in {"off", "0", "no"}:
+    """Start a background watch for the room unless a deliverer listens; say which
+    (``opted_out``: ``--no-watch``, or the ``watch`` setting off)."""
+    if opted_out:
         return
     home = room_home(environ)
     if listening(home):

@@ -38,6 +38,11 @@ def _me(room: Room, args: argparse.Namespace) -> str:
 
 
 def cmd_join(args: argparse.Namespace) -> int:
+    opted_out = args.no_watch or not args.pane or _deliverer_listens()
+    if not opted_out:  # read before anything is written: a bad setting changes nothing
+        from agent_room.config.settings import RoomSettings  # 100 ms: only when needed
+
+        opted_out = not RoomSettings.load(os.environ).watch
     room = _open()
     socket = tmux_socket_of(os.environ.get("TMUX"))
     agent = args.agent or ("claude" if args.pane else "")  # a name alone runs no agent
@@ -50,8 +55,16 @@ def cmd_join(args: argparse.Namespace) -> int:
     if row["pane"]:  # an agent a deliverer can reach
         from agent_room.cli.background import ensure_deliverer
 
-        ensure_deliverer(os.environ, opted_out=args.no_watch)
+        ensure_deliverer(os.environ, opted_out=opted_out)
     return 0
+
+
+def _deliverer_listens() -> bool:
+    """Whether the room's deliverer listens already (then join needs no settings)."""
+    from agent_room.store.home import room_home
+    from agent_room.store.wake import listening
+
+    return listening(room_home(os.environ))
 
 
 def cmd_leave(args: argparse.Namespace) -> int:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent_room.cli.launcher import NPM_PACKAGES
+from agent_room.config.settings import RoomSettings
 from agent_room.core.errors import RoomError
 from agent_room.core.files import SETTINGS_LIMIT, read_regular
 from agent_room.core.printable import printable
@@ -84,12 +85,12 @@ def _npm_bin(path: str | None) -> Path | None:
     return Path(prefix, "bin") if prefix else None
 
 
-def _client(title: str, program: str, environ: Mapping[str, str]) -> Check:
-    """The client ``start`` would run: its variable's program, else ``program`` on the
-    PATH (both looked up as ``start`` does), so ok here means ``start`` finds it."""
+def _client(title: str, program: str, environ: Mapping[str, str], given: str | None) -> Check:
+    """The client ``start`` would run: the program its setting names (``given``), else
+    ``program`` on the PATH (both looked up as ``start`` does), so ok here means ``start``
+    finds it."""
     needed = program == "claude"
     variable = f"AGENT_ROOM_{program.upper()}"
-    given = environ.get(variable)
     found = shutil.which(given or program, path=environ.get("PATH"))
     if found is None and given:
         fix = f"point {variable} at the client, or unset it"
@@ -112,9 +113,18 @@ def _client(title: str, program: str, environ: Mapping[str, str]) -> Check:
     return Check(title, f"{version} ({found})", needed=needed)
 
 
-def _clients(environ: Mapping[str, str]) -> Iterator[Check]:
+def _clients(environ: Mapping[str, str], settings: RoomSettings | None) -> Iterator[Check]:
     for title, program in CLIENTS:
-        yield _client(title, program, environ)
+        yield _client(title, program, environ, settings.program(program) if settings else None)
+
+
+def _settings(environ: Mapping[str, str]) -> tuple[Check, RoomSettings | None]:
+    """The room's settings (``AGENT_ROOM_*`` and ``room.conf``), and whether they hold."""
+    try:
+        settings = RoomSettings.load(environ)
+    except RoomError as exc:
+        return Check("settings", str(exc), "fix that variable or line of room.conf"), None
+    return Check("settings", "valid (AGENT_ROOM_* and room.conf)"), settings
 
 
 def _claude_settings(environ: Mapping[str, str]) -> Path:
@@ -202,9 +212,11 @@ def _room(environ: Mapping[str, str]) -> Iterator[Check]:
 def cmd_doctor(_args: argparse.Namespace) -> int:
     """Print every check; exit 1 if something the room needs is missing."""
     environ = os.environ
+    valid, settings = _settings(environ)
     checks = [
         _tmux(),
-        *_clients(environ),
+        valid,
+        *_clients(environ, settings),
         _plugin(environ),
         _on_path(environ),
         *_room(environ),

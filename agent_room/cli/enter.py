@@ -30,8 +30,17 @@ def _say(text: str) -> None:
 
 def _navigator() -> tuple[Room, Navigator]:
     room = Room.open(os.environ)
-    claude = os.environ.get("AGENT_ROOM_CLAUDE") or "claude"
-    return room, Navigator(room, Tmux(), SystemProbe(), claude=claude, claude_args=claude_flags())
+    flags = claude_flags()
+    return room, Navigator(room, Tmux(), SystemProbe(), programs=_programs, claude_args=flags)
+
+
+def _programs() -> dict[str, str]:
+    """The clients' programs, from the room's settings: read only to resume, so that a
+    jump to a live pane (``/enter-agent``, ``/exit-agent``) does not wait about 100 ms
+    for pydantic to load."""
+    from agent_room.config.settings import RoomSettings
+
+    return RoomSettings.load(os.environ).programs()
 
 
 def where_am_i(room: Room, environ: dict[str, str] | os._Environ[str]) -> Where:

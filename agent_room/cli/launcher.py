@@ -41,6 +41,7 @@ from agent_room.store.home import ensure_room_dir, room_home
 # access and clients, worktrees) loads inside the function that needs it.
 
 if TYPE_CHECKING:
+    from agent_room.config.settings import RoomSettings
     from agent_room.room import Room
 
     Process = tuple[int, int | None]
@@ -54,8 +55,6 @@ TAG = "@agent_room_name"
 that window and never another one that merely has the same name."""
 
 STOP_GRACE = 5.0
-OFF = frozenset({"off", "0", "no"})
-"""``AGENT_ROOM_MCP`` values of a room whose watch serves no tools: nothing to wait for."""
 LEAKED: tuple[str, ...] = ("CLAUDECODE", "CLAUDE_PID", "CLAUDE_CODE_SESSION_ID")
 LEAKED += ("CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_MESSAGING_SOCKET", "AGENT_ROOM_PARENT")
 LEAKED += ("AGENT_ROOM_MCP_TOKEN", "AGENT_ROOM_MCP_URL", "AGENT_ROOM_HOOKS_HTTP")
@@ -87,13 +86,13 @@ def take_agent_args(parser: argparse.ArgumentParser) -> None:
 
 
 class _Tmux:
-    """The tmux command line on the default server, or on ``$AGENT_ROOM_TMUX``'s socket."""
+    """The tmux command line on the default server, or on the ``tmux`` setting's socket."""
 
-    def __init__(self, environ: dict[str, str]) -> None:
+    def __init__(self, environ: dict[str, str], socket: str | None) -> None:
         found = shutil.which("tmux")
         if found is None:
             raise NotFound("tmux is not installed (agent-room start needs tmux 3.2 or later)")
-        self.socket = environ.get("AGENT_ROOM_TMUX") or None
+        self.socket = socket
         self.argv = [found, *(["-S", self.socket] if self.socket else [])]
         # a server started by this call keeps our environment as its global one
         self.env = {k: v for k, v in environ.items() if k not in LEAKED}
@@ -161,11 +160,11 @@ NPM_PACKAGES = {
 """Each client's npm package, named where the client is missing."""
 
 
-def _client(kind: str, environ: dict[str, str]) -> str:
-    """The client's program: its ``AGENT_ROOM_`` variable's (refused as such when it names
-    none, so the hint is not to set what is set), else ``kind`` on the PATH."""
+def _client(kind: str, settings: RoomSettings) -> str:
+    """The client's program: its setting's (refused as such when it names none, so the
+    hint is not to set what is set), else ``kind`` on the PATH."""
     variable = f"AGENT_ROOM_{kind.upper()}"
-    given = environ.get(variable)
+    given = settings.program(kind)
     if given:
         return _binary(given, f"point {variable} at the client, or unset it")
     other = "" if kind == "claude" else ", or use --agent command -- ARGS"
@@ -173,14 +172,14 @@ def _client(kind: str, environ: dict[str, str]) -> str:
     return _binary(kind, f"{install} (agent-room doctor checks the clients)")
 
 
-def agent_argv(kind: str, agent_args: list[str], environ: dict[str, str]) -> list[str]:
+def agent_argv(kind: str, agent_args: list[str], settings: RoomSettings) -> list[str]:
     """The agent's command line: its binary (absolute) and arguments."""
     if kind == "claude":
         from agent_room.plugin import claude_flags
 
-        return [_client(kind, environ), *claude_flags(), *agent_args]
+        return [_client(kind, settings), *claude_flags(), *agent_args]
     if kind in {"codex", "gemini"}:
-        return [_client(kind, environ), *agent_args]
+        return [_client(kind, settings), *agent_args]
     if kind == "command":
         if not agent_args:
             raise BadInput("--agent command needs the command after --, e.g. -- my-agent --flag")
@@ -292,7 +291,10 @@ def _client_setup(
 
 def cmd_start(args: argparse.Namespace) -> int:
     """Start the agent in tmux session ``ac-NAME`` (or a window NAME when inside tmux)."""
+    from agent_room.config.settings import RoomSettings
+
     environ = dict(os.environ)
+    settings = RoomSettings.load(environ)  # a bad setting: one line, nothing started
     name = parse_name(args.name)
     cwd = Path(args.cwd or Path.cwd()).expanduser().absolute()
     if not cwd.is_dir():
@@ -300,17 +302,18 @@ def cmd_start(args: argparse.Namespace) -> int:
     label = getattr(args, "agent_kind", None) or args.agent
     if not is_valid_name(label):
         raise BadInput(f"invalid --agent-kind {label!r}: use a-z, 0-9, '-' and '_'")
-    argv = agent_argv(args.agent, list(args.agent_args), environ)
+    argv = agent_argv(args.agent, list(args.agent_args), settings)
     if args.agent == "claude" and not {"-n", "--name"} & {a.split("=")[0] for a in argv}:
         argv = [argv[0], "--name", name, *argv[1:]]  # its peers' ListAgents and SendMessage
     env = agent_env(name, label, environ)
     ensure_room_dir(env["AGENT_ROOM_HOME"])  # the first start of a room makes it
-    tmux = _Tmux(environ)
+    tmux = _Tmux(environ, settings.tmux)
     _refuse_if_running(tmux, name)
     cwd = _worktree(args, name, cwd)
     argv, wrapper = _client_setup(args.agent, name, cwd, argv, env, environ)
-    ensure_deliverer(os.environ, opted_out=args.no_watch)  # it serves the room's tools too
-    if args.agent != "command" and os.environ.get("AGENT_ROOM_MCP", "").lower() not in OFF:
+    opted_out = args.no_watch or not settings.watch
+    ensure_deliverer(os.environ, opted_out=opted_out)  # it serves the room's tools too
+    if args.agent != "command" and settings.mcp:
         from agent_room.room.access import await_serving
 
         await_serving(env["AGENT_ROOM_HOME"])
@@ -448,7 +451,9 @@ def _terminate(pid: int) -> None:
 def cmd_stop(args: argparse.Namespace) -> int:
     """End the agent started for NAME: SIGTERM, up to 5 s to exit, then close its tmux."""
     from agent_room.adapters.processes import SystemProbe
+    from agent_room.config.settings import RoomSettings
 
+    settings = RoomSettings.load(os.environ)
     name = parse_name(args.name)
     removing = getattr(args, "remove_worktree", False)
     if removing or getattr(args, "force", False):  # refused before anything is stopped
@@ -456,7 +461,7 @@ def cmd_stop(args: argparse.Namespace) -> int:
 
         check_force(args)
         check_removal(name, force=args.force)
-    tmux = _Tmux(dict(os.environ))
+    tmux = _Tmux(dict(os.environ), settings.tmux)
     session = f"ac-{name}"
     if tmux.has_session(session):
         target, kill, what = ["-s", "-t", f"={session}"], "kill-session", f"tmux session {session}"

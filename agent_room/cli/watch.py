@@ -14,21 +14,22 @@ from pathlib import Path
 from agent_room.adapters.git import GitCli
 from agent_room.adapters.processes import SystemProbe
 from agent_room.adapters.tmux import Tmux
-from agent_room.cli.ask import headless_client
+from agent_room.cli.ask import HeadlessClients
 from agent_room.cli.background import (
-    IDLE_EXIT,
     cmd_watch_status,
     cmd_watch_stop,
     idle,
     remove_pid_file,
     write_pid_file,
 )
+from agent_room.config.notify import NotifySettings
+from agent_room.config.settings import RoomSettings
 from agent_room.core.errors import RoomError, RoomUnavailable
 from agent_room.core.names import tmux_socket_of
 from agent_room.mcp.serve import Serving
 from agent_room.room import Room
 from agent_room.store import engine
-from agent_room.ui.settings import ConsoleSettings, NotifySettings
+from agent_room.ui.settings import ConsoleSettings
 from agent_room.workers.guard import FIRST_BACKOFF, MAX_BACKOFF, to_stderr
 from agent_room.workers.notifier import Notifier, build_channels
 from agent_room.workers.supervisor import RESTART_DELAY, Job, Report, State, Supervisor, room_jobs
@@ -39,7 +40,8 @@ def cmd_watch(args: argparse.Namespace) -> int:
     """Run the room's leased workers; each stands by while another process holds its lease."""
     if args.status or args.stop:
         return cmd_watch_status(args) if args.status else cmd_watch_stop(args)
-    notify = ConsoleSettings.load(os.environ).notify  # a bad settings file: one line, exit
+    settings = RoomSettings.load(os.environ)  # a bad setting: one line, exit
+    notify = ConsoleSettings.load(os.environ).notify
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, lambda *_: stop.set())
@@ -57,10 +59,10 @@ def cmd_watch(args: argparse.Namespace) -> int:
     jobs = room_jobs(Tmux(), SystemProbe(), room_watch, os.environ)
     if notify.enabled:
         jobs.append(_notifier(notify, room_watch))
-    serving = _start_mcp(room.home, stop)
+    serving = _start_mcp(room.home, stop, settings) if settings.mcp else None
     # the pid file is written before the deliverer listens: whoever sees it listen (start,
     # join) finds the background watch's pid
-    idling = _start_idle_exit(stop) if args.background else None
+    idling = _start_idle_exit(stop, settings.watch_idle_exit) if args.background else None
     workers = Supervisor(lambda: Room.open(os.environ), _tell, stop=stop)
     workers.start(jobs)
     try:
@@ -115,12 +117,12 @@ def _notifier(notify: NotifySettings, room_watch: RoomWatch) -> Job:
     return Job("notifier", make)
 
 
-def _start_idle_exit(stop: threading.Event) -> threading.Thread:
+def _start_idle_exit(stop: threading.Event, idle_exit: float) -> threading.Thread:
     """The background watch's own end: once no agent has been alive in the room for
-    ``IDLE_EXIT`` seconds, or the room is gone, it stops (and forgets its pid file)."""
+    ``idle_exit`` seconds (``RoomSettings.watch_idle_exit``), or the room is gone, it
+    stops (and forgets its pid file)."""
     room = Room.open(os.environ)
     write_pid_file(room.home)
-    idle_exit = float(os.environ.get("AGENT_ROOM_WATCH_IDLE_EXIT") or IDLE_EXIT)
 
     def watch_idle() -> None:
         since = time.monotonic()
@@ -144,13 +146,11 @@ def _start_idle_exit(stop: threading.Event) -> threading.Thread:
     return thread
 
 
-def _start_mcp(home: str, stop: threading.Event) -> threading.Thread | None:
+def _start_mcp(home: str, stop: threading.Event, settings: RoomSettings) -> threading.Thread:
     """The room's tools for its agents over MCP (``agent_room.mcp.serve``): one server in
-    this process for every agent, on the room's loopback port (``AGENT_ROOM_MCP=off``:
-    none, and agents use the commands)."""
-    if os.environ.get("AGENT_ROOM_MCP", "").lower() in {"off", "0", "no"}:
-        return None
-    return Serving(home, dict(os.environ), headless_client).start(stop)
+    this process for every agent, on the room's loopback port (not started when the
+    ``mcp`` setting is off: agents use the commands)."""
+    return Serving(home, dict(os.environ), HeadlessClients(settings)).start(stop)
 
 
 def _served(room: Room) -> str:

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import anyio
 
-from agent_room.cli.ask import headless_client
+from agent_room.cli.ask import HeadlessClients
+from agent_room.config.settings import RoomSettings
 from agent_room.mcp.server import Identity, build_server
 
 
 def serve_stdio(environ: dict[str, str]) -> int:
     """Serve until the client closes stdin."""
-    server = build_server(Identity(environ), headless_client)
+    server = build_server(Identity(environ), HeadlessClients(RoomSettings.load(environ)))
     anyio.run(server.run_stdio_async)
     return 0

@@ -128,24 +128,25 @@ def client_launch(
     return [], gemini_env(gemini_home(room, name, environ, mcp_url))
 
 
-def client_binary(kind: str, environ: dict[str, str]) -> str:
-    """The client's program: ``$AGENT_ROOM_CODEX`` / ``$AGENT_ROOM_GEMINI``, else its name."""
-    return environ.get(f"AGENT_ROOM_{kind.upper()}") or kind
-
-
 def resume_argv(
-    kind: str, *, name: str, session_id: str, cwd: str, home: str, environ: dict[str, str]
+    kind: str,
+    *,
+    name: str,
+    session_id: str,
+    cwd: str,
+    home: str,
+    environ: dict[str, str],
+    binary: str,
 ) -> tuple[str, ...]:
     """The command that resumes a Codex (``codex resume ID``) or Gemini (``gemini
-    --resume ID``) session in the room, as it was started: its hooks, trust and
-    environment, the room's variables."""
+    --resume ID``) session in the room with the client's program ``binary``, as it was
+    started: its hooks, trust and environment, the room's variables."""
     access = agent_access(home, name)
     extra, env = client_launch(
         kind, name=name, cwd=cwd, home=home, environ=environ, mcp_url=access[ENV_URL]
     )
     room_env = {"AGENT_ROOM_NAME": name, "AGENT_ROOM_HOME": home, "AGENT_ROOM_AGENT": kind}
     assigned = [f"{k}={v}" for k, v in {**room_env, **access, **env}.items()]
-    binary = client_binary(kind, environ)
     unset = [f"-u{var}" for var in ci_markers(kind, environ)]
     resume = resume_args(kind, session_id)
     return ("env", *unset, *assigned, *WITH_TOKEN, binary, *resume, *extra)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -72,7 +72,7 @@ class Navigator:
         mux: Multiplexer,
         probe: ProcessProbe,
         *,
-        claude: str = "claude",
+        programs: Callable[[], Mapping[str, str]] = dict,
         claude_args: tuple[str, ...] = (),
         sleep: Callable[[float], None] = time.sleep,
         monotonic: Callable[[], float] = time.monotonic,
@@ -81,7 +81,10 @@ class Navigator:
         self.store = room.store
         self.mux = mux
         self.probe = probe
-        self.claude = claude
+        self._read_programs = programs
+        """The clients' programs (``RoomSettings.programs``), read at the first resume:
+        entering a live pane needs none, and reading the settings loads pydantic."""
+        self._programs: Mapping[str, str] | None = None
         self.claude_args = claude_args
         """Put before ``--resume``: the plugin, without which the resumed client's hooks
         would not fire and it would never register again."""
@@ -172,7 +175,7 @@ class Navigator:
     def plan(self, row: Row, where: Where, *, force: bool = False) -> Plan:
         """How to enter the session of ``row`` from ``where``."""
         return self._resumed_with_args(
-            plan_enter(self.target(row), inside_tmux=where.socket, force=force, claude=self.claude)
+            plan_enter(self.target(row), inside_tmux=where.socket, force=force)
         )
 
     def _resumed_with_args(self, plan: Plan) -> Plan:
@@ -190,11 +193,18 @@ class Navigator:
                 cwd=target.cwd or ".",
                 home=self.room.home,
                 environ=dict(os.environ),
+                binary=self.program(target.agent),
             )
             return replace(plan, argv=argv)
-        if plan.move is not Move.RESUME or not self.claude_args:
+        if plan.move is not Move.RESUME:
             return plan
-        return replace(plan, argv=(plan.argv[0], *self.claude_args, *plan.argv[1:]))
+        return replace(plan, argv=(self.program("claude"), *self.claude_args, *plan.argv[1:]))
+
+    def program(self, kind: str) -> str:
+        """The program of the client ``kind``: the settings', else its name on the PATH."""
+        if self._programs is None:
+            self._programs = self._read_programs()
+        return self._programs.get(kind, kind)
 
     # -- carrying out -----------------------------------------------------------------
 
@@ -347,9 +357,7 @@ class Navigator:
 
     def _back_to(self, row: Row, where: Where) -> Plan:
         return self._resumed_with_args(
-            plan_enter(
-                self.target(row), inside_tmux=where.socket, claude=self.claude, warn_parent=False
-            )
+            plan_enter(self.target(row), inside_tmux=where.socket, warn_parent=False)
         )
 
 

@@ -12,11 +12,10 @@ line carries a credential.
 from __future__ import annotations
 
 import os
-import stat
 
 from agent_room.core.errors import UnsafeRoom
-from agent_room.core.files import TooLarge, open_regular, read_fd
 from agent_room.store.home import append_error_log
+from agent_room.store.roomconf import CONFIG_NAME, read_room_conf
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -24,11 +23,8 @@ if TYPE_CHECKING:
 
 DATABASE_VAR = "AGENT_ROOM_DATABASE"
 HOST_VAR = "AGENT_ROOM_HOST"
-CONFIG_NAME = "room.conf"
-"""``database = postgresql://...`` (one ``key = value`` a line, ``#`` comments)."""
-CONFIG_LIMIT = 64 * 1024
-"""``room.conf`` is read whole or refused: one setting never needs more than this."""
-_SCHEMES = ("postgresql://", "postgres://")
+SCHEMES = ("postgresql://", "postgres://")
+NOT_POSTGRESQL = "must be a postgresql:// URL (or no line at all for the room's SQLite file)"
 
 
 def database_url(home: str, environ: Mapping[str, str] | None = None) -> str | None:
@@ -36,15 +32,12 @@ def database_url(home: str, environ: Mapping[str, str] | None = None) -> str | N
     env = os.environ if environ is None else environ
     url, source = env.get(DATABASE_VAR, "").strip(), DATABASE_VAR
     if not url:
-        path = os.path.join(home, CONFIG_NAME)
-        url, line = _configured(path)
-        source = f"{path} line {line}: database"
+        url, line = read_room_conf(home).get("database", ("", 0))
+        source = f"{os.path.join(home, CONFIG_NAME)} line {line}: database"
     if not url:
         return None
-    if not url.startswith(_SCHEMES):
-        raise UnsafeRoom(
-            f"{source} must be a postgresql:// URL (or no line at all for the room's SQLite file)"
-        )
+    if not url.startswith(SCHEMES):
+        raise UnsafeRoom(f"{source} {NOT_POSTGRESQL}")
     return url
 
 
@@ -73,54 +66,6 @@ def host_id(environ: Mapping[str, str] | None = None) -> str:
     across sessions; no lookup, no import: the hooks ask on every turn)."""
     env = os.environ if environ is None else environ
     return env.get(HOST_VAR, "").strip() or os.uname().nodename or "localhost"
-
-
-def _configured(path: str) -> tuple[str, int]:
-    """The ``database`` line of ``room.conf``, read whole (never blocking: it may have
-    been replaced by a FIFO) or refused with the file and line."""
-    try:
-        fd, _size = open_regular(path, follow=False)
-    except FileNotFoundError:
-        return "", 0
-    except OSError as exc:
-        raise UnsafeRoom(f"cannot read {path}: {exc.strerror}") from None
-    try:
-        st = os.fstat(fd)
-        if st.st_uid != os.geteuid() or stat.S_IMODE(st.st_mode) & 0o077:
-            raise UnsafeRoom(f"{path} may hold a password and is open to others: chmod 600 {path}")
-        raw = read_fd(fd, CONFIG_LIMIT)
-    except TooLarge:
-        raise UnsafeRoom(
-            f"{path} is larger than {CONFIG_LIMIT // 1024} KiB: it holds one setting"
-            f" ({_ONLY_SETTING})"
-        ) from None
-    except OSError as exc:
-        raise UnsafeRoom(f"cannot read {path}: {exc.strerror}") from None
-    finally:
-        os.close(fd)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        number = raw[: exc.start].count(b"\n") + 1
-        raise UnsafeRoom(f"{path} line {number}: not UTF-8 text") from None
-    found, at = "", 0
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        key, sep, value = (part.strip() for part in line.partition("="))
-        # a line it cannot follow is refused: passed over, it would leave this host on
-        # a SQLite room of its own (and the line itself may hold a password: not shown)
-        if not sep:
-            raise UnsafeRoom(f"{path} line {number}: not `key = value` ({_ONLY_SETTING})")
-        if key != "database":
-            named = f" {key}" if key.isidentifier() else ""
-            raise UnsafeRoom(f"{path} line {number}: unknown setting{named} ({_ONLY_SETTING})")
-        if not found:
-            found, at = value.strip("'\""), number
-    return found, at
-
-
-_ONLY_SETTING = "its one setting: database = postgresql://..."
 
 
 def describe(url: str) -> str:

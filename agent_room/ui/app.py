@@ -34,6 +34,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from agent_room.adapters.git import GitCli
 from agent_room.adapters.processes import SystemProbe
+from agent_room.config.notify import NotifySettings
 from agent_room.core.errors import RoomError
 from agent_room.core.names import tmux_socket_of
 from agent_room.core.overlaps import CodeSnapshot
@@ -66,7 +67,7 @@ from agent_room.ui.reading import Reading
 from agent_room.ui.room_work import RoomWork
 from agent_room.ui.screens.changes import ChangesScreen
 from agent_room.ui.screens.main import MainScreen
-from agent_room.ui.settings import DEFAULT_THEME, ConsoleSettings, NotifySettings, remember_theme
+from agent_room.ui.settings import DEFAULT_THEME, ConsoleSettings, remember_theme
 from agent_room.ui.themes import VARIABLE_DEFAULTS, register_themes
 from agent_room.ui.widgets.sessions import SessionsTable
 from agent_room.workers.guard import Guard

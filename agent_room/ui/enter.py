@@ -46,6 +46,8 @@ class Entering:
         self._probe = probe
         self._where = where
         self._served = served
+        self._programs: dict[str, str] | None = None
+        """The clients' programs, from the room's settings at the first resume."""
 
     @property
     def mux(self) -> Multiplexer:
@@ -54,8 +56,19 @@ class Entering:
         return self._mux
 
     def _navigator(self, room: Room) -> Navigator:
-        claude = os.environ.get("AGENT_ROOM_CLAUDE") or "claude"
-        return Navigator(room, self.mux, self._probe, claude=claude, claude_args=claude_flags())
+        return Navigator(
+            room, self.mux, self._probe, programs=self._read_programs, claude_args=claude_flags()
+        )
+
+    def _read_programs(self) -> dict[str, str]:
+        """The clients' programs, from the room's settings at the first resume (in a
+        thread; a bad setting is refused as any room error is). Loaded here, not at the
+        top: the console opens without pydantic."""
+        if self._programs is None:
+            from agent_room.config.settings import RoomSettings
+
+            self._programs = RoomSettings.load(os.environ).programs()
+        return self._programs
 
     def start(self, name: str) -> None:
         """Plan entering the session ``name`` (in a thread: SQLite and tmux block)."""

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from agent_room.adapters.reach import CommandChannel, DesktopChannel, TmuxChannel
+from agent_room.config.notify import NotifySettings
 from agent_room.core.attention import (
     Alert,
     NotifyChannel,
@@ -33,7 +34,6 @@ from agent_room.room.code import CodeTracker
 from agent_room.store import attention
 from agent_room.store.db import write_transaction
 from agent_room.store.sqlite_base import event
-from agent_room.ui.settings import NotifySettings
 from agent_room.workers.guard import Guard, describe
 from agent_room.workers.lease import LEASE_TTL, Lease, LeasedWorker
 from agent_room.workers.wakeup import RoomWatch, own_watch

@@ -2,8 +2,9 @@
 
 A page holding ``<!-- cli-reference -->`` gets every command of ``agent-room`` as the
 argparse parser defines it (grouped by task as ``--help`` shows them); one holding
-``<!-- settings-reference -->`` gets the console's settings from the dataclasses in
-``agent_room/ui/settings.py``, with the docstring under each field. Kept small on purpose:
+``<!-- settings-reference -->`` gets the room's settings (``config.settings.RoomSettings``)
+and the console's (the dataclasses of ``agent_room/ui/settings.py`` and
+``agent_room/config/notify.py``), with the docstring under each field. Kept small on purpose:
 the command line will move to click, and only ``cli_reference`` will change with it.
 """
 
@@ -15,6 +16,9 @@ import inspect
 from typing import Any
 
 from agent_room.cli.parser import TASKS, build_parser
+from agent_room.config.notify import NotifySettings
+from agent_room.config.settings import RoomSettings
+from agent_room.store.roomconf import KEYS
 from agent_room.ui import settings
 
 CLI_MARK = "<!-- cli-reference -->"
@@ -83,10 +87,22 @@ def _fields(cls: type) -> list[tuple[str, str, str]]:
     return found
 
 
+def room_reference() -> list[str]:
+    """The room's settings: each one's variable, whether ``room.conf`` may hold it."""
+    lines = ["## The room's settings", "", " ".join((RoomSettings.__doc__ or "").split()), ""]
+    lines += ["| variable | in `room.conf` | default | what it does |", "|---|---|---|---|"]
+    for name, default, doc in _fields(RoomSettings):
+        in_file = f"`{name}`" if name in KEYS else "no"
+        cell = doc.replace("|", "\\|")
+        shown = "~/.agent-room" if name == "home" else default  # load() always gives it
+        lines.append(f"| `AGENT_ROOM_{name.upper()}` | {in_file} | `{shown}` | {cell} |")
+    return [*lines, ""]
+
+
 def settings_reference() -> str:
-    """The console's settings (``console.toml``) and its ``[notify]`` table."""
-    lines: list[str] = []
-    tables = (("console.toml", settings.ConsoleSettings), ("[notify]", settings.NotifySettings))
+    """The room's settings, then the console's (``console.toml``) and its ``[notify]``."""
+    lines: list[str] = room_reference()
+    tables = (("console.toml", settings.ConsoleSettings), ("[notify]", NotifySettings))
     for title, cls in tables:
         lines += [f"## `{title}`", "", " ".join((cls.__doc__ or "").split()), ""]
         lines += ["| setting | default | what it does |", "|---|---|---|"]

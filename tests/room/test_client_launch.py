@@ -127,6 +127,7 @@ def test_a_gemini_session_does_not_see_that_it_runs_under_ci(tmp_path: Path) -> 
         cwd=str(tmp_path),
         home=str(tmp_path / "room"),
         environ={**environ, "HOME": str(tmp_path)},
+        binary="gemini",
     )
     assert argv[0] == "env"
     assert {"-uCI", "-uCI_JOB_ID", "-uCONTINUOUS_INTEGRATION"} <= set(argv)

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from agent_room.core.errors import UnsafeRoom
-from agent_room.store.engine import CONFIG_LIMIT, database_url
+from agent_room.store.engine import database_url
+from agent_room.store.roomconf import CONFIG_LIMIT
 
 URL = "postgresql://room@db.example/agentroom"
 

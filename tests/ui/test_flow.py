@@ -115,10 +115,23 @@ async def test_enter_switches_to_the_selected_live_session(
         assert not [c for c in mux.calls if c[0] in {"open_window", "attach"}]
 
 
+@pytest.mark.parametrize("named_in", ["the environment", "room.conf"])
 async def test_enter_on_an_ended_session_resumes_it_after_a_confirm(
-    console: Callable[..., RoomConsole], mux: FakeMux, monkeypatch: pytest.MonkeyPatch
+    console: Callable[..., RoomConsole],
+    mux: FakeMux,
+    monkeypatch: pytest.MonkeyPatch,
+    room_home: Path,
+    named_in: str,
 ) -> None:
-    monkeypatch.setenv("AGENT_ROOM_CLAUDE", "/opt/claude/bin/claude")
+    """The client's program is the room's setting, from a variable or the room's file."""
+    if named_in == "room.conf":
+        monkeypatch.delenv("AGENT_ROOM_CLAUDE", raising=False)
+        conf = room_home / "room.conf"
+        conf.touch(mode=0o600)
+        with conf.open("a") as file:  # the PostgreSQL pass's names its database
+            file.write("claude = /opt/claude/bin/claude\n")
+    else:
+        monkeypatch.setenv("AGENT_ROOM_CLAUDE", "/opt/claude/bin/claude")
     app = console()
     async with app.run_test(size=SIZE) as pilot:
         await select_session(pilot, "docs")
