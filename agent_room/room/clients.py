@@ -14,6 +14,7 @@ import json
 import os
 import shlex
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 
 from agent_room.core.client_launch import (
@@ -137,16 +138,25 @@ def resume_argv(
     home: str,
     environ: dict[str, str],
     binary: str,
+    claude_args: Sequence[str] = (),
 ) -> tuple[str, ...]:
-    """The command that resumes a Codex (``codex resume ID``) or Gemini (``gemini
-    --resume ID``) session in the room with the client's program ``binary``, as it was
-    started: its hooks, trust and environment, the room's variables."""
+    """The command that resumes a session in the room with the client's program
+    ``binary`` (``claude --resume ID`` with ``claude_args``, ``codex resume ID``, ``gemini
+    --resume ID``), as ``start`` started it: the room's variables and the agent's own
+    secret for the room's tools, and for Codex and Gemini CLI their hooks, trust and
+    environment."""
     access = agent_access(home, name)
-    extra, env = client_launch(
-        kind, name=name, cwd=cwd, home=home, environ=environ, mcp_url=access[ENV_URL]
-    )
+    if kind == "claude":  # its hooks and tools come with the plugin (``claude_args``)
+        extra: Sequence[str] = claude_args
+        env: dict[str, str] = {}
+    else:
+        extra, env = client_launch(
+            kind, name=name, cwd=cwd, home=home, environ=environ, mcp_url=access[ENV_URL]
+        )
     room_env = {"AGENT_ROOM_NAME": name, "AGENT_ROOM_HOME": home, "AGENT_ROOM_AGENT": kind}
     assigned = [f"{k}={v}" for k, v in {**room_env, **access, **env}.items()]
     unset = [f"-u{var}" for var in ci_markers(kind, environ)]
     resume = resume_args(kind, session_id)
+    if kind == "claude":  # its options before --resume, as ``claude --help`` shows them
+        return ("env", *unset, *assigned, *WITH_TOKEN, binary, *extra, *resume)
     return ("env", *unset, *assigned, *WITH_TOKEN, binary, *resume, *extra)

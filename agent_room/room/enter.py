@@ -179,26 +179,27 @@ class Navigator:
         )
 
     def _resumed_with_args(self, plan: Plan) -> Plan:
+        """A resume's command as ``start`` runs the client: in the room, with the
+        agent's own secret for the room's tools (``room.clients.resume_argv``)."""
         target = plan.target
-        if plan.move is Move.RESUME and target.agent in {"codex", "gemini"}:
-            # loaded here, not at the top: the console imports this module before its
-            # first paint, and the clients' launch code (3 ms) is needed only to resume
-            from agent_room.room.clients import resume_argv
-
-            assert target.session_id is not None
-            argv = resume_argv(
-                target.agent,
-                name=target.name,
-                session_id=target.session_id,
-                cwd=target.cwd or ".",
-                home=self.room.home,
-                environ=dict(os.environ),
-                binary=self.program(target.agent),
-            )
-            return replace(plan, argv=argv)
         if plan.move is not Move.RESUME:
             return plan
-        return replace(plan, argv=(self.program("claude"), *self.claude_args, *plan.argv[1:]))
+        # loaded here, not at the top: the console imports this module before its
+        # first paint, and the clients' launch code (3 ms) is needed only to resume
+        from agent_room.room.clients import resume_argv
+
+        assert target.session_id is not None
+        argv = resume_argv(
+            target.agent,
+            name=target.name,
+            session_id=target.session_id,
+            cwd=target.cwd or ".",
+            home=self.room.home,
+            environ=dict(os.environ),
+            binary=self.program(target.agent),
+            claude_args=self.claude_args,
+        )
+        return replace(plan, argv=argv)
 
     def program(self, kind: str) -> str:
         """The program of the client ``kind``: the settings', else its name on the PATH."""

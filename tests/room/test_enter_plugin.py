@@ -7,6 +7,7 @@ from pathlib import Path
 from agent_room.core.enter import Move
 from agent_room.core.enums import SessionState
 from agent_room.plugin import claude_flags, plugin_dir
+from agent_room.room.access import WITH_TOKEN
 from agent_room.room.enter import Navigator, Where
 from agent_room.room.registry import Registry, SessionFacts
 from tests.fakes import FakeMux
@@ -23,7 +24,8 @@ def test_the_resume_carries_the_plugin_before_the_session_id(room_home: Path) ->
     navigator = Navigator(room, mux, AliveProbe(), programs=programs, claude_args=claude_flags())
     plan = navigator.plan(navigator.find("docs", wait=0), CONSOLE)
     assert plan.move is Move.RESUME
-    assert plan.argv == (
+    program = plan.argv.index("/opt/claude")
+    assert plan.argv[program:] == (
         "/opt/claude",
         "--plugin-dir",
         str(plugin_dir()),
@@ -33,6 +35,26 @@ def test_the_resume_carries_the_plugin_before_the_session_id(room_home: Path) ->
     )
     navigator.carry_out(plan, CONSOLE)
     assert mux.calls[0][3] == plan.argv
+
+
+def test_a_resumed_claude_session_reaches_the_rooms_tools_with_a_secret_of_its_own(
+    room_home: Path,
+) -> None:
+    """As ``start`` runs it: the room's variables, the room's MCP address, and a new
+    secret read from its file by the shell (never on the command line)."""
+    room, _clock = seed_room(room_home)
+    navigator = Navigator(
+        room, FakeMux(), AliveProbe(), programs=lambda: {}, claude_args=claude_flags()
+    )
+    plan = navigator.plan(navigator.find("docs", wait=0), CONSOLE)
+    assigned = dict(a.split("=", 1) for a in plan.argv[1 : plan.argv.index("sh")])
+    assert plan.argv[0] == "env"
+    assert assigned["AGENT_ROOM_NAME"] == "docs"
+    assert assigned["AGENT_ROOM_MCP_URL"].startswith("http://127.0.0.1:")
+    token_file = Path(assigned["AGENT_ROOM_MCP_TOKEN_FILE"])
+    assert token_file.read_text().strip()
+    assert token_file.read_text().strip() not in " ".join(plan.argv)
+    assert plan.argv[plan.argv.index("sh") : plan.argv.index("claude")] == WITH_TOKEN
 
 
 def test_a_live_session_is_switched_to_without_any_argv(room_home: Path) -> None:
