@@ -91,7 +91,7 @@ def test_resume_opens_a_window_in_the_cwd_then_switches(
     (opened, switched) = mux.calls
     assert opened[:3] == ("open_window", SOCKET, "/srv/shop/docs")
     assert opened[4:] == ("docs-resumed", True)
-    argv = opened[3]
+    argv = tuple(str(a) for a in opened[3])  # type: ignore[attr-defined]
     assert argv[argv.index("claude") :] == ("claude", "--resume", "sess-docs")
     assert switched == ("switch_client", SOCKET, "%77")
 

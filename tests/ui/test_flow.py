@@ -144,7 +144,8 @@ async def test_enter_on_an_ended_session_resumes_it_after_a_confirm(
         (opened,) = [c for c in mux.calls if c[0] == "open_window"]
         assert opened[:3] == ("open_window", SOCKET, "/srv/shop/docs")
         assert opened[4:] == ("docs-resumed", True)
-        assert opened[3][opened[3].index(resume[0]) :] == resume
+        argv = tuple(str(a) for a in opened[3])  # type: ignore[attr-defined]
+        assert argv[argv.index(resume[0]) :] == resume
 
 
 async def test_slash_filters_and_escape_clears(console: Callable[..., RoomConsole]) -> None:
