@@ -6,9 +6,11 @@ from dataclasses import replace
 
 import pytest
 from textual.app import App, ComposeResult
+from textual.coordinate import Coordinate
 
-from agent_room.core.snapshot import FlowEvent, RoomSnapshot
+from agent_room.core.snapshot import FlowEvent, RoomSnapshot, SessionRow
 from agent_room.ui.widgets.flow import KEPT_ROWS, FlowTimeline
+from agent_room.ui.widgets.sessions import SessionsTable
 
 pytestmark = pytest.mark.anyio
 T0 = 1_790_000_000.0
@@ -58,8 +60,7 @@ async def test_flow_changes_in_place_in_order() -> None:
             assert _shown(flow)[-len(step) :] == [(str(e.id), e.status) for e in step]
         assert flow.ordered_rows[0].key == first  # changed in place: rows kept above
         assert flow.row_count == 12
-        between = (*events[3:], _event(9.5), _event(10))  # type: ignore[arg-type]
-        between = tuple(sorted(between, key=lambda e: e.id))
+        between = (*events[3:6], _event(20), *events[6:], _event(10))  # one among those drawn
         flow.snapshot = RoomSnapshot(taken_at=T0, home="/h", flow=between)
         await pilot.pause()
         assert _shown(flow) == [(str(e.id), e.status) for e in between]
@@ -95,3 +96,42 @@ async def test_unchanged_cells_keep_their_rendering() -> None:
         for column, (old, new) in enumerate(zip(before, after, strict=True)):
             assert (old is new) == (column != status)
         assert "read" in "".join(s.text for line in after[status] for s in line)
+
+
+class SessionsApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield SessionsTable(id="sessions")
+
+
+def _session(n: int, state: str = "idle") -> SessionRow:
+    return SessionRow(
+        name=f"agent{n:02d}", session_id=f"s{n}", agent="claude", state=state, cwd="/w",
+        pane=f"%{n}", tmux_socket="/tmp/s", pid=100 + n, started_at=T0 - 60,
+    )  # fmt: skip
+
+
+async def test_sessions_change_only_the_cells_that_moved() -> None:
+    """A session's new state replaces that cell; every other cell keeps its value object
+    (and so its rendering), and the cursor stays on its session."""
+    app = SessionsApp()
+    async with app.run_test(size=(160, 30)) as pilot:
+        table = app.query_one(SessionsTable)
+        rows = tuple(_session(n) for n in range(5))
+        table.snapshot = RoomSnapshot(taken_at=T0, home="/h", sessions=rows)
+        await pilot.pause()
+        table.select_name("agent03")
+        before = {
+            (r, c): table.get_cell_at(Coordinate(r, c))
+            for r in range(5)
+            for c in range(len(table.columns))
+        }
+        moved = (*rows[:2], replace(rows[2], state="working"), *rows[3:])
+        table.snapshot = RoomSnapshot(taken_at=T0, home="/h", sessions=moved)
+        await pilot.pause()
+        state = table.get_column_index("state")
+        for (r, c), old in before.items():
+            new = table.get_cell_at(Coordinate(r, c))
+            assert (new is old) == ((r, c) != (2, state)), (r, c)
+        assert "working" in str(table.get_cell_at(Coordinate(2, state)))
+        assert table.selected is not None
+        assert table.selected.name == "agent03"
