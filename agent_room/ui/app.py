@@ -80,6 +80,11 @@ if TYPE_CHECKING:  # the workers load after the first paint (see ``_supervise``)
 
 AGE_REFRESH = 30.0
 """Seconds after which an unchanged room is posted again, so the ages move on."""
+READ_GAP = 0.5
+"""Seconds the reader waits after posting a changed room before it reads again: while
+agents talk the room changes several times a second (a send, its delivery, the turns it
+starts and ends), and each picture costs the console a redraw; the changes of a burst
+are gathered into one picture. The first change after a quiet spell shows at once."""
 WORKERS = ("reader", "watcher", "deliverer", "injector", "memory", "notifier")
 WORKER_THREADS = 16
 """Threads for the console's thread workers. The reader and the code reader each hold a
@@ -416,6 +421,7 @@ class RoomConsole(App[int]):
                 if not snapshot.same_content(last) or stale:
                     self.post_message(SnapshotReady(snapshot))
                     last = snapshot
+                    self._stop.wait(READ_GAP)  # a burst's next changes wait for one read
             self._wake.wait(guard.pause(max(0.0, due - time.monotonic())))
 
     def _problems(self, name: str, recovered: str | None) -> Callable[[str | None], None]:

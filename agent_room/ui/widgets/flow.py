@@ -8,14 +8,15 @@ in the order the events happened.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from rich.text import Text
 from textual.reactive import var
-from textual.widgets import DataTable
 
 from agent_room.core.printable import printable
 from agent_room.core.snapshot import FlowEvent, RoomSnapshot
+from agent_room.ui.widgets.table import KeptCellsTable
 
 STATUS_COLOURS = {
     "queued": "warning",
@@ -59,9 +60,14 @@ NARROW = 100
 TINY_COLUMNS = (("Time", "time", 8), ("", "mark", 2), ("From → To", "route", 20))
 """In a panel under ``TINY`` cells: the route and the message, the mark for the event."""
 TINY = 80
+KEPT_ROWS = 2
+"""The table keeps the rows that left the snapshot's flow at the top until it holds this
+many times the flow, then draws the flow anew: removing a row moves every row under it,
+which makes Textual lay out and draw the whole screen again, so it is done once for a
+whole flow's worth of new events instead of for each."""
 
 
-class FlowTimeline(DataTable[object]):
+class FlowTimeline(KeptCellsTable):
     """The message flow of the room."""
 
     snapshot: var[RoomSnapshot | None] = var(None)
@@ -72,6 +78,10 @@ class FlowTimeline(DataTable[object]):
         self.utc = utc
         """Times in UTC rather than local time."""
         self._drawn: tuple[FlowEvent, ...] | None = None
+        """The snapshot's flow as last drawn."""
+        self._rows: tuple[FlowEvent, ...] = ()
+        """The events of the table's rows, in order: the flow drawn, after the older rows
+        it has dropped since the last full draw (see ``KEPT_ROWS``)."""
         self._summary_width = 0
         """The message column's width as last fitted."""
         self._keys: tuple[str, ...] = ()
@@ -82,8 +92,9 @@ class FlowTimeline(DataTable[object]):
         self.watch(self.app, "theme", lambda _t: self._redraw(force=True), init=False)
 
     def on_resize(self) -> None:
-        """The message column takes the new width."""
-        self._redraw(force=True)
+        """The message column takes a new width (a resize also comes when rows are added:
+        the table's virtual size grows; ``_fit_columns`` tells the two apart)."""
+        self._redraw()
 
     def _fit_columns(self) -> bool:
         """Fixed widths (no measuring of every cell) but the message's, which takes what
@@ -111,33 +122,84 @@ class FlowTimeline(DataTable[object]):
         return moment.strftime("%H:%M:%S")
 
     def _redraw(self, *, force: bool = False) -> None:
+        """Draw the snapshot's flow, changing only what moved since the last draw.
+
+        The flow mostly moves by events added at the end, the oldest leaving it at the
+        top and the status of a few messages moving on: the new rows are added and the
+        changed status cells replaced, so the other rows keep their rendering; the rows
+        that left stay above until ``KEPT_ROWS``. Anything else (new columns, a theme,
+        events out of the order drawn) draws the flow anew, so the rows always follow
+        the snapshot's order.
+        """
         if not self.is_mounted:
             return
         events = self.snapshot.flow if self.snapshot else ()
         force = self._fit_columns() or force
-        if events == self._drawn and not force:
+        drawn, self._drawn = self._drawn, events
+        if events == drawn and not force:
             return
-        self._drawn = events
         colours = self.app.theme_variables
-        self.clear()
-        for event in events:
-            colour = colours.get(STATUS_COLOURS.get(event.status, ""), "")
-            kind = f"{event.message_kind} {event.kind}" if event.message_kind else event.kind
-            cells = {
-                "time": Text(self._time(event.at), style="dim"),
-                "mark": Text(EVENT_MARKS.get(event.kind, "·")),
-                "event": Text(kind, overflow="ellipsis", no_wrap=True),
-                "route": Text.assemble(
-                    f"@{event.sender}",
-                    (" → ", "dim"),
-                    f"@{event.recipient}",
-                    overflow="ellipsis",
-                    no_wrap=True,
-                ),
-                "status": Text(event.status, style=colour, overflow="ellipsis", no_wrap=True),
-                "summary": Text(printable(event.summary), overflow="ellipsis", no_wrap=True),
-            }
-            self.add_row(*(cells[key] for key in self._keys))
+        kept = None if force or drawn is None else _kept(self._rows, events)
+        if kept is None or len(self._rows) + len(kept[2]) > KEPT_ROWS * max(1, len(events)):
+            self.clear()
+            self._rows = events
+            for event in events:
+                self._add(event, colours)
+        else:
+            start, changed, added = kept
+            self._rows = (*self._rows[:start], *events)
+            if "status" in self._keys:
+                for event in changed:
+                    self.update_cell(str(event.id), "status", self._status(event, colours))
+            for event in added:
+                self._add(event, colours)
         self.scroll_end(animate=False)
         total = self.snapshot.messages if self.snapshot else 0
         self.border_title = f"Message flow · {total:,} messages"
+
+    def _add(self, event: FlowEvent, colours: dict[str, str]) -> None:
+        """One event's row at the bottom, keyed by the event's id."""
+        kind = f"{event.message_kind} {event.kind}" if event.message_kind else event.kind
+        cells = {
+            "time": Text(self._time(event.at), style="dim"),
+            "mark": Text(EVENT_MARKS.get(event.kind, "·")),
+            "event": Text(kind, overflow="ellipsis", no_wrap=True),
+            "route": Text.assemble(
+                f"@{event.sender}",
+                (" → ", "dim"),
+                f"@{event.recipient}",
+                overflow="ellipsis",
+                no_wrap=True,
+            ),
+            "status": self._status(event, colours),
+            "summary": Text(printable(event.summary), overflow="ellipsis", no_wrap=True),
+        }
+        self.add_row(*(cells[key] for key in self._keys), key=str(event.id))
+
+    @staticmethod
+    def _status(event: FlowEvent, colours: dict[str, str]) -> Text:
+        colour = colours.get(STATUS_COLOURS.get(event.status, ""), "")
+        return Text(event.status, style=colour, overflow="ellipsis", no_wrap=True)
+
+
+def _kept(
+    rows: tuple[FlowEvent, ...], events: tuple[FlowEvent, ...]
+) -> tuple[int, list[FlowEvent], list[FlowEvent]] | None:
+    """How the table's ``rows`` become ``events`` after the rows that left the flow at the
+    top: (where the flow starts among the rows, the rows kept whose status changed, the
+    events to add at the bottom); None when they do not (an event between those drawn,
+    or one changed but for its status)."""
+    ids = {event.id for event in events}
+    start = 0
+    while start < len(rows) and rows[start].id not in ids:
+        start += 1
+    kept = rows[start:]
+    if len(kept) > len(events):
+        return None
+    changed = []
+    for old, new in zip(kept, events, strict=False):
+        if old.id != new.id or replace(old, status=new.status) != new:
+            return None
+        if old.status != new.status:
+            changed.append(new)
+    return start, changed, list(events[len(kept) :])

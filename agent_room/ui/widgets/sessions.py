@@ -11,7 +11,6 @@ from typing import ClassVar
 
 from textual.binding import Binding, BindingType
 from textual.reactive import reactive, var
-from textual.widgets import DataTable
 
 from agent_room.core.snapshot import RoomSnapshot, SessionRow
 from agent_room.ui.columns import (
@@ -24,6 +23,7 @@ from agent_room.ui.columns import (
     natural_widths,
     visible,
 )
+from agent_room.ui.widgets.table import KeptCellsTable
 
 FIRST_ROWS = 100
 """Rows drawn before the first frame; the rest just after it. Only about a screenful is
@@ -31,7 +31,7 @@ visible, and a table measures every row it is given: a room of thousands of sess
 then paints as soon as one of a hundred."""
 
 
-class SessionsTable(DataTable[object]):
+class SessionsTable(KeptCellsTable):
     """The sessions of the room."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -58,14 +58,22 @@ class SessionsTable(DataTable[object]):
         """The columns' widths as last fitted to the window and the content."""
         self._later: tuple[list[SessionRow], CellContext] | None = None
         """Rows of the last full draw still to be added (see ``FIRST_ROWS``)."""
+        self._title = ""
+        """The border title as last set."""
+        self._fitted_to = -1
+        """The width the columns were last fitted to on a resize."""
 
     def on_mount(self) -> None:
         """Columns come from ``ui.columns``, sized when the rows are drawn."""
         self.watch(self.app, "theme", lambda _theme: self.redraw(force=True), init=False)
 
     def on_resize(self) -> None:
-        """Fit the columns to the new width."""
-        self.redraw(force=True)
+        """Fit the columns to a new width (a resize also comes when rows are added or
+        removed: the table's virtual size changed; that draws nothing again)."""
+        width = self.scrollable_content_region.width
+        if width != self._fitted_to:
+            self._fitted_to = width
+            self.redraw(force=True)
 
     def watch_snapshot(self) -> None:
         """A new room picture."""
@@ -149,11 +157,7 @@ class SessionsTable(DataTable[object]):
             # change the cells that differ; the table keeps its size, so only it redraws
             self._add_later()
             self.shown = shown
-            old_rows, old_ages = previous
-            for old, old_age, new, new_age in zip(old_rows, old_ages, shown, ages, strict=True):
-                if (old, old_age) != (new, new_age):
-                    for col in self._shown_columns():
-                        self.update_cell(new.name, col.key, col.cell(new, ctx))
+            self._update_rows(previous, drawn, ctx)
         else:
             current = self.selected.name if self.selected else None
             self.clear(columns=refit)
@@ -170,6 +174,21 @@ class SessionsTable(DataTable[object]):
             if current is not None:
                 self.select_name(current)
         self._retitle(len(snapshot.sessions))
+
+    def _update_rows(
+        self,
+        previous: tuple[tuple[SessionRow, ...], tuple[str, ...]],
+        drawn: tuple[tuple[SessionRow, ...], tuple[str, ...]],
+        ctx: CellContext,
+    ) -> None:
+        """Replace the cells that changed of the same sessions in the same order: each
+        redraws its row only, the others keep their rendering."""
+        for old, old_age, new, new_age in zip(*previous, *drawn, strict=True):
+            if (old, old_age) != (new, new_age):
+                for col in self._shown_columns():
+                    cell = col.cell(new, ctx)
+                    if cell != self.get_cell(new.name, col.key):
+                        self.update_cell(new.name, col.key, cell)
 
     def _add_rows(self, rows: list[SessionRow], ctx: CellContext) -> None:
         columns = self._shown_columns()
@@ -193,4 +212,6 @@ class SessionsTable(DataTable[object]):
         )
         sort = f" · by {self.sort_key}{' ↓' if self.reverse else ''}" if self.sort_key else ""
         query = f" · filter “{self.filter_text}”" if self.filter_text else ""
-        self.border_title = f"Sessions {shown}/{total}{query}{sort}"
+        title = f"Sessions {shown}/{total}{query}{sort}"
+        if title != self._title:  # setting a title draws the whole table again
+            self.border_title = self._title = title

@@ -53,6 +53,18 @@ def shade(count: int, most: int) -> str:
     return SHADES[max(1, round(count / most * (len(SHADES) - 1)))]
 
 
+def _shape(edges: tuple[Edge, ...] | None) -> tuple[int, ...]:
+    """What the matrix's height follows: how many names and edges it shows, how wide
+    their labels and the longest edge line are (a line too wide for the panel wraps; an
+    edge line is as long as its bar and count, the rest is padded)."""
+    if not edges:
+        return (0,)
+    names = busiest_names(edges)
+    most = max(e.count for e in edges)
+    lines = (round(e.count / most * BAR) + len(f"{e.count:,}") for e in edges[:TOP_EDGES])
+    return (len(names), max(map(len, names)), min(len(edges), TOP_EDGES), max(lines))
+
+
 class TrafficMatrix(Widget):
     """Who talks to whom."""
 
@@ -71,9 +83,12 @@ class TrafficMatrix(Widget):
         self.refresh(layout=True)
 
     def watch_snapshot(self, old: RoomSnapshot | None, new: RoomSnapshot | None) -> None:
-        """Redraw only when the traffic changed."""
-        if (old.traffic if old else None) != (new.traffic if new else None):
-            self.refresh(layout=True)
+        """Redraw only when the traffic changed; lay the screen out again only when the
+        matrix may take another height (that redraws every panel, and the counts move
+        on with every message)."""
+        before, after = (old.traffic if old else None), (new.traffic if new else None)
+        if before != after:
+            self.refresh(layout=_shape(before) != _shape(after))
 
     def render(self) -> RenderableType:
         """The matrix and the busiest edges."""

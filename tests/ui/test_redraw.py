@@ -1,0 +1,137 @@
+"""The flow and the sessions table change only what moved, and still show the room."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from textual.app import App, ComposeResult
+from textual.coordinate import Coordinate
+
+from agent_room.core.snapshot import FlowEvent, RoomSnapshot, SessionRow
+from agent_room.ui.widgets.flow import KEPT_ROWS, FlowTimeline
+from agent_room.ui.widgets.sessions import SessionsTable
+
+pytestmark = pytest.mark.anyio
+T0 = 1_790_000_000.0
+
+
+def _event(n: int, status: str = "delivered") -> FlowEvent:
+    return FlowEvent(
+        id=n, at=T0 + n, kind="sent", message_id=n, message_kind="message",
+        sender=f"a{n % 5}", recipient=f"a{(n + 1) % 5}", status=status, summary=f"body {n}",
+    )  # fmt: skip
+
+
+class FlowApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield FlowTimeline(utc=True, id="flow")
+
+
+def _shown(flow: FlowTimeline) -> list[tuple[str, str]]:
+    """(row key, status) of every row, top to bottom."""
+    rows = []
+    for row in flow.ordered_rows:
+        key = row.key.value
+        assert key is not None
+        rows.append((key, str(flow.get_cell(key, "status"))))
+    return rows
+
+
+async def test_flow_changes_in_place_in_order() -> None:
+    """Events added at the end, statuses moving on and the oldest leaving the flow change
+    the rows in place (the rows that left stay above); an event drawn between others
+    draws the flow anew; the flow shown always ends in the snapshot's events, in order."""
+    app = FlowApp()
+    async with app.run_test(size=(160, 30)) as pilot:
+        flow = app.query_one(FlowTimeline)
+        events = tuple(_event(n) for n in range(10))
+        flow.snapshot = RoomSnapshot(taken_at=T0, home="/h", flow=events)
+        await pilot.pause()
+        first = flow.ordered_rows[0].key
+        steps = [
+            (*events[2:], _event(10, "queued")),  # two left at the top, one added
+            (*events[2:], _event(10), _event(11, "queued")),  # a status moved on
+            (*events[3:6], _event(6, "failed"), *events[7:], _event(10), _event(11)),
+        ]
+        for step in steps:
+            flow.snapshot = RoomSnapshot(taken_at=T0, home="/h", flow=step)
+            await pilot.pause()
+            assert _shown(flow)[-len(step) :] == [(str(e.id), e.status) for e in step]
+        assert flow.ordered_rows[0].key == first  # changed in place: rows kept above
+        assert flow.row_count == 12
+        between = (*events[3:6], _event(20), *events[6:], _event(10))  # one among those drawn
+        flow.snapshot = RoomSnapshot(taken_at=T0, home="/h", flow=between)
+        await pilot.pause()
+        assert _shown(flow) == [(str(e.id), e.status) for e in between]
+
+
+async def test_flow_drawn_anew_once_it_holds_kept_rows() -> None:
+    """The rows that left the flow are dropped when the table holds ``KEPT_ROWS`` flows."""
+    app = FlowApp()
+    async with app.run_test(size=(160, 30)) as pilot:
+        flow = app.query_one(FlowTimeline)
+        for start in range(0, 40):
+            window = tuple(_event(n) for n in range(start, start + 10))
+            flow.snapshot = RoomSnapshot(taken_at=T0, home="/h", flow=window)
+            await pilot.pause()
+            assert flow.row_count <= KEPT_ROWS * 10
+            assert _shown(flow)[-10:] == [(str(e.id), e.status) for e in window]
+
+
+async def test_unchanged_cells_keep_their_rendering() -> None:
+    """A new status redraws that cell; the other cells keep the lines drawn before."""
+    app = FlowApp()
+    async with app.run_test(size=(160, 30)) as pilot:
+        flow = app.query_one(FlowTimeline)
+        events = tuple(_event(n) for n in range(5))
+        flow.snapshot = RoomSnapshot(taken_at=T0, home="/h", flow=events)
+        await pilot.pause()
+        before = [flow._render_cell(4, c, flow.rich_style, 10) for c in range(6)]
+        changed = (*events[:4], replace(events[4], status="read"))
+        flow.snapshot = RoomSnapshot(taken_at=T0, home="/h", flow=changed)
+        await pilot.pause()
+        after = [flow._render_cell(4, c, flow.rich_style, 10) for c in range(6)]
+        status = flow.get_column_index("status")
+        for column, (old, new) in enumerate(zip(before, after, strict=True)):
+            assert (old is new) == (column != status)
+        assert "read" in "".join(s.text for line in after[status] for s in line)
+
+
+class SessionsApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield SessionsTable(id="sessions")
+
+
+def _session(n: int, state: str = "idle") -> SessionRow:
+    return SessionRow(
+        name=f"agent{n:02d}", session_id=f"s{n}", agent="claude", state=state, cwd="/w",
+        pane=f"%{n}", tmux_socket="/tmp/s", pid=100 + n, started_at=T0 - 60,
+    )  # fmt: skip
+
+
+async def test_sessions_change_only_the_cells_that_moved() -> None:
+    """A session's new state replaces that cell; every other cell keeps its value object
+    (and so its rendering), and the cursor stays on its session."""
+    app = SessionsApp()
+    async with app.run_test(size=(160, 30)) as pilot:
+        table = app.query_one(SessionsTable)
+        rows = tuple(_session(n) for n in range(5))
+        table.snapshot = RoomSnapshot(taken_at=T0, home="/h", sessions=rows)
+        await pilot.pause()
+        table.select_name("agent03")
+        before = {
+            (r, c): table.get_cell_at(Coordinate(r, c))
+            for r in range(5)
+            for c in range(len(table.columns))
+        }
+        moved = (*rows[:2], replace(rows[2], state="working"), *rows[3:])
+        table.snapshot = RoomSnapshot(taken_at=T0, home="/h", sessions=moved)
+        await pilot.pause()
+        state = table.get_column_index("state")
+        for (r, c), old in before.items():
+            new = table.get_cell_at(Coordinate(r, c))
+            assert (new is old) == ((r, c) != (2, state)), (r, c)
+        assert "working" in str(table.get_cell_at(Coordinate(2, state)))
+        assert table.selected is not None
+        assert table.selected.name == "agent03"
