@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 
 from agent_room import __version__
+from agent_room.cli import values
+from agent_room.cli.commands import summary as _summary
+from agent_room.core.printable import printable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -31,49 +34,6 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.exit(2, f"agent-room: {message} (see: {self.prog} --help)\n")
-
-
-TASKS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("Start and stop agents", ("start", "stop", "join", "leave", "rename", "enter", "exit-agent")),
-    ("Messages and handovers", ("send", "inbox", "history", "handovers", "approve", "reject")),
-    ("See the room", ("console", "who", "tree", "peek", "status", "popup", "notify", "serve")),
-    ("Code and cost", ("diff", "usage", "budget")),
-    ("Links, timers and loops", ("link", "links", "timer", "timers", "loops")),
-    ("Ask an agent in another repository", ("ask", "intercom")),
-    ("The room's memory", ("ledger", "checkpoint", "checkpoints", "resume", "entities", "memory")),
-    (
-        "Set up and look after the room",
-        ("doctor", "watch", "mcp", "plugin", "tmux", "transport", "room"),
-    ),
-    ("Try it", ("demo",)),
-)
-"""``agent-room --help`` lists the commands by task, in this order (others come last)."""
-
-
-class _TopParser(_Parser):
-    """The top-level help lists the commands grouped by task, not in one long list."""
-
-    def format_help(self) -> str:
-        formatter = self._get_formatter()
-        formatter.add_usage(self.usage, self._actions, self._mutually_exclusive_groups)
-        formatter.add_text(self.description)
-        text = formatter.format_help()
-        listed = {a.dest: a.help or "" for a in _choices(self)}
-        groups = [(title, [n for n in names if n in listed]) for title, names in TASKS]
-        rest = [n for n in listed if all(n not in names for _, names in TASKS)]
-        for title, names in [*groups, ("Other commands", rest)]:
-            if names:
-                text += f"\n{title}:\n"
-                text += "".join(f"  {n:<13}{listed[n]}\n" for n in names)
-        text += "\noptions:\n  -h, --help   show this help and exit\n"
-        text += "  --version    print the version and exit\n"
-        return f"{text}\n{self.epilog}\n"
-
-
-def _choices(parser: argparse.ArgumentParser) -> list[Any]:
-    """The subcommands' entries (name in ``dest``, one-line help) in the order added."""
-    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-    return list(subs[0]._choices_actions) if subs else []
 
 
 def _describe(parser: argparse.ArgumentParser) -> None:
@@ -113,17 +73,25 @@ def _commands(parser: Any, what: str, metavar: str = "COMMAND", *, required: boo
     )
 
 
-def _message_id(text: str) -> int:
-    value = text.removeprefix("#")
-    if not value.isdigit() or int(value) < 1:
-        raise argparse.ArgumentTypeError(f"invalid id {text!r}: use a number such as 41")
-    return int(value)
+def _checked(check: Callable[[str], Any]) -> Callable[[str], Any]:
+    """``check`` (of ``cli.values``) as an argparse type: its message is the error."""
+
+    def convert(text: str) -> Any:
+        try:
+            return check(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    convert.__name__ = check.__name__
+    return convert
 
 
-def _count(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"invalid count {text!r}: use a positive number")
-    return int(text)
+_message_id = _checked(values.message_id)
+_count = _checked(values.count)
+_seconds = _checked(values.seconds)
+_timeout = _checked(values.timeout)
+_port = _checked(values.port)
+_money_amount = _checked(values.dollars)
 
 
 class _Skip:
@@ -158,7 +126,7 @@ class _Only:
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The command line; with ``command`` (the first argument), start and stop are only
     built when asked for: their module costs more to load than the rest together."""
-    parser = _TopParser(
+    parser = _Parser(
         prog="agent-room",
         description="A control room for many AI coding agents in tmux.",
         epilog="The room lives in $AGENT_ROOM_HOME (default ~/.agent-room)."
@@ -178,7 +146,6 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     _room_commands(sub)
     _first_contact_commands(sub)
     _console_commands(sub)
-    _link_commands(sub)
     _loop_commands(sub)
     _memory_commands(sub)
     _intercom_commands(sub)
@@ -191,6 +158,20 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         return build_parser()  # an unknown command: its error lists every command
     _describe(parser)
     return parser
+
+
+def run(words: list[str]) -> int:
+    """Parse ``words`` (a command not yet on click) and run its handler."""
+    parser = build_parser(words[0] if words else None)
+    args, extra = parser.parse_known_args(words)
+    if extra:
+        # `send @x --handover some words`: words after an option still belong to TEXT
+        if getattr(args, "text", None) is None or any(e.startswith("-") for e in extra):
+            command = subcommand_parser(parser, words)
+            command.error(f"unrecognized arguments: {printable(' '.join(extra))}")
+        args.text = [*args.text, *extra]
+    code: int = args.handler(args)
+    return code
 
 
 def subcommand_parser(parser: argparse.ArgumentParser, words: list[str]) -> argparse.ArgumentParser:
@@ -206,7 +187,7 @@ def subcommand_parser(parser: argparse.ArgumentParser, words: list[str]) -> argp
 
 
 def _bus_commands(sub: _Only) -> None:
-    p = sub.add_parser("join", help="register a name by hand (an agent in a pane without hooks)")
+    p = sub.add_parser("join", help=_summary("join"))
     p.add_argument("name", metavar="NAME", help="the name to register, without the @")
     p.add_argument("--pane", help="the tmux pane id the agent runs in, e.g. %%3")
     p.add_argument(
@@ -216,11 +197,11 @@ def _bus_commands(sub: _Only) -> None:
     _add_no_watch(p)
     p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_join"))
 
-    p = sub.add_parser("leave", help="remove a name from the room")
+    p = sub.add_parser("leave", help=_summary("leave"))
     p.add_argument("name", metavar="NAME", nargs="?", help="the name to remove (default: yours)")
     p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_leave"))
 
-    p = sub.add_parser("send", help="send a directed message to @NAME")
+    p = sub.add_parser("send", help=_summary("send"))
     p.add_argument("recipient", metavar="@NAME", help="the recipient, e.g. @frontend")
     p.add_argument("text", metavar="TEXT", nargs="*", help="the body (else --file or stdin)")
     p.add_argument("--file", help="read the body from a file ('-' for stdin)")
@@ -247,7 +228,7 @@ def _bus_commands(sub: _Only) -> None:
 
     p = sub.add_parser(
         "mcp",
-        help="the room's tools for an agent over MCP on stdio (relayed to the room's server)",
+        help=_summary("mcp"),
         description="Serve send_message, read_inbox, who, get_session_data, set_timer and ask"
         " to the agent whose environment this runs in, over MCP on stdio. Where the room's"
         " watch serves them and the agent has its secret (agent-room start gives both), this"
@@ -255,26 +236,24 @@ def _bus_commands(sub: _Only) -> None:
     )
     p.set_defaults(handler=_lazy("agent_room.cli.mcp", "cmd_mcp"))
 
-    p = sub.add_parser("inbox", help="read your unread messages")
+    p = sub.add_parser("inbox", help=_summary("inbox"))
     p.add_argument("--peek", action="store_true", help="show without marking read")
     p.add_argument("--json", action="store_true", help="print JSON")
     _add_identity(p)
     p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_inbox"))
 
-    p = sub.add_parser("history", help="the room's last messages")
+    p = sub.add_parser("history", help=_summary("history"))
     p.add_argument(
         "count", metavar="N", nargs="?", type=_count, default=20, help="how many (default 20)"
     )
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_history"))
 
-    p = sub.add_parser("who", help="the sessions in the room")
+    p = sub.add_parser("who", help=_summary("who"))
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_who"))
 
-    p = sub.add_parser(
-        "transport", help="show or choose how messages reach agents: native-first, tmux, native"
-    )
+    p = sub.add_parser("transport", help=_summary("transport"))
     p.add_argument(
         "mode",
         metavar="MODE",
@@ -287,47 +266,47 @@ def _bus_commands(sub: _Only) -> None:
 
 
 def _room_commands(sub: _Only) -> None:
-    p = sub.add_parser("room", help="the room itself: copy a SQLite room into PostgreSQL")
+    p = sub.add_parser("room", help=_summary("room"))
     rsub = _commands(p, "room")
     rp = rsub.add_parser("copy", help="copy this room, audit log and all, into PostgreSQL")
     rp.add_argument("--to", required=True, metavar="URL", help="postgresql://user@host/db")
     rp.add_argument("--replace", action="store_true", help="overwrite a room already there")
     rp.set_defaults(handler=_lazy("agent_room.cli.room_copy", "cmd_room_copy"))
 
-    p = sub.add_parser("tree", help="the session tree: who descends from whom")
+    p = sub.add_parser("tree", help=_summary("tree"))
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_tree"))
 
-    p = sub.add_parser("peek", help="read an agent's last turns from its transcript")
+    p = sub.add_parser("peek", help=_summary("peek"))
     p.add_argument("name", metavar="NAME", help="the agent (its @name or session id)")
     p.add_argument("--turns", type=_count, default=3, metavar="N", help="how many (default 3)")
     p.add_argument("--tools", action="store_true", help="show the tool calls and their inputs")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=_lazy("agent_room.cli.sessions", "cmd_peek"))
 
-    p = sub.add_parser("rename", help="rename a session in the room; its unread messages follow")
+    p = sub.add_parser("rename", help=_summary("rename"))
     p.add_argument("old", metavar="OLD", help="its name now")
     p.add_argument("new", metavar="NEW", help="the name it gets")
     p.set_defaults(handler=_lazy("agent_room.cli.sessions", "cmd_rename"))
 
-    p = sub.add_parser("approve", help="approve a pending handover")
+    p = sub.add_parser("approve", help=_summary("approve"))
     p.add_argument(
         "id", metavar="ID", type=_message_id, help="the handover's id (handovers lists them)"
     )
     p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_approve"))
 
-    p = sub.add_parser("reject", help="reject a pending handover, with a reason")
+    p = sub.add_parser("reject", help=_summary("reject"))
     p.add_argument(
         "id", metavar="ID", type=_message_id, help="the handover's id (handovers lists them)"
     )
     p.add_argument("--reason", required=True, help="why: the sender receives it")
     p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_reject"))
 
-    p = sub.add_parser("handovers", help="list the handovers waiting for a decision")
+    p = sub.add_parser("handovers", help=_summary("handovers"))
     p.add_argument("--json", action="store_true", help="print JSON (with the prepared context)")
     p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_handovers"))
     _handover_show(p)
-    p = sub.add_parser("watch", help="deliver messages to idle agents (headless worker)")
+    p = sub.add_parser("watch", help=_summary("watch"))
     # a send wakes the deliverer through its FIFO at once: file events (hooks changing an
     # agent's state) can wait tens of ms, and a slower step costs a quarter at rest
     p.add_argument("--debounce", type=int, default=50, help="file-event debounce, ms")
@@ -340,9 +319,7 @@ def _room_commands(sub: _Only) -> None:
 
 def _first_contact_commands(sub: _Only) -> None:
     """The demo room and the plugin: what a newcomer runs first."""
-    p = sub.add_parser(
-        "demo", help="a demo room to watch: four simulated agents in tmux, and the console"
-    )
+    p = sub.add_parser("demo", help=_summary("demo"))
     p.add_argument(
         "--claude", action="store_true", help="real Claude Code clients (a built-in model stand-in)"
     )
@@ -371,7 +348,7 @@ def _first_contact_commands(sub: _Only) -> None:
     p.add_argument("--fast", action="store_true", help="the walk-through without pauses")
     p.set_defaults(handler=_lazy("agent_room.cli.demo", "cmd_demo"))
 
-    p = sub.add_parser("plugin", help="the Claude Code plugin shipped with agent-room")
+    p = sub.add_parser("plugin", help=_summary("plugin"))
     psub = _commands(p, "plugin")
     pp = psub.add_parser("path", help="print the plugin folder (for claude --plugin-dir)")
     pp.set_defaults(handler=_lazy("agent_room.cli.plugin", "cmd_plugin_path"))
@@ -383,18 +360,8 @@ def _first_contact_commands(sub: _Only) -> None:
     pp.set_defaults(handler=_lazy("agent_room.cli.plugin", "cmd_plugin_marketplace"))
 
 
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 <= value <= 600:
-        raise argparse.ArgumentTypeError(f"invalid time {text!r}: use seconds from 0 to 600")
-    return value
-
-
 def _console_commands(sub: _Only) -> None:
-    p = sub.add_parser("console", help="the full-screen console (also: agent-room alone)")
+    p = sub.add_parser("console", help=_summary("console"))
     p.add_argument("--theme", help="the theme to open with (see the command palette)")
     p.add_argument(
         "--no-deliver", action="store_true", help="do not run the delivery worker inside"
@@ -407,9 +374,7 @@ def _console_commands(sub: _Only) -> None:
     p.add_argument("--served", action="store_true", help=argparse.SUPPRESS)  # agent-room serve
     p.set_defaults(handler=_lazy("agent_room.cli.console", "cmd_console"))
 
-    p = sub.add_parser(
-        "enter", help="jump into an agent: its live tmux pane, or resume its ended session"
-    )
+    p = sub.add_parser("enter", help=_summary("enter"))
     p.add_argument("who", metavar="NAME|ID", help="the agent's @name or its session id")
     p.add_argument(
         "--force", action="store_true", help="resume even if the session is live elsewhere"
@@ -423,98 +388,14 @@ def _console_commands(sub: _Only) -> None:
     )
     p.set_defaults(handler=_lazy("agent_room.cli.enter", "cmd_enter"))
 
-    p = sub.add_parser("exit-agent", help="go back to where you entered this agent from")
+    p = sub.add_parser("exit-agent", help=_summary("exit-agent"))
     p.add_argument("--root", action="store_true", help="go back to the first session of the chain")
     p.set_defaults(handler=_lazy("agent_room.cli.enter", "cmd_exit_agent"))
 
 
-def _link_commands(sub: _Only) -> None:
-    handlers = "agent_room.cli.links"
-    p = sub.add_parser("links", help="the links: open, frozen, closed, crossings left")
-    p.add_argument("--live", action="store_true", help="only open and frozen links")
-    p.add_argument("--json", action="store_true", help="print JSON")
-    p.set_defaults(handler=_lazy(handlers, "cmd_links"))
-
-    p = sub.add_parser("link", help="freeze, thaw or close a link; the room's link settings")
-    lsub = _commands(p, "link")
-    for action, text in (
-        ("freeze", "stop crossings; outputs are held until a thaw"),
-        ("thaw", "reopen a frozen link (operator): held outputs cross"),
-        ("close", "sever a link (operator, or its initiator)"),
-    ):
-        lp = lsub.add_parser(action, help=text)
-        lp.add_argument(
-            "id", metavar="ID", type=_message_id, help="the link's id (links lists them)"
-        )
-        _add_identity(lp)
-        lp.set_defaults(handler=_lazy(handlers, "cmd_link"), action=action)
-    lp = lsub.add_parser("grant", help="give a link COUNT more crossings (operator)")
-    lp.add_argument("id", metavar="ID", type=_message_id, help="the link's id (links lists them)")
-    lp.add_argument("count", metavar="COUNT", type=_count, help="how many more crossings")
-    _add_identity(lp)
-    lp.set_defaults(handler=_lazy(handlers, "cmd_link_grant"))
-    lp = lsub.add_parser("settings", help="show or change budget, loop breaker, checkpoints")
-    lp.add_argument("--budget", type=_count, help="crossings per new link (default 8)")
-    lp.add_argument(
-        "--budget-window",
-        metavar="DURATION",
-        help="how long a closed link's spent crossings carry to the pair's next link (1h)",
-    )
-    lp.add_argument("--loop", metavar="N/SECONDS", help="loop breaker, e.g. 6/60, or off")
-    lp.add_argument(
-        "--checkpoint-pattern",
-        action="append",
-        metavar="REGEX",
-        help="a prompt matching it starts a checkpoint turn, which never crosses (repeat)",
-    )
-    lp.add_argument(
-        "--default-patterns", action="store_true", help="back to the room's own patterns"
-    )
-    lp.add_argument(
-        "--sever-grace",
-        type=float,
-        metavar="SECONDS",
-        help="how long an ended session may be resumed before its links are severed (30)",
-    )
-    lp.add_argument("--json", action="store_true", help="print JSON")
-    lp.set_defaults(handler=_lazy(handlers, "cmd_link_settings"))
-
-    p = sub.add_parser("timer", help="set a timer with intent (anchor, check, wait) or cancel one")
-    tsub = _commands(p, "timer", "INTENT")
-    for intent, text in (
-        ("anchor", "return to your own work when it fires (always keep one)"),
-        ("check", "look at a peer's status when it fires"),
-        ("wait", "check whether an answer arrived when it fires"),
-    ):
-        tp = tsub.add_parser(intent, help=text)
-        tp.add_argument("duration", metavar="DURATION", help="e.g. 90s, 5m, 1h, 1h30m")
-        tp.add_argument("text", metavar="TEXT", nargs="+", help="what to do when it fires")
-        _add_identity(tp)
-        tp.set_defaults(handler=_lazy(handlers, "cmd_timer"), intent=intent)
-    tp = tsub.add_parser("cancel", help="cancel a pending timer (its owner or the operator)")
-    tp.add_argument("id", metavar="ID", type=_message_id, help="the timer's id (timers lists them)")
-    _add_identity(tp)
-    tp.set_defaults(handler=_lazy(handlers, "cmd_timer_cancel"))
-
-    p = sub.add_parser("timers", help="the pending timers (--all: fired and cancelled too)")
-    p.add_argument("--all", action="store_true", help="include fired and cancelled timers")
-    p.add_argument("--json", action="store_true", help="print JSON")
-    p.set_defaults(handler=_lazy(handlers, "cmd_timers"))
-
-
-def _timeout(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 < value <= 86400:
-        raise argparse.ArgumentTypeError(f"invalid time {text!r}: use seconds, e.g. 600")
-    return value
-
-
 def _intercom_commands(sub: _Only) -> None:
     handlers = "agent_room.cli.ask"
-    p = sub.add_parser("ask", help="ask a headless agent in another repository")
+    p = sub.add_parser("ask", help=_summary("ask"))
     p.add_argument("repo", metavar="REPO", help="a directory, or the @name of a room member")
     p.add_argument("question", metavar="QUESTION", nargs="*", help="else --file or stdin")
     p.add_argument("--file", help="read the question from a file ('-' for stdin)")
@@ -534,7 +415,7 @@ def _intercom_commands(sub: _Only) -> None:
     p.add_argument("--quiet", action="store_true", help="no [Intercom] reasoning on stderr")
     p.set_defaults(handler=_lazy(handlers, "cmd_ask"))
 
-    p = sub.add_parser("intercom", help="the intercom's sessions per repository, with costs")
+    p = sub.add_parser("intercom", help=_summary("intercom"))
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=_lazy(handlers, "cmd_intercom"))
     isub = _commands(p, "intercom", required=False)
@@ -557,7 +438,7 @@ def _loop_commands(sub: _Only) -> None:
     handlers = "agent_room.cli.loops"
     p = sub.add_parser(
         "loops",
-        help="what the loop and turn breakers hold (messages, prompts); release or drop it",
+        help=_summary("loops"),
     )
     p.add_argument("--active", action="store_true", help="only the holds still holding")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -586,7 +467,7 @@ def _loop_commands(sub: _Only) -> None:
 
 def _memory_commands(sub: _Only) -> None:
     handlers = "agent_room.cli.memory"
-    p = sub.add_parser("ledger", help="the collaboration ledger: every handover and its outcome")
+    p = sub.add_parser("ledger", help=_summary("ledger"))
     p.add_argument("--agent", metavar="NAME", help="only handovers NAME sent or received")
     p.add_argument("--since", metavar="DURATION", help="only the last DURATION, e.g. 2h or 7d")
     p.add_argument(
@@ -595,19 +476,19 @@ def _memory_commands(sub: _Only) -> None:
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=_lazy(handlers, "cmd_ledger"))
 
-    p = sub.add_parser("checkpoint", help="take a resume checkpoint of the agent NAME")
+    p = sub.add_parser("checkpoint", help=_summary("checkpoint"))
     p.add_argument("name", metavar="NAME", help="the agent")
     p.add_argument("--note", metavar="TEXT", help="why: shown when resuming")
     p.set_defaults(handler=_lazy(handlers, "cmd_checkpoint"))
 
-    p = sub.add_parser("checkpoints", help="the resume checkpoints (of NAME); their retention")
+    p = sub.add_parser("checkpoints", help=_summary("checkpoints"))
     p.add_argument("name", metavar="NAME", nargs="?", help="only this agent's")
     p.add_argument("--keep", type=_count, metavar="N", help="keep N per session (default 10)")
     p.add_argument("--days", type=_count, metavar="D", help="keep them D days (default 30)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=_lazy(handlers, "cmd_checkpoints"))
 
-    p = sub.add_parser("resume", help="start an agent from a checkpoint, or print its context")
+    p = sub.add_parser("resume", help=_summary("resume"))
     p.add_argument("checkpoint", metavar="NAME|CHECKPOINT", help="an agent's newest, or #ID")
     p.add_argument("--mode", default="full", help="full (default), partial (last 50) or agent")
     p.add_argument("--agent", metavar="NAME", help="--mode agent: only what involved NAME")
@@ -619,7 +500,7 @@ def _memory_commands(sub: _Only) -> None:
 
     p = sub.add_parser(
         "entities",
-        help="the shared entity registry: files, endpoints, contracts ... and who named them",
+        help=_summary("entities"),
         usage="%(prog)s [QUERY ...] [--type T] [--json] | merge A B | conflicts"
         " | resolve ID --take|--keep | --strategy S --threshold X",
     )
@@ -634,7 +515,7 @@ def _memory_commands(sub: _Only) -> None:
     p.add_argument("--threshold", type=float, help="name similarity for one entity (0.85)")
     p.set_defaults(handler=_lazy(handlers, "cmd_entities"))
 
-    p = sub.add_parser("memory", help="the memory's settings: a handover context's budget")
+    p = sub.add_parser("memory", help=_summary("memory"))
     msub = _commands(p, "memory")
     mp = msub.add_parser("settings", help="show or change the budget of a handover's context")
     mp.add_argument(
@@ -644,15 +525,9 @@ def _memory_commands(sub: _Only) -> None:
     mp.set_defaults(handler=_lazy(handlers, "cmd_memory_settings"))
 
 
-def _port(text: str) -> int:
-    if not text.isdigit() or not 0 < int(text) < 65536:
-        raise argparse.ArgumentTypeError(f"invalid port {text!r}: use 1 to 65535")
-    return int(text)
-
-
 def _operator_commands(sub: _Only) -> None:
     handlers = "agent_room.cli.reach"
-    p = sub.add_parser("status", help="one short line for a status bar, e.g. tmux status-right")
+    p = sub.add_parser("status", help=_summary("status"))
     p.add_argument(
         "--format",
         metavar="FORMAT",
@@ -660,7 +535,7 @@ def _operator_commands(sub: _Only) -> None:
     )
     p.set_defaults(handler=_lazy("agent_room.cli.status", "cmd_status"))
 
-    p = sub.add_parser("popup", help="open the console in a tmux popup over this window")
+    p = sub.add_parser("popup", help=_summary("popup"))
     p.add_argument(
         "--until-clear",
         action="store_true",
@@ -669,7 +544,7 @@ def _operator_commands(sub: _Only) -> None:
     p.add_argument("--size", default="90%", metavar="PERCENT", help="width and height (90%%)")
     p.set_defaults(handler=_lazy(handlers, "cmd_popup"))
 
-    p = sub.add_parser("tmux", help="tmux key bindings and the status line for agent-room")
+    p = sub.add_parser("tmux", help=_summary("tmux"))
     tsub = _commands(p, "tmux")
     for action, text in (
         ("install-keys", "add the popup key and the status line to your tmux.conf"),
@@ -681,14 +556,14 @@ def _operator_commands(sub: _Only) -> None:
         tp.add_argument("--file", metavar="PATH", help="the tmux.conf (default: yours)")
         tp.set_defaults(handler=_lazy(handlers, "cmd_tmux_keys"), action=action)
 
-    p = sub.add_parser("notify", help="what needs the operator now; test the channels")
+    p = sub.add_parser("notify", help=_summary("notify"))
     p.add_argument("--test", action="store_true", help="send one test notification")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=_lazy(handlers, "cmd_notify"))
 
     p = sub.add_parser(
         "doctor",
-        help="check what the room needs and say how to fix it",
+        help=_summary("doctor"),
         description="Check tmux, each client (claude, codex, gemini) and its version, the"
         " plugin, agent-room on the PATH, the room's permissions, the hooks' errors and a"
         " deliverer; say how to fix each problem. Exit status 1 while something needed is"
@@ -696,7 +571,7 @@ def _operator_commands(sub: _Only) -> None:
     )
     p.set_defaults(handler=_lazy("agent_room.cli.doctor", "cmd_doctor"))
 
-    p = sub.add_parser("serve", help="serve the console to a web browser (textual-serve)")
+    p = sub.add_parser("serve", help=_summary("serve"))
     p.add_argument("--host", default="127.0.0.1", help="the address to listen on (loopback)")
     p.add_argument("--port", type=_port, default=8760, help="the port (default: 8760)")
     p.add_argument(
@@ -716,25 +591,11 @@ def _operator_commands(sub: _Only) -> None:
     p.set_defaults(handler=_lazy("agent_room.cli.serve", "cmd_serve"))
 
 
-def _money_amount(text: str) -> float:
-    try:
-        value = float(text.strip().removeprefix("$"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an amount of dollars: {text!r}") from None
-    if not value >= 0 or value > 1e9:
-        raise argparse.ArgumentTypeError(f"not an amount of dollars: {text!r}")
-    return value
-
-
-def _per_million(text: str) -> float:
-    return _money_amount(text)
-
-
 def _usage_commands(sub: _Only) -> None:
     """What the agents spend: usage (and its prices) and budgets."""
     handlers = "agent_room.cli.usage"
     add = sub.add_parser
-    p = add("usage", help="tokens and cost of the agents over a span (default: today, UTC)")
+    p = add("usage", help=_summary("usage"))
     p.add_argument(
         "--since",
         metavar="WHEN",
@@ -754,7 +615,7 @@ def _usage_commands(sub: _Only) -> None:
     for option in ("input", "output", "cache-read", "cache-write"):
         pp.add_argument(
             f"--{option}",
-            type=_per_million,
+            type=_money_amount,
             metavar="USD",
             help=f"dollars per million {option.replace('-', ' ')} tokens"
             + (" (default: as input)" if option.startswith("cache") else ""),
@@ -765,9 +626,7 @@ def _usage_commands(sub: _Only) -> None:
     pp.add_argument("--json", action="store_true", help="print JSON")
     pp.set_defaults(handler=_lazy(handlers, "cmd_usage_prices"))
 
-    p = add(
-        "budget", help="what an agent or the room may spend per day; at 100 %% its prompts wait"
-    )
+    p = add("budget", help=_summary("budget"))
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=_lazy(handlers, "cmd_budget"))
     bsub = _commands(p, "budget", required=False)
@@ -802,7 +661,7 @@ def _handover_show(handovers: Any) -> None:
 
 
 def _worktree_commands(sub: _Only) -> None:
-    p = sub.add_parser("diff", help="what an agent changed: since its base, committed and not")
+    p = sub.add_parser("diff", help=_summary("diff"))
     p.add_argument("name", metavar="NAME", help="the agent")
     p.add_argument("file", metavar="FILE", nargs="?", help="only this file's patch")
     p.add_argument("--stat", action="store_true", help="files with lines added and removed")
@@ -815,7 +674,7 @@ def _launcher_commands(sub: _Only) -> None:
 
     p = sub.add_parser(
         "start",
-        help="start an agent in tmux session ac-NAME, in the room",
+        help=_summary("start"),
         usage="%(prog)s [-h] [--cwd DIR] [--agent KIND] [--agent-kind LABEL] [--detach]"
         " NAME [--worktree [BRANCH]] [-- AGENT-ARGS ...]",
     )
@@ -846,7 +705,7 @@ def _launcher_commands(sub: _Only) -> None:
         launcher.take_agent_args(p)
     p.set_defaults(handler=launcher.cmd_start)
 
-    p = sub.add_parser("stop", help="stop the agent started as NAME and close its tmux")
+    p = sub.add_parser("stop", help=_summary("stop"))
     p.add_argument("name", metavar="NAME", help="the name it was started as")
     p.add_argument(
         "--remove-worktree",

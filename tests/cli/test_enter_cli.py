@@ -130,5 +130,5 @@ def test_bad_wait_is_a_usage_error(cli: Cli) -> None:
 def test_no_arguments_without_a_terminal_prints_help(cli: Cli) -> None:
     result = cli()
     assert result.code == 0
-    assert result.out.startswith("usage: agent-room")
+    assert result.out.startswith("Usage: agent-room")
     assert "console" in result.out

@@ -10,9 +10,12 @@ import subprocess
 import sys
 from collections.abc import Iterator
 
+import click
 import pytest
 
-from agent_room.cli.parser import TASKS, build_parser
+from agent_room.cli.app import root
+from agent_room.cli.commands import COMMANDS, TASKS
+from agent_room.cli.parser import build_parser
 from tests.conftest import Cli
 
 
@@ -35,6 +38,35 @@ def test_every_command_and_option_has_a_description() -> None:
             quiet = isinstance(action, (argparse._HelpAction, argparse._SubParsersAction))
             if not quiet and not action.help:
                 missing.append(f"{' '.join(path)} {action.dest}")
+    assert missing == []
+
+
+def _walk_click(
+    command: click.Command, ctx: click.Context
+) -> Iterator[tuple[click.Command, click.Context]]:
+    yield command, ctx
+    if isinstance(command, click.Group):
+        for name in command.list_commands(ctx):
+            sub = command.get_command(ctx, name)
+            assert sub is not None
+            yield from _walk_click(sub, click.Context(sub, parent=ctx, info_name=name))
+
+
+def test_every_click_command_and_parameter_has_a_description() -> None:
+    missing = []
+    for command, ctx in _walk_click(root, click.Context(root, info_name="agent-room")):
+        if (
+            COMMANDS.get(ctx.info_name or "", None) is not None
+            and not COMMANDS[str(ctx.info_name)].module
+            and ctx.parent is not None
+            and ctx.parent.parent is None
+        ):
+            continue  # still on argparse: the test above holds it
+        if not command.help:
+            missing.append(ctx.command_path)
+        for param in command.params:
+            if not getattr(param, "help", None) and param.name != "help":
+                missing.append(f"{ctx.command_path} {param.name}")
     assert missing == []
 
 

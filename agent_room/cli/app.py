@@ -1,0 +1,116 @@
+"""The ``agent-room`` command line on click: the root group and how it runs a command.
+
+The root lists the commands by task from ``cli.commands`` and loads a command's module
+only when that command runs (or shows its help). Commands not yet moved to click are
+handed, words and all, to the argparse parser in ``cli.parser``. Usage errors are one
+line on stderr with exit status 2 and the command's own ``--help`` to read next.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Sequence
+
+import click
+
+from agent_room import __version__
+from agent_room.cli.commands import COMMANDS, TASKS
+from agent_room.cli.params import Group, sentence
+from agent_room.core.printable import printable
+
+
+class Root(Group):
+    """``agent-room``: the commands of ``cli.commands``, each loaded when it runs."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:  # noqa: ARG002 - click's signature
+        """Every command, in the order of the tasks."""
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:  # noqa: ARG002
+        """The command ``cmd_name`` from its module (or argparse's), None if there is none."""
+        entry = COMMANDS.get(cmd_name)
+        if entry is None:
+            return None
+        if entry.module is None:
+            return _argparse_command(cmd_name)
+        module = importlib.import_module(entry.module)
+        command: click.Command = getattr(module, f"{cmd_name.replace('-', '_')}_command")
+        if command.help is None:
+            command.help = sentence(entry.summary)
+        return command
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """Usage, what it is, the commands by task, the options, where the room lives."""
+        self.format_usage(ctx, formatter)
+        self.format_help_text(ctx, formatter)
+        self.format_commands(ctx, formatter)
+        click.Command.format_options(self, ctx, formatter)
+        self.format_epilog(ctx, formatter)
+
+    def format_commands(
+        self,
+        ctx: click.Context,  # noqa: ARG002 - click's signature
+        formatter: click.HelpFormatter,
+    ) -> None:
+        """One section per task, from the table alone (no command module is loaded)."""
+        for title, group in TASKS:
+            with formatter.section(title):
+                formatter.write_dl([(name, c.summary) for name, c in group.items()])
+
+
+def _argparse_command(name: str) -> click.Command:
+    """A command still defined in ``cli.parser``: its words go to argparse untouched."""
+
+    def run(words: tuple[str, ...]) -> int:
+        from agent_room.cli.parser import run as run_argparse
+
+        return run_argparse([name, *words])
+
+    return click.Command(
+        name,
+        callback=run,
+        params=[click.Argument(["words"], nargs=-1, type=click.UNPROCESSED)],
+        context_settings={
+            "ignore_unknown_options": True,
+            "allow_interspersed_args": False,
+            "help_option_names": [],
+        },
+        add_help_option=False,
+        short_help=COMMANDS[name].summary,
+    )
+
+
+@click.group(
+    cls=Root,
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    epilog="The room lives in $AGENT_ROOM_HOME (default ~/.agent-room)."
+    " agent-room COMMAND --help says more about each command.",
+)
+@click.version_option(
+    __version__, "--version", prog_name="agent-room", message="%(prog)s %(version)s"
+)
+@click.pass_context
+def root(ctx: click.Context) -> int:
+    """A control room for many AI coding agents in tmux."""
+    if ctx.invoked_subcommand is None:  # `agent-room` piped, or with options alone
+        click.echo(ctx.get_help())
+    return 0
+
+
+def run(words: Sequence[str]) -> int:
+    """Run the command ``words`` name; its exit status."""
+    try:
+        code = root.main(list(words), prog_name="agent-room", standalone_mode=False)
+    except click.UsageError as exc:
+        where = exc.ctx.command_path if exc.ctx is not None else "agent-room"
+        message = printable(exc.format_message())  # it quotes what was typed
+        print(f"agent-room: {message} (see: {where} --help)", file=sys.stderr)
+        return 2
+    except click.ClickException as exc:
+        print(f"agent-room: {printable(exc.format_message())}", file=sys.stderr)
+        return exc.exit_code
+    except click.Abort:
+        return 130
+    return code if isinstance(code, int) else 0

@@ -1,0 +1,72 @@
+"""What the click commands share: typed values, common options, the call of a handler.
+
+The handlers take the ``argparse.Namespace`` they took before the move to click, so a
+command's parameters reach them as one, under the same names.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from agent_room.cli import values
+
+
+class Checked(click.ParamType):  # type: ignore[type-arg]
+    """A value checked by one of ``cli.values``: its message is the error's."""
+
+    def __init__(self, check: Callable[[str], Any], name: str) -> None:
+        self.check = check
+        self.name = name
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        """The checked value (a default passes as it is)."""
+        if not isinstance(value, str):
+            return value
+        try:
+            return self.check(value)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+class Group(click.Group):
+    """A group whose unknown command lists the commands it has."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("no_args_is_help", False)  # a missing command is a usage error
+        super().__init__(*args, **kwargs)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """Refuse an unknown command with the choices."""
+        name = args[0]
+        if not name.startswith("-") and self.get_command(ctx, name) is None:
+            choices = ", ".join(repr(n) for n in self.list_commands(ctx))
+            ctx.fail(f"invalid choice: {name!r} (choose from {choices})")
+        return super().resolve_command(ctx, args)
+
+
+MESSAGE_ID = Checked(values.message_id, "id")
+COUNT = Checked(values.count, "count")
+
+json_option = click.option("--json", is_flag=True, help="print JSON")
+as_option = click.option(
+    "--as",
+    "as_name",
+    metavar="NAME",
+    help="speak as NAME when neither AGENT_ROOM_NAME nor a registered pane tells who",
+)
+
+
+def sentence(text: str) -> str:
+    """A one-line summary as the first sentence of a command's help."""
+    return text[0].upper() + text[1:] + "."
+
+
+def call(handler: Callable[[argparse.Namespace], int], **params: Any) -> int:
+    """Run ``handler`` with ``params`` as its namespace."""
+    return handler(argparse.Namespace(**params))
