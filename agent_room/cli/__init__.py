@@ -105,7 +105,14 @@ def _home() -> str:
 
 
 def _parse_and_run(args_list: list[str]) -> int:
-    from agent_room.cli.app import run
+    from agent_room.cli.commands import COMMANDS
+
+    entry = COMMANDS.get(args_list[0]) if args_list else None
+    if entry is not None and entry.module is None:
+        # still on argparse: straight there, without loading click (some 20 ms)
+        from agent_room.cli.parser import run
+    else:
+        from agent_room.cli.app import run
 
     if _reads_only(args_list):
         from agent_room.store.attention import room_exists

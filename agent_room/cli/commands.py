@@ -9,18 +9,19 @@ commands not yet on click reads it too.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
-
-@dataclass(frozen=True)
 class Command:
-    """One top-level command."""
+    """One top-level command. A plain class: every command reads this table as it starts,
+    and ``dataclasses`` would load ``inspect`` (some 5 ms) for it."""
 
-    summary: str
-    """One line, lower case, no full stop: what the command is for."""
-    module: str | None = None
-    """The module defining its click command (named ``command``) beside the handlers;
-    None while the command is still defined in ``cli.parser`` (argparse)."""
+    __slots__ = ("module", "summary")
+
+    def __init__(self, summary: str, module: str | None = None) -> None:
+        self.summary = summary
+        """One line, lower case, no full stop: what the command is for."""
+        self.module = module
+        """The module defining its click command (``NAME_command``) beside the handlers;
+        None while the command is still defined in ``cli.parser`` (argparse)."""
 
 
 _LINKS = "agent_room.cli.links"
