@@ -42,7 +42,7 @@ TASKS: tuple[tuple[str, dict[str, Command]], ...] = (
     (
         "Messages and handovers",
         {
-            "send": Command("send a directed message to @NAME"),
+            "send": Command("send a directed message to @NAME", "agent_room.cli.send"),
             "inbox": Command("read your unread messages"),
             "history": Command("the room's last messages"),
             "handovers": Command("list the handovers waiting for a decision"),

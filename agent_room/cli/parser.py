@@ -164,12 +164,9 @@ def run(words: list[str]) -> int:
     """Parse ``words`` (a command not yet on click) and run its handler."""
     parser = build_parser(words[0] if words else None)
     args, extra = parser.parse_known_args(words)
-    if extra:
-        # `send @x --handover some words`: words after an option still belong to TEXT
-        if getattr(args, "text", None) is None or any(e.startswith("-") for e in extra):
-            command = subcommand_parser(parser, words)
-            command.error(f"unrecognized arguments: {printable(' '.join(extra))}")
-        args.text = [*args.text, *extra]
+    if extra:  # said by the command typed, so that its --help is the one pointed at
+        command = subcommand_parser(parser, words)
+        command.error(f"unrecognized arguments: {printable(' '.join(extra))}")
     code: int = args.handler(args)
     return code
 
@@ -200,31 +197,6 @@ def _bus_commands(sub: _Only) -> None:
     p = sub.add_parser("leave", help=_summary("leave"))
     p.add_argument("name", metavar="NAME", nargs="?", help="the name to remove (default: yours)")
     p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_leave"))
-
-    p = sub.add_parser("send", help=_summary("send"))
-    p.add_argument("recipient", metavar="@NAME", help="the recipient, e.g. @frontend")
-    p.add_argument("text", metavar="TEXT", nargs="*", help="the body (else --file or stdin)")
-    p.add_argument("--file", help="read the body from a file ('-' for stdin)")
-    p.add_argument(
-        "--handover", action="store_true", help="a handover: held until the operator approves it"
-    )
-    p.add_argument("--changed", default="", help="handover: what changed")
-    p.add_argument("--files", default="", help="handover: files affected")
-    p.add_argument("--todo", default="", help="handover: what the recipient needs to do")
-    p.add_argument("--contract", default="", help="handover: schema / contract details")
-    p.add_argument("--breaking", default="", help="handover: breaking changes")
-    p.add_argument(
-        "--link",
-        action="store_true",
-        help="open a link to @NAME (or reuse the open one): your turns' final outputs cross",
-    )
-    p.add_argument(
-        "--close-link",
-        action="store_true",
-        help="deliver TEXT, then sever your link to @NAME (its initiator only)",
-    )
-    _add_identity(p)
-    p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_send"))
 
     p = sub.add_parser(
         "mcp",
