@@ -81,7 +81,8 @@ TASKS: tuple[tuple[str, dict[str, Command]], ...] = (
             "timer": Command("set a timer with intent (anchor, check, wait) or cancel one", _LINKS),
             "timers": Command("the pending timers (--all: fired and cancelled too)", _LINKS),
             "loops": Command(
-                "what the loop and turn breakers hold (messages, prompts); release or drop it"
+                "what the loop and turn breakers hold (messages, prompts); release or drop it",
+                "agent_room.cli.loops",
             ),
         },
     ),

@@ -146,7 +146,6 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     _room_commands(sub)
     _first_contact_commands(sub)
     _console_commands(sub)
-    _loop_commands(sub)
     _memory_commands(sub)
     _intercom_commands(sub)
     _operator_commands(sub)
@@ -404,37 +403,6 @@ def _intercom_commands(sub: _Only) -> None:
     )
     ip.add_argument("--json", action="store_true", help="print JSON")
     ip.set_defaults(handler=_lazy(handlers, "cmd_intercom_settings"))
-
-
-def _loop_commands(sub: _Only) -> None:
-    handlers = "agent_room.cli.loops"
-    p = sub.add_parser(
-        "loops",
-        help=_summary("loops"),
-    )
-    p.add_argument("--active", action="store_true", help="only the holds still holding")
-    p.add_argument("--json", action="store_true", help="print JSON")
-    p.set_defaults(handler=_lazy(handlers, "cmd_loops"))
-    lsub = _commands(p, "loops", required=False)
-    lp = lsub.add_parser("release", help="deliver what a loop hold keeps (operator)")
-    lp.add_argument("id", metavar="ID", type=_message_id, help="the hold's id (loops lists them)")
-    lp.add_argument("--drop", action="store_true", help="cancel the held messages instead")
-    _add_identity(lp)
-    lp.set_defaults(handler=_lazy(handlers, "cmd_loops_release"))
-    lp = lsub.add_parser("settings", help="show or change the loop breaker's threshold")
-    lp.add_argument(
-        "--threshold",
-        metavar="N/SECONDS",
-        help="messages along every step of a cycle within SECONDS (default 10/60), or off",
-    )
-    lp.add_argument(
-        "--turns",
-        metavar="AGENT/PAIR/SECONDS",
-        help="turns the room may cause one agent, and two agents each other, within SECONDS"
-        " (default 60/16/300), or off",
-    )
-    lp.add_argument("--json", action="store_true", help="print JSON")
-    lp.set_defaults(handler=_lazy(handlers, "cmd_loops_settings"))
 
 
 def _memory_commands(sub: _Only) -> None:
