@@ -25,6 +25,7 @@ class Command:
 
 
 _LINKS = "agent_room.cli.links"
+_MEMORY = "agent_room.cli.memory"
 
 TASKS: tuple[tuple[str, dict[str, Command]], ...] = (
     (
@@ -96,14 +97,15 @@ TASKS: tuple[tuple[str, dict[str, Command]], ...] = (
     (
         "The room's memory",
         {
-            "ledger": Command("the collaboration ledger: every handover and its outcome"),
-            "checkpoint": Command("take a resume checkpoint of the agent NAME"),
-            "checkpoints": Command("the resume checkpoints (of NAME); their retention"),
-            "resume": Command("start an agent from a checkpoint, or print its context"),
+            "ledger": Command("the collaboration ledger: every handover and its outcome", _MEMORY),
+            "checkpoint": Command("take a resume checkpoint of the agent NAME", _MEMORY),
+            "checkpoints": Command("the resume checkpoints (of NAME); their retention", _MEMORY),
+            "resume": Command("start an agent from a checkpoint, or print its context", _MEMORY),
             "entities": Command(
-                "the shared entity registry: files, endpoints, contracts ... and who named them"
+                "the shared entity registry: files, endpoints, contracts ... and who named them",
+                _MEMORY,
             ),
-            "memory": Command("the memory's settings: a handover context's budget"),
+            "memory": Command("the memory's settings: a handover context's budget", _MEMORY),
         },
     ),
     (

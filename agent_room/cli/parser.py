@@ -146,7 +146,6 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     _room_commands(sub)
     _first_contact_commands(sub)
     _console_commands(sub)
-    _memory_commands(sub)
     _intercom_commands(sub)
     _operator_commands(sub)
     _usage_commands(sub)
@@ -403,66 +402,6 @@ def _intercom_commands(sub: _Only) -> None:
     )
     ip.add_argument("--json", action="store_true", help="print JSON")
     ip.set_defaults(handler=_lazy(handlers, "cmd_intercom_settings"))
-
-
-def _memory_commands(sub: _Only) -> None:
-    handlers = "agent_room.cli.memory"
-    p = sub.add_parser("ledger", help=_summary("ledger"))
-    p.add_argument("--agent", metavar="NAME", help="only handovers NAME sent or received")
-    p.add_argument("--since", metavar="DURATION", help="only the last DURATION, e.g. 2h or 7d")
-    p.add_argument(
-        "--stats", action="store_true", help="per pair and agent: outcomes, rates, median times"
-    )
-    p.add_argument("--json", action="store_true", help="print JSON")
-    p.set_defaults(handler=_lazy(handlers, "cmd_ledger"))
-
-    p = sub.add_parser("checkpoint", help=_summary("checkpoint"))
-    p.add_argument("name", metavar="NAME", help="the agent")
-    p.add_argument("--note", metavar="TEXT", help="why: shown when resuming")
-    p.set_defaults(handler=_lazy(handlers, "cmd_checkpoint"))
-
-    p = sub.add_parser("checkpoints", help=_summary("checkpoints"))
-    p.add_argument("name", metavar="NAME", nargs="?", help="only this agent's")
-    p.add_argument("--keep", type=_count, metavar="N", help="keep N per session (default 10)")
-    p.add_argument("--days", type=_count, metavar="D", help="keep them D days (default 30)")
-    p.add_argument("--json", action="store_true", help="print JSON")
-    p.set_defaults(handler=_lazy(handlers, "cmd_checkpoints"))
-
-    p = sub.add_parser("resume", help=_summary("resume"))
-    p.add_argument("checkpoint", metavar="NAME|CHECKPOINT", help="an agent's newest, or #ID")
-    p.add_argument("--mode", default="full", help="full (default), partial (last 50) or agent")
-    p.add_argument("--agent", metavar="NAME", help="--mode agent: only what involved NAME")
-    p.add_argument("--print", action="store_true", help="print the context, start nothing")
-    p.add_argument("--name", metavar="NEW", help="the new agent's name (default: the same)")
-    p.add_argument("--cwd", metavar="DIR", help="where it works (default: where it did)")
-    p.add_argument("--detach", action="store_true", help="do not attach to the new agent")
-    p.set_defaults(handler=_lazy(handlers, "cmd_resume"))
-
-    p = sub.add_parser(
-        "entities",
-        help=_summary("entities"),
-        usage="%(prog)s [QUERY ...] [--type T] [--json] | merge A B | conflicts"
-        " | resolve ID --take|--keep | --strategy S --threshold X",
-    )
-    p.add_argument("words", metavar="QUERY", nargs="*", help="words to look for (fuzzy)")
-    p.add_argument("--type", help="file, module, function, endpoint, contract, service, tool")
-    p.add_argument("--json", action="store_true", help="print JSON")
-    p.add_argument("--take", action="store_true", help="resolve: the mention's context wins")
-    p.add_argument("--keep", action="store_true", help="resolve: the entity's context stays")
-    p.add_argument(
-        "--strategy", help="merge_context (default), newest_wins, highest_confidence, manual"
-    )
-    p.add_argument("--threshold", type=float, help="name similarity for one entity (0.85)")
-    p.set_defaults(handler=_lazy(handlers, "cmd_entities"))
-
-    p = sub.add_parser("memory", help=_summary("memory"))
-    msub = _commands(p, "memory")
-    mp = msub.add_parser("settings", help="show or change the budget of a handover's context")
-    mp.add_argument(
-        "--budget", type=_count, metavar="TOKENS", help="tokens a context may take (5000)"
-    )
-    mp.add_argument("--json", action="store_true", help="print JSON")
-    mp.set_defaults(handler=_lazy(handlers, "cmd_memory_settings"))
 
 
 def _operator_commands(sub: _Only) -> None:
