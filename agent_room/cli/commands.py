@@ -26,6 +26,7 @@ class Command:
 
 _LINKS = "agent_room.cli.links"
 _MEMORY = "agent_room.cli.memory"
+_ASK = "agent_room.cli.ask"
 
 TASKS: tuple[tuple[str, dict[str, Command]], ...] = (
     (
@@ -90,8 +91,8 @@ TASKS: tuple[tuple[str, dict[str, Command]], ...] = (
     (
         "Ask an agent in another repository",
         {
-            "ask": Command("ask a headless agent in another repository"),
-            "intercom": Command("the intercom's sessions per repository, with costs"),
+            "ask": Command("ask a headless agent in another repository", _ASK),
+            "intercom": Command("the intercom's sessions per repository, with costs", _ASK),
         },
     ),
     (

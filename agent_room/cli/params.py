@@ -52,6 +52,7 @@ class Group(click.Group):
 
 MESSAGE_ID = Checked(values.message_id, "id")
 COUNT = Checked(values.count, "count")
+TIMEOUT = Checked(values.timeout, "timeout")
 
 json_option = click.option("--json", is_flag=True, help="print JSON")
 as_option = click.option(

@@ -146,7 +146,6 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     _room_commands(sub)
     _first_contact_commands(sub)
     _console_commands(sub)
-    _intercom_commands(sub)
     _operator_commands(sub)
     _usage_commands(sub)
     _worktree_commands(sub)
@@ -361,47 +360,6 @@ def _console_commands(sub: _Only) -> None:
     p = sub.add_parser("exit-agent", help=_summary("exit-agent"))
     p.add_argument("--root", action="store_true", help="go back to the first session of the chain")
     p.set_defaults(handler=_lazy("agent_room.cli.enter", "cmd_exit_agent"))
-
-
-def _intercom_commands(sub: _Only) -> None:
-    handlers = "agent_room.cli.ask"
-    p = sub.add_parser("ask", help=_summary("ask"))
-    p.add_argument("repo", metavar="REPO", help="a directory, or the @name of a room member")
-    p.add_argument("question", metavar="QUESTION", nargs="*", help="else --file or stdin")
-    p.add_argument("--file", help="read the question from a file ('-' for stdin)")
-    p.add_argument("--new", action="store_true", help="start a new session, whatever the rules")
-    p.add_argument("--resume", metavar="ID", help="resume this session, whatever the rules")
-    p.add_argument(
-        "--max-turns", type=_count, metavar="N", help="agentic turns at most (room's setting)"
-    )
-    p.add_argument(
-        "--timeout",
-        type=_timeout,
-        default=600.0,
-        metavar="SECONDS",
-        help="end the client after this long (default: 600)",
-    )
-    p.add_argument("--json", action="store_true", help="print the whole record as JSON")
-    p.add_argument("--quiet", action="store_true", help="no [Intercom] reasoning on stderr")
-    p.set_defaults(handler=_lazy(handlers, "cmd_ask"))
-
-    p = sub.add_parser("intercom", help=_summary("intercom"))
-    p.add_argument("--json", action="store_true", help="print JSON")
-    p.set_defaults(handler=_lazy(handlers, "cmd_intercom"))
-    isub = _commands(p, "intercom", required=False)
-    ip = isub.add_parser("import", help="take over the sessions of the seed's state file")
-    ip.add_argument("file", metavar="FILE", help="e.g. /tmp/cross-agent-sessions.json")
-    ip.set_defaults(handler=_lazy(handlers, "cmd_intercom_import"))
-    ip = isub.add_parser("forget", help="forget a session, or every session of a repository")
-    ip.add_argument("target", metavar="REPO|SESSION", help="a repository folder or a session id")
-    ip.set_defaults(handler=_lazy(handlers, "cmd_intercom_forget"))
-    ip = isub.add_parser("settings", help="show or change the default max turns, session limit")
-    ip.add_argument("--max-turns", type=_count, metavar="N", help="per ask (default 10)")
-    ip.add_argument(
-        "--session-limit", type=_count, metavar="N", help="sessions kept per repository (5)"
-    )
-    ip.add_argument("--json", action="store_true", help="print JSON")
-    ip.set_defaults(handler=_lazy(handlers, "cmd_intercom_settings"))
 
 
 def _operator_commands(sub: _Only) -> None:
