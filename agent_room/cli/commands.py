@@ -27,6 +27,7 @@ class Command:
 _LINKS = "agent_room.cli.links"
 _MEMORY = "agent_room.cli.memory"
 _ASK = "agent_room.cli.ask"
+_USAGE = "agent_room.cli.usage"
 
 TASKS: tuple[tuple[str, dict[str, Command]], ...] = (
     (
@@ -69,9 +70,11 @@ TASKS: tuple[tuple[str, dict[str, Command]], ...] = (
         "Code and cost",
         {
             "diff": Command("what an agent changed: since its base, committed and not"),
-            "usage": Command("tokens and cost of the agents over a span (default: today, UTC)"),
+            "usage": Command(
+                "tokens and cost of the agents over a span (default: today, UTC)", _USAGE
+            ),
             "budget": Command(
-                "what an agent or the room may spend per day; at 100 % its prompts wait"
+                "what an agent or the room may spend per day; at 100 % its prompts wait", _USAGE
             ),
         },
     ),

@@ -53,6 +53,7 @@ class Group(click.Group):
 MESSAGE_ID = Checked(values.message_id, "id")
 COUNT = Checked(values.count, "count")
 TIMEOUT = Checked(values.timeout, "timeout")
+DOLLARS = Checked(values.dollars, "dollars")
 
 json_option = click.option("--json", is_flag=True, help="print JSON")
 as_option = click.option(

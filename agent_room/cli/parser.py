@@ -147,7 +147,6 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     _first_contact_commands(sub)
     _console_commands(sub)
     _operator_commands(sub)
-    _usage_commands(sub)
     _worktree_commands(sub)
     if not known or command in ("start", "stop"):
         _launcher_commands(sub)
@@ -426,63 +425,6 @@ def _operator_commands(sub: _Only) -> None:
         " (a reverse proxy's name); repeat for more",
     )
     p.set_defaults(handler=_lazy("agent_room.cli.serve", "cmd_serve"))
-
-
-def _usage_commands(sub: _Only) -> None:
-    """What the agents spend: usage (and its prices) and budgets."""
-    handlers = "agent_room.cli.usage"
-    add = sub.add_parser
-    p = add("usage", help=_summary("usage"))
-    p.add_argument(
-        "--since",
-        metavar="WHEN",
-        help="a duration back from now (2h, 7d, 30d) or a date (2026-11-01); default today",
-    )
-    p.add_argument(
-        "--by",
-        choices=("agent", "model", "link", "day", "handover", "ask", "subagent"),
-        default="agent",
-        help="what to sum over (default agent)",
-    )
-    p.add_argument("--json", action="store_true", help="print JSON")
-    p.set_defaults(handler=_lazy(handlers, "cmd_usage"))
-    usub = _commands(p, "usage", required=False)
-    pp = usub.add_parser("price", help="set the room's price of a model (overrides genai-prices)")
-    pp.add_argument("model", metavar="MODEL", help="the model as the client names it")
-    for option in ("input", "output", "cache-read", "cache-write"):
-        pp.add_argument(
-            f"--{option}",
-            type=_money_amount,
-            metavar="USD",
-            help=f"dollars per million {option.replace('-', ' ')} tokens"
-            + (" (default: as input)" if option.startswith("cache") else ""),
-        )
-    pp.add_argument("--clear", action="store_true", help="back to the price source's price")
-    pp.set_defaults(handler=_lazy(handlers, "cmd_usage_price"))
-    pp = usub.add_parser("prices", help="the prices the room sets")
-    pp.add_argument("--json", action="store_true", help="print JSON")
-    pp.set_defaults(handler=_lazy(handlers, "cmd_usage_prices"))
-
-    p = add("budget", help=_summary("budget"))
-    p.add_argument("--json", action="store_true", help="print JSON")
-    p.set_defaults(handler=_lazy(handlers, "cmd_budget"))
-    bsub = _commands(p, "budget", required=False)
-    bp = bsub.add_parser("set", help="set (or raise) a budget")
-    bp.add_argument("name", metavar="NAME", nargs="?", help="the agent (or --room)")
-    bp.add_argument("amount", metavar="USD", type=_money_amount, help="dollars per span")
-    bp.add_argument("--room", action="store_true", help="the whole room's budget")
-    bp.add_argument("--per", metavar="SPAN", help="the span: 1d (default), 12h, 7d ...")
-    bp.set_defaults(handler=_lazy(handlers, "cmd_budget_set"))
-    bp = bsub.add_parser(
-        "pair", help="the loop breaker on cost: what two agents messaging each other may spend"
-    )
-    bp.add_argument("rate", metavar="USD/SPAN", nargs="?", help="e.g. 5/10m (the default), or off")
-    bp.add_argument("--json", action="store_true", help="print JSON")
-    bp.set_defaults(handler=_lazy(handlers, "cmd_budget_pair"))
-    bp = bsub.add_parser("clear", help="remove a budget")
-    bp.add_argument("name", metavar="NAME", nargs="?", help="the agent (or --room)")
-    bp.add_argument("--room", action="store_true", help="the whole room's budget")
-    bp.set_defaults(handler=_lazy(handlers, "cmd_budget_clear"))
 
 
 def _handover_show(handovers: Any) -> None:
