@@ -37,9 +37,17 @@ TASKS: tuple[tuple[str, dict[str, Command]], ...] = (
             "stop": Command("stop the agent started as NAME and close its tmux"),
             "join": Command("register a name by hand (an agent in a pane without hooks)"),
             "leave": Command("remove a name from the room"),
-            "rename": Command("rename a session in the room; its unread messages follow"),
-            "enter": Command("jump into an agent: its live tmux pane, or resume its ended session"),
-            "exit-agent": Command("go back to where you entered this agent from"),
+            "rename": Command(
+                "rename a session in the room; its unread messages follow",
+                "agent_room.cli.sessions",
+            ),
+            "enter": Command(
+                "jump into an agent: its live tmux pane, or resume its ended session",
+                "agent_room.cli.enter",
+            ),
+            "exit-agent": Command(
+                "go back to where you entered this agent from", "agent_room.cli.enter"
+            ),
         },
     ),
     (
@@ -56,20 +64,33 @@ TASKS: tuple[tuple[str, dict[str, Command]], ...] = (
     (
         "See the room",
         {
-            "console": Command("the full-screen console (also: agent-room alone)"),
+            "console": Command(
+                "the full-screen console (also: agent-room alone)", "agent_room.cli.console"
+            ),
             "who": Command("the sessions in the room"),
             "tree": Command("the session tree: who descends from whom"),
-            "peek": Command("read an agent's last turns from its transcript"),
+            "peek": Command(
+                "read an agent's last turns from its transcript", "agent_room.cli.sessions"
+            ),
             "status": Command("one short line for a status bar, e.g. tmux status-right"),
-            "popup": Command("open the console in a tmux popup over this window"),
-            "notify": Command("what needs the operator now; test the channels"),
-            "serve": Command("serve the console to a web browser (textual-serve)"),
+            "popup": Command(
+                "open the console in a tmux popup over this window", "agent_room.cli.reach"
+            ),
+            "notify": Command(
+                "what needs the operator now; test the channels", "agent_room.cli.reach"
+            ),
+            "serve": Command(
+                "serve the console to a web browser (textual-serve)", "agent_room.cli.serve"
+            ),
         },
     ),
     (
         "Code and cost",
         {
-            "diff": Command("what an agent changed: since its base, committed and not"),
+            "diff": Command(
+                "what an agent changed: since its base, committed and not",
+                "agent_room.cli.worktrees",
+            ),
             "usage": Command(
                 "tokens and cost of the agents over a span (default: today, UTC)", _USAGE
             ),
@@ -115,17 +136,25 @@ TASKS: tuple[tuple[str, dict[str, Command]], ...] = (
     (
         "Set up and look after the room",
         {
-            "doctor": Command("check what the room needs and say how to fix it"),
+            "doctor": Command(
+                "check what the room needs and say how to fix it", "agent_room.cli.doctor"
+            ),
             "watch": Command("deliver messages to idle agents (headless worker)"),
             "mcp": Command(
                 "the room's tools for an agent over MCP on stdio (relayed to the room's server)"
             ),
-            "plugin": Command("the Claude Code plugin shipped with agent-room"),
-            "tmux": Command("tmux key bindings and the status line for agent-room"),
+            "plugin": Command(
+                "the Claude Code plugin shipped with agent-room", "agent_room.cli.plugin"
+            ),
+            "tmux": Command(
+                "tmux key bindings and the status line for agent-room", "agent_room.cli.reach"
+            ),
             "transport": Command(
                 "show or choose how messages reach agents: native-first, tmux, native"
             ),
-            "room": Command("the room itself: copy a SQLite room into PostgreSQL"),
+            "room": Command(
+                "the room itself: copy a SQLite room into PostgreSQL", "agent_room.cli.room_copy"
+            ),
         },
     ),
     (

@@ -54,6 +54,8 @@ MESSAGE_ID = Checked(values.message_id, "id")
 COUNT = Checked(values.count, "count")
 TIMEOUT = Checked(values.timeout, "timeout")
 DOLLARS = Checked(values.dollars, "dollars")
+PORT = Checked(values.port, "port")
+SECONDS = Checked(values.seconds, "seconds")
 
 json_option = click.option("--json", is_flag=True, help="print JSON")
 as_option = click.option(

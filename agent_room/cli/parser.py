@@ -145,9 +145,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     _bus_commands(sub)
     _room_commands(sub)
     _first_contact_commands(sub)
-    _console_commands(sub)
     _operator_commands(sub)
-    _worktree_commands(sub)
     if not known or command in ("start", "stop"):
         _launcher_commands(sub)
     if known and command not in real.choices:
@@ -234,28 +232,9 @@ def _bus_commands(sub: _Only) -> None:
 
 
 def _room_commands(sub: _Only) -> None:
-    p = sub.add_parser("room", help=_summary("room"))
-    rsub = _commands(p, "room")
-    rp = rsub.add_parser("copy", help="copy this room, audit log and all, into PostgreSQL")
-    rp.add_argument("--to", required=True, metavar="URL", help="postgresql://user@host/db")
-    rp.add_argument("--replace", action="store_true", help="overwrite a room already there")
-    rp.set_defaults(handler=_lazy("agent_room.cli.room_copy", "cmd_room_copy"))
-
     p = sub.add_parser("tree", help=_summary("tree"))
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_tree"))
-
-    p = sub.add_parser("peek", help=_summary("peek"))
-    p.add_argument("name", metavar="NAME", help="the agent (its @name or session id)")
-    p.add_argument("--turns", type=_count, default=3, metavar="N", help="how many (default 3)")
-    p.add_argument("--tools", action="store_true", help="show the tool calls and their inputs")
-    p.add_argument("--json", action="store_true", help="print JSON")
-    p.set_defaults(handler=_lazy("agent_room.cli.sessions", "cmd_peek"))
-
-    p = sub.add_parser("rename", help=_summary("rename"))
-    p.add_argument("old", metavar="OLD", help="its name now")
-    p.add_argument("new", metavar="NEW", help="the name it gets")
-    p.set_defaults(handler=_lazy("agent_room.cli.sessions", "cmd_rename"))
 
     p = sub.add_parser("approve", help=_summary("approve"))
     p.add_argument(
@@ -316,53 +295,8 @@ def _first_contact_commands(sub: _Only) -> None:
     p.add_argument("--fast", action="store_true", help="the walk-through without pauses")
     p.set_defaults(handler=_lazy("agent_room.cli.demo", "cmd_demo"))
 
-    p = sub.add_parser("plugin", help=_summary("plugin"))
-    psub = _commands(p, "plugin")
-    pp = psub.add_parser("path", help="print the plugin folder (for claude --plugin-dir)")
-    pp.set_defaults(handler=_lazy("agent_room.cli.plugin", "cmd_plugin_path"))
-    pp = psub.add_parser(
-        "marketplace",
-        help="make a local marketplace offering the plugin and print its folder"
-        " (for claude plugin marketplace add)",
-    )
-    pp.set_defaults(handler=_lazy("agent_room.cli.plugin", "cmd_plugin_marketplace"))
-
-
-def _console_commands(sub: _Only) -> None:
-    p = sub.add_parser("console", help=_summary("console"))
-    p.add_argument("--theme", help="the theme to open with (see the command palette)")
-    p.add_argument(
-        "--no-deliver", action="store_true", help="do not run the delivery worker inside"
-    )
-    p.add_argument(
-        "--until-clear",
-        action="store_true",
-        help="quit once a decision leaves no handover pending (agent-room popup uses it)",
-    )
-    p.add_argument("--served", action="store_true", help=argparse.SUPPRESS)  # agent-room serve
-    p.set_defaults(handler=_lazy("agent_room.cli.console", "cmd_console"))
-
-    p = sub.add_parser("enter", help=_summary("enter"))
-    p.add_argument("who", metavar="NAME|ID", help="the agent's @name or its session id")
-    p.add_argument(
-        "--force", action="store_true", help="resume even if the session is live elsewhere"
-    )
-    p.add_argument(
-        "--wait",
-        type=_seconds,
-        default=10.0,
-        metavar="SECONDS",
-        help="how long to wait for a just-started session to register (default: 10)",
-    )
-    p.set_defaults(handler=_lazy("agent_room.cli.enter", "cmd_enter"))
-
-    p = sub.add_parser("exit-agent", help=_summary("exit-agent"))
-    p.add_argument("--root", action="store_true", help="go back to the first session of the chain")
-    p.set_defaults(handler=_lazy("agent_room.cli.enter", "cmd_exit_agent"))
-
 
 def _operator_commands(sub: _Only) -> None:
-    handlers = "agent_room.cli.reach"
     p = sub.add_parser("status", help=_summary("status"))
     p.add_argument(
         "--format",
@@ -370,61 +304,6 @@ def _operator_commands(sub: _Only) -> None:
         help="e.g. '⚑{handovers} ⏸{waiting} ✗{failed}' (also {frozen}, {messages})",
     )
     p.set_defaults(handler=_lazy("agent_room.cli.status", "cmd_status"))
-
-    p = sub.add_parser("popup", help=_summary("popup"))
-    p.add_argument(
-        "--until-clear",
-        action="store_true",
-        help="close the popup once the last pending handover is decided",
-    )
-    p.add_argument("--size", default="90%", metavar="PERCENT", help="width and height (90%%)")
-    p.set_defaults(handler=_lazy(handlers, "cmd_popup"))
-
-    p = sub.add_parser("tmux", help=_summary("tmux"))
-    tsub = _commands(p, "tmux")
-    for action, text in (
-        ("install-keys", "add the popup key and the status line to your tmux.conf"),
-        ("remove-keys", "take them out again"),
-        ("keys", "print the lines, change nothing"),
-    ):
-        tp = tsub.add_parser(action, help=text)
-        tp.add_argument("--key", default="A", help="the key after the prefix (default: A)")
-        tp.add_argument("--file", metavar="PATH", help="the tmux.conf (default: yours)")
-        tp.set_defaults(handler=_lazy(handlers, "cmd_tmux_keys"), action=action)
-
-    p = sub.add_parser("notify", help=_summary("notify"))
-    p.add_argument("--test", action="store_true", help="send one test notification")
-    p.add_argument("--json", action="store_true", help="print JSON")
-    p.set_defaults(handler=_lazy(handlers, "cmd_notify"))
-
-    p = sub.add_parser(
-        "doctor",
-        help=_summary("doctor"),
-        description="Check tmux, each client (claude, codex, gemini) and its version, the"
-        " plugin, agent-room on the PATH, the room's permissions, the hooks' errors and a"
-        " deliverer; say how to fix each problem. Exit status 1 while something needed is"
-        " missing.",
-    )
-    p.set_defaults(handler=_lazy("agent_room.cli.doctor", "cmd_doctor"))
-
-    p = sub.add_parser("serve", help=_summary("serve"))
-    p.add_argument("--host", default="127.0.0.1", help="the address to listen on (loopback)")
-    p.add_argument("--port", type=_port, default=8760, help="the port (default: 8760)")
-    p.add_argument(
-        "--max-consoles",
-        type=int,
-        default=4,
-        help="console processes (browser tabs) at once; more are refused (default: 4)",
-    )
-    p.add_argument(
-        "--allow-host",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="a host name the browser may use besides IP addresses and localhost"
-        " (a reverse proxy's name); repeat for more",
-    )
-    p.set_defaults(handler=_lazy("agent_room.cli.serve", "cmd_serve"))
 
 
 def _handover_show(handovers: Any) -> None:
@@ -437,15 +316,6 @@ def _handover_show(handovers: Any) -> None:
     hp.add_argument("id", metavar="ID", type=_message_id, help="the handover's id")
     hp.add_argument("--json", action="store_true", help="print JSON")
     hp.set_defaults(handler=_lazy("agent_room.cli.worktrees", "cmd_handover_show"))
-
-
-def _worktree_commands(sub: _Only) -> None:
-    p = sub.add_parser("diff", help=_summary("diff"))
-    p.add_argument("name", metavar="NAME", help="the agent")
-    p.add_argument("file", metavar="FILE", nargs="?", help="only this file's patch")
-    p.add_argument("--stat", action="store_true", help="files with lines added and removed")
-    p.add_argument("--json", action="store_true", help="print JSON (files and counts)")
-    p.set_defaults(handler=_lazy("agent_room.cli.worktrees", "cmd_diff"))
 
 
 def _launcher_commands(sub: _Only) -> None:

@@ -120,7 +120,7 @@ def test_exit_agent_with_nowhere_to_go(
 def test_help(cli: Cli, command: str) -> None:
     result = cli(command, "--help")
     assert result.code == 0
-    assert result.out.startswith(f"usage: agent-room {command}")
+    assert result.out.startswith(f"Usage: agent-room {command}")
 
 
 def test_bad_wait_is_a_usage_error(cli: Cli) -> None:
