@@ -139,9 +139,12 @@ TASKS: tuple[tuple[str, dict[str, Command]], ...] = (
             "doctor": Command(
                 "check what the room needs and say how to fix it", "agent_room.cli.doctor"
             ),
-            "watch": Command("deliver messages to idle agents (headless worker)"),
+            "watch": Command(
+                "deliver messages to idle agents (headless worker)", "agent_room.cli.watch"
+            ),
             "mcp": Command(
-                "the room's tools for an agent over MCP on stdio (relayed to the room's server)"
+                "the room's tools for an agent over MCP on stdio (relayed to the room's server)",
+                "agent_room.cli.mcp",
             ),
             "plugin": Command(
                 "the Claude Code plugin shipped with agent-room", "agent_room.cli.plugin"
@@ -150,7 +153,8 @@ TASKS: tuple[tuple[str, dict[str, Command]], ...] = (
                 "tmux key bindings and the status line for agent-room", "agent_room.cli.reach"
             ),
             "transport": Command(
-                "show or choose how messages reach agents: native-first, tmux, native"
+                "show or choose how messages reach agents: native-first, tmux, native",
+                "agent_room.cli.outside",
             ),
             "room": Command(
                 "the room itself: copy a SQLite room into PostgreSQL", "agent_room.cli.room_copy"
@@ -159,7 +163,12 @@ TASKS: tuple[tuple[str, dict[str, Command]], ...] = (
     ),
     (
         "Try it",
-        {"demo": Command("a demo room to watch: four simulated agents in tmux, and the console")},
+        {
+            "demo": Command(
+                "a demo room to watch: four simulated agents in tmux, and the console",
+                "agent_room.cli.demo",
+            )
+        },
     ),
 )
 """``agent-room --help`` lists the commands by task, in this order."""

@@ -88,10 +88,6 @@ def _checked(check: Callable[[str], Any]) -> Callable[[str], Any]:
 
 _message_id = _checked(values.message_id)
 _count = _checked(values.count)
-_seconds = _checked(values.seconds)
-_timeout = _checked(values.timeout)
-_port = _checked(values.port)
-_money_amount = _checked(values.dollars)
 
 
 class _Skip:
@@ -144,7 +140,6 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     sub = _Only(real, command if known else None)
     _bus_commands(sub)
     _room_commands(sub)
-    _first_contact_commands(sub)
     _operator_commands(sub)
     if not known or command in ("start", "stop"):
         _launcher_commands(sub)
@@ -192,16 +187,6 @@ def _bus_commands(sub: _Only) -> None:
     p.add_argument("name", metavar="NAME", nargs="?", help="the name to remove (default: yours)")
     p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_leave"))
 
-    p = sub.add_parser(
-        "mcp",
-        help=_summary("mcp"),
-        description="Serve send_message, read_inbox, who, get_session_data, set_timer and ask"
-        " to the agent whose environment this runs in, over MCP on stdio. Where the room's"
-        " watch serves them and the agent has its secret (agent-room start gives both), this"
-        " process only relays to it. See docs/guide/mcp.md.",
-    )
-    p.set_defaults(handler=_lazy("agent_room.cli.mcp", "cmd_mcp"))
-
     p = sub.add_parser("inbox", help=_summary("inbox"))
     p.add_argument("--peek", action="store_true", help="show without marking read")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -218,17 +203,6 @@ def _bus_commands(sub: _Only) -> None:
     p = sub.add_parser("who", help=_summary("who"))
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_who"))
-
-    p = sub.add_parser("transport", help=_summary("transport"))
-    p.add_argument(
-        "mode",
-        metavar="MODE",
-        nargs="?",
-        choices=("native-first", "tmux", "native"),
-        help="native-first (Claude Code's socket where offered, else the pane; the default),"
-        " tmux (always the pane) or native (only the socket)",
-    )
-    p.set_defaults(handler=_lazy("agent_room.cli.outside", "cmd_transport"))
 
 
 def _room_commands(sub: _Only) -> None:
@@ -253,47 +227,6 @@ def _room_commands(sub: _Only) -> None:
     p.add_argument("--json", action="store_true", help="print JSON (with the prepared context)")
     p.set_defaults(handler=_lazy("agent_room.cli.bus", "cmd_handovers"))
     _handover_show(p)
-    p = sub.add_parser("watch", help=_summary("watch"))
-    # a send wakes the deliverer through its FIFO at once: file events (hooks changing an
-    # agent's state) can wait tens of ms, and a slower step costs a quarter at rest
-    p.add_argument("--debounce", type=int, default=50, help="file-event debounce, ms")
-    p.add_argument("--step", type=int, default=25, help="file-event step, ms")
-    p.add_argument("--status", action="store_true", help="say which process delivers, if any")
-    p.add_argument("--stop", action="store_true", help="stop the room's background watch")
-    p.add_argument("--background", action="store_true", help=argparse.SUPPRESS)  # start/join
-    p.set_defaults(handler=_lazy("agent_room.cli.watch", "cmd_watch"))
-
-
-def _first_contact_commands(sub: _Only) -> None:
-    """The demo room and the plugin: what a newcomer runs first."""
-    p = sub.add_parser("demo", help=_summary("demo"))
-    p.add_argument(
-        "--claude", action="store_true", help="real Claude Code clients (a built-in model stand-in)"
-    )
-    p.add_argument("--codex", action="store_true", help="add a real Codex CLI agent (@reviewer)")
-    p.add_argument("--gemini", action="store_true", help="add a real Gemini CLI agent (@docs)")
-    p.add_argument(
-        "--detach", action="store_true", help="set it up and print how to watch and stop it"
-    )
-    p.add_argument(
-        "--stop",
-        nargs="?",
-        const="",
-        metavar="DIR|all",
-        help="stop this terminal's demo room, the one in DIR, or all of yours",
-    )
-    p.add_argument("--list", action="store_true", help="list your demo rooms")
-    p.add_argument(
-        "--seconds",
-        type=_seconds,
-        metavar="N",
-        help="do not attach: run up to N seconds, print the room, stop",
-    )
-    p.add_argument(
-        "--script", action="store_true", help="a short scripted walk-through of the bus (no tmux)"
-    )
-    p.add_argument("--fast", action="store_true", help="the walk-through without pauses")
-    p.set_defaults(handler=_lazy("agent_room.cli.demo", "cmd_demo"))
 
 
 def _operator_commands(sub: _Only) -> None:
