@@ -33,8 +33,12 @@ TASKS: tuple[tuple[str, dict[str, Command]], ...] = (
     (
         "Start and stop agents",
         {
-            "start": Command("start an agent in tmux session ac-NAME, in the room"),
-            "stop": Command("stop the agent started as NAME and close its tmux"),
+            "start": Command(
+                "start an agent in tmux session ac-NAME, in the room", "agent_room.cli.start"
+            ),
+            "stop": Command(
+                "stop the agent started as NAME and close its tmux", "agent_room.cli.start"
+            ),
             "join": Command("register a name by hand (an agent in a pane without hooks)"),
             "leave": Command("remove a name from the room"),
             "rename": Command(

@@ -14,7 +14,7 @@ import click
 from agent_room.cli import launcher
 from agent_room.cli.output import print_json
 from agent_room.cli.params import COUNT, Group, call, json_option
-from agent_room.cli.parser import build_parser
+from agent_room.cli.start import start_command
 from agent_room.core.checkpoints import check_mode
 from agent_room.core.errors import BadInput
 from agent_room.core.ledger import OUTCOMES
@@ -171,8 +171,8 @@ def start_resumed(room: Room, name: str, text: str, *, cwd: str | None, detach: 
     room: its SessionStart hook hands it over."""
     message_id = queue_resume(room, parse_name(name), text)
     # through the parser, so the start gets every option's default as typed by hand
-    words = ["start", name, *(["--cwd", cwd] if cwd else []), *(["--detach"] if detach else [])]
-    start = build_parser("start").parse_args(words)
+    words = [name, *(["--cwd", cwd] if cwd else []), *(["--detach"] if detach else [])]
+    start = argparse.Namespace(**start_command.make_context("start", words).params)
     try:
         return launcher.cmd_start(start)
     except BaseException:

@@ -1,10 +1,12 @@
-"""The argument parser: every subcommand, its options and its handler."""
+"""The argparse parser of the commands not yet on click (``cli.app`` runs the others):
+the room's bus commands (join, leave, inbox, history, who, tree, approve, reject,
+handovers and handovers show) and status. They run on every agent's turn or at an
+operator's every glance, and loading click costs them some 10 ms more than this parser."""
 
 from __future__ import annotations
 
 import argparse
 
-from agent_room import __version__
 from agent_room.cli import values
 from agent_room.cli.commands import summary as _summary
 from agent_room.core.printable import printable
@@ -120,29 +122,14 @@ class _Only:
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The command line; with ``command`` (the first argument), start and stop are only
-    built when asked for: their module costs more to load than the rest together."""
-    parser = _Parser(
-        prog="agent-room",
-        description="A control room for many AI coding agents in tmux.",
-        epilog="The room lives in $AGENT_ROOM_HOME (default ~/.agent-room)."
-        " agent-room COMMAND --help says more about each command.",
-    )
-    parser.add_argument("--version", action="version", version=f"agent-room {__version__}")
-
-    def show_help(_args: argparse.Namespace) -> int:
-        parser.print_help()
-        return 0
-
-    parser.set_defaults(handler=show_help)
+    """The parser; with ``command`` (the first argument), only that command is built."""
+    parser = _Parser(prog="agent-room")
     real = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
     known = command is not None and not command.startswith("-")
     sub = _Only(real, command if known else None)
     _bus_commands(sub)
     _room_commands(sub)
     _operator_commands(sub)
-    if not known or command in ("start", "stop"):
-        _launcher_commands(sub)
     if known and command not in real.choices:
         return build_parser()  # an unknown command: its error lists every command
     _describe(parser)
@@ -249,52 +236,3 @@ def _handover_show(handovers: Any) -> None:
     hp.add_argument("id", metavar="ID", type=_message_id, help="the handover's id")
     hp.add_argument("--json", action="store_true", help="print JSON")
     hp.set_defaults(handler=_lazy("agent_room.cli.worktrees", "cmd_handover_show"))
-
-
-def _launcher_commands(sub: _Only) -> None:
-    from agent_room.cli import launcher
-
-    p = sub.add_parser(
-        "start",
-        help=_summary("start"),
-        usage="%(prog)s [-h] [--cwd DIR] [--agent KIND] [--agent-kind LABEL] [--detach]"
-        " NAME [--worktree [BRANCH]] [-- AGENT-ARGS ...]",
-    )
-    p.add_argument(
-        "name", metavar="NAME", help="its name in the room (after --: its own arguments)"
-    )
-    p.add_argument("--cwd", metavar="DIR", help="where the agent works (default: here)")
-    p.add_argument(
-        "--worktree",
-        nargs="?",
-        const="",
-        metavar="BRANCH",
-        help="work in a git worktree of --cwd's repository of its own, on BRANCH"
-        " (default: the agent's name); one it has already is reused",
-    )
-    p.add_argument(
-        "--agent",
-        default="claude",
-        choices=launcher.AGENT_KINDS,
-        help="claude (default; with the plugin), codex, gemini, or command: run AGENT-ARGS",
-    )
-    p.add_argument("--agent-kind", metavar="LABEL", help="the kind the room records")
-    p.add_argument(
-        "--detach", action="store_true", help="do not attach, nor open a window inside tmux"
-    )
-    _add_no_watch(p)
-    if isinstance(p, _Parser):  # not a stand-in for a command this process skips
-        launcher.take_agent_args(p)
-    p.set_defaults(handler=launcher.cmd_start)
-
-    p = sub.add_parser("stop", help=_summary("stop"))
-    p.add_argument("name", metavar="NAME", help="the name it was started as")
-    p.add_argument(
-        "--remove-worktree",
-        action="store_true",
-        help="also remove its worktree (refused while it holds work not merged anywhere)",
-    )
-    p.add_argument(
-        "--force", action="store_true", help="with --remove-worktree: remove it all the same"
-    )
-    p.set_defaults(handler=launcher.cmd_stop)
