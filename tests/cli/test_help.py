@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -118,3 +119,28 @@ def test_send_shows_the_id_once_on_a_terminal(cli: Cli, extra: tuple[str, ...]) 
     assert "#1" in shown
     piped = cli("send", "@frontend", "again", *extra, name="backend")
     assert piped.out == "2\n"  # a script still gets the id alone
+
+
+def test_the_top_help_loads_no_command_module() -> None:
+    """``agent-room --help`` lists the commands from ``cli.commands`` alone (their modules
+    pull in the room, the console, the launcher ...), and the commands still on argparse
+    run without click."""
+    probe = (
+        "import contextlib, io, json, sys\n"
+        "from agent_room.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        "    main(sys.argv[1:])\n"
+        "print(json.dumps(sorted(sys.modules)))"
+    )
+    modules = {m.module for m in COMMANDS.values() if m.module}
+    assert "agent_room.cli.links" in modules  # the check itself can see one
+    top = subprocess.run(
+        [sys.executable, "-c", probe, "--help"], capture_output=True, text=True, check=True
+    )
+    loaded = set(json.loads(top.stdout))
+    assert "click" in loaded
+    assert not loaded & modules, loaded & modules
+    who = subprocess.run(
+        [sys.executable, "-c", probe, "who", "--help"], capture_output=True, text=True, check=True
+    )
+    assert "click" not in json.loads(who.stdout)
