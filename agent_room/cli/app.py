@@ -100,9 +100,12 @@ def root(ctx: click.Context) -> int:
 
 
 def run(words: Sequence[str]) -> int:
-    """Run the command ``words`` name; its exit status."""
+    """Run the command ``words`` name; its exit status. Not through ``root.main``, whose
+    handling of a closed pipe and of ^C (exit 1, a blank line) is not the room's: those
+    go up to ``cli.main`` as they do from every command."""
     try:
-        code = root.main(list(words), prog_name="agent-room", standalone_mode=False)
+        with root.make_context("agent-room", list(words)) as ctx:
+            code = root.invoke(ctx)
     except click.UsageError as exc:
         where = exc.ctx.command_path if exc.ctx is not None else "agent-room"
         message = printable(exc.format_message())  # it quotes what was typed
@@ -111,6 +114,6 @@ def run(words: Sequence[str]) -> int:
     except click.ClickException as exc:
         print(f"agent-room: {printable(exc.format_message())}", file=sys.stderr)
         return exc.exit_code
-    except click.Abort:
-        return 130
+    except click.exceptions.Exit as exc:  # --help, --version
+        return exc.exit_code
     return code if isinstance(code, int) else 0

@@ -22,7 +22,7 @@ from agent_room.adapters.codex import CodexHeadless
 from agent_room.cli.bus import _open, _read_body
 from agent_room.cli.launcher import LEAKED, agent_env
 from agent_room.cli.output import print_json
-from agent_room.cli.params import COUNT, TIMEOUT, Group, call, json_option
+from agent_room.cli.params import COUNT, TIMEOUT, Group, call, json_option, own
 from agent_room.core.errors import BadInput
 from agent_room.core.files import read_regular
 from agent_room.core.intercom import OPERATOR_PARENT
@@ -261,9 +261,7 @@ def ask_command(
 @json_option
 @click.pass_context
 def intercom_command(ctx: click.Context, json: bool) -> int:
-    if ctx.invoked_subcommand is not None:
-        return 0  # the subcommand's status is the group's
-    return call(cmd_intercom, json=json)
+    return own(ctx, cmd_intercom, json=json)
 
 
 @intercom_command.command("import")

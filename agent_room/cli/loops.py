@@ -15,7 +15,7 @@ import time
 import click
 
 from agent_room.cli.links import _caller
-from agent_room.cli.params import MESSAGE_ID, Group, as_option, call, json_option
+from agent_room.cli.params import MESSAGE_ID, Group, as_option, call, json_option, own
 from agent_room.core.cycles import render_cycle
 from agent_room.core.links import parse_loop
 from agent_room.core.loops import TURNS, describe, describe_turns, parse_turns
@@ -89,9 +89,7 @@ def cmd_loops_settings(args: argparse.Namespace) -> int:
 @json_option
 @click.pass_context
 def loops_command(ctx: click.Context, active: bool, json: bool) -> int:
-    if ctx.invoked_subcommand is not None:
-        return 0  # the subcommand's status is the group's
-    return call(cmd_loops, active=active, json=json)
+    return own(ctx, cmd_loops, active=active, json=json)
 
 
 @loops_command.command("release")

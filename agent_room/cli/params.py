@@ -74,3 +74,11 @@ def sentence(text: str) -> str:
 def call(handler: Callable[[argparse.Namespace], int], **params: Any) -> int:
     """Run ``handler`` with ``params`` as its namespace."""
     return handler(argparse.Namespace(**params))
+
+
+def own(ctx: click.Context, handler: Callable[[argparse.Namespace], int], **params: Any) -> int:
+    """A group's own command (``loops``, ``usage`` ...): ``handler`` when no subcommand
+    follows; with one, the subcommand's status is the group's."""
+    if ctx.invoked_subcommand is not None:
+        return 0
+    return call(handler, **params)

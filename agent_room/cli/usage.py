@@ -19,7 +19,7 @@ import click
 
 from agent_room.cli import values
 from agent_room.cli.output import print_json
-from agent_room.cli.params import DOLLARS, Group, call, json_option
+from agent_room.cli.params import DOLLARS, Group, call, json_option, own
 from agent_room.core import cost_rate
 from agent_room.core.errors import BadInput
 from agent_room.core.printable import printable
@@ -314,9 +314,7 @@ def _scope(args: argparse.Namespace) -> str | None:
 @json_option
 @click.pass_context
 def usage_command(ctx: click.Context, since: str | None, by: str, json: bool) -> int:
-    if ctx.invoked_subcommand is not None:
-        return 0  # the subcommand's status is the group's
-    return call(cmd_usage, since=since, by=by, json=json)
+    return own(ctx, cmd_usage, since=since, by=by, json=json)
 
 
 def _price_option(option: str) -> Callable[[Any], Any]:
@@ -364,9 +362,7 @@ def _prices(json: bool) -> int:
 @json_option
 @click.pass_context
 def budget_command(ctx: click.Context, json: bool) -> int:
-    if ctx.invoked_subcommand is not None:
-        return 0  # the subcommand's status is the group's
-    return call(cmd_budget, json=json)
+    return own(ctx, cmd_budget, json=json)
 
 
 @budget_command.command(
