@@ -1,7 +1,8 @@
 """The ``agent-room`` command line: thin, fast, and never a traceback for user errors.
 
-Data goes to stdout, diagnostics to stderr. The parser and the handlers import lazily so
-that ``--help`` and ``agent-room hook`` start on the standard library alone.
+Data goes to stdout, diagnostics to stderr. The hooks, ``send`` and ``status`` run on
+the standard library alone (their quick paths); every other command goes to the click
+command line of ``cli.app``, which loads the command's module only when it runs.
 """
 
 from __future__ import annotations
@@ -105,14 +106,7 @@ def _home() -> str:
 
 
 def _parse_and_run(args_list: list[str]) -> int:
-    from agent_room.cli.commands import COMMANDS
-
-    entry = COMMANDS.get(args_list[0]) if args_list else None
-    if entry is not None and entry.module is None:
-        # still on argparse: straight there, without loading click (some 20 ms)
-        from agent_room.cli.parser import run
-    else:
-        from agent_room.cli.app import run
+    from agent_room.cli.app import run
 
     if _reads_only(args_list):
         from agent_room.store.attention import room_exists

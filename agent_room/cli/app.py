@@ -1,9 +1,8 @@
 """The ``agent-room`` command line on click: the root group and how it runs a command.
 
 The root lists the commands by task from ``cli.commands`` and loads a command's module
-only when that command runs (or shows its help). Commands not yet moved to click are
-handed, words and all, to the argparse parser in ``cli.parser``. Usage errors are one
-line on stderr with exit status 2 and the command's own ``--help`` to read next.
+only when that command runs (or shows its help). Usage errors are one line on stderr
+with exit status 2 and the command's own ``--help`` to read next.
 """
 
 from __future__ import annotations
@@ -28,12 +27,10 @@ class Root(Group):
         return list(COMMANDS)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:  # noqa: ARG002
-        """The command ``cmd_name`` from its module (or argparse's), None if there is none."""
+        """The command ``cmd_name`` from its module, None if there is none."""
         entry = COMMANDS.get(cmd_name)
         if entry is None:
             return None
-        if entry.module is None:
-            return _argparse_command(cmd_name)
         module = importlib.import_module(entry.module)
         command: click.Command = getattr(module, f"{cmd_name.replace('-', '_')}_command")
         if command.help is None:
@@ -57,28 +54,6 @@ class Root(Group):
         for title, group in TASKS:
             with formatter.section(title):
                 formatter.write_dl([(name, c.summary) for name, c in group.items()])
-
-
-def _argparse_command(name: str) -> click.Command:
-    """A command still defined in ``cli.parser``: its words go to argparse untouched."""
-
-    def run(words: tuple[str, ...]) -> int:
-        from agent_room.cli.parser import run as run_argparse
-
-        return run_argparse([name, *words])
-
-    return click.Command(
-        name,
-        callback=run,
-        params=[click.Argument(["words"], nargs=-1, type=click.UNPROCESSED)],
-        context_settings={
-            "ignore_unknown_options": True,
-            "allow_interspersed_args": False,
-            "help_option_names": [],
-        },
-        add_help_option=False,
-        short_help=COMMANDS[name].summary,
-    )
 
 
 @click.group(

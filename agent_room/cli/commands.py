@@ -3,31 +3,23 @@
 ``agent-room --help`` is printed from this table alone, without loading a command's
 module (pip keeps its commands the same way): the console's and the launcher's modules
 cost more to import than the help takes to print. A command's own ``--help`` begins
-with its summary unless it says more. Standard library only: the argparse parser of the
-commands not yet on click reads it too.
+with its summary unless it says more.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 
+
+@dataclass(frozen=True)
 class Command:
-    """One top-level command. A plain class: every command reads this table as it starts,
-    and ``dataclasses`` would load ``inspect`` (some 5 ms) for it."""
+    """One top-level command."""
 
-    __slots__ = ("module", "summary")
+    summary: str
+    """One line, lower case, no full stop: what the command is for."""
+    module: str
+    """The module defining its click command (``NAME_command``), beside its handler."""
 
-    def __init__(self, summary: str, module: str | None = None) -> None:
-        self.summary = summary
-        """One line, lower case, no full stop: what the command is for."""
-        self.module = module
-        """The module defining its click command (``NAME_command``) beside the handlers;
-        None while the command is still defined in ``cli.parser`` (argparse)."""
-
-
-_LINKS = "agent_room.cli.links"
-_MEMORY = "agent_room.cli.memory"
-_ASK = "agent_room.cli.ask"
-_USAGE = "agent_room.cli.usage"
 
 TASKS: tuple[tuple[str, dict[str, Command]], ...] = (
     (
@@ -39,8 +31,11 @@ TASKS: tuple[tuple[str, dict[str, Command]], ...] = (
             "stop": Command(
                 "stop the agent started as NAME and close its tmux", "agent_room.cli.start"
             ),
-            "join": Command("register a name by hand (an agent in a pane without hooks)"),
-            "leave": Command("remove a name from the room"),
+            "join": Command(
+                "register a name by hand (an agent in a pane without hooks)",
+                "agent_room.cli.bus_commands",
+            ),
+            "leave": Command("remove a name from the room", "agent_room.cli.bus_commands"),
             "rename": Command(
                 "rename a session in the room; its unread messages follow",
                 "agent_room.cli.sessions",
@@ -58,11 +53,15 @@ TASKS: tuple[tuple[str, dict[str, Command]], ...] = (
         "Messages and handovers",
         {
             "send": Command("send a directed message to @NAME", "agent_room.cli.send"),
-            "inbox": Command("read your unread messages"),
-            "history": Command("the room's last messages"),
-            "handovers": Command("list the handovers waiting for a decision"),
-            "approve": Command("approve a pending handover"),
-            "reject": Command("reject a pending handover, with a reason"),
+            "inbox": Command("read your unread messages", "agent_room.cli.bus_commands"),
+            "history": Command("the room's last messages", "agent_room.cli.bus_commands"),
+            "handovers": Command(
+                "list the handovers waiting for a decision", "agent_room.cli.bus_commands"
+            ),
+            "approve": Command("approve a pending handover", "agent_room.cli.bus_commands"),
+            "reject": Command(
+                "reject a pending handover, with a reason", "agent_room.cli.bus_commands"
+            ),
         },
     ),
     (
@@ -71,12 +70,17 @@ TASKS: tuple[tuple[str, dict[str, Command]], ...] = (
             "console": Command(
                 "the full-screen console (also: agent-room alone)", "agent_room.cli.console"
             ),
-            "who": Command("the sessions in the room"),
-            "tree": Command("the session tree: who descends from whom"),
+            "who": Command("the sessions in the room", "agent_room.cli.bus_commands"),
+            "tree": Command(
+                "the session tree: who descends from whom", "agent_room.cli.bus_commands"
+            ),
             "peek": Command(
                 "read an agent's last turns from its transcript", "agent_room.cli.sessions"
             ),
-            "status": Command("one short line for a status bar, e.g. tmux status-right"),
+            "status": Command(
+                "one short line for a status bar, e.g. tmux status-right",
+                "agent_room.cli.bus_commands",
+            ),
             "popup": Command(
                 "open the console in a tmux popup over this window", "agent_room.cli.reach"
             ),
@@ -96,20 +100,31 @@ TASKS: tuple[tuple[str, dict[str, Command]], ...] = (
                 "agent_room.cli.worktrees",
             ),
             "usage": Command(
-                "tokens and cost of the agents over a span (default: today, UTC)", _USAGE
+                "tokens and cost of the agents over a span (default: today, UTC)",
+                "agent_room.cli.usage",
             ),
             "budget": Command(
-                "what an agent or the room may spend per day; at 100 % its prompts wait", _USAGE
+                "what an agent or the room may spend per day; at 100 % its prompts wait",
+                "agent_room.cli.usage",
             ),
         },
     ),
     (
         "Links, timers and loops",
         {
-            "link": Command("freeze, thaw or close a link; the room's link settings", _LINKS),
-            "links": Command("the links: open, frozen, closed, crossings left", _LINKS),
-            "timer": Command("set a timer with intent (anchor, check, wait) or cancel one", _LINKS),
-            "timers": Command("the pending timers (--all: fired and cancelled too)", _LINKS),
+            "link": Command(
+                "freeze, thaw or close a link; the room's link settings", "agent_room.cli.links"
+            ),
+            "links": Command(
+                "the links: open, frozen, closed, crossings left", "agent_room.cli.links"
+            ),
+            "timer": Command(
+                "set a timer with intent (anchor, check, wait) or cancel one",
+                "agent_room.cli.links",
+            ),
+            "timers": Command(
+                "the pending timers (--all: fired and cancelled too)", "agent_room.cli.links"
+            ),
             "loops": Command(
                 "what the loop and turn breakers hold (messages, prompts); release or drop it",
                 "agent_room.cli.loops",
@@ -119,22 +134,34 @@ TASKS: tuple[tuple[str, dict[str, Command]], ...] = (
     (
         "Ask an agent in another repository",
         {
-            "ask": Command("ask a headless agent in another repository", _ASK),
-            "intercom": Command("the intercom's sessions per repository, with costs", _ASK),
+            "ask": Command("ask a headless agent in another repository", "agent_room.cli.ask"),
+            "intercom": Command(
+                "the intercom's sessions per repository, with costs", "agent_room.cli.ask"
+            ),
         },
     ),
     (
         "The room's memory",
         {
-            "ledger": Command("the collaboration ledger: every handover and its outcome", _MEMORY),
-            "checkpoint": Command("take a resume checkpoint of the agent NAME", _MEMORY),
-            "checkpoints": Command("the resume checkpoints (of NAME); their retention", _MEMORY),
-            "resume": Command("start an agent from a checkpoint, or print its context", _MEMORY),
+            "ledger": Command(
+                "the collaboration ledger: every handover and its outcome", "agent_room.cli.memory"
+            ),
+            "checkpoint": Command(
+                "take a resume checkpoint of the agent NAME", "agent_room.cli.memory"
+            ),
+            "checkpoints": Command(
+                "the resume checkpoints (of NAME); their retention", "agent_room.cli.memory"
+            ),
+            "resume": Command(
+                "start an agent from a checkpoint, or print its context", "agent_room.cli.memory"
+            ),
             "entities": Command(
                 "the shared entity registry: files, endpoints, contracts ... and who named them",
-                _MEMORY,
+                "agent_room.cli.memory",
             ),
-            "memory": Command("the memory's settings: a handover context's budget", _MEMORY),
+            "memory": Command(
+                "the memory's settings: a handover context's budget", "agent_room.cli.memory"
+            ),
         },
     ),
     (
@@ -179,8 +206,3 @@ TASKS: tuple[tuple[str, dict[str, Command]], ...] = (
 
 COMMANDS: dict[str, Command] = {name: c for _, group in TASKS for name, c in group.items()}
 """Every top-level command by name."""
-
-
-def summary(name: str) -> str:
-    """``name``'s one line, escaped for argparse (which formats its help with ``%``)."""
-    return COMMANDS[name].summary.replace("%", "%%")

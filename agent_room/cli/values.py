@@ -1,7 +1,7 @@
 """The checks of typed command-line values (ids, counts, times, ports, dollars).
 
-One place for both parsers while the command line moves from argparse to click: each
-check returns the value or raises ``ValueError`` with the one line the user reads.
+Plain functions (``cli.params.Checked`` makes click types of them): each returns the
+value or raises ``ValueError`` with the one line the user reads.
 """
 
 from __future__ import annotations

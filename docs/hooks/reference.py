@@ -1,16 +1,14 @@
 """mkdocs hook: the CLI and settings reference pages, written from the code at build time.
 
 A page holding ``<!-- cli-reference -->`` gets every command of ``agent-room`` as the
-command line defines it (grouped by task as ``--help`` shows them: the commands on
-click from their click definition, the others from the argparse parser); one holding
+click command line defines it (grouped by task as ``--help`` shows them); one holding
 ``<!-- settings-reference -->`` gets the console's settings from the dataclasses in
-``agent_room/ui/settings.py``, with the docstring under each field. Once every command is on
-click, mkdocs-click could replace ``cli_reference``.
+``agent_room/ui/settings.py``, with the docstring under each field. mkdocs-click renders one
+command tree, not the task groups of ``--help``: hence this small walk.
 """
 
 from __future__ import annotations
 
-import argparse
 import ast
 import inspect
 from typing import Any
@@ -19,42 +17,14 @@ import click
 
 from agent_room.cli.app import root
 from agent_room.cli.commands import TASKS
-from agent_room.cli.parser import build_parser
 from agent_room.ui import settings
 
 CLI_MARK = "<!-- cli-reference -->"
 SETTINGS_MARK = "<!-- settings-reference -->"
 
 
-def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return dict(action.choices)
-    return {}
-
-
-def _options(parser: argparse.ArgumentParser) -> list[str]:
-    rows = ["| argument | what it does |", "|---|---|"]
-    for action in parser._actions:
-        if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
-            continue
-        names = ", ".join(action.option_strings) or str(action.metavar or action.dest)
-        text = _cell(str(action.help or ""))
-        rows.append(f"| `{names}` | {text} |")
-    return rows if len(rows) > 2 else []
-
-
-def _command(path: list[str], parser: argparse.ArgumentParser, level: int) -> list[str]:
-    usage = parser.format_usage().removeprefix("usage: ").strip()
-    lines = [f"{'#' * level} {' '.join(path)}", "", str(parser.description or ""), ""]
-    lines += ["```text", " ".join(usage.split()), "```", "", *_options(parser), ""]
-    for name, child in _subcommands(parser).items():
-        lines += _command([*path, name], child, level + 1)
-    return lines
-
-
 def _cell(text: str) -> str:
-    return text.replace("%%", "%").replace("|", "\\|")
+    return text.replace("|", "\\|")
 
 
 def _click_command(ctx: click.Context, level: int) -> list[str]:
@@ -82,16 +52,11 @@ def _click_command(ctx: click.Context, level: int) -> list[str]:
 
 def cli_reference() -> str:
     """Every command, grouped by task, with its usage and options."""
-    parser = build_parser()
-    commands = _subcommands(parser)
     lines: list[str] = []
     top = click.Context(root, info_name="agent-room")
     for title, group in TASKS:
         lines += [f"## {title}", ""]
-        for name, entry in group.items():
-            if entry.module is None:
-                lines += _command(["agent-room", name], commands[name], 3)
-                continue
+        for name in group:
             command = root.get_command(top, name)
             assert command is not None, name
             lines += _click_command(click.Context(command, parent=top, info_name=name), 3)
