@@ -21,7 +21,6 @@ from agent_room.cli.bus import (
 )
 from agent_room.cli.params import COUNT, MESSAGE_ID, Group, as_option, call, json_option, own
 from agent_room.cli.status import cmd_status
-from agent_room.cli.worktrees import cmd_handover_show
 
 HANDOVER_ID = click.argument(
     "id", metavar="ID", type=MESSAGE_ID, help="the handover's id (handovers lists them)"
@@ -91,19 +90,17 @@ def reject_command(id: int, reason: str) -> int:
     return call(cmd_reject, id=id, reason=reason)
 
 
-@click.group("handovers", cls=Group, invoke_without_command=True, subcommand_metavar="[show ID]")
+@click.group(
+    "handovers",
+    cls=Group,
+    lazy={"show": "agent_room.cli.worktrees:handover_show_command"},
+    invoke_without_command=True,
+    subcommand_metavar="[show ID]",
+)
 @click.option("--json", is_flag=True, help="print JSON (with the prepared context)")
 @click.pass_context
 def handovers_command(ctx: click.Context, json: bool) -> int:
     return own(ctx, cmd_handovers, json=json)
-
-
-@handovers_command.command("show")
-@click.argument("id", metavar="ID", type=MESSAGE_ID, help="the handover's id")
-@json_option
-def _show(id: int, json: bool) -> int:
-    """One handover in full: its body, prepared context and code against the recipient."""
-    return call(cmd_handover_show, id=id, json=json)
 
 
 @click.command("status")

@@ -19,7 +19,7 @@ import click
 
 from agent_room.adapters.git import GitCli
 from agent_room.cli.output import print_json
-from agent_room.cli.params import call
+from agent_room.cli.params import MESSAGE_ID, call, json_option
 from agent_room.core.errors import BadInput, NotFound
 from agent_room.core.names import parse_name
 from agent_room.core.printable import printable
@@ -234,3 +234,11 @@ def check_force(args: argparse.Namespace) -> None:
 @click.option("--json", is_flag=True, help="print JSON (files and counts)")
 def diff_command(name: str, file: str | None, stat: bool, json: bool) -> int:
     return call(cmd_diff, name=name, file=file, stat=stat, json=json)
+
+
+@click.command("show")
+@click.argument("id", metavar="ID", type=MESSAGE_ID, help="the handover's id")
+@json_option
+def handover_show_command(id: int, json: bool) -> int:
+    """One handover in full: its body, prepared context and code against the recipient."""
+    return call(cmd_handover_show, id=id, json=json)
