@@ -19,7 +19,16 @@ from agent_room.cli.bus import (
     cmd_tree,
     cmd_who,
 )
-from agent_room.cli.params import COUNT, MESSAGE_ID, Group, as_option, call, json_option, own
+from agent_room.cli.params import (
+    COUNT,
+    MESSAGE_ID,
+    Group,
+    as_option,
+    call,
+    json_option,
+    no_watch_option,
+    own,
+)
 from agent_room.cli.status import cmd_status
 
 HANDOVER_ID = click.argument(
@@ -33,11 +42,7 @@ HANDOVER_ID = click.argument(
 @click.option(
     "--agent", help="the kind of agent in the pane (default: claude with --pane, none without)"
 )
-@click.option(
-    "--no-watch",
-    is_flag=True,
-    help="do not start a background deliverer when none runs (also: AGENT_ROOM_WATCH=off)",
-)
+@no_watch_option
 def join_command(name: str, pane: str | None, agent: str | None, no_watch: bool) -> int:
     return call(cmd_join, name=name, pane=pane, agent=agent, no_watch=no_watch)
 

@@ -83,6 +83,12 @@ as_option = click.option(
     help="speak as NAME when neither AGENT_ROOM_NAME nor a registered pane tells who",
 )
 
+no_watch_option = click.option(
+    "--no-watch",
+    is_flag=True,
+    help="do not start a background deliverer when none runs (also: AGENT_ROOM_WATCH=off)",
+)
+
 
 def sentence(text: str) -> str:
     """A one-line summary as the first sentence of a command's help."""

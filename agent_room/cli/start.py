@@ -11,7 +11,7 @@ import argparse
 import click
 
 from agent_room.cli.launcher import AGENT_KINDS, cmd_start, cmd_stop
-from agent_room.cli.params import call
+from agent_room.cli.params import call, no_watch_option
 
 
 class AgentArgs(click.Command):
@@ -51,11 +51,7 @@ class AgentArgs(click.Command):
 )
 @click.option("--agent-kind", metavar="LABEL", help="the kind the room records")
 @click.option("--detach", is_flag=True, help="do not attach, nor open a window inside tmux")
-@click.option(
-    "--no-watch",
-    is_flag=True,
-    help="do not start a background deliverer when none runs (also: AGENT_ROOM_WATCH=off)",
-)
+@no_watch_option
 def start_command(**params: object) -> int:
     return cmd_start(argparse.Namespace(**params))
 
