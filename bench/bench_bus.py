@@ -414,7 +414,7 @@ def big_room_commands(home: Path, sizes: Sizes, reader_unread: int) -> list[Comm
         Command("python -c 'import sqlite3'", [python, "-c", "import sqlite3"], env),
         Command(
             "import the CLI, no command",
-            [python, "-c", "from agent_room.cli.parser import build_parser; build_parser()"],
+            [python, "-c", "from agent_room.cli.app import root"],
             env,
         ),
         Command("history 20", [cli, "history", "20"], env, check=expect_messages(20)),
@@ -558,7 +558,7 @@ def import_profile(runs: int) -> list[dict[str, Any]]:
         "-X",
         "importtime",
         "-c",
-        "from agent_room.cli.parser import build_parser",
+        "from agent_room.cli.app import root",
     ]
     self_us: dict[str, list[int]] = {}
     cumulative_us: dict[str, list[int]] = {}

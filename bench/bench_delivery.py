@@ -823,7 +823,7 @@ def main(argv: list[str] | None = None) -> int:
         f" {os.cpu_count()} CPUs, {venv_script('agent-room')}"
     )
 
-    import agent_room.cli.parser
+    import agent_room.cli.app
     import agent_room.workers.deliverer
 
     del agent_room  # imported for stale_bytecode: the modules of the send and watch paths

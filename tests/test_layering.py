@@ -72,7 +72,7 @@ def test_cli_fast_paths_load_no_pydantic_or_ui(command: str, tmp_path: Path) -> 
         opened.close()
     code, out, loaded = _run_cli([command], room)
     assert code in (0, None)
-    assert ("usage: agent-room" if command == "--help" else "a message to print") in out
+    assert ("Usage: agent-room" if command == "--help" else "a message to print") in out
     assert not loaded & {"pydantic", "textual", "libtmux", "watchfiles", "psutil"}
 
 

@@ -1,7 +1,8 @@
 """The ``agent-room`` command line: thin, fast, and never a traceback for user errors.
 
-Data goes to stdout, diagnostics to stderr. The parser and the handlers import lazily so
-that ``--help`` and ``agent-room hook`` start on the standard library alone.
+Data goes to stdout, diagnostics to stderr. The hooks, ``send`` and ``status`` run on
+the standard library alone (their quick paths); every other command goes to the click
+command line of ``cli.app``, which loads the command's module only when it runs.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from typing import NoReturn
 
 
@@ -105,27 +106,16 @@ def _home() -> str:
 
 
 def _parse_and_run(args_list: list[str]) -> int:
-    from agent_room.cli.parser import build_parser, subcommand_parser
+    from agent_room.cli.app import run
 
-    parser = build_parser(args_list[0] if args_list else None)
-    args, extra = parser.parse_known_args(args_list)
-    if extra:
-        # `send @x --handover some words`: words after an option still belong to TEXT
-        if getattr(args, "text", None) is None or any(e.startswith("-") for e in extra):
-            from agent_room.core.printable import printable
-
-            command = subcommand_parser(parser, args_list)
-            command.error(f"unrecognized arguments: {printable(' '.join(extra))}")
-        args.text = [*args.text, *extra]
     if _reads_only(args_list):
         from agent_room.store.attention import room_exists
         from agent_room.store.home import room_home
 
         # one that is not private is refused, not passed over
         if not room_exists(room_home(os.environ)):
-            return _in_an_empty_room(args)
-    code: int = args.handler(args)
-    return code
+            return _in_an_empty_room(lambda: run(args_list))
+    return run(args_list)
 
 
 READ_ONLY = frozenset(
@@ -158,7 +148,7 @@ def _reads_only(args_list: list[str]) -> bool:
     return command in WRITING and not rest & WRITING[command]
 
 
-def _in_an_empty_room(args: object) -> int:
+def _in_an_empty_room(command: Callable[[], int]) -> int:
     """Run a reading command against a throw-away empty room instead of making one."""
     import tempfile
 
@@ -166,7 +156,7 @@ def _in_an_empty_room(args: object) -> int:
     with tempfile.TemporaryDirectory(prefix="agent-room-empty-") as tmp:
         os.environ["AGENT_ROOM_HOME"] = f"{tmp}/room"
         try:
-            code: int = args.handler(args)  # type: ignore[attr-defined]
+            code = command()
         finally:
             if saved is None:
                 del os.environ["AGENT_ROOM_HOME"]

@@ -16,11 +16,14 @@ import sys
 import time
 from dataclasses import dataclass
 
+import click
+
 from agent_room.adapters.claude import ClaudeHeadless
 from agent_room.adapters.codex import CodexHeadless
 from agent_room.cli.bus import _open, _read_body
 from agent_room.cli.launcher import LEAKED, agent_env
 from agent_room.cli.output import print_json
+from agent_room.cli.params import COUNT, TIMEOUT, Group, call, json_option, own
 from agent_room.config.settings import RoomSettings
 from agent_room.core.errors import BadInput
 from agent_room.core.files import read_regular
@@ -211,3 +214,77 @@ def cmd_intercom_settings(args: argparse.Namespace) -> int:
         for key, value in values.items():
             print(f"{key}: {value}")
     return 0
+
+
+# The commands: ask, intercom, intercom import|forget|settings (loaded by cli.app).
+
+
+@click.command("ask")
+@click.argument("repo", metavar="REPO", help="a directory, or the @name of a room member")
+@click.argument("question", metavar="QUESTION", nargs=-1, help="else --file or stdin")
+@click.option("--file", metavar="FILE", help="read the question from a file ('-' for stdin)")
+@click.option("--new", is_flag=True, help="start a new session, whatever the rules")
+@click.option("--resume", metavar="ID", help="resume this session, whatever the rules")
+@click.option("--max-turns", type=COUNT, metavar="N", help="agentic turns at most (room's setting)")
+@click.option(
+    "--timeout",
+    type=TIMEOUT,
+    default=600.0,
+    metavar="SECONDS",
+    help="end the client after this long (default: 600)",
+)
+@click.option("--json", is_flag=True, help="print the whole record as JSON")
+@click.option("--quiet", is_flag=True, help="no [Intercom] reasoning on stderr")
+def ask_command(
+    repo: str,
+    question: tuple[str, ...],
+    file: str | None,
+    new: bool,
+    resume: str | None,
+    max_turns: int | None,
+    timeout: float,
+    json: bool,
+    quiet: bool,
+) -> int:
+    return call(
+        cmd_ask,
+        repo=repo,
+        question=list(question),
+        file=file,
+        new=new,
+        resume=resume,
+        max_turns=max_turns,
+        timeout=timeout,
+        json=json,
+        quiet=quiet,
+    )
+
+
+@click.group("intercom", cls=Group, invoke_without_command=True)
+@json_option
+@click.pass_context
+def intercom_command(ctx: click.Context, json: bool) -> int:
+    return own(ctx, cmd_intercom, json=json)
+
+
+@intercom_command.command("import")
+@click.argument("file", metavar="FILE", help="e.g. /tmp/cross-agent-sessions.json")
+def _import(file: str) -> int:
+    """Take over the sessions of the seed's state file."""
+    return call(cmd_intercom_import, file=file)
+
+
+@intercom_command.command("forget")
+@click.argument("target", metavar="REPO|SESSION", help="a repository folder or a session id")
+def _forget(target: str) -> int:
+    """Forget a session, or every session of a repository."""
+    return call(cmd_intercom_forget, target=target)
+
+
+@intercom_command.command("settings")
+@click.option("--max-turns", type=COUNT, metavar="N", help="per ask (default 10)")
+@click.option("--session-limit", type=COUNT, metavar="N", help="sessions kept per repository (5)")
+@json_option
+def _settings(max_turns: int | None, session_limit: int | None, json: bool) -> int:
+    """Show or change the default max turns, session limit."""
+    return call(cmd_intercom_settings, max_turns=max_turns, session_limit=session_limit, json=json)

@@ -9,6 +9,9 @@ import sys
 import threading
 from dataclasses import replace
 
+import click
+
+from agent_room.cli.params import call
 from agent_room.core.snapshot import RoomSnapshot
 from agent_room.store.home import room_home
 
@@ -78,3 +81,21 @@ def cmd_console(args: argparse.Namespace) -> int:
     app = make_app(settings, snapshot=first.snapshot)
     app.run()
     return int(app.return_code or 0)
+
+
+# The command (loaded by cli.app when they run).
+
+
+@click.command("console")
+@click.option("--theme", help="the theme to open with (see the command palette)")
+@click.option("--no-deliver", is_flag=True, help="do not run the delivery worker inside")
+@click.option(
+    "--until-clear",
+    is_flag=True,
+    help="quit once a decision leaves no handover pending (agent-room popup uses it)",
+)
+@click.option("--served", is_flag=True, hidden=True, help="run for agent-room serve")
+def console_command(theme: str | None, no_deliver: bool, until_clear: bool, served: bool) -> int:
+    return call(
+        cmd_console, theme=theme, no_deliver=no_deliver, until_clear=until_clear, served=served
+    )

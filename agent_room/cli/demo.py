@@ -21,6 +21,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import click
+
+from agent_room.cli.params import SECONDS, call
 from agent_room.core.errors import NotFound
 from agent_room.core.format import format_terminal_messages
 from agent_room.core.handover import HandoverFields
@@ -212,3 +215,52 @@ def walk_through(args: argparse.Namespace) -> int:
         room.close()
     print(f"\nThe room is gone again. Run `{_me()} --help` for every command." + _on_path_hint())
     return 0
+
+
+# The command (loaded by cli.app when it runs).
+
+
+@click.command("demo")
+@click.option("--claude", is_flag=True, help="real Claude Code clients (a built-in model stand-in)")
+@click.option("--codex", is_flag=True, help="add a real Codex CLI agent (@reviewer)")
+@click.option("--gemini", is_flag=True, help="add a real Gemini CLI agent (@docs)")
+@click.option("--detach", is_flag=True, help="set it up and print how to watch and stop it")
+@click.option(
+    "--stop",
+    is_flag=False,
+    flag_value="",
+    metavar="[DIR|all]",
+    help="stop this terminal's demo room, the one in DIR, or all of yours",
+)
+@click.option("--list", "list_", is_flag=True, help="list your demo rooms")
+@click.option(
+    "--seconds",
+    type=SECONDS,
+    metavar="N",
+    help="do not attach: run up to N seconds, print the room, stop",
+)
+@click.option("--script", is_flag=True, help="a short scripted walk-through of the bus (no tmux)")
+@click.option("--fast", is_flag=True, help="the walk-through without pauses")
+def demo_command(
+    claude: bool,
+    codex: bool,
+    gemini: bool,
+    detach: bool,
+    stop: str | None,
+    list_: bool,
+    seconds: float | None,
+    script: bool,
+    fast: bool,
+) -> int:
+    return call(
+        cmd_demo,
+        claude=claude,
+        codex=codex,
+        gemini=gemini,
+        detach=detach,
+        stop=stop,
+        list=list_,
+        seconds=seconds,
+        script=script,
+        fast=fast,
+    )

@@ -21,7 +21,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+import click
+
 from agent_room.cli.launcher import NPM_PACKAGES
+from agent_room.cli.params import call
 from agent_room.config.settings import RoomSettings
 from agent_room.core.errors import RoomError
 from agent_room.core.files import SETTINGS_LIMIT, read_regular
@@ -229,3 +232,14 @@ def cmd_doctor(_args: argparse.Namespace) -> int:
             print(f"     -> {check.fix}")
             failed = failed or check.needed
     return 1 if failed else 0
+
+
+# The command (loaded by cli.app when they run).
+
+
+@click.command("doctor")
+def doctor_command() -> int:
+    """Check tmux, each client (claude, codex, gemini) and its version, the plugin,
+    agent-room on the PATH, the room's permissions, the hooks' errors and a deliverer; say
+    how to fix each problem. Exit status 1 while something needed is missing."""
+    return call(cmd_doctor)

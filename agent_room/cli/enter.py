@@ -12,8 +12,11 @@ import argparse
 import os
 import sys
 
+import click
+
 from agent_room.adapters.processes import SystemProbe
 from agent_room.adapters.tmux import Tmux, TmuxError
+from agent_room.cli.params import SECONDS, call
 from agent_room.core.enter import Move, Plan, parent_note
 from agent_room.core.errors import Refused
 from agent_room.core.names import tmux_socket_of
@@ -132,3 +135,26 @@ def cmd_exit_agent(args: argparse.Namespace) -> int:
     finally:
         room.close()
     return 0
+
+
+# The commands (loaded by cli.app when they run).
+
+
+@click.command("enter")
+@click.argument("who", metavar="NAME|ID", help="the agent's @name or its session id")
+@click.option("--force", is_flag=True, help="resume even if the session is live elsewhere")
+@click.option(
+    "--wait",
+    type=SECONDS,
+    default=10.0,
+    metavar="SECONDS",
+    help="how long to wait for a just-started session to register (default: 10)",
+)
+def enter_command(who: str, force: bool, wait: float) -> int:
+    return call(cmd_enter, who=who, force=force, wait=wait)
+
+
+@click.command("exit-agent")
+@click.option("--root", is_flag=True, help="go back to the first session of the chain")
+def exit_agent_command(root: bool) -> int:
+    return call(cmd_exit_agent, root=root)

@@ -23,7 +23,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agent_room.adapters import procfs
 from agent_room.adapters.claude_files import trusted
@@ -59,30 +59,6 @@ LEAKED: tuple[str, ...] = ("CLAUDECODE", "CLAUDE_PID", "CLAUDE_CODE_SESSION_ID")
 LEAKED += ("CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_MESSAGING_SOCKET", "AGENT_ROOM_PARENT")
 LEAKED += ("AGENT_ROOM_MCP_TOKEN", "AGENT_ROOM_MCP_URL", "AGENT_ROOM_HOOKS_HTTP")
 """Variables of whoever runs the launcher that would misidentify the new agent."""
-
-
-class _AgentArgs(argparse.ArgumentParser):
-    """Everything after the first ``--`` is AGENT-ARGS, verbatim.
-
-    argparse cannot express ``NAME [options] [-- ARGS]``: ``nargs="*"`` is consumed empty
-    as soon as an option follows NAME, and ``REMAINDER`` swallows the options after NAME.
-    """
-
-    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
-        items = list(sys.argv[1:] if args is None else args)
-        tail: list[str] = []
-        if "--" in items:
-            at = items.index("--")
-            items, tail = items[:at], items[at + 1 :]
-        parsed, extra = super().parse_known_args(items, namespace)
-        parsed.agent_args = tail
-        return parsed, extra
-
-
-def take_agent_args(parser: argparse.ArgumentParser) -> None:
-    """Make ``parser`` (the ``start`` subparser) put what follows ``--`` in ``agent_args``."""
-    parser.__class__ = type("StartParser", (_AgentArgs, type(parser)), {})
-    parser.set_defaults(agent_args=[])
 
 
 class _Tmux:

@@ -12,7 +12,18 @@ import os
 import sys
 import time
 
+import click
+
 from agent_room.cli.output import print_json
+from agent_room.cli.params import (
+    COUNT,
+    MESSAGE_ID,
+    Group,
+    as_option,
+    call,
+    json_option,
+    sentence,
+)
 from agent_room.core.links import parse_loop
 from agent_room.core.printable import printable
 from agent_room.core.timers import format_duration, parse_duration
@@ -172,3 +183,128 @@ def cmd_timers(args: argparse.Namespace) -> int:
         # a timer's text may hold lines and bidi marks: one timer stays one line
         print(f"#{r['id']}  @{r['name']}  {r['intent'].upper()}  {when}  {printable(r['text'])}")
     return 0
+
+
+# The commands: links, link ..., timer ..., timers (loaded by cli.app when they run).
+
+LINK_ID = click.argument(
+    "id", metavar="ID", type=MESSAGE_ID, help="the link's id (links lists them)"
+)
+
+
+@click.command("links")
+@click.option("--live", is_flag=True, help="only open and frozen links")
+@json_option
+def links_command(live: bool, json: bool) -> int:
+    return call(cmd_links, live=live, json=json)
+
+
+@click.group("link", cls=Group)
+def link_command() -> None:
+    """Freeze, thaw or close a link; the room's link settings."""
+
+
+def _link_action(action: str, text: str) -> None:
+    """``link ACTION ID``: freeze, thaw and close differ only in what they do."""
+
+    @link_command.command(action, help=sentence(text))
+    @LINK_ID
+    @as_option
+    def command(id: int, as_name: str | None) -> int:
+        return call(cmd_link, id=id, as_name=as_name, action=action)
+
+
+_link_action("freeze", "stop crossings; outputs are held until a thaw")
+_link_action("thaw", "reopen a frozen link (operator): held outputs cross")
+_link_action("close", "sever a link (operator, or its initiator)")
+
+
+@link_command.command("grant")
+@LINK_ID
+@click.argument("count", metavar="COUNT", type=COUNT, help="how many more crossings")
+@as_option
+def _link_grant(id: int, count: int, as_name: str | None) -> int:
+    """Give a link COUNT more crossings (operator)."""
+    return call(cmd_link_grant, id=id, count=count, as_name=as_name)
+
+
+@link_command.command("settings")
+@click.option("--budget", type=COUNT, help="crossings per new link (default 8)")
+@click.option(
+    "--budget-window",
+    metavar="DURATION",
+    help="how long a closed link's spent crossings carry to the pair's next link (1h)",
+)
+@click.option("--loop", metavar="N/SECONDS", help="loop breaker, e.g. 6/60, or off")
+@click.option(
+    "--checkpoint-pattern",
+    multiple=True,
+    metavar="REGEX",
+    help="a prompt matching it starts a checkpoint turn, which never crosses (repeat)",
+)
+@click.option("--default-patterns", is_flag=True, help="back to the room's own patterns")
+@click.option(
+    "--sever-grace",
+    type=float,
+    metavar="SECONDS",
+    help="how long an ended session may be resumed before its links are severed (30)",
+)
+@json_option
+def _link_settings(
+    budget: int | None,
+    budget_window: str | None,
+    loop: str | None,
+    checkpoint_pattern: tuple[str, ...],
+    default_patterns: bool,
+    sever_grace: float | None,
+    json: bool,
+) -> int:
+    """Show or change budget, loop breaker, checkpoints."""
+    return call(
+        cmd_link_settings,
+        budget=budget,
+        budget_window=budget_window,
+        loop=loop,
+        checkpoint_pattern=list(checkpoint_pattern) or None,
+        default_patterns=default_patterns,
+        sever_grace=sever_grace,
+        json=json,
+    )
+
+
+@click.group("timer", cls=Group, subcommand_metavar="INTENT")
+def timer_command() -> None:
+    """Set a timer with intent (anchor, check, wait) or cancel one."""
+
+
+def _timer_intent(intent: str, text: str) -> None:
+    """``timer INTENT DURATION TEXT...``: the intents differ only in what they remind of."""
+
+    @timer_command.command(intent, help=sentence(text))
+    @click.argument("duration", metavar="DURATION", help="e.g. 90s, 5m, 1h, 1h30m")
+    @click.argument(
+        "text", metavar="TEXT", nargs=-1, required=True, help="what to do when it fires"
+    )
+    @as_option
+    def command(duration: str, text: tuple[str, ...], as_name: str | None) -> int:
+        return call(cmd_timer, duration=duration, text=list(text), as_name=as_name, intent=intent)
+
+
+_timer_intent("anchor", "return to your own work when it fires (always keep one)")
+_timer_intent("check", "look at a peer's status when it fires")
+_timer_intent("wait", "check whether an answer arrived when it fires")
+
+
+@timer_command.command("cancel")
+@click.argument("id", metavar="ID", type=MESSAGE_ID, help="the timer's id (timers lists them)")
+@as_option
+def _timer_cancel(id: int, as_name: str | None) -> int:
+    """Cancel a pending timer (its owner or the operator)."""
+    return call(cmd_timer_cancel, id=id, as_name=as_name)
+
+
+@click.command("timers")
+@click.option("--all", "all_", is_flag=True, help="include fired and cancelled timers")
+@json_option
+def timers_command(all_: bool, json: bool) -> int:
+    return call(cmd_timers, all=all_, json=json)

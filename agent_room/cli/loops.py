@@ -12,7 +12,10 @@ import os
 import sys
 import time
 
+import click
+
 from agent_room.cli.links import _caller
+from agent_room.cli.params import MESSAGE_ID, Group, as_option, call, json_option, own
 from agent_room.core.cycles import render_cycle
 from agent_room.core.links import parse_loop
 from agent_room.core.loops import TURNS, describe, describe_turns, parse_turns
@@ -76,3 +79,41 @@ def cmd_loops_settings(args: argparse.Namespace) -> int:
     print(f"loop breaker: {describe(per_edge, window)}")
     print(f"turn breaker: {describe_turns(*turns)}")
     return 0
+
+
+# The commands: loops, loops release, loops settings (loaded by cli.app when they run).
+
+
+@click.group("loops", cls=Group, invoke_without_command=True)
+@click.option("--active", is_flag=True, help="only the holds still holding")
+@json_option
+@click.pass_context
+def loops_command(ctx: click.Context, active: bool, json: bool) -> int:
+    return own(ctx, cmd_loops, active=active, json=json)
+
+
+@loops_command.command("release")
+@click.argument("id", metavar="ID", type=MESSAGE_ID, help="the hold's id (loops lists them)")
+@click.option("--drop", is_flag=True, help="cancel the held messages instead")
+@as_option
+def _release(id: int, drop: bool, as_name: str | None) -> int:
+    """Deliver what a loop hold keeps (operator)."""
+    return call(cmd_loops_release, id=id, drop=drop, as_name=as_name)
+
+
+@loops_command.command("settings")
+@click.option(
+    "--threshold",
+    metavar="N/SECONDS",
+    help="messages along every step of a cycle within SECONDS (default 10/60), or off",
+)
+@click.option(
+    "--turns",
+    metavar="AGENT/PAIR/SECONDS",
+    help="turns the room may cause one agent, and two agents each other, within SECONDS"
+    " (default 60/16/300), or off",
+)
+@json_option
+def _settings(threshold: str | None, turns: str | None, json: bool) -> int:
+    """Show or change the loop breaker's threshold."""
+    return call(cmd_loops_settings, threshold=threshold, turns=turns, json=json)

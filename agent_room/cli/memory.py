@@ -9,9 +9,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+import click
+
 from agent_room.cli import launcher
 from agent_room.cli.output import print_json
-from agent_room.cli.parser import build_parser
+from agent_room.cli.params import COUNT, Group, call, json_option
+from agent_room.cli.start import start_command
 from agent_room.core.checkpoints import check_mode
 from agent_room.core.errors import BadInput
 from agent_room.core.ledger import OUTCOMES
@@ -168,8 +171,8 @@ def start_resumed(room: Room, name: str, text: str, *, cwd: str | None, detach: 
     room: its SessionStart hook hands it over."""
     message_id = queue_resume(room, parse_name(name), text)
     # through the parser, so the start gets every option's default as typed by hand
-    words = ["start", name, *(["--cwd", cwd] if cwd else []), *(["--detach"] if detach else [])]
-    start = build_parser("start").parse_args(words)
+    words = [name, *(["--cwd", cwd] if cwd else []), *(["--detach"] if detach else [])]
+    start = argparse.Namespace(**start_command.make_context("start", words).params)
     try:
         return launcher.cmd_start(start)
     except BaseException:
@@ -237,3 +240,107 @@ def _print_conflicts(entities: Any, as_json: bool) -> int:
             f" {printable(str(c['context']))!r}, kept {printable(str(c['current']))!r}"
         )
     return 0
+
+
+# The commands: ledger, checkpoint, checkpoints, resume, entities, memory settings
+# (loaded by cli.app when they run).
+
+
+@click.command("ledger")
+@click.option("--agent", metavar="NAME", help="only handovers NAME sent or received")
+@click.option("--since", metavar="DURATION", help="only the last DURATION, e.g. 2h or 7d")
+@click.option("--stats", is_flag=True, help="per pair and agent: outcomes, rates, median times")
+@json_option
+def ledger_command(agent: str | None, since: str | None, stats: bool, json: bool) -> int:
+    return call(cmd_ledger, agent=agent, since=since, stats=stats, json=json)
+
+
+@click.command("checkpoint")
+@click.argument("name", metavar="NAME", help="the agent")
+@click.option("--note", metavar="TEXT", help="why: shown when resuming")
+def checkpoint_command(name: str, note: str | None) -> int:
+    return call(cmd_checkpoint, name=name, note=note)
+
+
+@click.command("checkpoints")
+@click.argument("name", metavar="NAME", required=False, help="only this agent's")
+@click.option("--keep", type=COUNT, metavar="N", help="keep N per session (default 10)")
+@click.option("--days", type=COUNT, metavar="D", help="keep them D days (default 30)")
+@json_option
+def checkpoints_command(name: str | None, keep: int | None, days: int | None, json: bool) -> int:
+    return call(cmd_checkpoints, name=name, keep=keep, days=days, json=json)
+
+
+@click.command("resume")
+@click.argument("checkpoint", metavar="NAME|CHECKPOINT", help="an agent's newest, or #ID")
+@click.option("--mode", default="full", help="full (default), partial (last 50) or agent")
+@click.option("--agent", metavar="NAME", help="--mode agent: only what involved NAME")
+@click.option("--print", "print_", is_flag=True, help="print the context, start nothing")
+@click.option("--name", metavar="NEW", help="the new agent's name (default: the same)")
+@click.option("--cwd", metavar="DIR", help="where it works (default: where it did)")
+@click.option("--detach", is_flag=True, help="do not attach to the new agent")
+def resume_command(
+    checkpoint: str,
+    mode: str,
+    agent: str | None,
+    print_: bool,
+    name: str | None,
+    cwd: str | None,
+    detach: bool,
+) -> int:
+    return call(
+        cmd_resume,
+        checkpoint=checkpoint,
+        mode=mode,
+        agent=agent,
+        print=print_,
+        name=name,
+        cwd=cwd,
+        detach=detach,
+    )
+
+
+@click.command(
+    "entities",
+    epilog="Its other forms: entities merge A B | entities conflicts"
+    " | entities resolve ID --take|--keep | entities --strategy S --threshold X",
+)
+@click.argument("words", metavar="QUERY", nargs=-1, help="words to look for (fuzzy)")
+@click.option("--type", "type_", help="file, module, function, endpoint, contract, service, tool")
+@json_option
+@click.option("--take", is_flag=True, help="resolve: the mention's context wins")
+@click.option("--keep", is_flag=True, help="resolve: the entity's context stays")
+@click.option("--strategy", help="merge_context (default), newest_wins, highest_confidence, manual")
+@click.option("--threshold", type=float, help="name similarity for one entity (0.85)")
+def entities_command(
+    words: tuple[str, ...],
+    type_: str | None,
+    json: bool,
+    take: bool,
+    keep: bool,
+    strategy: str | None,
+    threshold: float | None,
+) -> int:
+    return call(
+        cmd_entities,
+        words=list(words),
+        type=type_,
+        json=json,
+        take=take,
+        keep=keep,
+        strategy=strategy,
+        threshold=threshold,
+    )
+
+
+@click.group("memory", cls=Group)
+def memory_command() -> None:
+    """The memory's settings: a handover context's budget."""
+
+
+@memory_command.command("settings")
+@click.option("--budget", type=COUNT, metavar="TOKENS", help="tokens a context may take (5000)")
+@json_option
+def _memory_settings(budget: int | None, json: bool) -> int:
+    """Show or change the budget of a handover's context."""
+    return call(cmd_memory_settings, budget=budget, json=json)

@@ -9,6 +9,9 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import click
+
+from agent_room.cli.params import call
 from agent_room.core.native import DEFAULT_PREFERENCE, Preference
 from agent_room.core.printable import printable
 from agent_room.room import Room
@@ -74,3 +77,19 @@ def cmd_transport(args: argparse.Namespace) -> int:
     }
     print(f"transport: {mode} ({words[mode]})")
     return 0
+
+
+# The command (loaded by cli.app when it runs).
+
+
+@click.command("transport")
+@click.argument(
+    "mode",
+    metavar="MODE",
+    required=False,
+    type=click.Choice(("native-first", "tmux", "native")),
+    help="native-first (Claude Code's socket where offered, else the pane; the default),"
+    " tmux (always the pane) or native (only the socket)",
+)
+def transport_command(mode: str | None) -> int:
+    return call(cmd_transport, mode=mode)

@@ -6,6 +6,9 @@ from __future__ import annotations
 import argparse
 import os
 
+import click
+
+from agent_room.cli.params import Group, call
 from agent_room.plugin import marketplace_dir, plugin_dir
 
 
@@ -20,3 +23,24 @@ def cmd_plugin_marketplace(args: argparse.Namespace) -> int:  # noqa: ARG001
     ``claude plugin marketplace add "$(agent-room plugin marketplace)"``."""
     print(marketplace_dir(os.environ))
     return 0
+
+
+# The commands (loaded by cli.app when they run).
+
+
+@click.group("plugin", cls=Group)
+def plugin_command() -> None:
+    """The Claude Code plugin shipped with agent-room."""
+
+
+@plugin_command.command("path")
+def _path() -> int:
+    """Print the plugin folder (for claude --plugin-dir)."""
+    return call(cmd_plugin_path)
+
+
+@plugin_command.command("marketplace")
+def _marketplace() -> int:
+    """Make a local marketplace offering the plugin and print its folder (for claude
+    plugin marketplace add)."""
+    return call(cmd_plugin_marketplace)

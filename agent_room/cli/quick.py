@@ -1,10 +1,12 @@
-"""``agent-room send @NAME TEXT...`` without argparse: the delivery clock starts here.
+"""``agent-room send``'s one parser, written for the hot path: the delivery clock starts here.
 
-An agent's ``send`` is the first step of every delivery, so its commonest shape (a
-recipient, words, perhaps ``--as NAME``) is read directly: building the parser and
-loading argparse would cost more than storing the message. Any other shape (another
-option, ``--help``, a body from stdin or a file) returns ``None`` and goes through the
-full parser, so the two paths never disagree about what a command line means.
+An agent's ``send`` is the first step of every delivery, so its command line is read
+here with the standard library alone, in every shape: loading click or argparse and
+building a parser would cost more than storing the message. The commonest shape (a
+recipient, words, perhaps ``--as NAME``) is sent right here; any other (a handover, a
+link, a body from a file or stdin) goes to ``cli.bus.cmd_send`` with what this parser
+read. The click ``send`` command (``cli.bus``) declares the same options for ``--help``
+and the CLI reference, and hands its words back to this parser to run.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import sys
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+    from typing import Any, NoReturn
 
     from agent_room.room import Room
 
@@ -22,25 +25,101 @@ SEND_TIMEOUT = 10.0
 """How long ``send`` waits for a busy room (the store's default)."""
 
 
-def quick_send(args: Sequence[str], environ: Mapping[str, str]) -> int | None:
-    """Send ``@NAME WORDS...``; None when the command line needs the full parser."""
-    if not args or args[0].startswith("-"):
-        return None
-    recipient, words, as_name = args[0], [], None
-    rest = iter(args[1:])
+VALUES = {
+    "--file": "file",
+    "--changed": "changed",
+    "--files": "files",
+    "--todo": "todo",
+    "--contract": "contract",
+    "--breaking": "breaking",
+    "--as": "as_name",
+}
+"""The options of ``send`` taking a value, and the field each fills."""
+FLAGS = {"--handover": "handover", "--link": "link", "--close-link": "close_link"}
+"""Its options that are flags."""
+HELP = ("-h", "--help")
+
+
+def parse_send(args: Sequence[str]) -> dict[str, Any] | None:
+    """``send``'s arguments as the fields ``cli.bus.cmd_send`` reads; None when they ask
+    for help. Read as argparse read them: options anywhere, ``--opt=value``, a unique
+    prefix of an option, ``--`` before words that start with a dash."""
+    fields: dict[str, Any] = {
+        "recipient": None,
+        "text": [],
+        "file": None,
+        **dict.fromkeys(("changed", "files", "todo", "contract", "breaking"), ""),
+        **dict.fromkeys(FLAGS.values(), False),
+        "as_name": None,
+    }
+    rest = iter(args)
     for word in rest:
-        if word == "--as":
-            as_name = next(rest, None)
-            if as_name is None or as_name.startswith("-"):
-                return None
-        elif word.startswith("--as="):
-            as_name = word.removeprefix("--as=")
-        elif word.startswith("-"):
+        if word == "--":
+            _words(fields, list(rest))
+            break
+        if not _an_option(word):
+            _words(fields, [word])
+            continue
+        if word in HELP:
             return None
+        name, equals, value = word.partition("=")
+        option = _option(name)
+        if option in FLAGS and not equals:
+            fields[FLAGS[option]] = True
+        elif option in VALUES:
+            if not equals:
+                given = next(rest, None)
+                if given is None or _an_option(given):
+                    _refuse(f"argument {option}: expected one argument")
+                value = given
+            fields[VALUES[option]] = value
         else:
-            words.append(word)
-    if not words:
+            _refuse(f"unrecognized arguments: {word}")
+    if fields["recipient"] is None:
+        _refuse("the following arguments are required: @NAME")
+    return fields
+
+
+def _an_option(word: str) -> bool:
+    """Whether ``word`` is an option, not a word of the body: ``-`` and ``-5`` are words."""
+    return word.startswith("-") and word != "-" and not word[1:2].isdigit()
+
+
+def _option(name: str) -> str:
+    """The option ``name`` is, or a unique prefix of; ``name`` itself if none."""
+    if name in VALUES or name in FLAGS or not name.startswith("--"):
+        return name
+    found = [o for o in (*VALUES, *FLAGS, "--help") if o.startswith(name)]
+    if len(found) > 1:
+        _refuse(f"ambiguous option: {name} could match {', '.join(found)}")
+    return found[0] if found else name
+
+
+def _words(fields: dict[str, Any], words: list[str]) -> None:
+    if words and fields["recipient"] is None:
+        fields["recipient"], words = words[0], words[1:]
+    fields["text"].extend(words)
+
+
+def _refuse(message: str) -> NoReturn:
+    from agent_room.core.errors import BadInput
+    from agent_room.core.printable import printable  # it quotes what was typed
+
+    raise BadInput(f"{printable(message)} (see: agent-room send --help)")
+
+
+def quick_send(args: Sequence[str], environ: Mapping[str, str]) -> int | None:
+    """Run ``send ARGS``; None when they ask for its help."""
+    fields = parse_send(args)
+    if fields is None:
         return None
+    simple = {"recipient", "text", "as_name"}
+    if not fields["text"] or any(v for k, v in fields.items() if k not in simple):
+        import argparse
+
+        from agent_room.cli.bus import cmd_send
+
+        return cmd_send(argparse.Namespace(**fields))
 
     from agent_room.store.engine import begin_connecting
     from agent_room.store.home import room_home
@@ -51,9 +130,11 @@ def quick_send(args: Sequence[str], environ: Mapping[str, str]) -> int | None:
     room = Room.open(environ, timeout=SEND_TIMEOUT)
     try:
         sender = room.identify(
-            env_name=environ.get("AGENT_ROOM_NAME"), pane=environ.get("TMUX_PANE"), as_name=as_name
+            env_name=environ.get("AGENT_ROOM_NAME"),
+            pane=environ.get("TMUX_PANE"),
+            as_name=fields["as_name"],
         )
-        send_chat(room, sender, recipient, " ".join(words))
+        send_chat(room, sender, fields["recipient"], " ".join(fields["text"]))
     finally:
         room.close()
     return 0

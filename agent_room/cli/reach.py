@@ -12,10 +12,13 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
+import click
+
 from agent_room.adapters.git import GitCli
 from agent_room.adapters.reach import open_popup
 from agent_room.adapters.tmux import user_client
 from agent_room.cli.output import print_json
+from agent_room.cli.params import Group, call, json_option
 from agent_room.core.attention import Alert, alerts
 from agent_room.core.errors import BadInput
 from agent_room.core.files import SETTINGS_LIMIT, read_regular
@@ -197,3 +200,44 @@ def cmd_notify(args: argparse.Namespace) -> int:
     for problem in problems:
         sys.stderr.write(problem + "\n")
     return 0
+
+
+# The commands: popup, tmux install-keys|remove-keys|keys, notify (loaded by cli.app when they run).
+
+
+@click.command("popup")
+@click.option(
+    "--until-clear",
+    is_flag=True,
+    help="close the popup once the last pending handover is decided",
+)
+@click.option("--size", default="90%", metavar="PERCENT", help="width and height (90%)")
+def popup_command(until_clear: bool, size: str) -> int:
+    return call(cmd_popup, until_clear=until_clear, size=size)
+
+
+@click.group("tmux", cls=Group)
+def tmux_command() -> None:
+    """Tmux key bindings and the status line for agent-room."""
+
+
+def _tmux_action(action: str, text: str) -> None:
+    """``tmux ACTION``: the three differ only in what they do with the lines."""
+
+    @tmux_command.command(action, help=text[0].upper() + text[1:] + ".")
+    @click.option("--key", default="A", help="the key after the prefix (default: A)")
+    @click.option("--file", metavar="PATH", help="the tmux.conf (default: yours)")
+    def command(key: str, file: str | None) -> int:
+        return call(cmd_tmux_keys, key=key, file=file, action=action)
+
+
+_tmux_action("install-keys", "add the popup key and the status line to your tmux.conf")
+_tmux_action("remove-keys", "take them out again")
+_tmux_action("keys", "print the lines, change nothing")
+
+
+@click.command("notify")
+@click.option("--test", is_flag=True, help="send one test notification")
+@json_option
+def notify_command(test: bool, json: bool) -> int:
+    return call(cmd_notify, test=test, json=json)

@@ -6,6 +6,9 @@ import argparse
 import os
 import sys
 
+import click
+
+from agent_room.cli.params import Group, call
 from agent_room.core.errors import BadInput
 from agent_room.store.copy import copy_room
 from agent_room.store.engine import describe
@@ -40,3 +43,19 @@ def cmd_room_copy(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+# The commands (loaded by cli.app when they run).
+
+
+@click.group("room", cls=Group)
+def room_command() -> None:
+    """The room itself: copy a SQLite room into PostgreSQL."""
+
+
+@room_command.command("copy")
+@click.option("--to", required=True, metavar="URL", help="postgresql://user@host/db")
+@click.option("--replace", is_flag=True, help="overwrite a room already there")
+def _copy(to: str, replace: bool) -> int:
+    """Copy this room, audit log and all, into PostgreSQL."""
+    return call(cmd_room_copy, to=to, replace=replace)

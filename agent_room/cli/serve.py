@@ -18,7 +18,10 @@ import secrets
 import socket
 from collections.abc import Mapping
 
+import click
+
 from agent_room.adapters.web import RoomServer
+from agent_room.cli.params import PORT, call
 from agent_room.cli.reach import console_command
 from agent_room.core.errors import BadInput
 
@@ -87,3 +90,28 @@ def _is_address(host: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+# The command (loaded by cli.app when they run).
+
+
+@click.command("serve")
+@click.option("--host", default="127.0.0.1", help="the address to listen on (loopback)")
+@click.option("--port", type=PORT, default=8760, help="the port (default: 8760)")
+@click.option(
+    "--max-consoles",
+    type=int,
+    default=4,
+    help="console processes (browser tabs) at once; more are refused (default: 4)",
+)
+@click.option(
+    "--allow-host",
+    multiple=True,
+    metavar="NAME",
+    help="a host name the browser may use besides IP addresses and localhost"
+    " (a reverse proxy's name); repeat for more",
+)
+def serve_command(host: str, port: int, max_consoles: int, allow_host: tuple[str, ...]) -> int:
+    return call(
+        cmd_serve, host=host, port=port, max_consoles=max_consoles, allow_host=list(allow_host)
+    )

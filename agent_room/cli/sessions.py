@@ -14,6 +14,9 @@ import os
 import sys
 from collections.abc import Mapping
 
+import click
+
+from agent_room.cli.params import COUNT, call, json_option
 from agent_room.core.errors import Refused
 from agent_room.core.names import parse_name
 from agent_room.core.printable import printable, printable_json
@@ -88,3 +91,22 @@ def cmd_rename(args: argparse.Namespace) -> int:
     waiting = f"; {moved} waiting {plural} it" if moved else ""
     print(f"@{parse_name(args.old)} is now @{row['name']}{waiting}", file=sys.stderr)
     return 0
+
+
+# The commands (loaded by cli.app when they run).
+
+
+@click.command("peek")
+@click.argument("name", metavar="NAME", help="the agent (its @name or session id)")
+@click.option("--turns", type=COUNT, default=3, metavar="N", help="how many (default 3)")
+@click.option("--tools", is_flag=True, help="show the tool calls and their inputs")
+@json_option
+def peek_command(name: str, turns: int, tools: bool, json: bool) -> int:
+    return call(cmd_peek, name=name, turns=turns, tools=tools, json=json)
+
+
+@click.command("rename")
+@click.argument("old", metavar="OLD", help="its name now")
+@click.argument("new", metavar="NEW", help="the name it gets")
+def rename_command(old: str, new: str) -> int:
+    return call(cmd_rename, old=old, new=new)

@@ -11,15 +11,30 @@ import argparse
 import os
 import re
 import sys
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+import click
+
+from agent_room.cli import values
 from agent_room.cli.output import print_json
+from agent_room.cli.params import DOLLARS, Group, call, json_option, own
 from agent_room.core import cost_rate
 from agent_room.core.errors import BadInput
 from agent_room.core.printable import printable
 from agent_room.core.timers import parse_duration
-from agent_room.core.usage import DAY, ROOM, Line, count, money, over_text, price_of, span_start
+from agent_room.core.usage import (
+    DAY,
+    GROUPS,
+    ROOM,
+    Line,
+    count,
+    money,
+    over_text,
+    price_of,
+    span_start,
+)
 from agent_room.room import Room
 from agent_room.room.budgets import Budgets
 from agent_room.room.usage import Usage
@@ -279,3 +294,114 @@ def _scope(args: argparse.Namespace) -> str | None:
     if args.room == bool(args.name):
         raise BadInput("name an agent, or give --room for the whole room (one of them)")
     return None if args.room else str(args.name).removeprefix("@")
+
+
+# The commands: usage, usage price|prices, budget, budget set|pair|clear (loaded by cli.app).
+
+
+@click.group("usage", cls=Group, invoke_without_command=True)
+@click.option(
+    "--since",
+    metavar="WHEN",
+    help="a duration back from now (2h, 7d, 30d) or a date (2026-11-01); default today",
+)
+@click.option(
+    "--by",
+    type=click.Choice(GROUPS),
+    default="agent",
+    help="what to sum over (default agent)",
+)
+@json_option
+@click.pass_context
+def usage_command(ctx: click.Context, since: str | None, by: str, json: bool) -> int:
+    return own(ctx, cmd_usage, since=since, by=by, json=json)
+
+
+def _price_option(option: str) -> Callable[[Any], Any]:
+    help_text = f"dollars per million {option.replace('-', ' ')} tokens"
+    if option.startswith("cache"):
+        help_text += " (default: as input)"
+    return click.option(f"--{option}", type=DOLLARS, metavar="USD", help=help_text)
+
+
+@usage_command.command("price")
+@click.argument("model", metavar="MODEL", help="the model as the client names it")
+@_price_option("input")
+@_price_option("output")
+@_price_option("cache-read")
+@_price_option("cache-write")
+@click.option("--clear", is_flag=True, help="back to the price source's price")
+def _price(
+    model: str,
+    input: float | None,
+    output: float | None,
+    cache_read: float | None,
+    cache_write: float | None,
+    clear: bool,
+) -> int:
+    """Set the room's price of a model (overrides genai-prices)."""
+    return call(
+        cmd_usage_price,
+        model=model,
+        input=input,
+        output=output,
+        cache_read=cache_read,
+        cache_write=cache_write,
+        clear=clear,
+    )
+
+
+@usage_command.command("prices")
+@json_option
+def _prices(json: bool) -> int:
+    """The prices the room sets."""
+    return call(cmd_usage_prices, json=json)
+
+
+@click.group("budget", cls=Group, invoke_without_command=True)
+@json_option
+@click.pass_context
+def budget_command(ctx: click.Context, json: bool) -> int:
+    return own(ctx, cmd_budget, json=json)
+
+
+@budget_command.command(
+    "set",
+    # a negative amount is an amount (refused as one), not an unknown option
+    context_settings={"ignore_unknown_options": True},
+)
+@click.argument(
+    "words",
+    metavar="[NAME] USD",
+    nargs=-1,
+    required=True,
+    help="the agent (or --room), and dollars per span",
+)
+@click.option("--room", is_flag=True, help="the whole room's budget")
+@click.option("--per", metavar="SPAN", help="the span: 1d (default), 12h, 7d ...")
+def _set(words: tuple[str, ...], room: bool, per: str | None) -> int:
+    """Set (or raise) a budget."""
+    if len(words) > 2:
+        raise click.UsageError(f"unexpected words: {' '.join(words[2:])}")
+    name = words[0] if len(words) == 2 else None
+    try:
+        amount = values.dollars(words[-1])
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="'USD'") from None
+    return call(cmd_budget_set, name=name, amount=amount, room=room, per=per)
+
+
+@budget_command.command("pair")
+@click.argument("rate", metavar="USD/SPAN", required=False, help="e.g. 5/10m (the default), or off")
+@json_option
+def _pair(rate: str | None, json: bool) -> int:
+    """The loop breaker on cost: what two agents messaging each other may spend."""
+    return call(cmd_budget_pair, rate=rate, json=json)
+
+
+@budget_command.command("clear")
+@click.argument("name", metavar="NAME", required=False, help="the agent (or --room)")
+@click.option("--room", is_flag=True, help="the whole room's budget")
+def _clear(name: str | None, room: bool) -> int:
+    """Remove a budget."""
+    return call(cmd_budget_clear, name=name, room=room)

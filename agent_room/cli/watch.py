@@ -11,6 +11,8 @@ import threading
 import time
 from pathlib import Path
 
+import click
+
 from agent_room.adapters.git import GitCli
 from agent_room.adapters.processes import SystemProbe
 from agent_room.adapters.tmux import Tmux
@@ -22,6 +24,7 @@ from agent_room.cli.background import (
     remove_pid_file,
     write_pid_file,
 )
+from agent_room.cli.params import call
 from agent_room.config.notify import NotifySettings
 from agent_room.config.settings import RoomSettings
 from agent_room.core.errors import RoomError, RoomUnavailable
@@ -177,3 +180,20 @@ def _open_room(stop: threading.Event) -> Room | None:
         stop.wait(pause)
         pause = min(pause * 2, MAX_BACKOFF)
     return None
+
+
+# The command (loaded by cli.app when it runs). A send wakes the deliverer through its
+# FIFO at once: file events (hooks changing an agent's state) can wait tens of ms, and a
+# slower step costs a quarter at rest.
+
+
+@click.command("watch")
+@click.option("--debounce", type=int, default=50, help="file-event debounce, ms")
+@click.option("--step", type=int, default=25, help="file-event step, ms")
+@click.option("--status", is_flag=True, help="say which process delivers, if any")
+@click.option("--stop", is_flag=True, help="stop the room's background watch")
+@click.option("--background", is_flag=True, hidden=True, help="started by start and join")
+def watch_command(debounce: int, step: int, status: bool, stop: bool, background: bool) -> int:
+    return call(
+        cmd_watch, debounce=debounce, step=step, status=status, stop=stop, background=background
+    )

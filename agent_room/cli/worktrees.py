@@ -15,8 +15,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import click
+
 from agent_room.adapters.git import GitCli
 from agent_room.cli.output import print_json
+from agent_room.cli.params import MESSAGE_ID, call, json_option
 from agent_room.core.errors import BadInput, NotFound
 from agent_room.core.names import parse_name
 from agent_room.core.printable import printable
@@ -219,3 +222,23 @@ def check_force(args: argparse.Namespace) -> None:
     """``--force`` only means something with ``--remove-worktree``."""
     if getattr(args, "force", False) and not getattr(args, "remove_worktree", False):
         raise BadInput("--force goes with --remove-worktree (it drops the worktree's work)")
+
+
+# The command diff (loaded by cli.app when they run).
+
+
+@click.command("diff")
+@click.argument("name", metavar="NAME", help="the agent")
+@click.argument("file", metavar="FILE", required=False, help="only this file's patch")
+@click.option("--stat", is_flag=True, help="files with lines added and removed")
+@click.option("--json", is_flag=True, help="print JSON (files and counts)")
+def diff_command(name: str, file: str | None, stat: bool, json: bool) -> int:
+    return call(cmd_diff, name=name, file=file, stat=stat, json=json)
+
+
+@click.command("show")
+@click.argument("id", metavar="ID", type=MESSAGE_ID, help="the handover's id")
+@json_option
+def handover_show_command(id: int, json: bool) -> int:
+    """One handover in full: its body, prepared context and code against the recipient."""
+    return call(cmd_handover_show, id=id, json=json)

@@ -1,21 +1,23 @@
 """mkdocs hook: the CLI and settings reference pages, written from the code at build time.
 
 A page holding ``<!-- cli-reference -->`` gets every command of ``agent-room`` as the
-argparse parser defines it (grouped by task as ``--help`` shows them); one holding
+click command line defines it (grouped by task as ``--help`` shows them); one holding
 ``<!-- settings-reference -->`` gets the room's settings (``config.settings.RoomSettings``)
 and the console's (the dataclasses of ``agent_room/ui/settings.py`` and
-``agent_room/config/notify.py``), with the docstring under each field. Kept small on purpose:
-the command line will move to click, and only ``cli_reference`` will change with it.
+``agent_room/config/notify.py``), with the docstring under each field. mkdocs-click renders
+one command tree, not the task groups of ``--help``: hence this small walk.
 """
 
 from __future__ import annotations
 
-import argparse
 import ast
 import inspect
 from typing import Any
 
-from agent_room.cli.parser import TASKS, build_parser
+import click
+
+from agent_room.cli.app import root
+from agent_room.cli.commands import TASKS
 from agent_room.config.notify import NotifySettings
 from agent_room.config.settings import RoomSettings
 from agent_room.store.roomconf import KEYS
@@ -25,47 +27,43 @@ CLI_MARK = "<!-- cli-reference -->"
 SETTINGS_MARK = "<!-- settings-reference -->"
 
 
-def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return dict(action.choices)
-    return {}
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
 
 
-def _options(parser: argparse.ArgumentParser) -> list[str]:
-    rows = ["| argument | what it does |", "|---|---|"]
-    for action in parser._actions:
-        if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
+def _click_command(ctx: click.Context, level: int) -> list[str]:
+    command = ctx.command
+    usage = ctx.get_usage().removeprefix("Usage: ").strip()
+    lines = [f"{'#' * level} {ctx.command_path}", "", str(command.help or ""), ""]
+    lines += ["```text", " ".join(usage.split()), "```", ""]
+    rows = []
+    for param in command.get_params(ctx):
+        if param is command.get_help_option(ctx):
             continue
-        names = ", ".join(action.option_strings) or str(action.metavar or action.dest)
-        text = str(action.help or "").replace("%%", "%").replace("|", "\\|")
-        rows.append(f"| `{names}` | {text} |")
-    return rows if len(rows) > 2 else []
-
-
-def _command(path: list[str], parser: argparse.ArgumentParser, level: int) -> list[str]:
-    usage = parser.format_usage().removeprefix("usage: ").strip()
-    lines = [f"{'#' * level} {' '.join(path)}", "", str(parser.description or ""), ""]
-    lines += ["```text", " ".join(usage.split()), "```", "", *_options(parser), ""]
-    for name, child in _subcommands(parser).items():
-        lines += _command([*path, name], child, level + 1)
+        names = (
+            ", ".join(param.opts) if isinstance(param, click.Option) else param.human_readable_name
+        )
+        rows.append(f"| `{names}` | {_cell(str(getattr(param, 'help', None) or ''))} |")
+    if rows:
+        lines += ["| argument | what it does |", "|---|---|", *rows, ""]
+    if isinstance(command, click.Group):
+        for name in command.list_commands(ctx):
+            sub = command.get_command(ctx, name)
+            if sub is not None:
+                lines += _click_command(click.Context(sub, parent=ctx, info_name=name), level + 1)
     return lines
 
 
 def cli_reference() -> str:
     """Every command, grouped by task, with its usage and options."""
-    parser = build_parser()
-    commands = _subcommands(parser)
     lines: list[str] = []
-    grouped = [name for _, names in TASKS for name in names]
-    groups = [*TASKS, ("Other commands", tuple(n for n in commands if n not in grouped))]
-    for title, names in groups:
-        present = [n for n in names if n in commands]
-        if not present:
-            continue
+    top = click.Context(root, info_name="agent-room")
+    for title, group in TASKS:
         lines += [f"## {title}", ""]
-        for name in present:
-            lines += _command(["agent-room", name], commands[name], 3)
+        for name in group:
+            command = root.get_command(top, name)
+            assert command is not None, name
+            lines += _click_command(click.Context(command, parent=top, info_name=name), 3)
     return "\n".join(lines)
 
 

@@ -120,7 +120,7 @@ def test_exit_agent_with_nowhere_to_go(
 def test_help(cli: Cli, command: str) -> None:
     result = cli(command, "--help")
     assert result.code == 0
-    assert result.out.startswith(f"usage: agent-room {command}")
+    assert result.out.startswith(f"Usage: agent-room {command}")
 
 
 def test_bad_wait_is_a_usage_error(cli: Cli) -> None:
@@ -130,5 +130,5 @@ def test_bad_wait_is_a_usage_error(cli: Cli) -> None:
 def test_no_arguments_without_a_terminal_prints_help(cli: Cli) -> None:
     result = cli()
     assert result.code == 0
-    assert result.out.startswith("usage: agent-room")
+    assert result.out.startswith("Usage: agent-room")
     assert "console" in result.out

@@ -3,38 +3,47 @@ described (STYLE.md habit 19), so ``--help`` is where a newcomer can start."""
 
 from __future__ import annotations
 
-import argparse
 import contextlib
+import json
 import os
 import subprocess
 import sys
 from collections.abc import Iterator
 
+import click
 import pytest
 
-from agent_room.cli.parser import TASKS, build_parser
+from agent_room.cli.app import root
+from agent_room.cli.commands import COMMANDS, TASKS
 from tests.conftest import Cli
 
 
-def _walk(
-    parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
-) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser]]:
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for name, child in action.choices.items():
-                yield (*path, name), child
-                yield from _walk(child, (*path, name))
+def _walk_click(
+    command: click.Command, ctx: click.Context
+) -> Iterator[tuple[click.Command, click.Context]]:
+    yield command, ctx
+    if isinstance(command, click.Group):
+        for name in command.list_commands(ctx):
+            sub = command.get_command(ctx, name)
+            assert sub is not None
+            yield from _walk_click(sub, click.Context(sub, parent=ctx, info_name=name))
 
 
-def test_every_command_and_option_has_a_description() -> None:
+def test_every_click_command_and_parameter_has_a_description() -> None:
     missing = []
-    for path, parser in _walk(build_parser()):
-        if not parser.description:
-            missing.append(" ".join(path))
-        for action in parser._actions:
-            quiet = isinstance(action, (argparse._HelpAction, argparse._SubParsersAction))
-            if not quiet and not action.help:
-                missing.append(f"{' '.join(path)} {action.dest}")
+    for command, ctx in _walk_click(root, click.Context(root, info_name="agent-room")):
+        if (
+            COMMANDS.get(ctx.info_name or "", None) is not None
+            and not COMMANDS[str(ctx.info_name)].module
+            and ctx.parent is not None
+            and ctx.parent.parent is None
+        ):
+            continue  # still on argparse: the test above holds it
+        if not command.help:
+            missing.append(ctx.command_path)
+        for param in command.params:
+            if not getattr(param, "help", None) and param.name != "help":
+                missing.append(f"{ctx.command_path} {param.name}")
     assert missing == []
 
 
@@ -86,3 +95,23 @@ def test_send_shows_the_id_once_on_a_terminal(cli: Cli, extra: tuple[str, ...]) 
     assert "#1" in shown
     piped = cli("send", "@frontend", "again", *extra, name="backend")
     assert piped.out == "2\n"  # a script still gets the id alone
+
+
+def test_the_top_help_loads_no_command_module() -> None:
+    """``agent-room --help`` lists the commands from ``cli.commands`` alone (their modules
+    pull in the room, the console, the launcher ...)."""
+    probe = (
+        "import contextlib, io, json, sys\n"
+        "from agent_room.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        "    main(sys.argv[1:])\n"
+        "print(json.dumps(sorted(sys.modules)))"
+    )
+    modules = {m.module for m in COMMANDS.values() if m.module}
+    assert "agent_room.cli.links" in modules  # the check itself can see one
+    top = subprocess.run(
+        [sys.executable, "-c", probe, "--help"], capture_output=True, text=True, check=True
+    )
+    loaded = set(json.loads(top.stdout))
+    assert "click" in loaded
+    assert not loaded & modules, loaded & modules

@@ -128,7 +128,7 @@ def test_timers(cli: Cli, pair: Room) -> None:
         (("timer", "anchor", "5x", "text"), "invalid duration '5x'"),
         (("timer", "anchor", "0s", "text"), "more than zero"),
         (("timer", "remind", "5m", "text"), "invalid choice"),
-        (("timer", "anchor", "5m"), "required"),
+        (("timer", "anchor", "5m"), "Missing argument"),
         (("link", "settings", "--checkpoint-pattern", "(x"), "invalid checkpoint pattern"),
         (("link", "settings", "--loop", "often"), "invalid loop breaker"),
     ],
