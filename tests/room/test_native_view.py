@@ -14,6 +14,7 @@ from agent_room.room.registry import Registry, SessionFacts
 from agent_room.room.snapshot import SnapshotReader
 from agent_room.store.native import record_traffic
 from tests.conftest import FIXTURES
+from tests.poll import wait_for
 from tests.ui.seed import AliveProbe
 
 SNAP = FIXTURES / "claude-native" / "snap-4-s2-permission"
@@ -88,6 +89,9 @@ def test_another_rooms_agents_are_not_outside_this_room(room: Room, tmp_path: Pa
     other = subprocess.Popen(
         ["sleep", "60"], env={"AGENT_ROOM_HOME": str(tmp_path / "other-room"), "PATH": "/bin"}
     )
+    environ = Path(f"/proc/{other.pid}/environ")
+    # until it has exec'd, the child's environment is still this process's
+    wait_for(lambda: b"other-room" in environ.read_bytes())
     try:
 
         class Elsewhere(Recorded):
