@@ -12,7 +12,6 @@ through the keyboard (the recipient's hooks hand them over and receipt them).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import select
 import threading
@@ -40,9 +39,9 @@ from agent_room.store.delivery import DELIVERER_LEASE, deliverer_lease
 from agent_room.store.hosts import BEAT, host_seen
 from agent_room.workers.guard import Guard
 from agent_room.workers.healer import Healer
-from agent_room.workers.lease import LEASE_TTL, Lease
+from agent_room.workers.lease import LEASE_TTL, RENEW_INTERVAL, Lease
 from agent_room.workers.native import NativeDelivery
-from agent_room.workers.wakeup import RoomWatch, WakeListener, own_watch
+from agent_room.workers.wakeup import ChangePipe, RoomWatch, WakeListener, room_changes
 
 if TYPE_CHECKING:
     from agent_room.store.sqlite_base import Row  # a type alias only the checker knows
@@ -55,7 +54,7 @@ SAFETY_INTERVAL = RECHECK
 """Seconds between passes when no file event arrives while something is timed: the
 healer looks at a session once per ``RECHECK``, and nothing else the deliverer times is
 finer (a receipt waits 3 s, a retry 10 s)."""
-REST_INTERVAL = LEASE_TTL / 3
+REST_INTERVAL = RENEW_INTERVAL
 """Seconds between passes of an active deliverer with nothing timed (nothing queued, no
 nudge open, every session idle and its registry watched): as often as its lease is
 renewed. Whatever changes wakes it at once: a send's poke, a hook's write to the room."""
@@ -249,48 +248,45 @@ class Deliverer:
         (``room_watch``), or from a watch of its own.
         """
         guard = Guard("deliverer", self.store, on_problem)
-        listener = self.wake
-        wake_trouble: str | None = None
-        changed_r, changed_w = os.pipe()
-        os.set_blocking(changed_w, False)
-        watcher = self.room_watch or own_watch(self.room.home, stop)
-
-        def changed() -> None:
-            _signal(changed_w)
-
-        watcher.subscribe(changed, host=self.store.host)  # on PostgreSQL: its host's only
+        changed = ChangePipe()
         try:
-            while not stop.is_set():
-                active = guard.run(self.run_once)
-                if on_pass is not None and active is not None:
-                    on_pass(active)
-                if self.active:
-                    trouble = listener.bind()
-                    if trouble != wake_trouble:  # said once, and once when it is over
-                        wake_trouble = trouble
-                        guard.report(trouble)
-                else:
-                    listener.close()  # a stand-by: the new holder listens
-                if guard.failures:  # wait the fault out: file events do not hurry a retry
-                    stop.wait(guard.pause(SAFETY_INTERVAL))
-                    continue
-                waiting = [changed_r] + ([listener.fileno()] if listener.fd is not None else [])
-                ready, _, _ = select.select(waiting, [], [], self.next_wait())
-                if changed_r in ready:
-                    os.read(changed_r, 4096)
-                listener.drain()
+            with room_changes(  # on PostgreSQL: its host's sessions only
+                self.room_watch, self.room.home, stop, changed.signal, host=self.store.host
+            ):
+                self._run(stop, guard, changed, on_pass)
         finally:
-            listener.close()
+            self.wake.close()
             self.healer.close()
             self.release()
-            watcher.unsubscribe(changed)
-            if watcher is not self.room_watch:
-                watcher.close()
-                watcher.join(timeout=2)
-            os.close(changed_r)
-            os.close(changed_w)
+            changed.close()
 
-
-def _signal(fd: int) -> None:
-    with contextlib.suppress(OSError):  # full: already signalled; closed: stopping
-        os.write(fd, b"!")
+    def _run(
+        self,
+        stop: threading.Event,
+        guard: Guard,
+        changed: ChangePipe,
+        on_pass: Callable[[bool], None] | None,
+    ) -> None:
+        """``run``'s passes, each followed by a wait for a poke, a room change or
+        ``next_wait``."""
+        listener = self.wake
+        wake_trouble: str | None = None
+        while not stop.is_set():
+            active = guard.run(self.run_once)
+            if on_pass is not None and active is not None:
+                on_pass(active)
+            if self.active:
+                trouble = listener.bind()
+                if trouble != wake_trouble:  # said once, and once when it is over
+                    wake_trouble = trouble
+                    guard.report(trouble)
+            else:
+                listener.close()  # a stand-by: the new holder listens
+            if guard.failures:  # wait the fault out: file events do not hurry a retry
+                stop.wait(guard.pause(SAFETY_INTERVAL))
+                continue
+            waiting = [changed.fd] + ([listener.fileno()] if listener.fd is not None else [])
+            ready, _, _ = select.select(waiting, [], [], self.next_wait())
+            if changed.fd in ready:
+                changed.drain()
+            listener.drain()

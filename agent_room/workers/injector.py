@@ -20,8 +20,6 @@ every ``LIVENESS_INTERVAL`` instead.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import select
 import threading
 from collections.abc import Callable
@@ -34,8 +32,8 @@ from agent_room.room.crossing import Crossings
 from agent_room.room.links import Links
 from agent_room.room.registry import Registry
 from agent_room.workers.guard import Guard
-from agent_room.workers.lease import LEASE_TTL, Lease, LeasedWorker
-from agent_room.workers.wakeup import RoomWatch, own_watch
+from agent_room.workers.lease import LEASE_TTL, RENEW_INTERVAL, Lease, LeasedWorker
+from agent_room.workers.wakeup import ChangePipe, RoomWatch, room_changes
 
 LEASE = "injector"
 LIVENESS_INTERVAL = 2.0
@@ -44,7 +42,7 @@ say when they end (no pidfds, a process that cannot be watched)."""
 SAFETY_INTERVAL = LIVENESS_INTERVAL
 """The longest sleep between passes while the processes are checked by looking, or
 while standing by: timers wake it when due, room changes at once."""
-REST_INTERVAL = LEASE_TTL / 3
+REST_INTERVAL = RENEW_INTERVAL
 """The longest sleep while every process is watched: as often as the lease is renewed."""
 
 
@@ -115,14 +113,14 @@ class Injector(LeasedWorker):
         ceiling = REST_INTERVAL if self._watched and self.active else SAFETY_INTERVAL
         return wait_for(self.links.next_due(), self.room.clock(), ceiling)
 
-    def wait(self, changed: int, timeout: float) -> None:
-        """Sleep until the room changes (``changed`` readable), a watched process ends,
-        or ``timeout`` seconds pass."""
+    def wait(self, changed: ChangePipe, timeout: float) -> None:
+        """Sleep until the room changes, a watched process ends, or ``timeout`` seconds
+        pass."""
         poller = select.poll()
-        for fd in [changed, *(self.exits.fds() if self.exits and self._watched else [])]:
+        for fd in [changed.fd, *(self.exits.fds() if self.exits and self._watched else [])]:
             poller.register(fd, select.POLLIN)
-        if any(fd == changed for fd, _ in poller.poll(max(0.0, timeout) * 1000)):
-            os.read(changed, 4096)
+        if any(fd == changed.fd for fd, _ in poller.poll(max(0.0, timeout) * 1000)):
+            changed.drain()
 
     def run(
         self,
@@ -143,32 +141,20 @@ class Injector(LeasedWorker):
             if on_pass is not None and active is not None:
                 on_pass(active)
 
-        changed_r, changed_w = os.pipe()
-        os.set_blocking(changed_w, False)
-
-        def changed() -> None:
-            with contextlib.suppress(OSError):  # full: signalled already; closed: stopping
-                os.write(changed_w, b"!")
-
-        watcher = self.room_watch or own_watch(self.room.home, stop)
-        watcher.subscribe(changed)
+        changed = ChangePipe()
         try:
-            one_pass()
-            while not stop.is_set():
-                if guard.failures:  # wait the fault out: file events do not hurry a retry
-                    stop.wait(guard.pause(SAFETY_INTERVAL))
-                else:
-                    wait = guard.run(self.next_wait)
-                    self.wait(changed_r, SAFETY_INTERVAL if wait is None else wait)
-                if not stop.is_set():
-                    one_pass()
+            with room_changes(self.room_watch, self.room.home, stop, changed.signal):
+                one_pass()
+                while not stop.is_set():
+                    if guard.failures:  # wait the fault out: file events do not hurry a retry
+                        stop.wait(guard.pause(SAFETY_INTERVAL))
+                    else:
+                        wait = guard.run(self.next_wait)
+                        self.wait(changed, SAFETY_INTERVAL if wait is None else wait)
+                    if not stop.is_set():
+                        one_pass()
         finally:
             self.release()
-            watcher.unsubscribe(changed)
-            if watcher is not self.room_watch:
-                watcher.close()
-                watcher.join(timeout=5)
             if self.exits is not None:
                 self.exits.close()
-            os.close(changed_r)
-            os.close(changed_w)
+            changed.close()

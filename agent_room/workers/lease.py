@@ -20,6 +20,8 @@ LEASE_TTL = 9.0
 replaced at once (pid and start time, judged on its own host), so this only covers a
 holder that hangs, or a host gone from a PostgreSQL room. Renewed every third of it: a
 renewal is a write, and every write wakes every watcher of the room."""
+RENEW_INTERVAL = LEASE_TTL / 3
+"""Seconds between a holder's renewals: the longest a leased worker at rest sleeps."""
 
 
 class Lease:

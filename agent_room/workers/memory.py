@@ -30,13 +30,13 @@ from agent_room.room.memory import PROBLEM, Memory
 from agent_room.room.usage import PASS_BUDGET, Usage
 from agent_room.store import memory as store_memory
 from agent_room.workers.guard import Guard
-from agent_room.workers.lease import LEASE_TTL, Lease, LeasedWorker
-from agent_room.workers.wakeup import RoomWatch, own_watch
+from agent_room.workers.lease import LEASE_TTL, RENEW_INTERVAL, Lease, LeasedWorker
+from agent_room.workers.wakeup import RoomWatch, room_changes
 
 LEASE = "memory"
 INTERVAL = 1.0
 """Seconds between passes while an agent of this host is in a turn or a pass found work."""
-REST_INTERVAL = LEASE_TTL / 3
+REST_INTERVAL = RENEW_INTERVAL
 """Seconds between passes with every agent of this host between turns (what changes in
 the room wakes the worker at once)."""
 PRUNE_INTERVAL = 3600.0
@@ -132,13 +132,8 @@ class MemoryWorker(LeasedWorker):
                 on_pass(active)
 
         woken = threading.Event()
-        watcher = self.room_watch or own_watch(self.room.home, stop)
-        watcher.subscribe(woken.set)
         try:
-            guard.poll(stop, self.run_once, self.next_wait, after, woken=woken)
+            with room_changes(self.room_watch, self.room.home, stop, woken.set):
+                guard.poll(stop, self.run_once, self.next_wait, after, woken=woken)
         finally:
             self.release()
-            watcher.unsubscribe(woken.set)
-            if watcher is not self.room_watch:
-                watcher.close()
-                watcher.join(timeout=5)

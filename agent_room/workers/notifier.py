@@ -35,14 +35,14 @@ from agent_room.store import attention
 from agent_room.store.db import write_transaction
 from agent_room.store.sqlite_base import event
 from agent_room.workers.guard import Guard, describe
-from agent_room.workers.lease import LEASE_TTL, Lease, LeasedWorker
-from agent_room.workers.wakeup import RoomWatch, own_watch
+from agent_room.workers.lease import LEASE_TTL, RENEW_INTERVAL, Lease, LeasedWorker
+from agent_room.workers.wakeup import RoomWatch, room_changes
 
 LEASE = "notifier"
 INTERVAL = 1.0
 """Seconds between passes while something is timed (a dialog waits towards the alert's
 threshold, or alerts wait for the rate limit): a person hears within about a second."""
-REST_INTERVAL = LEASE_TTL / 3
+REST_INTERVAL = RENEW_INTERVAL
 """Seconds between passes with nothing timed: as often as the lease is renewed. What
 changes in the room wakes the notifier at once (the room's watch)."""
 NOTIFIED = "operator.notified"
@@ -170,16 +170,11 @@ class Notifier(LeasedWorker):
                 on_pass(self.active)
 
         woken = threading.Event()
-        watcher = self.room_watch or own_watch(self.room.home, stop)
-        watcher.subscribe(woken.set)
         try:
-            guard.poll(stop, self.run_once, self.next_wait, after, woken=woken)
+            with room_changes(self.room_watch, self.room.home, stop, woken.set):
+                guard.poll(stop, self.run_once, self.next_wait, after, woken=woken)
         finally:
             self.release()
-            watcher.unsubscribe(woken.set)
-            if watcher is not self.room_watch:
-                watcher.close()
-                watcher.join(timeout=5)
 
 
 def build_channels(

@@ -8,7 +8,7 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 import watchfiles
@@ -318,3 +318,48 @@ def own_watch(home: str, stop: threading.Event) -> RoomWatch:
     """A watch of the room for one worker run on its own, outside a process that shares
     one (``workers.supervisor``): it ends with the worker's ``stop``."""
     return RoomWatch(home, debounce=OWN_DEBOUNCE, step=OWN_STEP, stop=stop)
+
+
+class ChangePipe:
+    """A pipe that the room's changes make readable, for a worker that waits on file
+    descriptors (``select``, ``poll``) beside others."""
+
+    def __init__(self) -> None:
+        self.fd, self._write = os.pipe()
+        os.set_blocking(self._write, False)
+
+    def signal(self) -> None:
+        """Make the pipe readable (from any thread)."""
+        with contextlib.suppress(OSError):  # full: already signalled; closed: stopping
+            os.write(self._write, b"!")
+
+    def drain(self) -> None:
+        """Take the signals (only once the pipe was found readable)."""
+        os.read(self.fd, 4096)
+
+    def close(self) -> None:
+        os.close(self.fd)
+        os.close(self._write)
+
+
+@contextlib.contextmanager
+def room_changes(
+    shared: RoomWatch | None,
+    home: str,
+    stop: threading.Event,
+    wake: Callable[[], None],
+    *,
+    host: str | None = None,
+) -> Iterator[None]:
+    """Call ``wake`` on the room's changes while inside: through the process's one watch
+    (``shared``), or through a watch of the worker's own, ended on leaving. ``host`` as
+    ``RoomWatch.subscribe``'s."""
+    watcher = shared or own_watch(home, stop)
+    watcher.subscribe(wake, host=host)
+    try:
+        yield
+    finally:
+        watcher.unsubscribe(wake)
+        if watcher is not shared:
+            watcher.close()
+            watcher.join(timeout=5)
