@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from agent_room.core.errors import RoomUnavailable
+from agent_room.turn.core.errors import RoomUnavailable
 
 MANIFEST = Path(".claude-plugin", "plugin.json")
 """The file that makes a folder a Claude Code plugin, relative to the plugin folder."""

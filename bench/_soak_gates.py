@@ -19,8 +19,8 @@ import psutil
 from _common import stop_process, venv_script, wait_until
 from _tmux_observer import TmuxServer
 
-from agent_room.store.engine import host_id
-from agent_room.store.home import DB_NAME
+from agent_room.turn.store.engine import host_id
+from agent_room.turn.store.home import DB_NAME
 from agent_room.workers.memory import memory_lease
 
 LEASES = ("deliverer", "injector", memory_lease(host_id()))

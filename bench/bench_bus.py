@@ -57,7 +57,7 @@ from _common import (
 )
 
 from agent_room.room import Room
-from agent_room.store.db import write_transaction
+from agent_room.turn.store.db import write_transaction
 
 BUDGET_MS = 150.0
 """``history 20`` and ``inbox`` on the big room, per process, median."""

@@ -78,7 +78,7 @@ from _installs import (
 
 from agent_room.room import Room
 from agent_room.room.snapshot import SnapshotReader
-from agent_room.store.db import write_transaction
+from agent_room.turn.store.db import write_transaction
 
 PAINT_BUDGET_MS = 400.0
 """First paint, median, up to 200 sessions (issue 19)."""
@@ -216,8 +216,8 @@ def seed_big_room(home: Path, sessions: int, messages: int) -> dict[str, Any]:
 def seed_live_room(home: Path, count: int, messages: int) -> list[subprocess.Popen[bytes]]:
     """A room of ``count`` live sessions, each a real (sleeping) process, with a settled
     history of ``messages`` messages among them (a room at rest has a past)."""
-    from agent_room.adapters.procfs import read_stat
-    from agent_room.room.registry import Registry, SessionFacts
+    from agent_room.turn.procfs import read_stat
+    from agent_room.turn.room.registry import Registry, SessionFacts
 
     class _Probe:
         def is_alive(self, _pid: int, _start_ticks: int | None) -> bool:

@@ -84,11 +84,11 @@ from _seed_design import RECIPIENT, SENDER, Seed, SeedSample, seed_message, setu
 from _tmux_observer import SESSION, Control, TmuxServer, perf
 
 from agent_room.adapters.processes import SystemProbe
-from agent_room.adapters.procfs import read_stat
 from agent_room.adapters.tmux import Tmux
-from agent_room.core.prompts import nudge_text
 from agent_room.room import Room
-from agent_room.room.registry import Registry, SessionFacts
+from agent_room.turn.core.prompts import nudge_text
+from agent_room.turn.procfs import read_stat
+from agent_room.turn.room.registry import Registry, SessionFacts
 from agent_room.workers.deliverer import Deliverer
 
 OURS_BUDGET_MS = 50.0
@@ -563,7 +563,7 @@ SEND_PROBE = """
 import time
 t0 = time.perf_counter()
 import os
-from agent_room.cli.quick import quick_send
+from agent_room.turn.send import quick_send
 from agent_room.room import Room
 t1 = time.perf_counter()
 room = Room.open(os.environ)
@@ -580,7 +580,7 @@ timed inside the process; the output is plain numbers so that no module is loade
 print it."""
 
 PROBE_STEPS = (
-    "  imports: agent_room.cli.quick, agent_room.room (and what they pull in)",
+    "  imports: agent_room.turn.send, agent_room.room (and what they pull in)",
     "  Room.open (connect, schema check)",
     "  identify + Room.send (checks, INSERT, commit, poke)",
     "  close",

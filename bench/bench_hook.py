@@ -31,7 +31,7 @@ untimed warm-up round, then each round in a fresh seeded random order) with thre
 baselines: ``python -c pass`` (same interpreter, same environment, a payload on stdin
 too), ``python -c "import json, sqlite3"`` (the standard library the hook cannot avoid)
 and a probe that only imports what the hook imports (``agent_room.cli``,
-``agent_room.hooks``, ``agent_room.hooks.handlers``, each step timed inside). Every hook
+``agent_room.turn.hooks``, ``agent_room.turn.hooks.handlers``, each step timed inside). Every hook
 run is checked: the session's state afterwards, the hook's output, an empty error log (a
 hook always exits 0, so a failure would otherwise look like a fast run), and the WAL
 file present in (a) and gone in (b).
@@ -105,14 +105,14 @@ import time
 t0 = time.perf_counter()
 import agent_room.cli
 t1 = time.perf_counter()
-import agent_room.hooks
+import agent_room.turn.hooks
 t2 = time.perf_counter()
-import agent_room.hooks.handlers
+import agent_room.turn.hooks.handlers
 t3 = time.perf_counter()
 print(t1 - t0, t2 - t1, t3 - t2)
 """
 """What the console script and the hook import, with no work: each step timed inside."""
-IMPORT_STEPS = ("agent_room.cli", "+ agent_room.hooks", "+ agent_room.hooks.handlers")
+IMPORT_STEPS = ("agent_room.cli", "+ agent_room.turn.hooks", "+ agent_room.turn.hooks.handlers")
 
 
 @dataclass(frozen=True)
@@ -363,8 +363,8 @@ def time_run_hook(
     env: Mapping[str, str], payloads: Mapping[str, bytes], calls: int
 ) -> dict[str, Stats]:
     """``run_hook`` in this (warm) interpreter, round-robin over the events."""
-    import agent_room.hooks.handlers  # noqa: F401 - warm: the import is timed apart
-    from agent_room.hooks import run_hook
+    import agent_room.turn.hooks.handlers  # noqa: F401 - warm: the import is timed apart
+    from agent_room.turn.hooks import run_hook
 
     timings: dict[str, list[float]] = {e.name: [] for e in EVENTS}
     with contextlib.redirect_stdout(io.StringIO()):
@@ -381,7 +381,7 @@ def time_run_hook(
 
 def time_open_close(home: Path, calls: int) -> Stats:
     """Open and close the room's store, as every hook does around its work."""
-    from agent_room.store.sqlite import SqliteStore
+    from agent_room.turn.store.sqlite import SqliteStore
 
     timings = []
     for _ in range(1 + calls):
@@ -644,7 +644,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{sqlite3.sqlite_version}, {venv_script('agent-room')}"
     )
 
-    import agent_room.hooks.handlers  # noqa: F401 - loads the whole hook path
+    import agent_room.turn.hooks.handlers  # noqa: F401 - loads the whole hook path
 
     stale = stale_bytecode()
     in_process: dict[str, dict[str, Stats]] = {}

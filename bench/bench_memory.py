@@ -37,7 +37,6 @@ from typing import Any
 
 from _common import ROOT, median, ms, p95, print_table, progress, write_result
 
-from agent_room.core.cycles import closes_cycle
 from agent_room.core.entities import Mention
 from agent_room.core.handover import HandoverFields
 from agent_room.room import Room
@@ -45,6 +44,7 @@ from agent_room.room.checkpoints import Checkpoints
 from agent_room.room.entities import Entities
 from agent_room.room.memory import Memory
 from agent_room.store import memory as store_memory
+from agent_room.turn.core.cycles import closes_cycle
 
 FIXTURE = ROOT / "tests" / "fixtures" / "transcripts" / "spotter_excerpt_turn_end_compact.jsonl"
 BUDGETS = {"handover context": 0.200, "resume context": 1.0, "entity": 0.050, "cycle": 0.100}

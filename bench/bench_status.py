@@ -39,9 +39,9 @@ from _common import (
     write_result,
 )
 
-from agent_room.core.status_line import DEFAULT_STATUS_FORMAT, render_status
 from agent_room.room import Room
-from agent_room.store.attention import status_counts
+from agent_room.turn.core.status_line import DEFAULT_STATUS_FORMAT, render_status
+from agent_room.turn.store.attention import status_counts
 
 RATIO = 3.0
 

@@ -84,7 +84,9 @@ class Storm:
 
     def start_agents(self) -> None:
         """The agents in their panes (each pane's output logged), every one registered."""
-        make = "import sys; from agent_room.store.db import connect; connect(sys.argv[1]).close()"
+        make = (
+            "import sys; from agent_room.turn.store.db import connect; connect(sys.argv[1]).close()"
+        )
         # from the scratch folder: ``-c`` and ``-m`` put the working directory first on the path
         run = [str(venv_python()), "-c", make, str(self.home)]
         subprocess.run(run, env=self.env, cwd=self.scratch, check=True)

@@ -64,13 +64,13 @@ from _common import (
 )
 
 from agent_room.adapters.processes import SystemProbe
-from agent_room.adapters.procfs import read_stat
 from agent_room.room import Room
 from agent_room.room.memory import Memory
-from agent_room.room.registry import Registry, SessionFacts
 from agent_room.room.usage import Usage
 from agent_room.store import usage as store_usage
 from agent_room.store.usage import last_usage_id
+from agent_room.turn.procfs import read_stat
+from agent_room.turn.room.registry import Registry, SessionFacts
 from agent_room.workers.memory import INTERVAL
 
 AGENTS = 50

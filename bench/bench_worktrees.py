@@ -56,7 +56,7 @@ from agent_room.adapters.git import GitCli
 from agent_room.core.worktrees import Worktree
 from agent_room.room import Room
 from agent_room.store import worktrees as store_worktrees
-from agent_room.store.db import write_transaction
+from agent_room.turn.store.db import write_transaction
 
 DIFF_BUDGET_MS = 100.0
 GIT_ENV = {

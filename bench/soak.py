@@ -74,8 +74,8 @@ from _soak_gates import (
 )
 from _tmux_observer import TmuxServer
 
-from agent_room.store.db import connect
-from agent_room.store.home import DB_NAME
+from agent_room.turn.store.db import connect
+from agent_room.turn.store.home import DB_NAME
 
 BUSY_TIMEOUT = float(inspect.signature(connect).parameters["timeout"].default)
 """The store's busy timeout: a lock held longer makes every writer give up."""

@@ -30,8 +30,8 @@ def _loaded_after(statement: str) -> set[str]:
 
 def test_core_imports_no_io_libraries() -> None:
     modules = (
-        "import agent_room.core.models, agent_room.core.names, agent_room.core.bodies,"
-        " agent_room.core.handover, agent_room.core.format, agent_room.core.enums"
+        "import agent_room.core.models, agent_room.turn.core.names, agent_room.turn.core.bodies,"
+        " agent_room.core.handover, agent_room.turn.core.format, agent_room.core.enums"
     )
     loaded = _loaded_after(modules)
     assert "pydantic" in loaded  # the check itself works
@@ -81,7 +81,7 @@ def test_import_linter_contracts_hold() -> None:
     exe = str(lint) if lint.exists() else "lint-imports"
     result = subprocess.run([exe], capture_output=True, text=True, cwd=REPO, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "3 kept, 0 broken" in result.stdout
+    assert "Contracts: 4 kept, 0 broken." in result.stdout
 
 
 def test_the_console_paints_before_loading_validation_tmux_or_markdown(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from agent_room.hooks.payload import KNOWN_EVENTS
+from agent_room.turn.hooks.payload import KNOWN_EVENTS
 from tests.conftest import require_tool
 
 REPO = Path(__file__).resolve().parent.parent
@@ -351,7 +351,7 @@ def test_plugin_dir_without_any_plugin_folder_is_a_room_error(tmp_path: Path) ->
         ignore=shutil.ignore_patterns("__pycache__"),
     )
     code = (
-        "from agent_room.core.errors import RoomUnavailable\n"
+        "from agent_room.turn.core.errors import RoomUnavailable\n"
         "from agent_room.plugin import plugin_dir\n"
         "try:\n    plugin_dir()\n"
         "except RoomUnavailable as exc:\n    print(exc)\n"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_room.adapters import procfs
+from agent_room.turn import procfs
 from tests.poll import wait_for
 
 REST = "4194560 100 0 0 0 1 2 0 0 20 0 1 0"

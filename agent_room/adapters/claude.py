@@ -16,7 +16,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from agent_room.core.errors import RoomError
+from agent_room.turn.core.errors import RoomError
 
 GRACE = 3.0
 """Seconds the client gets to exit after SIGTERM before SIGKILL."""

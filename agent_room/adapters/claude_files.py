@@ -8,7 +8,7 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from agent_room.core.files import read_regular
+from agent_room.turn.core.files import read_regular
 
 ENTRY_LIMIT = 64 * 1024
 """A registry file larger than this is not a client's."""

@@ -15,10 +15,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from agent_room.adapters import procfs
 from agent_room.adapters.claude_files import read_json
 from agent_room.core.native import NativeSession, SocketFacts, parse_entry
-from agent_room.core.ports import ProcessProbe
+from agent_room.turn import procfs
+from agent_room.turn.core.ports import ProcessProbe
 
 
 def claude_dir(environ: Mapping[str, str]) -> Path:

@@ -28,7 +28,6 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from agent_room.adapters import procfs
 from agent_room.adapters.claude_files import read_json
 from agent_room.adapters.claude_native import FileRegistry
 from agent_room.core.native import (
@@ -38,6 +37,7 @@ from agent_room.core.native import (
     Receipt,
     parse_receipt,
 )
+from agent_room.turn import procfs
 
 SEND_TIMEOUT = 2.0
 """Seconds to connect and write one frame; a client that takes longer is treated as gone."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 from agent_room.adapters.claude import Headless, Run, run_headless
-from agent_room.core.clients import codex_exec_answer
+from agent_room.turn.core.clients import codex_exec_answer
 
 
 class CodexHeadless(Headless):

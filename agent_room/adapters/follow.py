@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from agent_room.core.files import open_regular
+from agent_room.turn.core.files import open_regular
 
 CHUNK = 8 * 1024 * 1024
 """Bytes read at most in one call."""

@@ -24,8 +24,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from agent_room.core.errors import Refused
 from agent_room.core.worktrees import BranchState, FileChange, MergeCheck
+from agent_room.turn.core.errors import Refused
 
 _LEAKY = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX")
 _COARSE_CLOCK = 0.05

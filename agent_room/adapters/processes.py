@@ -6,9 +6,9 @@ tells whether the PID runs and is not a zombie.
 
 from __future__ import annotations
 
-import os
+from pathlib import Path
 
-from agent_room.adapters import procfs
+from agent_room.turn import procfs
 
 
 class SystemProbe:
@@ -20,7 +20,7 @@ class SystemProbe:
     def is_alive(self, pid: int, start_ticks: int | None) -> bool:
         """True while the process ``pid`` that started at ``start_ticks`` runs."""
         if self._procfs is None:
-            self._procfs = os.path.isdir(procfs.PROC)
+            self._procfs = Path(procfs.PROC).is_dir()
         if self._procfs:
             return procfs.is_alive(pid, start_ticks)
         import psutil

@@ -16,8 +16,8 @@ import subprocess
 from collections.abc import Callable, Sequence
 
 from agent_room.core.attention import Alert
-from agent_room.core.errors import BadInput
-from agent_room.core.printable import printable
+from agent_room.turn.core.errors import BadInput
+from agent_room.turn.core.printable import printable
 
 TIMEOUT = 10.0
 """Seconds a channel's command may take before it is given up."""

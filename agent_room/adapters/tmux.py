@@ -23,12 +23,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from agent_room.adapters import procfs
 from agent_room.adapters.tmux_control import ControlClients, ControlUnavailable
 from agent_room.core.enter import ATTACH_PAUSE
-from agent_room.core.errors import PaneUnavailable
 from agent_room.core.keys import safe_line, safe_paste
-from agent_room.core.names import is_pane_id
+from agent_room.turn import procfs
+from agent_room.turn.core.errors import PaneUnavailable
+from agent_room.turn.core.names import is_pane_id
 
 _IMPORT_LOCK = threading.Lock()
 _CLEAR_KEY = re.compile(r"C-[a-z]")

@@ -12,8 +12,8 @@ import os
 import stat
 from dataclasses import dataclass
 
-from agent_room.core.files import open_regular
 from agent_room.core.transcript import Entry, EntryKind, Turn, group_turns, parse_line
+from agent_room.turn.core.files import open_regular
 
 BLOCK = 64 * 1024
 """The first block read from the end; each further block is twice as large."""

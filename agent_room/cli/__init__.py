@@ -26,28 +26,28 @@ def main(argv: Sequence[str] | None = None) -> int:
             import gc
 
             gc.disable()  # (the collector would walk the modules as they load: 0.2 ms)
-        from agent_room.hooks import run_hook
+        from agent_room.turn.hooks import run_hook
 
         return _done(run_hook(args_list[1:], os.environ, sys.stdin.buffer), argv, args_list)
 
-    from agent_room.core.errors import RoomError
+    from agent_room.turn.core.errors import RoomError
 
     try:
         if args_list[:1] == ["status"]:
-            from agent_room.cli.status import quick_status
+            from agent_room.turn.status import quick_status
 
             status = quick_status(args_list[1:], os.environ)
             if status is not None:
                 return status
         if args_list[:1] == ["send"]:
-            from agent_room.cli.quick import quick_send
+            from agent_room.turn.send import quick_send
 
             quick = quick_send(args_list[1:], os.environ)
             if quick is not None:
                 return _done(quick, argv, args_list)
         return _done(_parse_and_run(args_list), argv, args_list)
     except RoomError as exc:
-        from agent_room.core.printable import printable
+        from agent_room.turn.core.printable import printable
 
         # errors quote what was typed or stored: shown, never acted on by the terminal
         print(f"agent-room: {printable(str(exc))}", file=sys.stderr)
@@ -100,7 +100,7 @@ def _database_error(exc: Exception) -> bool:
 
 
 def _home() -> str:
-    from agent_room.store.home import room_home
+    from agent_room.turn.store.home import room_home
 
     return room_home(os.environ)
 
@@ -109,8 +109,8 @@ def _parse_and_run(args_list: list[str]) -> int:
     from agent_room.cli.app import run
 
     if _reads_only(args_list):
-        from agent_room.store.attention import room_exists
-        from agent_room.store.home import room_home
+        from agent_room.turn.store.attention import room_exists
+        from agent_room.turn.store.home import room_home
 
         # one that is not private is refused, not passed over
         if not room_exists(room_home(os.environ)):

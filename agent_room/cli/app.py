@@ -16,7 +16,7 @@ import click
 from agent_room import __version__
 from agent_room.cli.commands import COMMANDS, TASKS
 from agent_room.cli.params import Group, sentence
-from agent_room.core.printable import printable
+from agent_room.turn.core.printable import printable
 
 
 class Root(Group):

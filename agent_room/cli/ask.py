@@ -25,18 +25,18 @@ from agent_room.cli.launcher import LEAKED, agent_env
 from agent_room.cli.output import print_json
 from agent_room.cli.params import COUNT, TIMEOUT, Group, call, json_option, own
 from agent_room.config.settings import RoomSettings
-from agent_room.core.errors import BadInput
-from agent_room.core.files import read_regular
 from agent_room.core.intercom import OPERATOR_PARENT
 from agent_room.core.intercom_state import CorruptState, SeedState, empty_state, read_seed_state
-from agent_room.core.names import MAX_NAME_LENGTH, is_valid_name
 from agent_room.core.ports import HeadlessClient
-from agent_room.core.printable import printable
 from agent_room.plugin import claude_flags
 from agent_room.room import Room
 from agent_room.room.clients import client_launch
 from agent_room.room.intercom import Asker, Intercom
 from agent_room.room.intercom_sessions import forget, import_sessions, listing
+from agent_room.turn.core.errors import BadInput
+from agent_room.turn.core.files import read_regular
+from agent_room.turn.core.names import MAX_NAME_LENGTH, is_valid_name
+from agent_room.turn.core.printable import printable
 
 IMPORT_LIMIT = 8 * 1024 * 1024
 """Bytes of a state file ``intercom import`` reads at most (the seed's are a few KiB)."""

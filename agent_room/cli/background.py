@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agent_room.adapters.procfs import cmdline, is_alive, read_stat
-from agent_room.core.errors import Refused
-from agent_room.core.files import read_regular
-from agent_room.store.home import open_private, room_home
-from agent_room.store.wake import listening
+from agent_room.turn.core.errors import Refused
+from agent_room.turn.core.files import read_regular
+from agent_room.turn.procfs import cmdline, is_alive, read_stat
+from agent_room.turn.store.home import open_private, room_home
+from agent_room.turn.store.wake import listening
 
 if TYPE_CHECKING:
     import argparse
@@ -177,7 +177,7 @@ def idle(room: Room) -> bool:
 def cmd_watch_status(_args: argparse.Namespace) -> int:
     """Say which process delivers for the room: 0 if one does, 1 if none."""
     from agent_room.room import Room
-    from agent_room.store.attention import room_exists
+    from agent_room.turn.store.attention import room_exists
     from agent_room.workers.deliverer import delivery_lease
 
     home = room_home(os.environ)

@@ -7,11 +7,11 @@ import sys
 from typing import TYPE_CHECKING
 
 from agent_room.cli.output import print_json
-from agent_room.core.errors import BadInput
-from agent_room.core.format import format_terminal_messages, json_row
-from agent_room.core.names import tmux_socket_of
-from agent_room.core.printable import printable
 from agent_room.room import Room
+from agent_room.turn.core.errors import BadInput
+from agent_room.turn.core.format import format_terminal_messages, json_row
+from agent_room.turn.core.names import tmux_socket_of
+from agent_room.turn.core.printable import printable
 
 # `send` in the shapes its quick parser leaves (options, a reply) runs here: what the
 # other commands need loads inside them, so such a send stays as light as before.
@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
-    from agent_room.room.registry import Registry
     from agent_room.room.roster import Roster
+    from agent_room.turn.room.registry import Registry
 
 
 def _open() -> Room:
@@ -61,8 +61,8 @@ def cmd_join(args: argparse.Namespace) -> int:
 
 def _deliverer_listens() -> bool:
     """Whether the room's deliverer listens already (then join needs no settings)."""
-    from agent_room.store.home import room_home
-    from agent_room.store.wake import listening
+    from agent_room.turn.store.home import room_home
+    from agent_room.turn.store.wake import listening
 
     return listening(room_home(os.environ))
 
@@ -169,7 +169,7 @@ def _age(seconds: float) -> str:
 
 def _registry(room: Room) -> Registry:
     from agent_room.adapters.processes import SystemProbe
-    from agent_room.room.registry import Registry
+    from agent_room.turn.room.registry import Registry
 
     registry = Registry(room, SystemProbe())
     registry.refresh()
@@ -216,7 +216,7 @@ def cmd_who(args: argparse.Namespace) -> int:
 def _say_silent(hosts: set[str]) -> None:
     """Why sessions show as ``unknown``: their host's watch, the only judge of their
     processes, has not been heard from."""
-    from agent_room.store.hosts import SILENT_AFTER
+    from agent_room.turn.store.hosts import SILENT_AFTER
 
     for host in sorted(hosts):
         print(
@@ -292,10 +292,12 @@ def cmd_tree(args: argparse.Namespace) -> int:
     from agent_room.cli.outside import outside_rows
     from agent_room.core.tree import render_tree
     from agent_room.room.native import outside_nodes
+    from agent_room.room.roster import session_tree
     from agent_room.store.views import live_worktrees
 
     room = _open()
-    roots = _registry(room).tree() + outside_nodes(outside_rows(room))
+    _registry(room)  # the sessions that ended unseen are marked first
+    roots = session_tree(room) + outside_nodes(outside_rows(room))
     if live_worktrees(room.store):
         from agent_room.cli.worktrees import mark_branches
 
@@ -328,7 +330,7 @@ def _handover_json(row: dict[str, Any]) -> dict[str, Any]:
     JSON string inside JSON, and its times ISO strings as ``history``'s timestamps are."""
     import json
 
-    from agent_room.core.format import iso_timestamp
+    from agent_room.turn.core.format import iso_timestamp
 
     out = dict(row)
     if isinstance(out.get("fields"), str):
@@ -340,8 +342,8 @@ def _handover_json(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def cmd_handovers(args: argparse.Namespace) -> int:
-    from agent_room.core.cycles import render_cycle
     from agent_room.store import memory
+    from agent_room.turn.core.cycles import render_cycle
 
     room = _open()
     rows = room.pending_handovers()

@@ -13,7 +13,7 @@ import click
 
 from agent_room.cli.params import call
 from agent_room.core.snapshot import RoomSnapshot
-from agent_room.store.home import room_home
+from agent_room.turn.store.home import room_home
 
 
 class _FirstRead(threading.Thread):
@@ -30,9 +30,9 @@ class _FirstRead(threading.Thread):
 
     def run(self) -> None:
         # imported in this thread, beside the main thread's import of the interface
-        from agent_room.core.errors import RoomError
         from agent_room.room import Room
         from agent_room.room.snapshot import SnapshotReader
+        from agent_room.turn.core.errors import RoomError
 
         try:
             room = Room.open({"AGENT_ROOM_HOME": self.home})

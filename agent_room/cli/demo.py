@@ -24,13 +24,13 @@ from typing import TYPE_CHECKING
 import click
 
 from agent_room.cli.params import SECONDS, call
-from agent_room.core.errors import NotFound
-from agent_room.core.format import format_terminal_messages
 from agent_room.core.handover import HandoverFields
-from agent_room.core.printable import printable
 from agent_room.demo import room as demo_room
 from agent_room.room import Room
-from agent_room.store.sqlite import SqliteStore
+from agent_room.turn.core.errors import NotFound
+from agent_room.turn.core.format import format_terminal_messages
+from agent_room.turn.core.printable import printable
+from agent_room.turn.store.sqlite import SqliteStore
 
 if TYPE_CHECKING:
     from agent_room.demo.room import Demo

@@ -26,12 +26,12 @@ import click
 from agent_room.cli.launcher import NPM_PACKAGES
 from agent_room.cli.params import call
 from agent_room.config.settings import RoomSettings
-from agent_room.core.errors import RoomError
-from agent_room.core.files import SETTINGS_LIMIT, read_regular
-from agent_room.core.printable import printable
 from agent_room.plugin import plugin_dir
-from agent_room.store.home import DB_NAME, ERROR_LOG, ERROR_LOG_LIMIT, room_home
-from agent_room.store.wake import listening
+from agent_room.turn.core.errors import RoomError
+from agent_room.turn.core.files import SETTINGS_LIMIT, read_regular
+from agent_room.turn.core.printable import printable
+from agent_room.turn.store.home import DB_NAME, ERROR_LOG, ERROR_LOG_LIMIT, room_home
+from agent_room.turn.store.wake import listening
 
 TMUX_LEAST = (3, 2)
 """The oldest tmux the launcher and the deliverer are tested with."""

@@ -18,12 +18,12 @@ from agent_room.adapters.processes import SystemProbe
 from agent_room.adapters.tmux import Tmux, TmuxError
 from agent_room.cli.params import SECONDS, call
 from agent_room.core.enter import Move, Plan, parent_note
-from agent_room.core.errors import Refused
-from agent_room.core.names import tmux_socket_of
-from agent_room.core.printable import printable
 from agent_room.plugin import claude_flags
 from agent_room.room import Room
 from agent_room.room.enter import Navigator, Where
+from agent_room.turn.core.errors import Refused
+from agent_room.turn.core.names import tmux_socket_of
+from agent_room.turn.core.printable import printable
 
 
 def _say(text: str) -> None:

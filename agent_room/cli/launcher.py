@@ -25,16 +25,16 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agent_room.adapters import procfs
 from agent_room.adapters.claude_files import trusted
 from agent_room.cli.background import ensure_deliverer
 from agent_room.cli.pane_exec import PANE_OWN, pane_command, write_env_file
 from agent_room.core.client_launch import ci_markers
 from agent_room.core.enter import ATTACH_PAUSE
-from agent_room.core.errors import BadInput, NotFound, Refused, RoomError
-from agent_room.core.names import is_valid_name, parse_name
-from agent_room.core.printable import printable
-from agent_room.store.home import ensure_room_dir, room_home
+from agent_room.turn import procfs
+from agent_room.turn.core.errors import BadInput, NotFound, Refused, RoomError
+from agent_room.turn.core.names import is_valid_name, parse_name
+from agent_room.turn.core.printable import printable
+from agent_room.turn.store.home import ensure_room_dir, room_home
 
 # The parser reads this module to build `--help`, which loads no room, pydantic or
 # textual (tests/test_layering.py): what only `start` or `stop` needs (the room, its
@@ -464,7 +464,7 @@ def cmd_stop(args: argparse.Namespace) -> int:
     survivors = [pid for pid, start in victims if probe.is_alive(pid, start)]
     tmux(kill, "-t", target[-1], check=False)  # gone already if the agent's exit closed it
     if room:
-        from agent_room.room.registry import Registry
+        from agent_room.turn.room.registry import Registry
 
         with contextlib.suppress(RoomError):  # the room shows it ended now, not at next `who`
             Registry(room, probe).refresh()

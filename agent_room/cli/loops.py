@@ -16,13 +16,13 @@ import click
 
 from agent_room.cli.links import _caller
 from agent_room.cli.params import MESSAGE_ID, Group, as_option, call, json_option, own
-from agent_room.core.cycles import render_cycle
 from agent_room.core.links import parse_loop
-from agent_room.core.loops import TURNS, describe, describe_turns, parse_turns
-from agent_room.core.printable import printable_json
-from agent_room.core.timers import format_duration
 from agent_room.room import Room
 from agent_room.room.loops import Loops
+from agent_room.turn.core.cycles import render_cycle
+from agent_room.turn.core.loops import TURNS, describe, describe_turns, parse_turns
+from agent_room.turn.core.printable import printable_json
+from agent_room.turn.core.timers import format_duration
 
 
 def _open() -> Room:

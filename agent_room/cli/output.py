@@ -11,6 +11,6 @@ if TYPE_CHECKING:
 
 def print_json(data: Any) -> None:
     """Print ``data`` as indented JSON (``core.printable.printable_json``) to stdout."""
-    from agent_room.core.printable import printable_json
+    from agent_room.turn.core.printable import printable_json
 
     sys.stdout.write(printable_json(data) + "\n")

@@ -13,10 +13,10 @@ import click
 
 from agent_room.cli.params import call
 from agent_room.core.native import DEFAULT_PREFERENCE, Preference
-from agent_room.core.printable import printable
 from agent_room.room import Room
 from agent_room.room.native import native_registry, outside_sessions
 from agent_room.store.settings import SettingsStore
+from agent_room.turn.core.printable import printable
 from agent_room.workers.native import SETTING
 
 HEADER = ("NAME", "STATUS", "KIND", "PANE", "PID", "CWD")

@@ -18,7 +18,7 @@ import os
 import sys
 from pathlib import Path
 
-from agent_room.store.home import open_private
+from agent_room.turn.store.home import open_private
 
 PANE_OWN = ("TMUX", "TMUX_PANE", "TERM", "TERM_PROGRAM", "TERM_PROGRAM_VERSION", "COLORTERM")
 """Variables that describe the pane the agent runs in: tmux's values win over the shell's."""

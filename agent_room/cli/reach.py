@@ -20,14 +20,14 @@ from agent_room.adapters.tmux import user_client
 from agent_room.cli.output import print_json
 from agent_room.cli.params import Group, call, json_option
 from agent_room.core.attention import Alert, alerts
-from agent_room.core.errors import BadInput
-from agent_room.core.files import SETTINGS_LIMIT, read_regular
-from agent_room.core.names import tmux_socket_of
 from agent_room.core.overlaps import overlap_facts
-from agent_room.core.printable import printable
 from agent_room.room import Room
 from agent_room.room.code import CodeTracker
 from agent_room.store.attention import facts
+from agent_room.turn.core.errors import BadInput
+from agent_room.turn.core.files import SETTINGS_LIMIT, read_regular
+from agent_room.turn.core.names import tmux_socket_of
+from agent_room.turn.core.printable import printable
 from agent_room.ui.settings import ConsoleSettings
 from agent_room.workers.notifier import build_channels
 

@@ -9,12 +9,12 @@ import sys
 import click
 
 from agent_room.cli.params import Group, call
-from agent_room.core.errors import BadInput
 from agent_room.store.copy import copy_room
-from agent_room.store.engine import describe
-from agent_room.store.home import room_home
-from agent_room.store.sqlite import SqliteStore
-from agent_room.store.urls import has_password
+from agent_room.turn.core.errors import BadInput
+from agent_room.turn.store.engine import describe
+from agent_room.turn.store.home import room_home
+from agent_room.turn.store.sqlite import SqliteStore
+from agent_room.turn.store.urls import has_password
 
 
 def cmd_room_copy(args: argparse.Namespace) -> int:

@@ -15,7 +15,7 @@ import click
 
 from agent_room.cli.bus import cmd_send
 from agent_room.cli.params import as_option
-from agent_room.cli.quick import parse_send
+from agent_room.turn.send import parse_send
 
 
 class OneParser(click.Command):

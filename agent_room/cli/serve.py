@@ -23,7 +23,7 @@ import click
 from agent_room.adapters.web import RoomServer
 from agent_room.cli.params import PORT, call
 from agent_room.cli.reach import console_command
-from agent_room.core.errors import BadInput
+from agent_room.turn.core.errors import BadInput
 
 TOKEN_VARIABLE = "AGENT_ROOM_SERVE_TOKEN"  # noqa: S105 - the variable's name
 MIN_TOKEN = 16

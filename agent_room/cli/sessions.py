@@ -17,12 +17,12 @@ from collections.abc import Mapping
 import click
 
 from agent_room.cli.params import COUNT, call, json_option
-from agent_room.core.errors import Refused
-from agent_room.core.names import parse_name
-from agent_room.core.printable import printable, printable_json
 from agent_room.core.transcript import render_turns
 from agent_room.room import Room
 from agent_room.room.peek import peek
+from agent_room.turn.core.errors import Refused
+from agent_room.turn.core.names import parse_name
+from agent_room.turn.core.printable import printable, printable_json
 
 
 def viewer_of(room: Room, environ: Mapping[str, str]) -> str | None:

@@ -20,10 +20,6 @@ import click
 from agent_room.cli import values
 from agent_room.cli.output import print_json
 from agent_room.cli.params import DOLLARS, Group, call, json_option, own
-from agent_room.core import cost_rate
-from agent_room.core.errors import BadInput
-from agent_room.core.printable import printable
-from agent_room.core.timers import parse_duration
 from agent_room.core.usage import (
     DAY,
     GROUPS,
@@ -31,7 +27,6 @@ from agent_room.core.usage import (
     Line,
     count,
     money,
-    over_text,
     price_of,
     span_start,
 )
@@ -40,6 +35,11 @@ from agent_room.room.budgets import Budgets
 from agent_room.room.usage import Usage
 from agent_room.room.usage_report import Reports, Summary
 from agent_room.store.settings import SettingsStore
+from agent_room.turn.core import cost_rate
+from agent_room.turn.core.budgets import over_text
+from agent_room.turn.core.errors import BadInput
+from agent_room.turn.core.printable import printable
+from agent_room.turn.core.timers import parse_duration
 
 READ_BUDGET = 3.0
 """Seconds ``usage`` spends reading what the watch has not read yet (a long backlog is

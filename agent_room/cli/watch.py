@@ -27,11 +27,11 @@ from agent_room.cli.background import (
 from agent_room.cli.params import call
 from agent_room.config.notify import NotifySettings
 from agent_room.config.settings import RoomSettings
-from agent_room.core.errors import RoomError, RoomUnavailable
-from agent_room.core.names import tmux_socket_of
 from agent_room.mcp.serve import Serving
 from agent_room.room import Room
-from agent_room.store import engine
+from agent_room.turn.core.errors import RoomError, RoomUnavailable
+from agent_room.turn.core.names import tmux_socket_of
+from agent_room.turn.store import engine
 from agent_room.ui.settings import ConsoleSettings
 from agent_room.workers.guard import FIRST_BACKOFF, MAX_BACKOFF, to_stderr
 from agent_room.workers.notifier import Notifier, build_channels

@@ -20,15 +20,15 @@ import click
 from agent_room.adapters.git import GitCli
 from agent_room.cli.output import print_json
 from agent_room.cli.params import MESSAGE_ID, call, json_option
-from agent_room.core.errors import BadInput, NotFound
-from agent_room.core.names import parse_name
-from agent_room.core.printable import printable
 from agent_room.core.tree import TreeNode
 from agent_room.core.worktrees import BranchState, Worktree
 from agent_room.room import Room
 from agent_room.room.worktrees import Worktrees, stat_lines
 from agent_room.store import memory
 from agent_room.store import worktrees as store_worktrees
+from agent_room.turn.core.errors import BadInput, NotFound
+from agent_room.turn.core.names import parse_name
+from agent_room.turn.core.printable import printable
 
 
 def _worktrees(room: Room) -> Worktrees:

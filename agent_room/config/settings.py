@@ -32,11 +32,11 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
-from agent_room.core.errors import BadInput
-from agent_room.core.printable import printable
-from agent_room.store.engine import NOT_POSTGRESQL, SCHEMES
-from agent_room.store.home import room_home
-from agent_room.store.roomconf import CONFIG_NAME, read_room_conf
+from agent_room.turn.core.errors import BadInput
+from agent_room.turn.core.printable import printable
+from agent_room.turn.store.engine import NOT_POSTGRESQL, SCHEMES
+from agent_room.turn.store.home import room_home
+from agent_room.turn.store.roomconf import CONFIG_NAME, read_room_conf
 
 PREFIX = "AGENT_ROOM_"
 """Every setting's variable is ``AGENT_ROOM_`` and its name in capitals."""

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from agent_room.core.status_line import OPERATOR
 from agent_room.core.usage import ROOM, Budget, budget_text
+from agent_room.turn.core.status_line import OPERATOR
 
 __all__ = [
     "CHANNELS",

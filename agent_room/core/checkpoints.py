@@ -14,9 +14,9 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
-from agent_room.core.errors import BadInput
 from agent_room.core.memory import Kind, estimate_tokens
 from agent_room.core.transcript import one_line
+from agent_room.turn.core.errors import BadInput
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -29,7 +29,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from agent_room.core.clients import CODEX, GEMINI
+from agent_room.turn.core.clients import CODEX, GEMINI
 
 MCP_SERVER = "agent-room"
 """The name the room's MCP server has in every client (its tools: ``mcp__agent-room__...``)."""

@@ -15,8 +15,8 @@ from enum import StrEnum
 from typing import Any, NamedTuple
 
 from agent_room.core.links import LinkState, is_ack
-from agent_room.core.origins import ANSWERS, ROOM_MADE, Origin, classify_prompt
-from agent_room.core.prompts import PromptKind
+from agent_room.turn.core.origins import ANSWERS, ROOM_MADE, Origin, classify_prompt
+from agent_room.turn.core.prompts import PromptKind
 
 
 class Outcome(StrEnum):

@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from enum import StrEnum
 from typing import NamedTuple
 
-from agent_room.core.clients import settle_for
+from agent_room.turn.core.clients import settle_for
+from agent_room.turn.store.delivery import MAX_NUDGES
 
 __all__ = [
     "CLEAR_LINE_BY_AGENT",
@@ -34,9 +35,6 @@ RECEIPT_TIMEOUT = 3.0
 """Seconds to wait for the recipient's hook to receipt a nudge before pressing Enter again."""
 MAX_EXTRA_ENTERS = 2
 """Enter is sent again at most twice; then the delivery is marked failed."""
-MAX_NUDGES = 3
-"""Nudges per message at most: a failed delivery is nudged again once the recipient is
-healthy, until a message has had this many; then its failure is final."""
 RETRY_AFTER = 10.0
 """Seconds after a failure before its messages are nudged again (a passing fault clears)."""
 

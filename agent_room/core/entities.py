@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agent_room.core.errors import BadInput
 from agent_room.core.transcript import one_line
+from agent_room.turn.core.errors import BadInput
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from agent_room.core import states
+from agent_room.turn.core import states
 
 
 class MessageKind(StrEnum):

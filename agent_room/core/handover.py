@@ -7,8 +7,8 @@ recipient sees it: ``pending -> approved | rejected | expired``; nothing else mo
 from __future__ import annotations
 
 from agent_room.core.enums import HandoverState
-from agent_room.core.errors import BadInput, Refused
-from agent_room.core.records import Record
+from agent_room.turn.core.errors import BadInput, Refused
+from agent_room.turn.core.records import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

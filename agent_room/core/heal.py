@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from agent_room.core.states import BUSY, ENDED, IDLE, WAITING
+from agent_room.turn.core.states import BUSY, ENDED, IDLE, WAITING
 
 STALE_AFTER = 3.0
 """Seconds a busy or waiting state stands before the deliverer looks again."""

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from agent_room.core.errors import BadInput
 from agent_room.core.intercom import IntercomSession
+from agent_room.turn.core.errors import BadInput
 
 V2 = "2.0.0"
 MIGRATED_PARENT = "migrated-v1"

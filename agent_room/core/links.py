@@ -20,9 +20,9 @@ from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from typing import Any, NamedTuple
 
-from agent_room.core.errors import BadInput, Refused
-from agent_room.core.prompts import DEFAULT_CHECKPOINT_PATTERNS
-from agent_room.core.timers import format_duration
+from agent_room.turn.core.errors import BadInput, Refused
+from agent_room.turn.core.prompts import DEFAULT_CHECKPOINT_PATTERNS
+from agent_room.turn.core.timers import format_duration
 
 DEFAULT_BUDGET = 8
 """Crossings a link allows in all; set when it opens and never reset."""

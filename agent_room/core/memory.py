@@ -19,8 +19,8 @@ import math
 import re
 from dataclasses import dataclass
 
-from agent_room.core.errors import BadInput
 from agent_room.core.transcript import Entry, EntryKind, one_line, parse_line
+from agent_room.turn.core.errors import BadInput
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field
 from agent_room.core.enums import DeliveryStatus, HandoverState, MessageKind, SessionState
 from agent_room.core.handover import check_transition
 from agent_room.core.links import LinkState
-from agent_room.core.timers import Intent, TimerState
+from agent_room.turn.core.timers import Intent, TimerState
 
 
 class _Frozen(BaseModel):

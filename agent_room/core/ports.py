@@ -15,14 +15,6 @@ if TYPE_CHECKING:
     from agent_room.core.native import NativeSession, Receipt, SocketFacts
 
 
-class ProcessProbe(Protocol):
-    """Tells whether a recorded process is still the same running process."""
-
-    def is_alive(self, pid: int, start_ticks: int | None) -> bool:
-        """True while ``pid`` runs and started at ``start_ticks`` (not a zombie)."""
-        ...
-
-
 class Clock(Protocol):
     """Wall-clock time in seconds since the epoch."""
 

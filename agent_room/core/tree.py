@@ -42,7 +42,7 @@ class TreeNode:
 
 def intercom_label(row: Mapping[str, Any]) -> str:
     """An intercom session in the tree: where it asks, its topic, cost and turns."""
-    from agent_room.core.printable import printable
+    from agent_room.turn.core.printable import printable
 
     turns = int(row.get("turns") or 0)
     return (

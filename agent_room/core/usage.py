@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from agent_room.core.errors import BadInput
+from agent_room.turn.core.budgets import ROOM_BUDGET
+from agent_room.turn.core.errors import BadInput
 
 PRICES_KEY = "usage.prices"
 """The room setting that overrides models' prices: ``{model: Price as a dict}``."""
-ROOM = "*room*"
-"""A budget's scope for the whole room (never a name: names have no ``*``); also
-``store.delivery.ROOM_BUDGET``."""
+ROOM = ROOM_BUDGET
+"""A budget's scope for the whole room (never a name: names have no ``*``)."""
 DAY = 86400.0
 WARN_AT = 80
 STOP_AT = 100
@@ -198,12 +198,6 @@ def budget_text(budget: Budget, spent: float, reached: int, since: float) -> str
             " AMOUNT to raise it)"
         )
     return f"{budget.label} has spent {reached} % of its budget ({money} since {day})"
-
-
-def over_text(name: str, scope: str) -> str:
-    """Why an agent's prompts wait: what ``who``, the console and a sender read."""
-    whose = "the room's budget" if scope == ROOM else "its budget"
-    return f"@{name} is over {whose}: the room holds its prompts until the operator raises it"
 
 
 # -- the operator's view -----------------------------------------------------------------

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from agent_room.core.errors import BadInput
+from agent_room.turn.core.errors import BadInput
 
 WORKTREES_DIR = ".worktrees"
 """Where the room makes agents' worktrees: ``<repository>/.worktrees/NAME``, beside the

@@ -22,11 +22,11 @@ from typing import Any
 
 from agent_room.adapters.tmux import Tmux, TmuxError
 from agent_room.core.delivery import settle_for
-from agent_room.core.errors import RoomError
 from agent_room.demo.client_api import StandIn
 from agent_room.demo.conversation import AGENTS, LATER, PING, PROMPTS, demo_script
 from agent_room.demo.model_api import ModelApi
 from agent_room.room import Room
+from agent_room.turn.core.errors import RoomError
 
 PINGS = (("backend", "infra"), ("infra", "frontend"), ("frontend", "backend"))
 """Who pings whom, in turn (@mobile sits in its permission dialog)."""

@@ -17,9 +17,9 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from agent_room.core.clients import settle_for
-from agent_room.core.errors import NotFound, Refused
 from agent_room.demo.conversation import OTHER_AGENTS
+from agent_room.turn.core.clients import settle_for
+from agent_room.turn.core.errors import NotFound, Refused
 
 KEY = "agent-room-demo-key"
 """Any key does for the stand-in."""

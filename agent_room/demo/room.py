@@ -25,10 +25,10 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from agent_room.core.errors import NotFound, Refused
 from agent_room.demo import others
 from agent_room.demo.conversation import AGENTS
 from agent_room.room import Room
+from agent_room.turn.core.errors import NotFound, Refused
 
 PREFIX = "agent-room-demo-"
 MARK = "demo.json"

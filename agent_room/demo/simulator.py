@@ -30,9 +30,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from agent_room.core.printable import printable
 from agent_room.demo.conversation import SCRIPTS
 from agent_room.demo.model_api import Script
+from agent_room.turn.core.printable import printable
 
 ALLOWED = "agent-room"
 """The only command the agents may run without asking (``Bash(agent-room:*)``)."""

@@ -4,7 +4,7 @@
 every turn (``HTTP_EVENTS``) pointing here, with its secret in the Authorization header;
 the plugin's command hook for those events then steps aside while this server is
 serving (``plugin/bin/agent-room-hook``), and takes over when it is not. The event goes
-through the same handler as the command hook's (``agent_room.hooks.handlers``), on one
+through the same handler as the command hook's (``agent_room.turn.hooks.handlers``), on one
 of the server's open rooms, so its effect and its answer are the same.
 
 Registration stays with the command hook (SessionStart: it reads the agent's process and
@@ -21,12 +21,12 @@ import anyio.to_thread
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from agent_room.core.errors import RoomError
-from agent_room.hooks import HOOK_TIMEOUT, log_error
-from agent_room.hooks.handlers import handle
-from agent_room.hooks.payload import READ_LIMIT, HookPayload, HookProblem
 from agent_room.mcp.tools import Rooms
 from agent_room.room.access import HTTP_EVENTS, Tokens, bearer
+from agent_room.turn.core.errors import RoomError
+from agent_room.turn.hooks import HOOK_TIMEOUT, log_error
+from agent_room.turn.hooks.handlers import handle
+from agent_room.turn.hooks.payload import READ_LIMIT, HookPayload, HookProblem
 
 HOOKS_PATH = "/hooks/{event}"
 

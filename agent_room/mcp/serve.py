@@ -32,7 +32,6 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import Request
 from starlette.responses import Response
 
-from agent_room.adapters.procfs import read_stat
 from agent_room.mcp.hooks_http import HOOKS_PATH, HookEndpoint
 from agent_room.mcp.server import Identity, build_server
 from agent_room.mcp.tools import ClientFactory, Rooms
@@ -47,6 +46,7 @@ from agent_room.room.access import (
     serving_pid,
     write_private,
 )
+from agent_room.turn.procfs import read_stat
 
 RETRY = 5.0
 """Seconds between tries while the room's port is held by another process."""

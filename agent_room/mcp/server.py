@@ -17,11 +17,11 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from agent_room.core.errors import BadInput
 from agent_room.mcp.tools import Caller, ClientFactory, Rooms, RoomTools, ToolFailed
 from agent_room.room import Room
 from agent_room.room.access import Tokens, bearer
 from agent_room.room.outbox import SendRequest
+from agent_room.turn.core.errors import BadInput
 
 SERVER_NAME = "agent-room"
 """The server's name: clients prefix its tools with it (``mcp__agent-room__send_message``)."""

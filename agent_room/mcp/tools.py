@@ -16,19 +16,19 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from agent_room.adapters.processes import SystemProbe
-from agent_room.core.errors import BadInput, RoomError
-from agent_room.core.format import format_terminal_messages
 from agent_room.core.ports import HeadlessClient
-from agent_room.core.printable import printable
-from agent_room.core.timers import format_duration
 from agent_room.core.transcript import render_turns
 from agent_room.room import Room
 from agent_room.room.intercom import Asker, Intercom
 from agent_room.room.links import Links
 from agent_room.room.outbox import SendRequest, send
 from agent_room.room.peek import peek
-from agent_room.room.registry import Registry
 from agent_room.room.roster import Roster
+from agent_room.turn.core.errors import BadInput, RoomError
+from agent_room.turn.core.format import format_terminal_messages
+from agent_room.turn.core.printable import printable
+from agent_room.turn.core.timers import format_duration
+from agent_room.turn.room.registry import Registry
 
 NO_BODY = "no message body: give the text to send"
 """``send_message`` without text (the command line names TEXT, --file and stdin)."""

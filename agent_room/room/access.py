@@ -20,11 +20,11 @@ import socket
 import time
 from pathlib import Path
 
-from agent_room.adapters.procfs import is_alive
-from agent_room.core.errors import RoomUnavailable
-from agent_room.core.names import is_valid_name, parse_name
-from agent_room.store.home import ensure_room_dir, open_private
-from agent_room.store.wake import listening
+from agent_room.turn.core.errors import RoomUnavailable
+from agent_room.turn.core.names import is_valid_name, parse_name
+from agent_room.turn.procfs import is_alive
+from agent_room.turn.store.home import ensure_room_dir, open_private
+from agent_room.turn.store.wake import listening
 
 FOLDER = "mcp"
 """The room's folder for the server's files: secrets, its address."""

@@ -12,10 +12,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 from agent_room.core.ports import Clock
-from agent_room.store.sqlite import SqliteStore
+from agent_room.turn.store.sqlite import SqliteStore
 
 if TYPE_CHECKING:  # a type only: the store declares it for the checker alone
-    from agent_room.store.sqlite_base import Row
+    from agent_room.turn.store.sqlite_base import Row
 
 
 class RoomBase(Protocol):

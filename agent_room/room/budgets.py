@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_room.core.errors import BadInput
-from agent_room.core.names import parse_name
 from agent_room.core.usage import (
     DAY,
     ROOM,
@@ -25,6 +23,8 @@ from agent_room.core.usage import (
 )
 from agent_room.room.service import Room
 from agent_room.store import usage as store_usage
+from agent_room.turn.core.errors import BadInput
+from agent_room.turn.core.names import parse_name
 
 BUDGET_REACHED = "budget.reached"
 """The audit event of a budget level reached: subject the scope, data level and spent."""

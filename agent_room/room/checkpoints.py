@@ -4,19 +4,19 @@ keeping them to the room's retention, and the context a resume from one gets."""
 from __future__ import annotations
 
 from agent_room.core import checkpoints as rules
-from agent_room.core.errors import BadInput, NotFound
 from agent_room.core.memory import Kind
-from agent_room.core.names import parse_name
-from agent_room.core.prompts import RESUME_MARK
 from agent_room.store import checkpoints as store_checkpoints
 from agent_room.store import entities as store_entities
 from agent_room.store import memory as store_memory
-from agent_room.store.hosts import on_this_host
+from agent_room.turn.core.errors import BadInput, NotFound
+from agent_room.turn.core.names import parse_name
+from agent_room.turn.core.prompts import RESUME_MARK
+from agent_room.turn.store.hosts import on_this_host
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from agent_room.room.base import RoomBase
-    from agent_room.store.sqlite_base import Row
+    from agent_room.turn.store.sqlite_base import Row
 
 COMPACTING_KEY = "checkpoint_compaction_cursor"
 """The last audit event the worker looked at for PreCompact hooks (``KEY@host``: each
@@ -111,7 +111,7 @@ class Checkpoints:
     def before_compactions(self) -> list[int]:
         """Checkpoint the sessions of this host whose PreCompact hook fired since its last
         look (the first look starts from now)."""
-        from agent_room.core.prompts import COMPACTING
+        from agent_room.turn.core.prompts import COMPACTING
 
         key = f"{COMPACTING_KEY}@{self.store.host}"  # each host looks for its own sessions
         after = store_memory.bookmark(self.store, key)
@@ -190,7 +190,7 @@ def queue_resume(room: RoomBase, name: str, text: str) -> int:
 
     Refused while a live session holds the name: that agent would get it instead.
     """
-    from agent_room.core.errors import Refused
+    from agent_room.turn.core.errors import Refused
 
     holder = room.store.holder(name)
     if holder is not None and holder["state"] != "ended":

@@ -25,11 +25,11 @@ from agent_room.core.client_launch import (
     gemini_settings,
     resume_args,
 )
-from agent_room.core.errors import BadInput
-from agent_room.core.files import SETTINGS_LIMIT, read_regular
 from agent_room.plugin import plugin_dir
 from agent_room.room.access import ENV_URL, WITH_TOKEN, agent_access
-from agent_room.store.home import ensure_room_dir, open_private
+from agent_room.turn.core.errors import BadInput
+from agent_room.turn.core.files import SETTINGS_LIMIT, read_regular
+from agent_room.turn.store.home import ensure_room_dir, open_private
 
 CLIENTS_DIR = "clients"
 """Folder of the room holding what the clients it starts read (Gemini's homes)."""

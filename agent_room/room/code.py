@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from agent_room.core.errors import RoomError
 from agent_room.core.overlaps import (
     AgentCode,
     CodeSnapshot,
@@ -24,6 +23,7 @@ from agent_room.core.worktrees import Changes, CodePreview, Git, MergeCheck, Wor
 from agent_room.room.service import Room
 from agent_room.room.worktrees import Worktrees
 from agent_room.store import worktrees as store_worktrees
+from agent_room.turn.core.errors import RoomError
 
 DRY_RUNS = 24
 """New merge dry runs (and working-tree commits) at most per pass: n agents changing

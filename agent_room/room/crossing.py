@@ -33,19 +33,19 @@ from agent_room.core.links import (
     frame,
     sever_verdict,
 )
-from agent_room.core.names import OPERATOR, ROOM
-from agent_room.core.origins import classify_prompt
-from agent_room.core.prompts import PromptKind
-from agent_room.core.timers import anchor_reminder
 from agent_room.room.links import notice
-from agent_room.room.loops import held_turns
 from agent_room.room.service import Room
 from agent_room.store.links import LinkStore
 from agent_room.store.settings import SettingsStore
-from agent_room.store.turn_breaker import TurnBreaker
+from agent_room.turn.core.names import OPERATOR, ROOM
+from agent_room.turn.core.origins import classify_prompt
+from agent_room.turn.core.prompts import PromptKind
+from agent_room.turn.core.timers import anchor_reminder
+from agent_room.turn.room.gate import held_turns
+from agent_room.turn.store.turn_breaker import TurnBreaker
 
 if TYPE_CHECKING:
-    from agent_room.store.sqlite_base import Row  # a type alias only the checker knows
+    from agent_room.turn.store.sqlite_base import Row  # a type alias only the checker knows
 
 BUSY = frozenset({"busy", "waiting"})
 """States in which a session's last turn may still continue."""

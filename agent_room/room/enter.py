@@ -25,16 +25,17 @@ from agent_room.core.enter import (
     exit_chain,
     plan_enter,
 )
-from agent_room.core.errors import BadInput, NotFound, Refused
 from agent_room.core.heal import transcript_state
-from agent_room.core.names import is_valid_name
-from agent_room.core.ports import Multiplexer, ProcessProbe
-from agent_room.room.registry import Registry, SessionFacts
+from agent_room.core.ports import Multiplexer
 from agent_room.room.service import Room
 from agent_room.store import views
+from agent_room.turn.core.errors import BadInput, NotFound, Refused
+from agent_room.turn.core.names import is_valid_name
+from agent_room.turn.core.ports import ProcessProbe
+from agent_room.turn.room.registry import Registry, SessionFacts
 
 if TYPE_CHECKING:
-    from agent_room.store.sqlite_base import Row  # a type alias only the checker knows
+    from agent_room.turn.store.sqlite_base import Row  # a type alias only the checker knows
 
 POLL = 0.25
 """Seconds between looks at the registry while waiting for a fresh session."""

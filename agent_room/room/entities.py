@@ -12,10 +12,10 @@ import os
 from pathlib import Path
 
 from agent_room.core import entities as rules
-from agent_room.core.errors import BadInput, NotFound
 from agent_room.core.transcript import one_line
 from agent_room.store import entities as store_entities
 from agent_room.store import memory as store_memory
+from agent_room.turn.core.errors import BadInput, NotFound
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from agent_room.core.entities import Mention
     from agent_room.room.base import RoomBase
-    from agent_room.store.sqlite_base import Row
+    from agent_room.turn.store.sqlite_base import Row
 
 STRATEGY_KEY = "entity_strategy"
 THRESHOLD_KEY = "entity_threshold"

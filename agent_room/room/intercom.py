@@ -13,7 +13,6 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from agent_room.core.errors import BadInput, RoomError
 from agent_room.core.intercom import (
     DEFAULT_MAX_TURNS,
     DEFAULT_SESSION_LIMIT,
@@ -27,15 +26,16 @@ from agent_room.core.intercom import (
     topic_of,
 )
 from agent_room.core.intercom_state import ClientAnswer, parse_answer
-from agent_room.core.names import is_valid_name, name_from_cwd
 from agent_room.core.ports import HeadlessClient, HeadlessRun
 from agent_room.room.service import Room
 from agent_room.room.usage import Usage
 from agent_room.store.intercom import IntercomStore
 from agent_room.store.settings import SettingsStore
+from agent_room.turn.core.errors import BadInput, RoomError
+from agent_room.turn.core.names import is_valid_name, name_from_cwd
 
 if TYPE_CHECKING:
-    from agent_room.store.sqlite_base import Row  # a type alias only the checker knows
+    from agent_room.turn.store.sqlite_base import Row  # a type alias only the checker knows
 
 Say = Callable[[str], None]
 

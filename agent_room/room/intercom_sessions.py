@@ -9,10 +9,10 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from agent_room.core.errors import BadInput, NotFound
 from agent_room.core.intercom import OPERATOR_PARENT, IntercomSession
-from agent_room.core.names import name_from_cwd
 from agent_room.room.intercom import AskFailed, Intercom
+from agent_room.turn.core.errors import BadInput, NotFound
+from agent_room.turn.core.names import name_from_cwd
 
 
 def listing(intercom: Intercom) -> list[dict[str, Any]]:

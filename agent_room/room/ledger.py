@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from agent_room.core.ledger import Collaboration, stats
-from agent_room.core.names import parse_name
 from agent_room.room.service import Room
 from agent_room.store import ledger as store_ledger
+from agent_room.turn.core.names import parse_name
 
 
 class Ledger:

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_room.core.bodies import check_body
-from agent_room.core.errors import BadInput, NotFound, Refused
 from agent_room.core.links import (
     LinkSettings,
     LinkState,
@@ -27,8 +25,13 @@ from agent_room.core.links import (
     rules_text,
     spent_refusal,
 )
-from agent_room.core.names import OPERATOR
-from agent_room.core.timers import (
+from agent_room.room.base import RoomBase
+from agent_room.store.links import LinkStore
+from agent_room.store.settings import SettingsStore
+from agent_room.turn.core.bodies import check_body
+from agent_room.turn.core.errors import BadInput, NotFound, Refused
+from agent_room.turn.core.names import OPERATOR
+from agent_room.turn.core.timers import (
     Intent,
     check_text,
     fired_text,
@@ -38,13 +41,10 @@ from agent_room.core.timers import (
     peer_status,
     unanchored,
 )
-from agent_room.room.base import RoomBase
-from agent_room.store.links import LinkStore
-from agent_room.store.settings import SettingsStore
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from agent_room.store.sqlite_base import Row
+    from agent_room.turn.store.sqlite_base import Row
 
 
 def notice(link_id: int, peer: str, text: str) -> str:
@@ -141,8 +141,8 @@ class Links:
 
     def _not_looped(self, sender: str, recipient: str) -> None:
         """A step the loop breaker holds takes no link message either: no way around it."""
-        from agent_room.core.loops import held_reason
-        from agent_room.store.loops import LoopStore
+        from agent_room.turn.core.loops import held_reason
+        from agent_room.turn.store.loops import LoopStore
 
         hold = LoopStore(self.room.store).active(sender, recipient)
         if hold is not None:

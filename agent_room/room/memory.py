@@ -21,7 +21,7 @@ from agent_room.core.memory import (
 )
 from agent_room.room import memory_settings
 from agent_room.store import memory as store_memory
-from agent_room.store.hosts import on_this_host
+from agent_room.turn.store.hosts import on_this_host
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -165,7 +165,7 @@ class Memory:
         """Prepare (again) the context of a handover from its sender's transcript."""
         handover = self.store.handover(message_id)
         if handover is None:
-            from agent_room.core.errors import NotFound
+            from agent_room.turn.core.errors import NotFound
 
             raise NotFound(f"no handover #{message_id}")
         sender = str(handover["sender"])

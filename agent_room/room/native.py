@@ -13,13 +13,13 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agent_room.adapters import procfs
 from agent_room.adapters.claude_native import FileRegistry, claude_dir
 from agent_room.adapters.processes import SystemProbe
 from agent_room.core.native import outside
 from agent_room.core.ports import NativeRegistry
 from agent_room.core.tree import TreeNode
 from agent_room.room.service import Room
+from agent_room.turn import procfs
 
 OUTSIDE_KIND = "outside"
 """The tree node kind of a session outside the room."""

@@ -4,31 +4,19 @@
 both come here, so a chat message, a handover, a link opened or closed are checked,
 stored and audited the same way whichever door the sender used. What comes back is the
 message's id and the lines the sender reads (the command line prints them on stderr, the
-tool returns them). Light on imports: the command line's ``send`` is on the hot path.
+tool returns them). A plain chat message is ``agent_room.turn.room.outbox``'s, which
+``agent-room send`` reaches without loading this module.
 """
 
 from __future__ import annotations
 
-from agent_room.core.errors import BadInput
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from agent_room.room.service import Room
-
-
-class Sent:
-    """A message stored for its recipient: its id and what the sender is told."""
-
-    __slots__ = ("message_id", "notes")
-
-    def __init__(self, message_id: int, notes: list[str]) -> None:
-        self.message_id = message_id
-        self.notes = notes
-        """Lines for the sender: queued, held, on which link, a cycle warning."""
-
-    def text(self) -> str:
-        """The notes and the id, as a tool answers."""
-        return "\n".join([*self.notes, f"message id: {self.message_id}"])
+from agent_room.core.handover import HandoverFields
+from agent_room.room.links import Links
+from agent_room.room.service import Room
+from agent_room.room.worktrees import code_of
+from agent_room.turn.core.cycles import render_cycle
+from agent_room.turn.core.errors import BadInput
+from agent_room.turn.room.outbox import Sent, send_chat
 
 
 class SendRequest:
@@ -99,60 +87,7 @@ def check_fields(request: SendRequest) -> None:
         raise BadInput("--changed, --todo, --files, --contract, --breaking need --handover")
 
 
-def send_chat(room: Room, sender: str, recipient: str, body: str) -> Sent:
-    """Queue a chat message; the note says it is queued, or why it is held (the loop
-    breaker), or that nothing on this host delivers."""
-    from agent_room.store.wake import listening
-
-    message_id, hold = room.send_checked(sender, recipient, body)
-    if hold is not None:
-        from agent_room.core.loops import sender_notice
-
-        note = sender_notice(message_id, *hold)
-    elif recipient.lstrip("@").lower() == "operator":
-        note = f"message #{message_id} left for the operator (console, notifications)"
-    else:
-        hint = "" if listening(room.home) else _no_listener(room, recipient)
-        note = f"message #{message_id} queued for {recipient}{hint}"
-        name = recipient.lstrip("@").lower()
-        held_by = room.store.over_budget(name, room.clock())
-        if held_by is not None:  # the note to the sender: it waits, do not wait for it
-            from agent_room.core.usage import over_text
-
-            return Sent(message_id, [note, f"{over_text(name, held_by)}; go on with your own work"])
-    return Sent(message_id, [note])
-
-
-def _no_listener(room: Room, recipient: str) -> str:
-    """Why nothing on this host delivers (asked only then): in a room across machines the
-    recipient's own host delivers, and this host's FIFO says nothing of it."""
-    from agent_room.core.names import parse_name
-
-    row = room.store.holder(parse_name(recipient, allow_reserved=True))
-    host = row.get("host") if row else None
-    if host is None or host == room.store.host:
-        if _deliverer_alive(room):
-            return ""  # it runs, but cannot be poked (its FIFO was replaced): it says so
-        return " (no deliverer is running: see `agent-room watch`)"
-    if host in room.silent_hosts(room.clock()):
-        from agent_room.core.printable import printable
-
-        return f" (host {printable(host)} is silent: delivered once its watch is back)"
-    return ""
-
-
-def _deliverer_alive(room: Room) -> bool:
-    """Whether the holder of this host's deliverer lease is alive (asked only when its
-    FIFO did not answer)."""
-    from agent_room.adapters.procfs import is_alive
-    from agent_room.store.delivery import deliverer_lease
-
-    lease = room.store.lease(deliverer_lease(room.store))
-    return bool(lease and lease["pid"] and is_alive(int(lease["pid"]), lease["pid_start"]))
-
-
 def _linked(room: Room, sender: str, request: SendRequest, no_body: str) -> Sent:
-    from agent_room.room.links import Links
 
     if request.link and request.close_link:
         raise BadInput("--link opens a link and --close-link closes it: give one")
@@ -180,7 +115,6 @@ def _linked(room: Room, sender: str, request: SendRequest, no_body: str) -> Sent
 
 
 def _handover(room: Room, sender: str, request: SendRequest) -> Sent:
-    from agent_room.core.handover import HandoverFields
 
     fields = None
     if request.structured:
@@ -192,7 +126,6 @@ def _handover(room: Room, sender: str, request: SendRequest) -> Sent:
             breaking=request.breaking,
             notes=request.body or "",
         )
-    from agent_room.room.worktrees import code_of  # the sender's branch and commit
 
     code = code_of(room, sender)
     message_id = room.send_handover(
@@ -202,8 +135,6 @@ def _handover(room: Room, sender: str, request: SendRequest) -> Sent:
     row = room.store.handover(message_id)
     cycle = room.handover_cycles([row]).get(message_id) if row else None
     if cycle:
-        from agent_room.core.cycles import render_cycle
-
         notes.append(
             f"warning: handover #{message_id} closes a cycle: {render_cycle(cycle)}"
             " (the operator sees it before deciding)"

@@ -13,14 +13,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from agent_room.adapters.transcripts import Tail, read_tail
-from agent_room.core.errors import NotFound, Refused
-from agent_room.core.names import parse_name
 from agent_room.room.service import Room
-from agent_room.store.hosts import on_this_host
 from agent_room.store.links import LinkStore
+from agent_room.turn.core.errors import NotFound, Refused
+from agent_room.turn.core.names import parse_name
+from agent_room.turn.store.hosts import on_this_host
 
 if TYPE_CHECKING:
-    from agent_room.store.sqlite_base import Row  # a type alias only the checker knows
+    from agent_room.turn.store.sqlite_base import Row  # a type alias only the checker knows
 
 
 @dataclass(frozen=True, slots=True)

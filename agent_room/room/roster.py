@@ -10,7 +10,9 @@ of the callers that want one per session.
 
 from __future__ import annotations
 
+from agent_room.core.tree import TreeNode, build_tree
 from agent_room.core.usage import ROOM, span_start
+from agent_room.store.intercom import IntercomStore
 from agent_room.store.usage import all_over, cost_by_name
 
 TYPE_CHECKING = False
@@ -77,8 +79,8 @@ class Roster:
 
     def __init__(self, room: RoomBase) -> None:
         from agent_room.room.links import Links
-        from agent_room.store.loops import LoopStore
         from agent_room.store.views import ROSTER_COLUMNS, roster, unread_counts
+        from agent_room.turn.store.loops import LoopStore
 
         now = room.clock()
         found = roster(room.store)
@@ -188,3 +190,15 @@ class Roster:
                 }
             )
         return rows
+
+
+def session_tree(room: RoomBase) -> list[TreeNode]:
+    """The session tree of the sessions in the room (a silent host's sessions in state
+    ``unknown``), with the intercom's sessions beside their askers."""
+    intercom = IntercomStore(room.store).sessions()
+    silent = room.silent_hosts(room.clock())
+    members = [
+        {**r, "state": "unknown"} if r["host"] in silent and r["state"] != "ended" else r
+        for r in room.store.members()
+    ]
+    return build_tree(members, room.store.subagents(), intercom)

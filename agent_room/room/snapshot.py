@@ -13,8 +13,6 @@ import json
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from agent_room.core.cycles import render_cycle
-from agent_room.core.format import VIA
 from agent_room.core.links import links_summary
 from agent_room.core.ports import NativeRegistry
 from agent_room.core.snapshot import (
@@ -30,17 +28,19 @@ from agent_room.core.usage import ROOM, span_start
 from agent_room.room.entities import CLASH_WINDOW
 from agent_room.room.links import Links
 from agent_room.room.native import outside_nodes, outside_sessions
-from agent_room.room.registry import Registry
 from agent_room.room.service import Room
 from agent_room.store import memory, views
-from agent_room.store.attention import status_counts
 from agent_room.store.entities import clash_notes
 from agent_room.store.intercom import IntercomStore
-from agent_room.store.loops import LoopStore
 from agent_room.store.usage import all_over, cost_by_name, last_usage_id
+from agent_room.turn.core.cycles import render_cycle
+from agent_room.turn.core.format import VIA
+from agent_room.turn.room.registry import Registry
+from agent_room.turn.store.attention import status_counts
+from agent_room.turn.store.loops import LoopStore
 
 if TYPE_CHECKING:
-    from agent_room.store.sqlite_base import Row  # a type alias only the checker knows
+    from agent_room.turn.store.sqlite_base import Row  # a type alias only the checker knows
 
 FLOW_LIMIT = 60
 """Lines of the message flow the console keeps."""

@@ -16,7 +16,6 @@ from typing import Any
 
 from agent_room.adapters.follow import read_from, unchanged, unread_bytes
 from agent_room.adapters.prices import Prices
-from agent_room.core.errors import BadInput
 from agent_room.core.usage import MILLION, PRICES_KEY, Price, Tokens, overrides_from
 from agent_room.core.usage_records import ReadState, ask_records, records_of_lines
 from agent_room.room.budgets import Budgets
@@ -24,6 +23,7 @@ from agent_room.room.service import Room
 from agent_room.store import usage as store_usage
 from agent_room.store.settings import SettingsStore
 from agent_room.store.usage import Priced
+from agent_room.turn.core.errors import BadInput
 
 PROBLEM = "usage.problem"
 """The audit event of a record file that could not be read."""

@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from agent_room.core.usage import DAY, ROOM, Line, over_text, span_start
+from agent_room.core.usage import DAY, ROOM, Line, span_start
 from agent_room.room.service import Room
 from agent_room.store import ledger
 from agent_room.store import usage as store_usage
+from agent_room.turn.core.budgets import over_text
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from agent_room.adapters.git import GitCli
-from agent_room.core.errors import BadInput, NotFound, Refused, RoomError
 from agent_room.core.worktrees import (
     WORKTREES_DIR,
     BranchState,
@@ -28,6 +27,7 @@ from agent_room.core.worktrees import (
     take_instructions,
 )
 from agent_room.store import worktrees as store_worktrees
+from agent_room.turn.core.errors import BadInput, NotFound, Refused, RoomError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

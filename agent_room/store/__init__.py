@@ -1,8 +1,5 @@
-"""The room's storage: one SQLite database in WAL mode inside a private directory, or,
-for a room across machines, a PostgreSQL schema (``store.engine`` chooses).
+"""The room's storage beyond the turn path: links, memory, the intercom, usage, entities.
 
-Standard library only (the hook path writes here on every turn; PostgreSQL is reached
-through libpq with ctypes). Knows the schema and SQL; knows nothing of tmux, processes
-or the console. The store code is written once against SQLite's connection interface;
-``store.postgres`` offers that interface on PostgreSQL.
+The database itself (connection, schema, migrations, both engines) and the tables a turn
+writes are ``agent_room.turn.store``'s; the stores here build on its ``StoreBase``.
 """

@@ -1,56 +1,17 @@
-"""Read-only queries of what needs the operator: the status line's counts and the
-notifier's facts.
-
-Functions over a bare connection rather than store methods: ``agent-room status`` runs
-from a tmux status bar every few seconds and opens only ``StoreBase`` (the standard
-library and the connection). Every query keeps to an index or a partial index, so a
-long history costs nothing: pending handovers, live sessions, unread messages.
-"""
+"""What may need the operator now, read from the room in one pass (the notifier's and the
+console's; ``core.attention.alerts`` decides). The status line's counts are the turn
+path's (``agent_room.turn.store.attention``)."""
 
 from __future__ import annotations
 
-import os
+import sqlite3
 
-from agent_room.core.status_line import OPERATOR, StatusCounts
-from agent_room.store.engine import database_url
-from agent_room.store.home import DB_NAME, ensure_room_dir
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import sqlite3
-
-    from agent_room.core.attention import RoomFacts
-
-_COUNTS = (
-    "SELECT (SELECT count(*) FROM handovers WHERE state = 'pending'),"
-    " (SELECT count(*) FROM sessions WHERE left_at IS NULL AND state = 'waiting'),"
-    " (SELECT count(*) FROM messages WHERE read_at IS NULL AND status = 'failed'"
-    "  AND recipient != ?),"
-    " (SELECT count(*) FROM links WHERE state = 'frozen'),"
-    " (SELECT count(*) FROM messages WHERE recipient = ? AND read_at IS NULL)"
-)
-
-
-def room_exists(home: str) -> bool:
-    """Whether ``home`` holds a room's database; a room folder that is not private is
-    refused (``UnsafeRoom``) rather than passed over."""
-    if os.path.lexists(home):
-        ensure_room_dir(home)
-        if database_url(home) is not None:  # on PostgreSQL: made when first opened
-            return True
-    return os.path.exists(os.path.join(home, DB_NAME))
-
-
-def status_counts(conn: sqlite3.Connection) -> StatusCounts:
-    """The numbers of the status line, in one statement."""
-    row = conn.execute(_COUNTS, (OPERATOR, OPERATOR)).fetchone()
-    return StatusCounts(*(int(v) for v in row))
+from agent_room.core.attention import RoomFacts
+from agent_room.turn.core.status_line import OPERATOR
 
 
 def facts(conn: sqlite3.Connection, now: float) -> RoomFacts:
     """Everything that may need the operator now (``core.attention.alerts`` decides)."""
-    from agent_room.core.attention import RoomFacts
-
     handovers = conn.execute(
         "SELECT h.message_id, m.sender, m.recipient FROM handovers h"
         " JOIN messages m ON m.id = h.message_id WHERE h.state = 'pending'"

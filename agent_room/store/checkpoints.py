@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from agent_room.store.db import write_transaction
-from agent_room.store.sqlite_base import event, rows
+from agent_room.turn.store.db import write_transaction
+from agent_room.turn.store.sqlite_base import event, rows
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from agent_room.store.sqlite_base import Row, StoreBase
+    from agent_room.turn.store.sqlite_base import Row, StoreBase
 
 
 def add(

@@ -9,9 +9,9 @@ which the audit log's append-only triggers do not stand in the way of).
 
 from __future__ import annotations
 
-from agent_room.core.errors import Refused
-from agent_room.store.postgres import PgConnection, connect, id_column
-from agent_room.store.sqlite_base import StoreBase
+from agent_room.turn.core.errors import Refused
+from agent_room.turn.store.postgres import PgConnection, connect, id_column
+from agent_room.turn.store.sqlite_base import StoreBase
 
 _SKIPPED = ("sqlite_", "memory_fts")
 """SQLite's own tables and the FTS5 index (PostgreSQL indexes the text itself)."""

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import sqlite3
 
-from agent_room.store.db import write_transaction
-from agent_room.store.sqlite_base import event, rows
+from agent_room.turn.store.db import write_transaction
+from agent_room.turn.store.sqlite_base import event, rows
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from agent_room.store.sqlite_base import Row, StoreBase
+    from agent_room.turn.store.sqlite_base import Row, StoreBase
 
 MESSAGES_KEY = "entity_message_cursor"
 """The room setting holding the last message whose entities were recorded."""

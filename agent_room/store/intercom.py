@@ -10,9 +10,9 @@ ask's message, its answer and the session's new figures are written together.
 
 from __future__ import annotations
 
-from agent_room.store.db import write_transaction
-from agent_room.store.sqlite_base import event, rows
-from agent_room.store.view import StoreView
+from agent_room.turn.store.db import write_transaction
+from agent_room.turn.store.sqlite_base import event, rows
+from agent_room.turn.store.view import StoreView
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
 
-    from agent_room.store.sqlite import SqliteStore
-    from agent_room.store.sqlite_base import Row
+    from agent_room.turn.store.sqlite import SqliteStore
+    from agent_room.turn.store.sqlite_base import Row
 
 ASK = "ask"
 ANSWER = "answer"

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agent_room.store.sqlite_base import StoreBase, rows
+from agent_room.turn.store.sqlite_base import StoreBase, rows
 
 if TYPE_CHECKING:
-    from agent_room.store.sqlite_base import Row  # a type alias only the checker knows
+    from agent_room.turn.store.sqlite_base import Row  # a type alias only the checker knows
 
 _RECEIVED = "coalesce(m.delivered_at, m.read_at)"
 

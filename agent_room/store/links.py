@@ -19,19 +19,19 @@ from agent_room.core.crossing import (
     Verdict,
 )
 from agent_room.core.links import LinkState
-from agent_room.core.origins import REMINDER_PREFIX
-from agent_room.core.timers import REMIND_EVERY
-from agent_room.store.db import write_transaction
-from agent_room.store.sqlite_base import event, rows
 from agent_room.store.timers import ROOM, TimerStore
+from agent_room.turn.core.origins import REMINDER_PREFIX
+from agent_room.turn.core.timers import REMIND_EVERY
+from agent_room.turn.store.db import write_transaction
+from agent_room.turn.store.sqlite_base import event, rows
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Callable, Sequence
 
-    from agent_room.store.sqlite_base import Row
     from agent_room.store.timers import Notices
+    from agent_room.turn.store.sqlite_base import Row
 
 
 class LinkStore(TimerStore):

@@ -7,15 +7,15 @@ relevance of an item to a handover's task is SQLite's bm25, not a hand-written s
 from __future__ import annotations
 
 from agent_room.core.memory import Candidate
-from agent_room.store.db import write_transaction
-from agent_room.store.sqlite_base import rows
+from agent_room.turn.store.db import write_transaction
+from agent_room.turn.store.sqlite_base import rows
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from agent_room.core.memory import Context, Item
-    from agent_room.store.sqlite_base import Row, StoreBase
+    from agent_room.turn.store.sqlite_base import Row, StoreBase
 
 RECENT = 300
 """The newest items of a session always offered to a context, matching or not."""

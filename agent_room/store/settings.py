@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agent_room.store.db import write_transaction
-from agent_room.store.sqlite_base import event
-from agent_room.store.view import StoreView
+from agent_room.turn.store.db import write_transaction
+from agent_room.turn.store.sqlite_base import event
+from agent_room.turn.store.view import StoreView
 
 
 class SettingsStore(StoreView):

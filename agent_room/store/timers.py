@@ -7,16 +7,16 @@ and set, so two injectors racing fire a timer once.
 
 from __future__ import annotations
 
-from agent_room.store.db import write_transaction
-from agent_room.store.sqlite_base import event, rows
-from agent_room.store.view import StoreView
+from agent_room.turn.store.db import write_transaction
+from agent_room.turn.store.sqlite_base import event, rows
+from agent_room.turn.store.view import StoreView
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Sequence
 
-    from agent_room.store.sqlite_base import Row
+    from agent_room.turn.store.sqlite_base import Row
 
     Notices = Sequence[tuple[str, str]]
     """(recipient, body) of system messages the room sends with a change."""

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_room.core.usage import ROOM, Budget, Line, Record, Tokens
-from agent_room.store.db import write_transaction
-from agent_room.store.sqlite_base import StoreBase, rows
+from agent_room.turn.store.db import write_transaction
+from agent_room.turn.store.sqlite_base import StoreBase, rows
 
 _LARGER = "CASE WHEN excluded.{0} > usage.{0} THEN excluded.{0} ELSE usage.{0} END"
 _UPSERT = (

@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import json
 
-from agent_room.store.db import write_transaction
-from agent_room.store.sqlite import INBOX_STATUSES
-from agent_room.store.sqlite_base import event, rows
+from agent_room.turn.store.db import write_transaction
+from agent_room.turn.store.sqlite import INBOX_STATUSES
+from agent_room.turn.store.sqlite_base import event, rows
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
-    from agent_room.store.sqlite_base import Row, StoreBase
+    from agent_room.turn.store.sqlite_base import Row, StoreBase
 
 FLOW_KINDS = (
     "message.sent",

@@ -7,11 +7,11 @@ and ``resume`` to reuse) and marked removed by ``stop --remove-worktree``.
 from __future__ import annotations
 
 from agent_room.core.worktrees import Worktree
-from agent_room.store.db import write_transaction
+from agent_room.turn.store.db import write_transaction
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from agent_room.store.sqlite_base import Row, StoreBase
+    from agent_room.turn.store.sqlite_base import Row, StoreBase
 
 _COLUMNS = "name, repo, path, branch, base_branch, base_commit, created_at, removed_at"
 

@@ -35,19 +35,20 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from agent_room.adapters.git import GitCli
 from agent_room.adapters.processes import SystemProbe
 from agent_room.config.notify import NotifySettings
-from agent_room.core.errors import RoomError
-from agent_room.core.names import tmux_socket_of
 from agent_room.core.overlaps import CodeSnapshot
-from agent_room.core.ports import Clock, Multiplexer, ProcessProbe
-from agent_room.core.printable import printable
+from agent_room.core.ports import Clock, Multiplexer
 from agent_room.core.snapshot import RoomSnapshot, with_code
 from agent_room.room import Room
 from agent_room.room.enter import Where
 from agent_room.room.native import native_registry
-from agent_room.room.registry import Registry
 from agent_room.room.snapshot import SnapshotReader
 from agent_room.room.worktrees import Worktrees
-from agent_room.store.sqlite import SqliteStore
+from agent_room.turn.core.errors import RoomError
+from agent_room.turn.core.names import tmux_socket_of
+from agent_room.turn.core.ports import ProcessProbe
+from agent_room.turn.core.printable import printable
+from agent_room.turn.room.registry import Registry
+from agent_room.turn.store.sqlite import SqliteStore
 from agent_room.ui.code import CodeReading
 from agent_room.ui.commands import RoomCommands
 from agent_room.ui.enter import Entering

@@ -13,9 +13,9 @@ from typing import Any
 
 from rich.text import Text
 
-from agent_room.core.printable import printable
 from agent_room.core.snapshot import SessionRow
 from agent_room.core.usage import money
+from agent_room.turn.core.printable import printable
 
 STATE_ORDER = {"waiting": 0, "busy": 1, "idle": 2, "ended": 3}
 """Sorting by state puts the sessions that need a human first."""

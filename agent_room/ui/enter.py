@@ -15,16 +15,17 @@ from typing import TYPE_CHECKING
 from textual.app import App, SuspendNotSupported
 
 from agent_room.core.enter import Move, Plan, parent_note
-from agent_room.core.errors import RoomError
 from agent_room.plugin import claude_flags
 from agent_room.room.enter import Navigator, Where
+from agent_room.turn.core.errors import RoomError
 from agent_room.ui.messages import EnterPlanned, Notice, RefreshWanted
 from agent_room.ui.room_work import RoomWork
 from agent_room.ui.screens.modals import ConfirmScreen
 
 if TYPE_CHECKING:
-    from agent_room.core.ports import Multiplexer, ProcessProbe
+    from agent_room.core.ports import Multiplexer
     from agent_room.room import Room
+    from agent_room.turn.core.ports import ProcessProbe
 
 
 class Entering:

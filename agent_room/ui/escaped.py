@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from rich.measure import Measurement
 from rich.segment import Segment
 
-from agent_room.core.printable import printable
+from agent_room.turn.core.printable import printable
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderableType, RenderResult

@@ -19,7 +19,7 @@ from textual.message import Message
 from textual.message_pump import MessagePump
 from textual.worker import Worker
 
-from agent_room.core.errors import RoomError
+from agent_room.turn.core.errors import RoomError
 from agent_room.ui.messages import Notice, RefreshWanted
 
 if TYPE_CHECKING:  # the room service loads beside the first paint, in its own thread

@@ -22,9 +22,10 @@ from typing import Annotated, ClassVar
 from annotated_types import Ge, Gt, Le
 
 from agent_room.config.notify import NotifySettings
-from agent_room.core.errors import BadInput, first_problem
-from agent_room.core.files import SETTINGS_LIMIT, read_regular
-from agent_room.store.home import room_home
+from agent_room.core.validation import first_problem
+from agent_room.turn.core.errors import BadInput
+from agent_room.turn.core.files import SETTINGS_LIMIT, read_regular
+from agent_room.turn.store.home import room_home
 
 DEFAULT_THEME = "agent-room-dark"
 

@@ -20,8 +20,8 @@ from typing import Any
 from textual.app import App
 from textual.theme import Theme
 
-from agent_room.core.errors import first_problem
-from agent_room.core.files import SETTINGS_LIMIT, read_regular
+from agent_room.core.validation import first_problem
+from agent_room.turn.core.files import SETTINGS_LIMIT, read_regular
 
 VARIABLE_DEFAULTS: dict[str, str] = {
     "state-idle": "#5fd787",

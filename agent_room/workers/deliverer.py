@@ -29,14 +29,15 @@ from agent_room.core.delivery import (
     retryable,
     settle_for,
 )
-from agent_room.core.errors import PaneUnavailable
 from agent_room.core.heal import RECHECK
-from agent_room.core.ports import Multiplexer, ProcessProbe
-from agent_room.core.prompts import nudge_text
+from agent_room.core.ports import Multiplexer
 from agent_room.room import Room
-from agent_room.room.loops import prompt_refusal
-from agent_room.store.delivery import DELIVERER_LEASE, deliverer_lease
-from agent_room.store.hosts import BEAT, host_seen
+from agent_room.turn.core.errors import PaneUnavailable
+from agent_room.turn.core.ports import ProcessProbe
+from agent_room.turn.core.prompts import nudge_text
+from agent_room.turn.room.gate import prompt_refusal
+from agent_room.turn.store.delivery import DELIVERER_LEASE, deliverer_lease
+from agent_room.turn.store.hosts import BEAT, host_seen
 from agent_room.workers.guard import Guard
 from agent_room.workers.healer import Healer
 from agent_room.workers.lease import LEASE_TTL, RENEW_INTERVAL, Lease
@@ -44,7 +45,7 @@ from agent_room.workers.native import NativeDelivery
 from agent_room.workers.wakeup import ChangePipe, RoomWatch, WakeListener, room_changes
 
 if TYPE_CHECKING:
-    from agent_room.store.sqlite_base import Row  # a type alias only the checker knows
+    from agent_room.turn.store.sqlite_base import Row  # a type alias only the checker knows
 
 LEASE = DELIVERER_LEASE
 UNREGISTERED = "not registered by its hooks yet (Codex: at its first prompt)"

@@ -15,8 +15,8 @@ import threading
 from collections.abc import Callable
 from typing import TypeVar
 
-from agent_room.core.errors import UNREACHABLE_PREFIX, RoomError
-from agent_room.store.sqlite_base import StoreBase
+from agent_room.turn.core.errors import UNREACHABLE_PREFIX, RoomError
+from agent_room.turn.store.sqlite_base import StoreBase
 
 T = TypeVar("T")
 

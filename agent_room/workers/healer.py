@@ -19,7 +19,6 @@ from typing import Any
 from agent_room.adapters import inotify
 from agent_room.adapters.inotify import DirectoryEvents
 from agent_room.adapters.transcripts import read_lines
-from agent_room.core.errors import PaneUnavailable
 from agent_room.core.heal import (
     RECHECK,
     SCREEN_CLIENTS,
@@ -33,9 +32,11 @@ from agent_room.core.heal import (
     verdict,
 )
 from agent_room.core.native import NativeSession
-from agent_room.core.ports import Multiplexer, NativeRegistry, ProcessProbe
-from agent_room.core.states import ENDED, IDLE, WAITING
+from agent_room.core.ports import Multiplexer, NativeRegistry
 from agent_room.room import Room
+from agent_room.turn.core.errors import PaneUnavailable
+from agent_room.turn.core.ports import ProcessProbe
+from agent_room.turn.core.states import ENDED, IDLE, WAITING
 
 SCAN_EVERY = RECHECK
 """Seconds between two reads of the room's sessions: a session is looked at once per

@@ -25,12 +25,12 @@ import threading
 from collections.abc import Callable
 
 from agent_room.adapters.exits import Process, ProcessExits
-from agent_room.core.ports import ProcessProbe
-from agent_room.core.timers import wait_for
 from agent_room.room import Room
 from agent_room.room.crossing import Crossings
 from agent_room.room.links import Links
-from agent_room.room.registry import Registry
+from agent_room.turn.core.ports import ProcessProbe
+from agent_room.turn.core.timers import wait_for
+from agent_room.turn.room.registry import Registry
 from agent_room.workers.guard import Guard
 from agent_room.workers.lease import LEASE_TTL, RENEW_INTERVAL, Lease, LeasedWorker
 from agent_room.workers.wakeup import ChangePipe, RoomWatch, room_changes

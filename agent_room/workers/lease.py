@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 import uuid
 
-from agent_room.adapters.procfs import read_stat
-from agent_room.core.ports import ProcessProbe
-from agent_room.store.delivery import DeliveryStore
+from agent_room.turn.core.ports import ProcessProbe
+from agent_room.turn.procfs import read_stat
+from agent_room.turn.store.delivery import DeliveryStore
 
 LEASE_TTL = 9.0
 """Seconds a holder that stops renewing keeps its lease. A holder whose process is gone is

@@ -21,7 +21,6 @@ import contextlib
 import threading
 from collections.abc import Callable
 
-from agent_room.core.ports import ProcessProbe
 from agent_room.room import Room
 from agent_room.room.budgets import Budgets
 from agent_room.room.checkpoints import Checkpoints
@@ -29,6 +28,7 @@ from agent_room.room.entities import Entities
 from agent_room.room.memory import PROBLEM, Memory
 from agent_room.room.usage import PASS_BUDGET, Usage
 from agent_room.store import memory as store_memory
+from agent_room.turn.core.ports import ProcessProbe
 from agent_room.workers.guard import Guard
 from agent_room.workers.lease import LEASE_TTL, RENEW_INTERVAL, Lease, LeasedWorker
 from agent_room.workers.wakeup import RoomWatch, room_changes

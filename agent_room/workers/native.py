@@ -44,15 +44,15 @@ from agent_room.core.native import (
     user_frame,
 )
 from agent_room.core.ports import NativeRegistry, NativeTransport
-from agent_room.core.prompts import nudge_text
 from agent_room.room import Room
-from agent_room.room.loops import prompt_refusal
-from agent_room.store.native import NativeStore
 from agent_room.store.settings import SettingsStore
-from agent_room.store.wake import poke
+from agent_room.turn.core.prompts import nudge_text
+from agent_room.turn.room.gate import prompt_refusal
+from agent_room.turn.store.native import NativeStore
+from agent_room.turn.store.wake import poke
 
 if TYPE_CHECKING:
-    from agent_room.store.sqlite_base import Row  # a type alias only the checker knows
+    from agent_room.turn.store.sqlite_base import Row  # a type alias only the checker knows
 
 SETTING = "delivery_transport"
 """The room setting that chooses the transport (``core.native.Preference``)."""

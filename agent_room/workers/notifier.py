@@ -27,13 +27,13 @@ from agent_room.core.attention import (
     decide,
 )
 from agent_room.core.overlaps import overlap_facts
-from agent_room.core.ports import ProcessProbe
 from agent_room.core.worktrees import Git
 from agent_room.room import Room
 from agent_room.room.code import CodeTracker
 from agent_room.store import attention
-from agent_room.store.db import write_transaction
-from agent_room.store.sqlite_base import event
+from agent_room.turn.core.ports import ProcessProbe
+from agent_room.turn.store.db import write_transaction
+from agent_room.turn.store.sqlite_base import event
 from agent_room.workers.guard import Guard, describe
 from agent_room.workers.lease import LEASE_TTL, RENEW_INTERVAL, Lease, LeasedWorker
 from agent_room.workers.wakeup import RoomWatch, room_changes

@@ -24,8 +24,9 @@ from enum import StrEnum
 from typing import Protocol
 
 from agent_room.adapters.exits import ProcessExits
-from agent_room.core.ports import Multiplexer, ProcessProbe
+from agent_room.core.ports import Multiplexer
 from agent_room.room import Room
+from agent_room.turn.core.ports import ProcessProbe
 from agent_room.workers.deliverer import Deliverer
 from agent_room.workers.guard import describe
 from agent_room.workers.injector import Injector

@@ -16,11 +16,11 @@ from watchfiles import Change
 
 from agent_room.adapters import inotify
 from agent_room.adapters.inotify import DirectoryEvents
-from agent_room.core.errors import RoomError
-from agent_room.store.engine import database_url
-from agent_room.store.home import DB_NAME
-from agent_room.store.sqlite import SqliteStore
-from agent_room.store.wake import not_a_poke, wake_path
+from agent_room.turn.core.errors import RoomError
+from agent_room.turn.store.engine import database_url
+from agent_room.turn.store.home import DB_NAME
+from agent_room.turn.store.sqlite import SqliteStore
+from agent_room.turn.store.wake import not_a_poke, wake_path
 
 Changes = Iterable[tuple[object, str]]
 
@@ -296,7 +296,7 @@ class RoomWatch:
 
     def _listen(self, url: str) -> None:
         """Fan PostgreSQL's wake-ups out as changes of the room's database."""
-        from agent_room.store.postgres import listen  # the libpq binding: PostgreSQL rooms only
+        from agent_room.store.listen import listen  # psycopg: PostgreSQL rooms only
 
         path = str(Path(self.home) / DB_NAME)  # what a write to SQLite would touch
         changed = {(Change.modified, path), (Change.modified, path + "-wal")}

@@ -20,7 +20,7 @@ from agent_room.cli.app import root
 from agent_room.cli.commands import TASKS
 from agent_room.config.notify import NotifySettings
 from agent_room.config.settings import RoomSettings
-from agent_room.store.roomconf import KEYS
+from agent_room.turn.store.roomconf import KEYS
 from agent_room.ui import settings
 
 CLI_MARK = "<!-- cli-reference -->"

@@ -16,6 +16,7 @@ import pytest
 
 from agent_room.plugin import plugin_dir
 from agent_room.room import Room
+from agent_room.room.views import audit_events
 from tests.conftest import Cli, Result
 
 FAKE = Path(__file__).with_name("fake_claude.py")
@@ -79,7 +80,7 @@ def fake(tmp_path: Path, cli: Cli) -> Fake:
 def _events(room_home: Path, kind: str) -> list[dict[str, Any]]:
     room = Room.open({"AGENT_ROOM_HOME": str(room_home)})
     try:
-        return [e.model_dump() for e in room.audit() if e.kind == kind]
+        return [e.model_dump() for e in audit_events(room) if e.kind == kind]
     finally:
         room.close()
 

@@ -120,7 +120,7 @@ def test_who_lists_the_clients_sessions_outside_the_room_below_its_members(
     cli: Cli, room: Room, tmp_path: Path
 ) -> None:
     """A session the client lists is outside the room unless a member has its id."""
-    from agent_room.adapters.procfs import read_stat
+    from agent_room.turn.procfs import read_stat
 
     room.store.register(
         {"session_id": "s-in", "state": "idle"},
@@ -314,7 +314,7 @@ def test_the_quick_send_path_loads_no_argparse(joined: Cli) -> None:
 
 def test_the_send_paths_kind_is_the_enums() -> None:
     from agent_room.core.enums import MessageKind
-    from agent_room.room.service import CHAT
+    from agent_room.turn.room.service import CHAT
 
     assert CHAT == MessageKind.CHAT
 

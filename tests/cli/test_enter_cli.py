@@ -9,8 +9,8 @@ import pytest
 
 from agent_room.core.enums import SessionState
 from agent_room.room import Room
-from agent_room.room.registry import Registry, SessionFacts
-from agent_room.store.sqlite import SqliteStore
+from agent_room.turn.room.registry import Registry, SessionFacts
+from agent_room.turn.store.sqlite import SqliteStore
 from tests.conftest import Cli, Result
 
 
@@ -26,7 +26,7 @@ def _register(
     parent: str | None = None,
 ) -> None:
     from agent_room.adapters.processes import SystemProbe
-    from agent_room.adapters.procfs import read_stat
+    from agent_room.turn.procfs import read_stat
 
     stat = read_stat(pid)
     room = Room(SqliteStore(home))

@@ -25,10 +25,10 @@ import pytest
 
 from agent_room.adapters.claude_native import FileRegistry
 from agent_room.adapters.processes import SystemProbe
-from agent_room.adapters.procfs import read_stat
 from agent_room.room import Room
 from agent_room.store.memory import cursor
-from agent_room.store.wake import listening
+from agent_room.turn.procfs import read_stat
+from agent_room.turn.store.wake import listening
 from tests.cli.conftest import one_line_error
 from tests.conftest import FIXTURES, Cli, Result
 from tests.poll import wait_for

@@ -15,6 +15,7 @@ import pytest
 
 from agent_room.room import Room
 from agent_room.room.memory import PROBLEM
+from agent_room.room.views import audit_events
 from agent_room.store import memory as store_memory
 from agent_room.workers.memory import memory_lease
 from tests.conftest import Cli
@@ -92,4 +93,4 @@ def test_each_hosts_watch_reads_its_transcripts_and_contexts_cross_hosts(
     assert body is not None
     assert "## Context from @api's session" in body["body"]
     assert "hooks_controller.ex" in body["body"]
-    assert not [e for e in room.audit() if e.kind == PROBLEM]
+    assert not [e for e in audit_events(room) if e.kind == PROBLEM]

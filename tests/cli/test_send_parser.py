@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from agent_room.cli.quick import parse_send
-from agent_room.core.errors import BadInput
+from agent_room.turn.core.errors import BadInput
+from agent_room.turn.send import parse_send
 from tests.cli.conftest import one_line_error
 from tests.conftest import Cli
 

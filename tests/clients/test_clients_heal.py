@@ -16,6 +16,7 @@ import libtmux
 import pytest
 
 from agent_room.demo.client_api import StandIn
+from agent_room.room.views import audit_events
 from tests.clients.conftest import ClientRoom, _end_panes
 from tests.faults import write_lock_held
 from tests.pgcluster import Cluster
@@ -93,7 +94,7 @@ def test_a_lost_end_of_turn_heals_from_the_transcript(
     try:
         healed = [
             e.data
-            for e in room.audit(limit=5000)
+            for e in audit_events(room, limit=5000)
             if e.kind == "session.state" and e.data.get("healed")
         ]
     finally:

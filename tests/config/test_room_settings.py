@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from agent_room.config.settings import RoomSettings
-from agent_room.core.errors import BadInput, UnsafeRoom
-from agent_room.store.roomconf import KEYS
+from agent_room.turn.core.errors import BadInput, UnsafeRoom
+from agent_room.turn.store.roomconf import KEYS
 
 
 def _room(tmp_path: Path, conf: str | None = None) -> dict[str, str]:

@@ -14,8 +14,8 @@ from agent_room.core.attention import (
     alerts,
     decide,
 )
-from agent_room.core.errors import BadInput
-from agent_room.core.status_line import (
+from agent_room.turn.core.errors import BadInput
+from agent_room.turn.core.status_line import (
     DEFAULT_STATUS_FORMAT,
     StatusCounts,
     check_status_format,

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_room.core.bodies import DEFAULT_BODY_LIMIT, check_body
-from agent_room.core.errors import BadInput
+from agent_room.turn.core.bodies import DEFAULT_BODY_LIMIT, check_body
+from agent_room.turn.core.errors import BadInput
 
 
 @given(st.text(min_size=1).filter(lambda t: t.strip() and "\x00" not in t))

@@ -12,7 +12,7 @@ from agent_room.core.checkpoints import (
     render,
     select,
 )
-from agent_room.core.errors import BadInput
+from agent_room.turn.core.errors import BadInput
 
 
 def _timeline() -> list:  # type: ignore[type-arg]

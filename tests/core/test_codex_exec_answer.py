@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from agent_room.core.clients import codex_exec_answer
 from agent_room.core.intercom_state import parse_answer
+from agent_room.turn.core.clients import codex_exec_answer
 from tests.conftest import FIXTURES
 
 CODEX = FIXTURES / "codex-0.169.0"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent_room.core.cycles import (
+from agent_room.turn.core.cycles import (
     MAX_DEPTH,
     closes_cycle,
     cycle_edges,

@@ -15,7 +15,7 @@ from agent_room.core.entities import (
     key,
     merge,
 )
-from agent_room.core.errors import BadInput
+from agent_room.turn.core.errors import BadInput
 
 KNOWN = Known("TypeScript", "Used for type safety", 0.6, 1)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_room.core.files import NotRegular, TooLarge, open_regular, read_regular
+from agent_room.turn.core.files import NotRegular, TooLarge, open_regular, read_regular
 
 
 def _within(seconds: float, call: Callable[[], object]) -> BaseException | object:

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from agent_room.core.format import format_message, format_messages, format_terminal, iso_timestamp
+from agent_room.turn.core.format import (
+    format_message,
+    format_messages,
+    format_terminal,
+    iso_timestamp,
+)
 
 
 def _row(**over: object) -> dict[str, object]:

@@ -7,9 +7,9 @@ import itertools
 import pytest
 
 from agent_room.core.enums import HandoverState
-from agent_room.core.errors import BadInput, Refused
 from agent_room.core.handover import HandoverFields, check_transition, render_handover
 from agent_room.core.models import Handover
+from agent_room.turn.core.errors import BadInput, Refused
 
 ALLOWED = {
     (HandoverState.PENDING, HandoverState.APPROVED),

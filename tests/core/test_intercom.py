@@ -8,7 +8,6 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from agent_room.core.errors import BadInput
 from agent_room.core.intercom import (
     RESUME_WINDOW,
     IntercomSession,
@@ -22,6 +21,7 @@ from agent_room.core.intercom import (
     topic_of,
 )
 from agent_room.core.intercom_state import parse_answer, read_seed_state
+from agent_room.turn.core.errors import BadInput
 
 NOW = 1_800_000_000.0
 BACKEND = "/repos/backend-api"

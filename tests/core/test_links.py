@@ -17,7 +17,6 @@ from agent_room.core.crossing import (
     group_turns,
     in_window,
 )
-from agent_room.core.errors import BadInput, Refused
 from agent_room.core.links import (
     ACK_MAX_WORDS,
     ACK_PHRASES,
@@ -38,7 +37,8 @@ from agent_room.core.links import (
     rules_text,
     sever_verdict,
 )
-from agent_room.core.prompts import DEFAULT_CHECKPOINT_PATTERNS
+from agent_room.turn.core.errors import BadInput, Refused
+from agent_room.turn.core.prompts import DEFAULT_CHECKPOINT_PATTERNS
 
 # -- framing ----------------------------------------------------------------------------
 

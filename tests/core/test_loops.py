@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent_room.core.loops import (
+from agent_room.turn.core.loops import (
     DEFAULT_PER_EDGE,
     DEFAULT_WINDOW,
     PER_EDGE_KEY,

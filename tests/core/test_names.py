@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_room.core.errors import BadInput
-from agent_room.core.names import (
+from agent_room.turn.core.errors import BadInput
+from agent_room.turn.core.names import (
     MAX_NAME_LENGTH,
     name_from_cwd,
     parse_name,
@@ -87,7 +87,7 @@ def test_unique_name_avoids_taken(taken: set[str]) -> None:
 )
 def test_name_checks_match_the_documented_pattern(raw: str) -> None:
     """The checks avoid ``re`` for speed; they must mean exactly the pattern."""
-    from agent_room.core.names import is_valid_name
+    from agent_room.turn.core.names import is_valid_name
 
     assert is_valid_name(raw) == bool(re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,31}", raw))
     folded = raw.rstrip("/").rsplit("/", 1)[-1].lower()

@@ -29,7 +29,7 @@ from agent_room.core.native import (
     room_name_for,
     user_frame,
 )
-from agent_room.core.peer_prompt import parse_peer_prompt
+from agent_room.turn.core.peer_prompt import parse_peer_prompt
 from tests.conftest import FIXTURES
 
 NATIVE = FIXTURES / "claude-native"

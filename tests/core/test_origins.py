@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from agent_room.core.links import Role, rules_text
 from agent_room.core.native import wrap
-from agent_room.core.origins import (
+from agent_room.turn.core.origins import (
     ANSWERS,
     PEER_PREFIX,
     REMINDER_PREFIX,
@@ -22,8 +22,8 @@ from agent_room.core.origins import (
     origin,
     unwrap,
 )
-from agent_room.core.prompts import PromptKind, classify, nudge_text
-from agent_room.core.timers import anchor_reminder, fired_text
+from agent_room.turn.core.prompts import PromptKind, classify, nudge_text
+from agent_room.turn.core.timers import anchor_reminder, fired_text
 from tests.conftest import FIXTURES
 
 NAMES = st.from_regex(r"[a-z][a-z0-9_-]{0,10}", fullmatch=True)
@@ -141,7 +141,7 @@ def test_the_origin_families() -> None:
 
 
 def test_the_turn_breaker_trips_on_a_ping_pong_not_on_a_stream() -> None:
-    from agent_room.core.loops import turn_trip
+    from agent_room.turn.core.loops import turn_trip
 
     limits = {"agent_max": 60, "pair_max": 16}
     assert turn_trip("b", 59, {}, **limits) is None  # the 60th may start

@@ -8,7 +8,7 @@ import re
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
-from agent_room.core.printable import printable, printable_json
+from agent_room.turn.core.printable import printable, printable_json
 
 HOSTILE = (
     "title\x1b]2;pwned\x07 clear\x1b[2J back\roverwrite c1\x9b31m "

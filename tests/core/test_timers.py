@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_room.core.errors import BadInput
-from agent_room.core.timers import (
+from agent_room.turn.core.errors import BadInput
+from agent_room.turn.core.timers import (
     Intent,
     check_text,
     fired_text,
@@ -82,7 +82,7 @@ def test_linked_agents_without_an_anchor_are_flagged() -> None:
 
 
 def test_a_fired_timer_is_recognised_only_from_the_room() -> None:
-    from agent_room.core.timers import fired_intent
+    from agent_room.turn.core.timers import fired_intent
 
     room = {"kind": "system", "sender": "room", "body": "CHECK: read @b"}
     assert fired_intent(room) is Intent.CHECK
@@ -92,7 +92,7 @@ def test_a_fired_timer_is_recognised_only_from_the_room() -> None:
 
 
 def test_breadcrumbs_speak_of_the_agents_own_work() -> None:
-    from agent_room.core.timers import breadcrumb_guidance
+    from agent_room.turn.core.timers import breadcrumb_guidance
 
     anchor = breadcrumb_guidance([Intent.ANCHOR])
     assert anchor.startswith("Your own timer fired. ANCHOR is your own breadcrumb")
@@ -103,7 +103,7 @@ def test_breadcrumbs_speak_of_the_agents_own_work() -> None:
 
 
 def test_the_peers_a_check_names() -> None:
-    from agent_room.core.timers import named_peers
+    from agent_room.turn.core.timers import named_peers
 
     members = ["a", "backend", "worker-feasibility"]
     assert named_peers("read @backend and @zed, help if stuck", "a", members) == ["backend"]
@@ -113,7 +113,7 @@ def test_the_peers_a_check_names() -> None:
 
 
 def test_a_peers_status() -> None:
-    from agent_room.core.timers import STATUS_OUTPUT, peer_status
+    from agent_room.turn.core.timers import STATUS_OUTPUT, peer_status
 
     shown = peer_status(
         "b", now=1000, state="idle", since=880, output="Done.", output_at=940, links="#1 to @c"

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from agent_room.core.attention import RoomFacts, alerts
-from agent_room.core.errors import BadInput
 from agent_room.core.usage import (
     DAY,
     ROOM,
@@ -23,6 +22,7 @@ from agent_room.core.usage import (
     span_start,
 )
 from agent_room.core.usage_records import Client, ReadState, ask_records, records_of_lines
+from agent_room.turn.core.errors import BadInput
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 

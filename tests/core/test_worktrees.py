@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from agent_room.core.errors import BadInput
 from agent_room.core.overlaps import (
     AgentCode,
     conflict_candidates,
@@ -20,6 +19,7 @@ from agent_room.core.worktrees import (
     check_branch_name,
     take_instructions,
 )
+from agent_room.turn.core.errors import BadInput
 
 
 def test_branch_column_shows_only_what_is_not_zero() -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from agent_room.store.sqlite import SqliteStore
+from agent_room.turn.store.sqlite import SqliteStore
 from tests.conftest import FIXTURES
 
 

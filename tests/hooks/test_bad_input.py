@@ -92,7 +92,7 @@ def test_an_unexpected_fault_exits_0_and_is_logged(
     """The last-resort handler: a bug in the room never reaches the agent as a failure."""
     import io
 
-    from agent_room.hooks import handlers, run_hook
+    from agent_room.turn.hooks import handlers, run_hook
 
     def broken(*_args: object) -> None:
         raise RuntimeError("a bug in the room")

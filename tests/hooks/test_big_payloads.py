@@ -12,9 +12,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_room.hooks.handlers import OUTPUT_KEEP
-from agent_room.hooks.payload import READ_LIMIT, TEXT_KEEP, HookPayload, HookProblem, read_stdin
 from agent_room.room import Room
+from agent_room.turn.hooks.handlers import OUTPUT_KEEP
+from agent_room.turn.hooks.payload import (
+    READ_LIMIT,
+    TEXT_KEEP,
+    HookPayload,
+    HookProblem,
+    read_stdin,
+)
 from tests.hooks.conftest import Hook, fixture_payload
 
 MIB = 1 << 20

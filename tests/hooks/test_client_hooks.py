@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from agent_room.core.clients import CLIENTS
-from agent_room.core.prompts import nudge_text
 from agent_room.room import Room
+from agent_room.turn.core.clients import CLIENTS
+from agent_room.turn.core.prompts import nudge_text
 from tests.conftest import FIXTURES
 from tests.hooks.conftest import one_logged_line, room_rows
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent_room.core.prompts import nudge_text
 from agent_room.room import Room
+from agent_room.room.views import audit_events
+from agent_room.turn.core.prompts import nudge_text
 from tests.hooks.conftest import Hook, new_session
 
 
@@ -37,7 +38,7 @@ def test_nudge_is_receipted_once_and_bodies_become_context(hook: Hook, room_home
     # the same nudge again (a retried Enter): nothing is delivered twice
     code, out, _ = hook("UserPromptSubmit", prompt)
     assert (code, out) == (0, None)
-    delivered = [e for e in room.audit() if e.kind == "message.delivered"]
+    delivered = [e for e in audit_events(room) if e.kind == "message.delivered"]
     assert [e.message_id for e in delivered] == ids
     room.close()
 
@@ -163,8 +164,8 @@ def test_a_room_that_delivered_before_counts_those_bodies_read() -> None:
     """Rooms that delivered through hooks before the rule: the migration reads them."""
     import sqlite3
 
-    from agent_room.store.db import _statements
-    from agent_room.store.schema import MIGRATIONS
+    from agent_room.turn.store.db import _statements
+    from agent_room.turn.store.schema import MIGRATIONS
 
     index = next(i for i, m in enumerate(MIGRATIONS) if "ADD COLUMN failed_at" in m)
     conn = sqlite3.connect(":memory:")

@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_room.core import fastjson
-from agent_room.core.prompts import (
+from agent_room.turn.core import fastjson
+from agent_room.turn.core.prompts import (
     DEFAULT_CHECKPOINT_PATTERNS,
     PromptKind,
     classify,
@@ -29,7 +29,7 @@ FIXTURES = REPO / "tests" / "fixtures" / "claude-code-2.1.330"
 HOOKS = """
 import io, json, sys
 from pathlib import Path
-from agent_room.hooks import run_hook
+from agent_room.turn.hooks import run_hook
 fixtures = Path(sys.argv[1])
 nudge = json.loads((fixtures / "hook-UserPromptSubmit.json").read_text())
 nudge["prompt"] = "[agent-room] 1 new message from @backend (#1)"
@@ -100,13 +100,17 @@ NEVER = {
 }
 """Standard modules no hook loads (``_sqlite3`` itself brings ``functools``)."""
 NOT_ON_A_TURN = {
-    *("agent_room.core.enums", "agent_room.adapters.procfs", "agent_room.adapters.processes"),
-    *("agent_room.core.peer_prompt", "agent_room.core.format", "agent_room.core.printable"),
+    *("agent_room.core.enums", "agent_room.turn.procfs", "agent_room.adapters.processes"),
+    *(
+        "agent_room.turn.core.peer_prompt",
+        "agent_room.turn.core.format",
+        "agent_room.turn.core.printable",
+    ),
 }
 """What a turn of a registered session does not need: an enum, its process (gathered at
 registration), a peer's wrapper (for a typed prompt), the messages' format (none due),
 the error log's escaping (nothing goes wrong)."""
-TYPED = {"agent_room.room.delivery"}
+TYPED = {"agent_room.turn.room.delivery"}
 """Nor a typed prompt the receipts of a nudge."""
 
 
@@ -133,7 +137,7 @@ def test_a_hook_process_loads_only_what_its_event_needs(tmp_path: Path) -> None:
     for event, fixture in events:
         stdin = (FIXTURES / fixture).read_bytes()
         loaded = _loaded(["-c", PROCESS, "hook", event], env, stdin) - bare
-        assert "agent_room.hooks.handlers" in loaded, event  # it did run
+        assert "agent_room.turn.hooks.handlers" in loaded, event  # it did run
         assert loaded & NEVER == set(), event
         if event != "SessionStart":
             assert loaded & NOT_ON_A_TURN == set(), event

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from agent_room.hooks import HOOK_BUDGET, SESSION_END_BUDGET
 from agent_room.room import Room
-from agent_room.store.db import write_transaction
-from agent_room.store.sqlite import SqliteStore
+from agent_room.turn.hooks import HOOK_BUDGET, SESSION_END_BUDGET
+from agent_room.turn.store.db import write_transaction
+from agent_room.turn.store.sqlite import SqliteStore
 from tests.faults import write_lock_held
 from tests.hooks.conftest import Hook, fixture_payload
 from tests.pgcluster import Cluster

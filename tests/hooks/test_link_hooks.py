@@ -9,6 +9,7 @@ from typing import Any
 from agent_room.room import Room
 from agent_room.room.crossing import Crossings
 from agent_room.room.links import Links
+from agent_room.room.views import link_views
 from tests.hooks.conftest import Hook, fixture_payload, new_session
 
 
@@ -53,7 +54,7 @@ def test_the_recorded_stop_output_crosses_and_session_end_severs(
     end = fixture_payload("claude-code-2.1.330/hook-SessionEnd-other.json")
     assert hook("SessionEnd", {**end, "session_id": b["session_id"]})[0] == 0
     Crossings(room).run_once()
-    [view] = room.links()
+    [view] = link_views(room)
     assert (view.state.value, view.close_reason) == (
         "closed",
         "severed: the responder's session ended",
@@ -67,9 +68,9 @@ def test_each_turn_is_stored_with_where_it_came_from_on_every_transport(
     """The hook classifies once, from what started the turn, whatever wrapped it: the
     room's nudge typed, or sent through Claude Code's socket (as its hook receives it)."""
     from agent_room.core.native import wrap
-    from agent_room.core.prompts import nudge_text
-    from agent_room.core.timers import anchor_reminder
-    from agent_room.room.delivery import context_for
+    from agent_room.turn.core.prompts import nudge_text
+    from agent_room.turn.core.timers import anchor_reminder
+    from agent_room.turn.room.delivery import context_for
 
     a = _start(hook, "a")
     _start(hook, "b")

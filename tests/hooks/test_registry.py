@@ -12,7 +12,9 @@ from pathlib import Path
 from agent_room.adapters.processes import SystemProbe
 from agent_room.core.tree import render_tree
 from agent_room.room import Room
-from agent_room.room.registry import Registry
+from agent_room.room.roster import session_tree
+from agent_room.room.views import audit_events
+from agent_room.turn.room.registry import Registry
 from tests.conftest import Cli
 from tests.hooks.conftest import Hook, new_session
 
@@ -106,7 +108,7 @@ def test_parent_found_among_process_ancestors(room_home: Path, tmp_path: Path) -
     rows = [room.store.session(sid) for sid in out]
     registry = Registry(room, SystemProbe())
     assert sorted(registry.refresh()) == sorted(out)  # the spawners have exited
-    roots = registry.tree()
+    roots = session_tree(room)
     room.close()
     assert [r["depth"] for r in rows if r] == [0, 1, 2]
     assert [r["parent"] for r in rows if r] == [None, out[0], out[1]]
@@ -164,6 +166,6 @@ def test_dead_and_reused_pids_show_as_ended(hook: Hook, room_home: Path, cli: Cl
     assert who["reused"]["state"] == "ended"
     assert who["stays"]["state"] == "idle"
     room = _room(room_home)
-    events = [e for e in room.audit() if e.kind == "session.state" and e.data.get("reason")]
+    events = [e for e in audit_events(room) if e.kind == "session.state" and e.data.get("reason")]
     room.close()
     assert len(events) == 2

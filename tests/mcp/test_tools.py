@@ -21,6 +21,7 @@ from agent_room.mcp.serve import Serving
 from agent_room.mcp.server import Identity, build_server
 from agent_room.room import Room
 from agent_room.room.access import mint, read_token, url
+from agent_room.room.views import timer_views
 from tests.room.conftest import register
 
 
@@ -137,7 +138,7 @@ def test_a_timer_is_the_callers(room_home: Path, members: Room) -> None:
     error, text = call(env_of(room_home, "gamma"), "set_timer", args)
     assert not error
     assert "for @gamma fires in 5m" in text
-    (timer,) = members.timers()
+    (timer,) = timer_views(members)
     assert timer.name == "gamma"
 
 

@@ -20,6 +20,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from agent_room.room.views import audit_events
 from tests.real.conftest import PROMPT, STARTUP, TURN, RealRoom
 from tests.real.model import everything
 
@@ -85,7 +86,7 @@ def _screen(real: RealRoom, pane: str) -> str:
 def _events(real: RealRoom, session_id: str) -> list[tuple[str, Any]]:
     room = real.open()
     try:
-        return [(e.kind, e.data) for e in room.audit() if e.subject == session_id]
+        return [(e.kind, e.data) for e in audit_events(room) if e.subject == session_id]
     finally:
         room.close()
 

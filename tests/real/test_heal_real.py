@@ -19,6 +19,7 @@ import libtmux
 import pytest
 
 from agent_room.demo.model_api import ModelApi, Reply, Script
+from agent_room.room.views import audit_events
 from tests.conftest import write_room_conf
 from tests.faults import write_lock_held
 from tests.pgcluster import Cluster
@@ -86,7 +87,7 @@ def _healed(real: RealRoom) -> list[dict[str, object]]:
     try:
         return [
             e.data
-            for e in room.audit(limit=5000)
+            for e in audit_events(room, limit=5000)
             if e.kind == "session.state" and e.data.get("healed")
         ]
     finally:
@@ -212,7 +213,9 @@ def test_a_server_restart_during_a_burst_loses_and_doubles_nothing(
     room = real.open()
     try:
         delivered = [
-            e.message_id or 0 for e in room.audit(limit=5000) if e.kind == "message.delivered"
+            e.message_id or 0
+            for e in audit_events(room, limit=5000)
+            if e.kind == "message.delivered"
         ]
     finally:
         room.close()

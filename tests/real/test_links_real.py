@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_room.demo.model_api import Reply, Script
+from agent_room.room.views import audit_events
 from tests.real.conftest import TURN, RealRoom
 
 ASK = "Which fields does the task list need? (q-71)"
@@ -22,7 +23,9 @@ def _skipped(real: RealRoom, outcome: str) -> int:
     room = real.open()
     try:
         return sum(
-            1 for e in room.audit() if e.kind == "link.skipped" and e.data["outcome"] == outcome
+            1
+            for e in audit_events(room)
+            if e.kind == "link.skipped" and e.data["outcome"] == outcome
         )
     finally:
         room.close()

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent_room.adapters import procfs
 from agent_room.demo.model_api import Reply, Script
+from agent_room.room.views import audit_events
+from agent_room.turn import procfs
 from tests.real.conftest import TURN, RealRoom
 
 DIALOG = "Do you want to proceed?"
@@ -56,7 +57,9 @@ def _delivered_events(real: RealRoom, message_id: int) -> int:
     room = real.open()
     try:
         return sum(
-            1 for e in room.audit() if e.kind == "message.delivered" and e.message_id == message_id
+            1
+            for e in audit_events(room)
+            if e.kind == "message.delivered" and e.message_id == message_id
         )
     finally:
         room.close()

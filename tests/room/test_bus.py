@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 
 from agent_room.core.enums import DeliveryStatus
-from agent_room.core.errors import BadInput, NotFound, Refused, UnknownName
 from agent_room.core.handover import HandoverFields
 from agent_room.core.models import AuditEvent, Message, Session
 from agent_room.room import Room
-from agent_room.store.sqlite import SqliteStore
+from agent_room.room.views import audit_events, message_views, session_views
+from agent_room.turn.core.errors import BadInput, NotFound, Refused, UnknownName
+from agent_room.turn.store.sqlite import SqliteStore
 
 
 class FakeClock:
@@ -52,7 +53,7 @@ def test_inbox_marks_read_unless_peek(pair: Room) -> None:
     assert [r["body"] for r in pair.inbox("frontend", peek=True)] == ["one", "two"]
     assert [r["body"] for r in pair.inbox("frontend")] == ["one", "two"]
     assert pair.inbox("frontend") == []
-    assert [m.status for m in pair.messages()] == [DeliveryStatus.READ] * 2
+    assert [m.status for m in message_views(pair)] == [DeliveryStatus.READ] * 2
 
 
 def test_history_is_the_last_n_in_order(pair: Room) -> None:
@@ -171,7 +172,7 @@ def test_every_change_is_in_the_audit_log(pair: Room) -> None:
     pair.reject(hid, "no")
     pair.send("backend", "frontend", "x")
     pair.inbox("frontend")
-    kinds = [e.kind for e in pair.audit()]
+    kinds = [e.kind for e in audit_events(pair)]
     assert kinds == [
         "session.joined",
         "session.joined",
@@ -182,7 +183,7 @@ def test_every_change_is_in_the_audit_log(pair: Room) -> None:
         "message.sent",
         "message.read",
     ]
-    assert all(isinstance(e, AuditEvent) for e in pair.audit())
+    assert all(isinstance(e, AuditEvent) for e in audit_events(pair))
 
 
 def test_audit_log_is_append_only(pair: Room) -> None:
@@ -194,10 +195,10 @@ def test_audit_log_is_append_only(pair: Room) -> None:
 
 def test_rows_validate_as_models(pair: Room) -> None:
     pair.send("backend", "frontend", "typed")
-    (message,) = pair.messages()
+    (message,) = message_views(pair)
     assert isinstance(message, Message)
     assert message.body == "typed"
-    sessions = pair.sessions()
+    sessions = session_views(pair)
     assert [s.name for s in sessions] == ["backend", "frontend"]
     assert all(isinstance(s, Session) for s in sessions)
     assert sessions[1].unread == 1

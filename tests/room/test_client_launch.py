@@ -9,8 +9,8 @@ import os
 from pathlib import Path
 
 from agent_room.core.client_launch import CODEX_OVERRIDES_FILE, codex_args, codex_trusted_hash
-from agent_room.core.clients import CODEX, GEMINI
 from agent_room.room.clients import client_launch, hook_command
+from agent_room.turn.core.clients import CODEX, GEMINI
 
 
 def _tree(folder: Path) -> dict[str, tuple[int, bytes]]:

@@ -4,7 +4,6 @@ handover cost its recipient."""
 
 from __future__ import annotations
 
-from agent_room.core.cost_rate import DEFAULT_LIMIT, LIMIT_KEY, WINDOW_KEY
 from agent_room.core.handover import HandoverFields
 from agent_room.core.usage import Record, Tokens
 from agent_room.core.usage_records import Client
@@ -14,6 +13,7 @@ from agent_room.room.usage_report import Reports
 from agent_room.store import usage as store_usage
 from agent_room.store.settings import SettingsStore
 from agent_room.store.usage import Priced
+from agent_room.turn.core.cost_rate import DEFAULT_LIMIT, LIMIT_KEY, WINDOW_KEY
 
 
 def _spend(room: Room, name: str, dollars: float, key: str) -> None:

@@ -13,11 +13,11 @@ import pytest
 from agent_room.adapters.git import GitCli
 from agent_room.core.enter import Move
 from agent_room.core.enums import SessionState
-from agent_room.core.errors import BadInput, NotFound, Refused
 from agent_room.room import Room
 from agent_room.room.enter import Navigator, Where
-from agent_room.room.registry import Registry, SessionFacts
 from agent_room.room.worktrees import Worktrees
+from agent_room.turn.core.errors import BadInput, NotFound, Refused
+from agent_room.turn.room.registry import Registry, SessionFacts
 from tests.fakes import FakeMux
 from tests.gitrepo import make_repo
 from tests.ui.conftest import SOCKET

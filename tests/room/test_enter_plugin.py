@@ -9,7 +9,7 @@ from agent_room.core.enums import SessionState
 from agent_room.plugin import claude_flags, plugin_dir
 from agent_room.room.access import WITH_TOKEN
 from agent_room.room.enter import Navigator, Where
-from agent_room.room.registry import Registry, SessionFacts
+from agent_room.turn.room.registry import Registry, SessionFacts
 from tests.fakes import FakeMux
 from tests.ui.conftest import SOCKET
 from tests.ui.seed import AliveProbe, seed_room

@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 
 from agent_room.core.entities import Mention
-from agent_room.core.errors import BadInput, NotFound
 from agent_room.core.handover import HandoverFields
 from agent_room.room import Room
 from agent_room.room.entities import Entities
 from agent_room.room.memory import Memory
+from agent_room.room.views import audit_events
+from agent_room.turn.core.errors import BadInput, NotFound
 from agent_room.workers.memory import MemoryWorker
 from tests.room.conftest import register
 from tests.ui.seed import AliveProbe
@@ -103,7 +104,7 @@ def test_the_worker_fills_the_registry_from_handovers_messages_and_transcripts(
     assert ("tool", "TypeScript") in found
     assert ("file", "lib/spotter_web/controllers/hooks_controller.ex") in found  # a transcript
     assert ("tool", "git") in found
-    assert "settings.changed" not in [e.kind for e in room.audit()]  # bookkeeping is quiet
+    assert "settings.changed" not in [e.kind for e in audit_events(room)]  # bookkeeping is quiet
 
 
 def test_two_live_agents_changing_one_file_are_both_warned_once(
@@ -142,7 +143,7 @@ def test_two_live_agents_changing_one_file_are_both_warned_once(
         handle.write(json.dumps(edit) + "\n")
     memory.follow("s-api", str(lines[0]))
     assert len([m for m in room.history(50) if m["sender"] == "room"]) == 2
-    assert [e.kind for e in room.audit()].count("file.clash") == 1
+    assert [e.kind for e in audit_events(room)].count("file.clash") == 1
     from agent_room.room.snapshot import SnapshotReader
 
     rows = {r.name: r for r in SnapshotReader(room).read().sessions}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from agent_room.room import Room
 from agent_room.room.snapshot import SnapshotReader
-from agent_room.store.sqlite import SqliteStore
+from agent_room.turn.store.sqlite import SqliteStore
 from tests.ui.seed import FrozenClock
 
 

@@ -16,6 +16,7 @@ from agent_room.core.intercom import RESUME_WINDOW
 from agent_room.room import Room
 from agent_room.room.intercom import Asker, AskFailed, Intercom
 from agent_room.room.snapshot import SnapshotReader
+from agent_room.room.views import audit_events
 
 
 class Clock:
@@ -87,7 +88,7 @@ def test_a_failed_ask_is_recorded_and_frees_its_session(setup: tuple[Room, Clock
     client.missing = True
     with pytest.raises(ClientMissing):
         intercom.ask(str(repo), "also auth tokens?", me, timeout=60)
-    (failed,) = [e for e in room.audit() if e.kind == "intercom.failed"]
+    (failed,) = [e for e in audit_events(room) if e.kind == "intercom.failed"]
     assert "cannot run the client" in failed.data["reason"]
     assert failed.data["decision"] == "resume"
     client.missing = False

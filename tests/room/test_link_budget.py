@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from agent_room.core.errors import BadInput, Refused
 from agent_room.room import Room
 from agent_room.room.links import Links
+from agent_room.room.views import audit_events
+from agent_room.turn.core.errors import BadInput, Refused
 from tests.room.test_links import link, ping_pong
 
 
@@ -67,4 +68,4 @@ def test_only_the_operator_grants_more(linked: Room) -> None:
     assert sorted(m["recipient"] for m in told) == ["a", "b"]
     with pytest.raises(Refused, match="not the latest link between @a and @b"):
         links.grant(1, 1, caller=None)
-    assert any(e.kind == "link.granted" for e in linked.audit())
+    assert any(e.kind == "link.granted" for e in audit_events(linked))

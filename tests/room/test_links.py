@@ -10,10 +10,11 @@ from typing import Any
 
 import pytest
 
-from agent_room.core.errors import Refused
 from agent_room.room import Room
 from agent_room.room.crossing import Crossings
 from agent_room.room.links import Links
+from agent_room.room.views import audit_events
+from agent_room.turn.core.errors import Refused
 from tests.room.conftest import register
 
 
@@ -29,7 +30,7 @@ def turn(room: Room, name: str, prompt: str, output: str | None, *, kind: str = 
 
 def nudge_for(room: Room, name: str) -> str:
     """The nudge the deliverer would type for ``name``'s queued messages."""
-    from agent_room.core.prompts import nudge_text
+    from agent_room.turn.core.prompts import nudge_text
 
     queued = room.store.queued(name)
     ids = [int(m["id"]) for m in queued]
@@ -260,7 +261,7 @@ def test_the_budget_closes_the_link_and_everyone_is_told(linked: Room) -> None:
     )
     notices = [m for m in linked.store.history(100) if "crossings are spent" in m["body"]]
     assert sorted(m["recipient"] for m in notices) == ["a", "b"]
-    assert [e.data["reason"] for e in linked.audit() if e.kind == "link.closed"] == [
+    assert [e.data["reason"] for e in audit_events(linked) if e.kind == "link.closed"] == [
         "turn budget spent"
     ]
     with pytest.raises(Refused, match="closed"):
@@ -279,7 +280,7 @@ def test_the_loop_breaker_freezes_holds_and_thaw_releases(linked: Room) -> None:
     assert all(m["id"] not in {u["id"] for u in linked.store.unread("a")} for m in held)
     who = {s["name"]: s for s in linked.who()}
     assert who["a"]["links"][0]["state"] == "frozen"
-    assert any(e.kind == "link.frozen" for e in linked.audit())
+    assert any(e.kind == "link.frozen" for e in audit_events(linked))
     with pytest.raises(Refused, match="only the operator"):
         links.thaw(1, caller="a")
     links.thaw(1, caller=None)

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from agent_room.core.errors import Refused
 from agent_room.room import Room
+from agent_room.room.views import audit_events
+from agent_room.turn.core.errors import Refused
 
 
 def statuses(room: Room) -> list[str]:
@@ -91,7 +92,7 @@ def test_the_operator_sees_releases_and_drops(linked: Room) -> None:
     )
     who = {s["name"]: s for s in linked.who()}
     assert (who["a"]["held"], who["b"]["held"], who["c"]["held"]) == (3, 2, 0)
-    assert any(e.kind == "loop.held" for e in linked.audit())
+    assert any(e.kind == "loop.held" for e in audit_events(linked))
     with pytest.raises(Refused, match="only the operator"):
         loops.release(1, caller="a")
     assert loops.release(1) == 5
@@ -105,7 +106,7 @@ def test_the_operator_sees_releases_and_drops(linked: Room) -> None:
     assert statuses(linked)[-1] == "cancelled"
     with pytest.raises(Refused, match="released already"):
         loops.release(2)
-    assert [e.kind for e in linked.audit() if e.kind.startswith("loop.")] == [
+    assert [e.kind for e in audit_events(linked) if e.kind.startswith("loop.")] == [
         "loop.held",
         "loop.released",
         "loop.held",

@@ -11,6 +11,7 @@ from agent_room.adapters import follow
 from agent_room.core.handover import HandoverFields
 from agent_room.room import Room
 from agent_room.room.memory import PROBLEM, Memory
+from agent_room.room.views import audit_events
 from agent_room.store import memory as store_memory
 from agent_room.workers.memory import MemoryWorker
 from tests.room.conftest import register
@@ -21,7 +22,7 @@ EXCERPT = "spotter_excerpt_turn_end_compact.jsonl"
 
 
 def _problems(room: Room) -> list[str]:
-    return [e.data["problem"] for e in room.audit() if e.kind == PROBLEM]
+    return [e.data["problem"] for e in audit_events(room) if e.kind == PROBLEM]
 
 
 @pytest.fixture

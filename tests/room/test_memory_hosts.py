@@ -14,17 +14,18 @@ import pytest
 
 from agent_room.adapters.processes import SystemProbe
 from agent_room.core.entities import from_text
-from agent_room.core.errors import Refused
 from agent_room.core.handover import HandoverFields
-from agent_room.core.prompts import COMPACTING
 from agent_room.room import Room
 from agent_room.room.checkpoints import HOOKED_COMPACTION, Checkpoints
 from agent_room.room.entities import Entities
 from agent_room.room.memory import PROBLEM
 from agent_room.room.peek import peek
+from agent_room.room.views import audit_events
 from agent_room.store import checkpoints as store_checkpoints
 from agent_room.store import entities as store_entities
 from agent_room.store import memory as store_memory
+from agent_room.turn.core.errors import Refused
+from agent_room.turn.core.prompts import COMPACTING
 from agent_room.workers.memory import MemoryWorker, memory_lease
 from tests.room.conftest import register
 
@@ -69,7 +70,7 @@ def workers(hosts: tuple[Room, Room]) -> Iterator[tuple[MemoryWorker, MemoryWork
 
 
 def _problems(room: Room) -> list[str]:
-    return [str(e.data["problem"]) for e in room.audit() if e.kind == PROBLEM]
+    return [str(e.data["problem"]) for e in audit_events(room) if e.kind == PROBLEM]
 
 
 def test_each_hosts_worker_holds_its_lease_and_reads_only_its_transcripts(

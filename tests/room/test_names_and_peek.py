@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from agent_room.core.enums import SessionState
-from agent_room.core.errors import BadInput, NotFound, Refused, UnknownName
 from agent_room.room import Room
 from agent_room.room.links import Links
 from agent_room.room.peek import peek
+from agent_room.turn.core.errors import BadInput, NotFound, Refused, UnknownName
 from tests.conftest import FIXTURES
 from tests.room.conftest import register
 
@@ -147,7 +147,7 @@ def test_a_peek_without_a_transcript_says_why(linked: Room, tmp_path: Path) -> N
 def test_a_new_session_of_a_renamed_agent_keeps_the_new_name(linked: Room) -> None:
     """/clear starts a new session in the same process, whose environment still says the
     name the agent was launched with: it continues under the name it was given since."""
-    from agent_room.room.registry import Registry, SessionFacts
+    from agent_room.turn.room.registry import Registry, SessionFacts
 
     class Alive:
         def is_alive(self, pid: int, start_ticks: int | None) -> bool:

@@ -10,9 +10,9 @@ from pathlib import Path
 
 from agent_room.core.native import NativeSession, SocketFacts, parse_entry
 from agent_room.room import Room
-from agent_room.room.registry import Registry, SessionFacts
 from agent_room.room.snapshot import SnapshotReader
-from agent_room.store.native import record_traffic
+from agent_room.turn.room.registry import Registry, SessionFacts
+from agent_room.turn.store.native import record_traffic
 from tests.conftest import FIXTURES
 from tests.poll import wait_for
 from tests.ui.seed import AliveProbe

@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from agent_room.core.errors import BadInput, Refused
 from agent_room.core.models import LinkView, TimerView
 from agent_room.room import Room
 from agent_room.room.links import Links
+from agent_room.room.views import link_views, timer_views
+from agent_room.turn.core.errors import BadInput, Refused
 
 
 def test_timers_fire_once_and_only_their_owner_cancels(linked: Room, room_home: Path) -> None:
@@ -30,8 +31,12 @@ def test_timers_fire_once_and_only_their_owner_cancels(linked: Room, room_home: 
         links.cancel_timer(first["id"], caller=None)
     third = links.set_timer("a", "check", "1h", "read @b")
     links.cancel_timer(third["id"], caller=None)
-    assert [t.state for t in linked.timers(pending_only=False)] == ["cancelled", "fired", "fired"]
-    assert all(isinstance(t, TimerView) for t in linked.timers(pending_only=False))
+    assert [t.state for t in timer_views(linked, pending_only=False)] == [
+        "cancelled",
+        "fired",
+        "fired",
+    ]
+    assert all(isinstance(t, TimerView) for t in timer_views(linked, pending_only=False))
     opened.close()
 
 
@@ -54,7 +59,7 @@ def test_who_flags_linked_agents_without_an_anchor(linked: Room) -> None:
 
 def test_the_console_gets_typed_links(linked: Room) -> None:
     Links(linked).open("a", "b", "go")
-    [view] = linked.links()
+    [view] = link_views(linked)
     assert isinstance(view, LinkView)
     assert (view.state.value, view.crossings_left, view.held) == ("open", 8, 0)
     assert view.model_dump()["crossings_left"] == 8
@@ -65,7 +70,7 @@ def test_the_console_gets_typed_links(linked: Room) -> None:
 
 def _fire(room: Room, timer: dict[str, object]) -> str:
     """Fire ``timer`` and return the text its agent's model is shown, as a nudge hands it."""
-    from agent_room.room.delivery import receive
+    from agent_room.turn.room.delivery import receive
 
     room.clock.now = float(timer["due_at"]) + 1  # type: ignore[attr-defined,arg-type]
     Links(room).fire_due()
@@ -86,7 +91,7 @@ def test_a_fired_anchor_sends_the_agent_back_to_its_own_work(linked: Room) -> No
 
 
 def test_a_timer_among_messages_keeps_its_own_words_at_the_turn_boundary(linked: Room) -> None:
-    from agent_room.room.delivery import deliver_at_stop
+    from agent_room.turn.room.delivery import deliver_at_stop
 
     anchor = Links(linked).set_timer("a", "anchor", "5m", "back to task 3")
     linked.send("b", "a", "can you look at the schema?")

@@ -17,9 +17,10 @@ from agent_room.room import Room
 from agent_room.room.budgets import Budgets
 from agent_room.room.usage import Usage
 from agent_room.room.usage_report import Reports
+from agent_room.room.views import audit_events
 from agent_room.store import usage as store_usage
-from agent_room.store.db import write_transaction
 from agent_room.store.usage import ENDED_GRACE
+from agent_room.turn.store.db import write_transaction
 from agent_room.workers.memory import MemoryWorker
 from tests.prices import listed_price
 from tests.room.conftest import Clock, register
@@ -197,7 +198,7 @@ def test_a_budget_warns_once_at_80_and_holds_at_100_until_raised(
     assert room.store.over_budget("web", room.clock()) is None  # a new day
     rows = {r["scope"]: r for r in Budgets(room).rows()}
     assert rows[ROOM]["spent_usd"] == 0
-    events = [e for e in room.audit() if e.kind == "budget.reached"]
+    events = [e for e in audit_events(room) if e.kind == "budget.reached"]
     assert [(e.subject, e.data["level"]) for e in events] == [
         ("web", WARN_AT),
         ("web", WARN_AT),

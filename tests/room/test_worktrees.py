@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from agent_room.adapters.git import GitCli
-from agent_room.core.errors import BadInput, Refused
 from agent_room.room import Room
 from agent_room.room import code as code_module
 from agent_room.room.code import CodeTracker
 from agent_room.room.worktrees import Worktrees
+from agent_room.turn.core.errors import BadInput, Refused
 from tests.gitrepo import agents_in_worktrees, commit, git, make_repo, refs
 from tests.room.conftest import register
 

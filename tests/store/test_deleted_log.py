@@ -11,18 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from agent_room.core.errors import RoomUnavailable
-from agent_room.store.db import write_transaction
-from agent_room.store.sqlite import SqliteStore
-from agent_room.store.sqlite_base import _index_holds
+from agent_room.turn.core.errors import RoomUnavailable
+from agent_room.turn.store.db import write_transaction
+from agent_room.turn.store.sqlite import SqliteStore
+from agent_room.turn.store.sqlite_base import _index_holds
 
 pytestmark = pytest.mark.sqlite
 
 NEWCOMER = """
 import sys, time
-from agent_room.store.db import write_transaction
-from agent_room.store.sqlite import SqliteStore
-from agent_room.store.sqlite_base import _index_holds
+from agent_room.turn.store.db import write_transaction
+from agent_room.turn.store.sqlite import SqliteStore
+from agent_room.turn.store.sqlite_base import _index_holds
 store = SqliteStore(sys.argv[1])
 store.logevent("newcomer", "test", at=time.time())
 print(store.conn.execute("SELECT count(*) FROM events WHERE kind = 'newcomer'").fetchone()[0])

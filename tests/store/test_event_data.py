@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_room.store.sqlite_base import event
+from agent_room.turn.store.sqlite_base import event
 
 SCALARS = st.one_of(
     st.none(),

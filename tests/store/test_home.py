@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from agent_room.core.errors import RoomUnavailable, UnsafeRoom
 from agent_room.room import Room
-from agent_room.store.db import connect
-from agent_room.store.home import ensure_room_dir, inside_room, room_home
-from agent_room.store.schema import SCHEMA_VERSION
+from agent_room.turn.core.errors import RoomUnavailable, UnsafeRoom
+from agent_room.turn.store.db import connect
+from agent_room.turn.store.home import ensure_room_dir, inside_room, room_home
+from agent_room.turn.store.schema import SCHEMA_VERSION
 from tests.conftest import require_tool
 
 

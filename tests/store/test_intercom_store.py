@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from agent_room.room import Room
+from agent_room.room.views import audit_events, message_views
 from agent_room.store.intercom import IntercomStore
-from agent_room.store.schema import MIGRATIONS, SCHEMA_VERSION
-from agent_room.store.sqlite import SqliteStore
+from agent_room.turn.store.schema import MIGRATIONS, SCHEMA_VERSION
+from agent_room.turn.store.sqlite import SqliteStore
 
 
 def _session(sid: str, **over: Any) -> dict[str, Any]:
@@ -108,8 +109,8 @@ def test_asks_and_answers_are_history_not_inbox(room: Room) -> None:
     assert kinds == [("ask", "web", "api"), ("answer", "api", "web")]
     assert room.inbox("api", peek=True) == []
     assert room.inbox("web", peek=True) == []
-    assert [m.kind for m in room.messages(10)] == ["ask", "answer"]
-    events = [e.kind for e in room.audit()]
+    assert [m.kind for m in message_views(room, 10)] == ["ask", "answer"]
+    events = [e.kind for e in audit_events(room)]
     assert "intercom.asked" in events
     assert "intercom.answered" in events
 

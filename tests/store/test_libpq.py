@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
-from agent_room.store import libpq
-from agent_room.store.postgres import connect
+from agent_room.turn.store import libpq
+from agent_room.turn.store.postgres import connect
 from tests.pgcluster import Cluster
 
 LOADER = """
 import os, sys, threading
-from agent_room.store import libpq
+from agent_room.turn.store import libpq
 
 said = []
 def load():

@@ -17,8 +17,8 @@ ROOMS = 80
 
 OPENER_SCRIPT = """
 import sys, time
-from agent_room.core.errors import RoomError
-from agent_room.store.db import connect
+from agent_room.turn.core.errors import RoomError
+from agent_room.turn.store.db import connect
 base, rooms, start = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
 time.sleep(max(0.0, start - time.time()))
 failed = 0

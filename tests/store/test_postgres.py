@@ -16,12 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from agent_room.core.errors import RoomUnavailable, UnsafeRoom
 from agent_room.room import Room
-from agent_room.room.registry import Registry
-from agent_room.store.engine import database_url, describe
-from agent_room.store.hosts import SILENT_AFTER, host_seen
-from agent_room.store.urls import has_password
+from agent_room.room.roster import session_tree
+from agent_room.turn.core.errors import RoomUnavailable, UnsafeRoom
+from agent_room.turn.room.registry import Registry
+from agent_room.turn.store.engine import database_url, describe
+from agent_room.turn.store.hosts import SILENT_AFTER, host_seen
+from agent_room.turn.store.urls import has_password
 from agent_room.workers.wakeup import RoomWatch
 from tests.conftest import Cli, write_room_conf
 from tests.pgcluster import Cluster
@@ -173,7 +174,7 @@ def test_a_silent_hosts_sessions_are_unknown_not_ended(hosts: tuple[Room, Room])
     laptop.clock = lambda: time.time() + SILENT_AFTER + 1
     (web,) = laptop.who()
     assert (web["state"], web["host"]) == ("unknown", "devbox")
-    (node,) = Registry(laptop, Probe()).tree()
+    (node,) = session_tree(laptop)
     assert node.state == "unknown"
     assert _state(devbox, "s-web") == "idle"  # the record is untouched
 

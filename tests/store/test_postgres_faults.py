@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_room.hooks import HOOK_BUDGET
 from agent_room.room import Room
+from agent_room.turn.hooks import HOOK_BUDGET
 from tests.conftest import Cli, throwaway_cluster, write_room_conf
 from tests.fakes import IdleMux
 from tests.hooks.conftest import Hook, new_session
@@ -162,9 +162,9 @@ def test_a_hook_on_postgresql_connects_while_it_imports_its_handlers(
     home = tmp_path / "room"
     write_room_conf(home, own_cluster.new_room(f"room_{time.monotonic_ns()}"))
     probe = (
-        "import sys; from agent_room.store import libpq; begin = libpq.connect_early\n"
+        "import sys; from agent_room.turn.store import libpq; begin = libpq.connect_early\n"
         "def early(*given):\n"
-        "    print('handlers loaded:', 'agent_room.hooks.handlers' in sys.modules,"
+        "    print('handlers loaded:', 'agent_room.turn.hooks.handlers' in sys.modules,"
         " file=sys.stderr); begin(*given)\n"
         "libpq.connect_early = early\n"
         "from agent_room.cli import main; code = main(['hook', 'SessionStart'])\n"
@@ -190,7 +190,7 @@ def test_send_on_postgresql_connects_while_it_loads_the_room(
     room.join("web")
     room.close()
     probe = (
-        "import sys; from agent_room.store import libpq; begin = libpq.connect_early\n"
+        "import sys; from agent_room.turn.store import libpq; begin = libpq.connect_early\n"
         "def early(*given):\n"
         "    print('room loaded:', 'agent_room.room' in sys.modules, file=sys.stderr)\n"
         "    begin(*given)\n"

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from agent_room.core.errors import UnsafeRoom
-from agent_room.store.engine import database_url
-from agent_room.store.roomconf import CONFIG_LIMIT
+from agent_room.turn.core.errors import UnsafeRoom
+from agent_room.turn.store.engine import database_url
+from agent_room.turn.store.roomconf import CONFIG_LIMIT
 
 URL = "postgresql://room@db.example/agentroom"
 

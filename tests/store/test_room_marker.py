@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from agent_room.core.errors import RoomUnavailable
 from agent_room.room import Room
-from agent_room.store.db import connect
-from agent_room.store.home import MARKER
+from agent_room.turn.core.errors import RoomUnavailable
+from agent_room.turn.store.db import connect
+from agent_room.turn.store.home import MARKER
 from tests.conftest import Cli
 
 pytestmark = pytest.mark.sqlite

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from agent_room.store.intercom import IntercomStore
-from agent_room.store.loops import LoopStore
-from agent_room.store.native import NativeStore
-from agent_room.store.sqlite import SqliteStore
 from agent_room.store.timers import TimerStore
+from agent_room.turn.store.loops import LoopStore
+from agent_room.turn.store.native import NativeStore
+from agent_room.turn.store.sqlite import SqliteStore
 
 
 @pytest.mark.parametrize("part", [TimerStore, IntercomStore, LoopStore, NativeStore])

@@ -12,7 +12,7 @@ import pytest
 from agent_room.room.budgets import Budgets
 from agent_room.room.snapshot import SnapshotReader
 from agent_room.room.usage_report import Reports
-from agent_room.store.loops import cost_hold
+from agent_room.turn.store.loops import cost_hold
 from agent_room.workers.deliverer import Deliverer
 from tests.fakes import FakeMux
 from tests.store.test_query_plans import full_scans

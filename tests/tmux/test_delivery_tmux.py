@@ -13,6 +13,7 @@ import pytest
 from agent_room.adapters.processes import SystemProbe
 from agent_room.adapters.tmux import Tmux
 from agent_room.room import Room
+from agent_room.room.views import audit_events
 from agent_room.workers.deliverer import Deliverer, delivery_lease
 from tests.poll import wait_for
 from tests.tmux.conftest import agent_command
@@ -58,7 +59,9 @@ def start_agent(server: libtmux.Server, room_home: Path, name: str) -> libtmux.P
 
 def _delivered_events(room: Room, message_id: int) -> int:
     return sum(
-        1 for e in room.audit() if e.kind == "message.delivered" and e.message_id == message_id
+        1
+        for e in audit_events(room)
+        if e.kind == "message.delivered" and e.message_id == message_id
     )
 
 

@@ -18,6 +18,7 @@ import libtmux
 import pytest
 
 from agent_room.room import Room
+from agent_room.room.views import audit_events
 from tests.faults import write_lock_held
 from tests.poll import wait_for
 from tests.tmux.conftest import agent_command
@@ -64,7 +65,9 @@ def test_a_stop_lost_to_a_locked_room_is_healed_and_delivery_resumes(
         wait_for(lambda: room.store.message(mid)["status"] == "delivered", timeout=30)  # type: ignore[index]
         delivered_after = time.monotonic() - ended_at
         assert "lost stop" in screen(pane)  # handed over by its UserPromptSubmit hook
-        healed = [e for e in room.audit() if e.kind == "session.state" and e.data.get("healed")]
+        healed = [
+            e for e in audit_events(room) if e.kind == "session.state" and e.data.get("healed")
+        ]
         assert len(healed) == 1
         assert healed[0].data["to"] == "idle"
         assert "the transcript says idle" in str(healed[0].data["healed"])

@@ -20,6 +20,7 @@ from agent_room.adapters.processes import SystemProbe
 from agent_room.adapters.tmux import Tmux
 from agent_room.room import Room
 from agent_room.room.links import Links
+from agent_room.room.views import audit_events
 from agent_room.workers.deliverer import Deliverer
 from agent_room.workers.injector import Injector
 from tests.conftest import Cli
@@ -201,7 +202,7 @@ def test_budget_closes_the_link_after_eight_crossings(
         if m["kind"] == "system" and "crossings are spent" in m["body"]
     ]
     assert sorted(m["recipient"] for m in notices) == ["a", "b"]
-    assert [e.kind for e in room.audit() if e.kind == "link.closed"] == ["link.closed"]
+    assert [e.kind for e in audit_events(room) if e.kind == "link.closed"] == ["link.closed"]
     # the agents go on echoing their notices, but nothing crosses any more
     wait_for(lambda: settled(room), LONG)
     assert len(link_messages(room)) == 8
@@ -230,7 +231,7 @@ def test_loop_breaker_freezes_and_thaw_releases_what_was_held(
     assert (row["state"], row["crossings"], row["held"]) == ("frozen", 3, 1)
     who = cli("who")
     assert f"#{link_id} to @b frozen, no anchor!" in who.out
-    assert any(e.kind == "link.frozen" for e in room.audit())
+    assert any(e.kind == "link.frozen" for e in audit_events(room))
     assert len(link_messages(room)) == 4  # three crossed, the fourth held (not lost)
     assert [m["status"] for m in link_messages(room)][-1] == "held"
     refused = cli("link", "thaw", str(link_id), name="a")

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_room.adapters import procfs
 from agent_room.adapters.tmux import PaneFacts, Tmux
 from agent_room.core.keys import MAX_TYPED, safe_line
+from agent_room.turn import procfs
 from tests.poll import wait_for
 
 

@@ -14,8 +14,8 @@ from agent_room.core.enums import SessionState
 from agent_room.core.handover import HandoverFields
 from agent_room.room import Room
 from agent_room.room.links import Links
-from agent_room.room.registry import Registry, SessionFacts
-from agent_room.store.sqlite import SqliteStore
+from agent_room.turn.room.registry import Registry, SessionFacts
+from agent_room.turn.store.sqlite import SqliteStore
 
 T0 = 1_767_225_600.0
 """2026-01-01 00:00:00 UTC: the seeded room's first moment."""

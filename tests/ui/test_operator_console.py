@@ -15,7 +15,7 @@ import pytest
 from textual.widgets import Input
 
 from agent_room.room import Room
-from agent_room.store.sqlite import SqliteStore
+from agent_room.turn.store.sqlite import SqliteStore
 from agent_room.ui.app import RoomConsole
 from agent_room.ui.screens.voice import OperatorInbox, WriteScreen
 from agent_room.ui.widgets.sessions import SessionsTable

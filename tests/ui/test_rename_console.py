@@ -10,7 +10,7 @@ import pytest
 from textual.widgets import Input, Static
 
 from agent_room.room import Room
-from agent_room.store.sqlite import SqliteStore
+from agent_room.turn.store.sqlite import SqliteStore
 from agent_room.ui.app import RoomConsole
 from agent_room.ui.screens.modals import RenameScreen
 from tests.ui.conftest import run_from_palette, select_session, until

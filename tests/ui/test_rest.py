@@ -16,8 +16,8 @@ import pytest
 
 from agent_room.core.native import NativeSession
 from agent_room.room import Room
-from agent_room.room.registry import Registry
 from agent_room.room.snapshot import SnapshotReader
+from agent_room.turn.room.registry import Registry
 from agent_room.ui import reading as reading_module
 from agent_room.ui.app import RoomConsole
 from agent_room.ui.reading import Reading

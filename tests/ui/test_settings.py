@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_room.core.errors import BadInput
+from agent_room.turn.core.errors import BadInput
 from agent_room.ui.settings import ConsoleSettings
 
 

@@ -16,7 +16,7 @@ from textual.pilot import Pilot
 
 from agent_room.core.enums import SessionState
 from agent_room.room import Room
-from agent_room.room.registry import Registry, SessionFacts
+from agent_room.turn.room.registry import Registry, SessionFacts
 from agent_room.ui.app import RoomConsole
 from agent_room.ui.screens.modals import ConfirmScreen
 from agent_room.ui.widgets.handovers import HandoverPreview, HandoverQueue

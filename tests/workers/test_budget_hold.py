@@ -13,10 +13,10 @@ from agent_room.core.usage import ROOM, Record, Tokens
 from agent_room.core.usage_records import Client
 from agent_room.room import Room
 from agent_room.room.budgets import Budgets
-from agent_room.room.delivery import deliver_at_stop
 from agent_room.store import usage as store_usage
-from agent_room.store.sqlite import SqliteStore
 from agent_room.store.usage import Priced
+from agent_room.turn.room.delivery import deliver_at_stop
+from agent_room.turn.store.sqlite import SqliteStore
 from agent_room.workers.deliverer import Deliverer
 from agent_room.workers.notifier import Notifier
 from tests.ui.seed import AliveProbe

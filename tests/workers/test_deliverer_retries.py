@@ -18,10 +18,11 @@ from agent_room.core.delivery import (
     RETRY_AFTER,
     settle_for,
 )
-from agent_room.core.errors import PaneUnavailable
 from agent_room.room import Room
-from agent_room.room.delivery import receive
-from agent_room.store.sqlite import SqliteStore
+from agent_room.room.views import audit_events
+from agent_room.turn.core.errors import PaneUnavailable
+from agent_room.turn.room.delivery import receive
+from agent_room.turn.store.sqlite import SqliteStore
 from agent_room.workers.deliverer import Deliverer
 from tests.fakes import FakeMux
 from tests.ui.seed import AliveProbe
@@ -114,7 +115,7 @@ def _status(room: Room, message_id: int) -> str:
 
 
 def _kinds(room: Room, message_id: int) -> list[str]:
-    return [e.kind for e in room.audit() if e.message_id == message_id]
+    return [e.kind for e in audit_events(room) if e.message_id == message_id]
 
 
 def _nudge(room: Room) -> dict[str, object]:

@@ -19,8 +19,8 @@ from agent_room.adapters.claude_native import FileRegistry
 from agent_room.core.heal import GRACE, IDLE_RECHECK, RECHECK, REGISTRY_GRACE, STALE_AFTER
 from agent_room.core.native import NativeSession
 from agent_room.room import Room
-from agent_room.room.registry import Registry, SessionFacts
-from agent_room.store.sqlite import SqliteStore
+from agent_room.turn.room.registry import Registry, SessionFacts
+from agent_room.turn.store.sqlite import SqliteStore
 from agent_room.workers.healer import Healer
 from tests.ui.seed import LIVE_PID, AliveProbe, FrozenClock
 

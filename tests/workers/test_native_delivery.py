@@ -29,12 +29,12 @@ from agent_room.adapters.processes import SystemProbe
 from agent_room.core.delivery import RECEIPT_TIMEOUT
 from agent_room.core.native import SOCKET_WAIT, NativeSession, SocketFacts
 from agent_room.room import Room
-from agent_room.room.delivery import receive
-from agent_room.room.registry import Registry, SessionFacts
-from agent_room.store.db import write_transaction
-from agent_room.store.native import NativeStore
 from agent_room.store.settings import SettingsStore
-from agent_room.store.sqlite import SqliteStore
+from agent_room.turn.room.delivery import receive
+from agent_room.turn.room.registry import Registry, SessionFacts
+from agent_room.turn.store.db import write_transaction
+from agent_room.turn.store.native import NativeStore
+from agent_room.turn.store.sqlite import SqliteStore
 from agent_room.workers.deliverer import Deliverer
 from agent_room.workers.native import SETTING, NativeDelivery
 from tests.conftest import FIXTURES
@@ -238,8 +238,8 @@ def test_a_nudge_goes_through_the_socket_and_nothing_is_typed(
     assert mux.calls == []
     # the recipient's hook sees the wrapper and receipts: delivered, through the socket
     prompt = content
-    from agent_room.core.peer_prompt import parse_peer_prompt
-    from agent_room.core.prompts import classify
+    from agent_room.turn.core.peer_prompt import parse_peer_prompt
+    from agent_room.turn.core.prompts import classify
 
     peer_prompt = parse_peer_prompt(prompt)
     assert peer_prompt is not None

@@ -22,8 +22,8 @@ import pytest
 from agent_room.adapters.claude_native import FileRegistry
 from agent_room.adapters.claude_peer import PeerSocket
 from agent_room.adapters.processes import SystemProbe
-from agent_room.adapters.procfs import read_stat
 from agent_room.core.native import Receipt
+from agent_room.turn.procfs import read_stat
 from tests.poll import wait_for
 
 SENDER = """

@@ -23,8 +23,8 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from agent_room.core.overlaps import CodeSnapshot
-from agent_room.core.printable import printable
 from agent_room.core.worktrees import Changes
+from agent_room.turn.core.printable import printable
 
 _SEP = "\0"
 """Between an agent's name and a file's path in a row key (neither holds a NUL)."""

@@ -10,7 +10,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Input, Label, Static
 
-from agent_room.core.names import is_valid_name
+from agent_room.turn.core.names import is_valid_name
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

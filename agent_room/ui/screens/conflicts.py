@@ -10,7 +10,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Label, Static
 
-from agent_room.core.printable import printable
+from agent_room.turn.core.printable import printable
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

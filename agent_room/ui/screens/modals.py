@@ -12,8 +12,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
-from agent_room.core.names import is_valid_name
-from agent_room.core.printable import printable
+from agent_room.turn.core.names import is_valid_name
+from agent_room.turn.core.printable import printable
 
 
 class TextDialog(ModalScreen[str | None]):

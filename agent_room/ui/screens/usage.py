@@ -22,9 +22,9 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 from textual_plotext import PlotextPlot
 
-from agent_room.core.printable import printable
 from agent_room.core.usage import Line, count, money
 from agent_room.room.usage_report import SPANS, UsageView
+from agent_room.turn.core.printable import printable
 
 BY = ("agent", "model", "link", "day")
 """What the table sums over, in the order ``b`` steps through them."""

@@ -13,7 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from agent_room.core.printable import printable
+from agent_room.turn.core.printable import printable
 from agent_room.ui.screens.modals import TextDialog
 
 

@@ -14,8 +14,8 @@ from datetime import UTC, datetime
 from rich.text import Text
 from textual.reactive import var
 
-from agent_room.core.printable import printable
 from agent_room.core.snapshot import FlowEvent, RoomSnapshot
+from agent_room.turn.core.printable import printable
 from agent_room.ui.widgets.table import KeptCellsTable
 
 STATUS_COLOURS = {

@@ -17,9 +17,9 @@ from textual.reactive import reactive, var
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from agent_room.core.cycles import render_cycle
-from agent_room.core.printable import printable
 from agent_room.core.snapshot import HandoverRow, RoomSnapshot
+from agent_room.turn.core.cycles import render_cycle
+from agent_room.turn.core.printable import printable
 from agent_room.ui.escaped import Escaped
 
 

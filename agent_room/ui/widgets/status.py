@@ -6,7 +6,7 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from agent_room.core.printable import printable
+from agent_room.turn.core.printable import printable
 from agent_room.ui.messages import RETRYING
 
 GOOD = {"on", "active", "watching", "reading"}

@@ -15,8 +15,8 @@ from textual.reactive import var
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from agent_room.core.printable import printable
 from agent_room.core.snapshot import RoomSnapshot, TreeRow
+from agent_room.turn.core.printable import printable
 from agent_room.ui.messages import SessionChosen
 
 FIRST_NODES = 100

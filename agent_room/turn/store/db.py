@@ -1,0 +1,236 @@
+"""Opening the room's database: private file, WAL mode, forward migrations.
+
+Every process opens its own connection; SQLite's locking serialises the writers and a
+write transaction starts with ``BEGIN IMMEDIATE`` so that it never has to upgrade a read
+lock (which is what makes concurrent writers fail with "database is locked").
+"""
+
+from __future__ import annotations
+
+# sqlite3's own C module: the package adds datetime adapters the room never uses, and
+# with them the import of datetime, on every hook and send (``sqlite3`` is this module)
+import _sqlite3 as sqlite3
+import os
+
+from agent_room.turn.core.errors import UNREACHABLE_PREFIX, RoomUnavailable
+from agent_room.turn.store.home import DB_NAME, MARKER, ensure_private_file, ensure_room_dir
+from agent_room.turn.store.schema import MIGRATIONS, SCHEMA_VERSION
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from agent_room.turn.store.home import StrPath
+
+
+def _migrate(conn: sqlite3.Connection, path: str) -> None:
+    marker = os.path.join(os.path.dirname(path), MARKER)
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version == SCHEMA_VERSION:
+        ensure_private_file(marker)  # a room made before there were markers gets one
+        return
+    if version > SCHEMA_VERSION:
+        raise RoomUnavailable(
+            f"the room at {os.path.dirname(path)} has schema {version}, newer than this "
+            f"agent-room understands ({SCHEMA_VERSION}); upgrade agent-room"
+        )
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version == 0:  # asked inside the transaction: the marker follows its commit
+            _refuse_if_emptied(path)
+        for index in range(version, SCHEMA_VERSION):
+            for statement in _statements(MIGRATIONS[index]):
+                conn.execute(statement)
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    ensure_private_file(marker)
+
+
+def _refuse_if_emptied(path: str) -> None:
+    """Refuse a database without a schema in a room that had one (see ``MARKER``)."""
+    marker = os.path.join(os.path.dirname(path), MARKER)
+    if os.path.lexists(marker):
+        raise RoomUnavailable(
+            f"the room database {path} is empty, but this room had data: restore it"
+            f" from a backup, or remove {marker} to start an empty room"
+        )
+
+
+def _statements(script: str) -> Iterator[str]:
+    """Split a migration script into statements (``executescript`` would commit early)."""
+    buffer = ""
+    for line in script.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            if buffer.strip():
+                yield buffer
+            buffer = ""
+    if buffer.strip():
+        yield buffer
+
+
+class RoomConnection(sqlite3.Connection):
+    """A connection to the room that knows its write-ahead log: a log deleted under a
+    running process leaves its connections on the old file, and once another connection
+    has gone on with a new log, a write into the old one would leave the room unreadable
+    to every process started since, and damage it when saved (see ``write_transaction``
+    and ``StoreBase.reopen_if_moved``)."""
+
+    log: tuple[str, int] | None = None
+    """The log's path and the inode this connection reads and writes."""
+
+
+def _log_of(path: str) -> tuple[str, int] | None:
+    log = path + "-wal"
+    try:
+        return log, os.stat(log).st_ino
+    except OSError:
+        return None
+
+
+def _log_moved(conn: sqlite3.Connection) -> bool:
+    """Whether the room's log is no longer the file this connection uses."""
+    log: tuple[str, int] | None = getattr(conn, "log", None)
+    if log is None:
+        return False  # not a RoomConnection (PostgreSQL's, a test's own)
+    found = _log_of(log[0][: -len("-wal")])
+    return found is None or found[1] != log[1]
+
+
+def connect(home: StrPath, *, timeout: float = 10.0) -> sqlite3.Connection:
+    """Open (creating if needed) the room's database, migrated to the current schema."""
+    room = ensure_room_dir(home)
+    path = os.path.join(room, DB_NAME)
+    ensure_private_file(path)  # create 0600 and refuse symlinks before SQLite opens it
+    if os.stat(path).st_size == 0:
+        _refuse_if_emptied(path)  # before SQLite writes a header into it
+    try:
+        # one thread at a time, but not always the one that opened it (console workers)
+        conn = sqlite3.connect(
+            path,
+            timeout=timeout,
+            isolation_level=None,
+            check_same_thread=False,
+            factory=RoomConnection,
+        )
+    except sqlite3.Error as exc:
+        raise RoomUnavailable(f"cannot open the room database {path}: {exc}") from None
+    conn.row_factory = sqlite3.Row
+    deadline = 0.0
+    while True:
+        try:
+            _prepare(conn, path)
+        except sqlite3.DatabaseError as exc:
+            # Switching a new room to WAL answers "locked" at once while another process
+            # does the same, without waiting for the busy timeout: wait here instead.
+            if busy(exc):
+                import time
+
+                deadline = deadline or time.monotonic() + timeout
+                if time.monotonic() < deadline:
+                    time.sleep(0.005)
+                    continue
+            conn.close()
+            raise RoomUnavailable(f"the room database {path} cannot be used: {exc}") from None
+        except BaseException:
+            conn.close()
+            raise
+        else:
+            conn.log = _log_of(path)  # open now (the schema was read through it)
+            return conn
+
+
+def _prepare(conn: sqlite3.Connection, path: str) -> None:
+    mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+    if mode != "wal":
+        conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA foreign_keys=ON")
+    _migrate(conn, path)
+
+
+def busy(exc: sqlite3.Error) -> bool:
+    """Whether ``exc`` says another connection holds a lock (it passes by itself)."""
+    return getattr(exc, "sqlite_errorcode", 0) & 0xFF in (
+        sqlite3.SQLITE_BUSY,
+        sqlite3.SQLITE_LOCKED,
+    )
+
+
+_COUNT_CHANGE = (
+    "INSERT INTO room_changes (id, n) VALUES (1, 1) ON CONFLICT (id) DO UPDATE SET n = n + 1"
+)
+
+
+def count_change(conn: sqlite3.Connection) -> None:
+    """Move the room's change count (SQLite; PostgreSQL's watchers hear its triggers)."""
+    if hasattr(conn, "total_changes"):
+        conn.execute(_COUNT_CHANGE)
+
+
+class write_transaction:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT``; everything or nothing is written.
+
+    Nothing is written into a write-ahead log deleted under this connection (checked
+    holding the write lock, so no other writer is midway): the transaction is refused,
+    and the worker reopens the room at its next pass.
+
+    A transaction that changed anything moves the room's change count (``room_changes``),
+    unless it is a ``renewal`` (a lease or a host marked alive again): every file watcher
+    of the room wakes on each write, and a watcher that finds the count where it was
+    knows that nothing it shows changed. A class rather than ``@contextmanager``:
+    importing contextlib costs the hooks a millisecond on every turn.
+    """
+
+    commits = 0
+    """Transactions committed by this process: a hook that failed before its first
+    commit may try its event again (``hooks._handle_retrying``)."""
+
+    def __init__(self, conn: sqlite3.Connection, *, renewal: bool = False) -> None:
+        self.conn = conn
+        self.renewal = renewal
+        self._before: int | None = None
+
+    def __enter__(self) -> sqlite3.Connection:
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            self._rollback()  # PostgreSQL's BEGIN stays open, aborted, when the lock times out
+            said = str(exc)  # a PostgreSQL room out of reach says so itself: not busy
+            busy = not said.startswith(UNREACHABLE_PREFIX)
+            raise RoomUnavailable(f"the room is busy: {said}" if busy else said) from None
+        if _log_moved(self.conn):
+            self._rollback()
+            raise RoomUnavailable(
+                "the room's write-ahead log was deleted or replaced under this process:"
+                " nothing written until the room is reopened"
+            )
+        # PostgreSQL's connection has no count: its watchers hear only the changes
+        self._before = None if self.renewal else getattr(self.conn, "total_changes", None)
+        return self.conn
+
+    def __exit__(self, kind: type[BaseException] | None, *_rest: object) -> None:
+        if kind is not None:
+            self._rollback()
+            return
+        try:
+            if self._before is not None and self.conn.total_changes != self._before:
+                self.conn.execute(_COUNT_CHANGE)
+            self.conn.execute("COMMIT")
+            write_transaction.commits += 1
+        except sqlite3.Error:
+            # a full disk or a held lock at COMMIT can leave the transaction open: end
+            # it, so the connection (a worker's, for hours) can begin the next one
+            self._rollback()
+            raise
+
+    def _rollback(self) -> None:
+        if self.conn.in_transaction:
+            try:  # noqa: SIM105 - no contextlib on the hooks' path (see above)
+                self.conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass  # SQLite rolled back by itself (a full disk, an I/O error)

@@ -1,0 +1,215 @@
+"""What every part of the SQLite store shares: the connection, rows, audit events."""
+
+from __future__ import annotations
+
+import _sqlite3 as sqlite3  # as in store.db: sqlite3 without its datetime adapters
+import os
+
+from agent_room.turn.core.errors import RoomUnavailable
+from agent_room.turn.store.db import connect
+from agent_room.turn.store.engine import database_url, host_id, notices_to_log
+from agent_room.turn.store.home import DB_NAME, ensure_room_dir
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from agent_room.turn.store.home import StrPath
+
+    Row = dict[str, Any]
+    """A row as the store returns it: column name to value."""
+
+
+def rows(cursor: sqlite3.Cursor) -> list[Row]:
+    """Every row of a cursor as a plain dict."""
+    return [dict(row) for row in cursor.fetchall()]
+
+
+def event(
+    conn: sqlite3.Connection,
+    at: float,
+    kind: str,
+    actor: str,
+    subject: str | None = None,
+    message_id: int | None = None,
+    data: dict[str, Any] | None = None,
+) -> None:
+    """Append one audit event inside the caller's transaction."""
+    sql, params = json_object(data or {})
+    conn.execute(
+        "INSERT INTO events (at, kind, actor, subject, message_id, data)"
+        f" VALUES (?, ?, ?, ?, ?, {sql})",
+        (at, kind, actor, subject, message_id, *params),
+    )
+
+
+def json_object(data: dict[str, Any]) -> tuple[str, list[Any]]:
+    """SQL building ``data`` as a JSON object, and its parameters.
+
+    SQLite writes the JSON (``json_object``): the processes that write the most, hooks
+    and ``agent-room send``, need not load the ``json`` module for a few flat fields.
+    Nested values are encoded by ``json`` and embedded with ``json()``; floats must be
+    finite (as in JSON itself).
+    """
+    parts: list[str] = []
+    params: list[Any] = []
+    for key, value in data.items():
+        if isinstance(value, bool):
+            parts.append("?, json(?)")
+            params += [key, "true" if value else "false"]
+        elif isinstance(value, float):  # SQLite would round it to 15 digits
+            parts.append("?, json(?)")
+            params += [key, repr(value)]
+        elif value is None:  # typed (a PostgreSQL parameter alone would not be)
+            parts.append("?, json(?)")
+            params += [key, "null"]
+        elif isinstance(value, str | int):
+            parts.append("?, ?")
+            params += [key, value]
+        else:
+            import json
+
+            parts.append("?, json(?)")
+            params += [key, json.dumps(value)]
+    return f"json_object({', '.join(parts)})", params
+
+
+class StoreBase:
+    """Owns the connection to ``<home>/room.db``."""
+
+    def __init__(self, home: StrPath, *, timeout: float = 10.0) -> None:
+        self.home = os.fspath(home)
+        self.timeout = timeout
+        self.host = host_id()
+        """The machine this process runs on: its sessions, panes and processes are ours."""
+        self.url = database_url(self.home)
+        """The PostgreSQL room this store uses, or ``None`` for ``<home>/room.db``."""
+        if self.url is None:
+            self.conn = connect(home, timeout=timeout)
+        else:
+            self.conn = _connect_postgres(self.home, self.url, timeout)
+        self._files = _files(self.home)
+
+    @property
+    def engine(self) -> str:
+        """``sqlite`` or ``postgresql``."""
+        return "sqlite" if self.url is None else "postgresql"
+
+    def changes(self) -> int | None:
+        """The room's change count (see ``write_transaction``): where it stands still,
+        nothing but leases and hosts' renewals was written. ``None`` on PostgreSQL,
+        where a watcher is woken only by changes."""
+        if self.url is not None:
+            return None
+        row = self.conn.execute("SELECT n FROM room_changes WHERE id = 1").fetchone()
+        return int(row[0]) if row else 0
+
+    def close(self) -> None:
+        """Close the connection; the store cannot be used afterwards."""
+        self.conn.close()
+
+    def recover(self) -> None:
+        """After a failed statement: end a transaction SQLite may have left open."""
+        if self.conn.in_transaction:
+            try:  # noqa: SIM105 - no contextlib on the hooks' path
+                self.conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+
+    def reopen_if_moved(self) -> bool:
+        """Reopen the room when its files are no longer those this connection uses.
+
+        A write-ahead log deleted under running processes leaves them on a file nobody
+        else sees, and every process started since then fails ("disk I/O error") until
+        one of them saves that log into the database and the room goes on with a new
+        one. While this connection is open no other connection deletes the log, so a
+        different or missing log was removed from outside. What the old log holds is
+        saved before the connection is let go, if the room's index still describes it:
+        once another connection has gone on with a new log, the old file's frames sit
+        where the index means the new log's, and copying them would write stale pages
+        over new ones (then it was saved already, or by nobody: see ``_index_holds``).
+        Nothing is read or written through a connection left on a moved log: a save a
+        reader keeps from finishing is tried again at the next pass.
+        """
+        if self.url is not None:
+            return False  # the room's files are a server's own business
+        now = _files(self.home)
+        if now == self._files or (self._files[1] is None and now[0] == self._files[0]):
+            self._files = now
+            return False
+        if not os.path.isdir(self.home):  # not a first run: never make it anew from here
+            raise RoomUnavailable(f"the room {self.home} is gone")
+        old = self.conn
+        replaced = now[0] != self._files[0]  # the old file's log is no longer the room's
+        log = getattr(old, "log", None)
+        if replaced or log is None or _index_holds(self.home, log[1]):
+            try:
+                busy = old.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+            except sqlite3.Error:
+                busy = 0
+            if busy and not replaced:
+                raise RoomUnavailable(
+                    "the room's write-ahead log was deleted: saving what it holds waits"
+                    " for a reader (tried again)"
+                )
+        self.conn = connect(self.home, timeout=self.timeout)
+        self._files = _files(self.home)
+        try:  # noqa: SIM105
+            old.close()
+        except sqlite3.Error:
+            pass
+        return True
+
+
+def _connect_postgres(home: str, url: str, timeout: float) -> sqlite3.Connection:
+    """The room on PostgreSQL, behind the ``sqlite3`` interface the store speaks (see
+    ``store.postgres``); the room directory stays, private, for this host's own files."""
+    from agent_room.turn.store.postgres import connect as connect_postgres
+
+    ensure_room_dir(home)
+    notices_to_log(home)
+    conn: Any = connect_postgres(url, timeout=timeout)
+    return conn  # type: ignore[no-any-return]
+
+
+def _index_holds(home: str, log: int) -> bool:
+    """Whether the room's shared index (``room.db-shm``) still describes the log this
+    process holds open as inode ``log``: the salt in the log's header is the one in the
+    index's (both raw bytes). Emptied (saved by another connection) or started anew by
+    one, it is not. Both are read through SQLite's own descriptors, found in ``/proc``:
+    closing a descriptor of its own on the index would drop every lock this process holds
+    on it, and another process would start the index afresh under the mapped file. Where
+    they cannot be found, assume it does, as before."""
+    try:
+        fds = os.listdir("/proc/self/fd")
+        index = os.stat(os.path.join(home, DB_NAME + "-shm"))
+    except OSError:
+        return True
+    held: dict[int, int] = {}
+    for fd in fds:
+        try:
+            found = os.stat(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if found.st_dev == index.st_dev and found.st_ino in (log, index.st_ino):
+            held[found.st_ino] = int(fd)
+    if log not in held or index.st_ino not in held:
+        return True
+    try:
+        header = os.pread(held[log], 32, 0)
+        shared = os.pread(held[index.st_ino], 48, 0)
+    except OSError:
+        return True
+    return len(header) == 32 and len(shared) == 48 and header[16:24] == shared[32:40]
+
+
+def _files(home: str) -> tuple[int | None, int | None]:
+    """The identities (inode numbers) of the room's database and its write-ahead log."""
+    path = os.path.join(home, DB_NAME)
+    found: list[int | None] = []
+    for name in (path, path + "-wal"):
+        try:
+            found.append(os.stat(name).st_ino)
+        except OSError:
+            found.append(None)
+    return found[0], found[1]
