@@ -15,7 +15,10 @@ import select
 import sys
 import threading
 
-from inotify_simple import INotify
+try:  # a Linux-only dependency: elsewhere the room falls back to watchfiles
+    from inotify_simple import INotify
+except ImportError:
+    INotify = None
 
 WATCHED = 0x002 | 0x040 | 0x080 | 0x100 | 0x200 | 0x400 | 0x800
 """A file written, made, removed or renamed (opening, reading and closing are not):
@@ -24,13 +27,7 @@ IN_MODIFY, IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE, IN_DELETE_SELF, IN_
 
 def available() -> bool:
     """Whether this system has inotify (and inotify_simple is installed)."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        import inotify_simple  # noqa: F401 - only whether it loads
-    except ImportError:
-        return False
-    return True
+    return sys.platform.startswith("linux") and INotify is not None
 
 
 class DirectoryEvents:
@@ -41,8 +38,6 @@ class DirectoryEvents:
         inotify here)."""
         if not available():
             raise OSError("inotify is not available here")
-        from inotify_simple import INotify
-
         self.path = path
         self.notify: INotify = INotify(nonblocking=True)
         try:

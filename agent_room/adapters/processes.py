@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import psutil
+
 from agent_room.turn import procfs
 
 
@@ -23,8 +25,6 @@ class SystemProbe:
             self._procfs = Path(procfs.PROC).is_dir()
         if self._procfs:
             return procfs.is_alive(pid, start_ticks)
-        import psutil
-
         try:
             return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
         except psutil.Error:

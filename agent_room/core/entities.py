@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from rapidfuzz import fuzz, process
 
 from agent_room.core.transcript import one_line
 from agent_room.turn.core.errors import BadInput
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
@@ -153,8 +155,6 @@ def best_match(
     ``threshold`` (0..1). Names whose numbers differ are never alike (``handler_1`` and
     ``handler_2``, ``v1`` and ``v2``); files are compared by their base names within one
     folder (two files of a folder share a long path, not an identity)."""
-    from rapidfuzz import fuzz, process
-
     numbers = _NUMBERS.findall(name)
     choices = {i: k for i, k in choices.items() if _NUMBERS.findall(k) == numbers}
     if kind == "file":
@@ -169,8 +169,6 @@ def best_match(
 
 def ranked(query: str, choices: Mapping[int, str], limit: int = 50) -> list[int]:
     """Ids of the choices that match ``query`` best (a word of it, in any order)."""
-    from rapidfuzz import fuzz, process
-
     found = process.extract(query, choices, scorer=fuzz.WRatio, limit=limit, score_cutoff=60)
     return [int(f[2]) for f in found]
 

@@ -6,11 +6,12 @@ recipient sees it: ``pending -> approved | rejected | expired``; nothing else mo
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from agent_room.core.enums import HandoverState
 from agent_room.turn.core.errors import BadInput, Refused
 from agent_room.turn.core.records import Record
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, ClassVar
 

@@ -18,11 +18,11 @@ import json
 import math
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from agent_room.core.transcript import Entry, EntryKind, one_line, parse_line
 from agent_room.turn.core.errors import BadInput
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from agent_room.core.native import NativeSession, Receipt, SocketFacts
 

@@ -9,6 +9,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent_room.turn.core.printable import printable
+
 
 @dataclass(slots=True)
 class TreeNode:
@@ -42,8 +44,6 @@ class TreeNode:
 
 def intercom_label(row: Mapping[str, Any]) -> str:
     """An intercom session in the tree: where it asks, its topic, cost and turns."""
-    from agent_room.turn.core.printable import printable
-
     turns = int(row.get("turns") or 0)
     return (
         f"ask @{row['label']}: {printable(str(row['topic']))}"

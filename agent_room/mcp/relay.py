@@ -122,6 +122,6 @@ def main(environ: Mapping[str, str]) -> int:
             return relay(carrier, sys.stdin.buffer, sys.stdout.buffer)
     # the MCP SDK (pydantic, anyio) loads only for a server of its own: a relay is
     # started for every agent, on the standard library alone
-    from agent_room.mcp.stdio import serve_stdio
+    from agent_room.mcp.stdio import serve_stdio  # noqa: PLC0415 - see above
 
     return serve_stdio(dict(os.environ))

@@ -3,17 +3,19 @@ keeping them to the room's retention, and the context a resume from one gets."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from agent_room.core import checkpoints as rules
 from agent_room.core.memory import Kind
 from agent_room.store import checkpoints as store_checkpoints
 from agent_room.store import entities as store_entities
 from agent_room.store import memory as store_memory
-from agent_room.turn.core.errors import BadInput, NotFound
+from agent_room.store.settings import SettingsStore
+from agent_room.turn.core.errors import BadInput, NotFound, Refused
 from agent_room.turn.core.names import parse_name
-from agent_room.turn.core.prompts import RESUME_MARK
+from agent_room.turn.core.prompts import COMPACTING, RESUME_MARK
 from agent_room.turn.store.hosts import on_this_host
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from agent_room.room.base import RoomBase
     from agent_room.turn.store.sqlite_base import Row
@@ -39,8 +41,6 @@ class Checkpoints:
 
     def retention(self) -> tuple[int, float]:
         """Checkpoints kept per session, and for how many days."""
-        from agent_room.store.settings import SettingsStore
-
         settings = SettingsStore(self.store).settings()
         return (
             int(settings.get(KEEP_KEY, rules.KEEP_PER_SESSION)),
@@ -49,8 +49,6 @@ class Checkpoints:
 
     def set_retention(self, *, keep: int | None, days: float | None) -> None:
         """Change the retention (``None`` leaves a value as it is)."""
-        from agent_room.store.settings import SettingsStore
-
         values: dict[str, object] = {}
         if keep is not None:
             values[KEEP_KEY] = keep
@@ -111,8 +109,6 @@ class Checkpoints:
     def before_compactions(self) -> list[int]:
         """Checkpoint the sessions of this host whose PreCompact hook fired since its last
         look (the first look starts from now)."""
-        from agent_room.turn.core.prompts import COMPACTING
-
         key = f"{COMPACTING_KEY}@{self.store.host}"  # each host looks for its own sessions
         after = store_memory.bookmark(self.store, key)
         if after is None:  # a room from before hosts looked each for their own
@@ -190,8 +186,6 @@ def queue_resume(room: RoomBase, name: str, text: str) -> int:
 
     Refused while a live session holds the name: that agent would get it instead.
     """
-    from agent_room.turn.core.errors import Refused
-
     holder = room.store.holder(name)
     if holder is not None and holder["state"] != "ended":
         raise Refused(f"@{name} is running: resume under another name with --name NEW")

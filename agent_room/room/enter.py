@@ -27,6 +27,7 @@ from agent_room.core.enter import (
 )
 from agent_room.core.heal import transcript_state
 from agent_room.core.ports import Multiplexer
+from agent_room.room.clients import resume_argv
 from agent_room.room.service import Room
 from agent_room.store import views
 from agent_room.turn.core.errors import BadInput, NotFound, Refused
@@ -187,8 +188,6 @@ class Navigator:
             return plan
         # loaded here, not at the top: the console imports this module before its
         # first paint, and the clients' launch code (3 ms) is needed only to resume
-        from agent_room.room.clients import resume_argv
-
         assert target.session_id is not None
         argv = resume_argv(
             target.agent,

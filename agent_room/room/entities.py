@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agent_room.core import entities as rules
 from agent_room.core.transcript import one_line
 from agent_room.store import entities as store_entities
 from agent_room.store import memory as store_memory
+from agent_room.store.settings import SettingsStore
 from agent_room.turn.core.errors import BadInput, NotFound
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
@@ -44,8 +45,6 @@ class Entities:
         self._threshold = threshold
 
     def _setting(self, key: str) -> Any:
-        from agent_room.store.settings import SettingsStore
-
         return SettingsStore(self.store).settings().get(key)
 
     @property
@@ -65,8 +64,6 @@ class Entities:
 
     def configure(self, *, strategy: str | None, threshold: float | None) -> None:
         """Store the room's merge strategy and threshold (``None`` keeps a value)."""
-        from agent_room.store.settings import SettingsStore
-
         values: dict[str, object] = {}
         if strategy is not None:
             values[STRATEGY_KEY] = rules.check_strategy(strategy)

@@ -8,7 +8,7 @@ at the turn boundary). The crossing of turns themselves is ``room.crossing``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_room.core.links import (
     LinkSettings,
@@ -30,6 +30,7 @@ from agent_room.store.links import LinkStore
 from agent_room.store.settings import SettingsStore
 from agent_room.turn.core.bodies import check_body
 from agent_room.turn.core.errors import BadInput, NotFound, Refused
+from agent_room.turn.core.loops import held_reason
 from agent_room.turn.core.names import OPERATOR
 from agent_room.turn.core.timers import (
     Intent,
@@ -41,8 +42,8 @@ from agent_room.turn.core.timers import (
     peer_status,
     unanchored,
 )
+from agent_room.turn.store.loops import LoopStore
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from agent_room.turn.store.sqlite_base import Row
 
@@ -141,9 +142,6 @@ class Links:
 
     def _not_looped(self, sender: str, recipient: str) -> None:
         """A step the loop breaker holds takes no link message either: no way around it."""
-        from agent_room.turn.core.loops import held_reason
-        from agent_room.turn.store.loops import LoopStore
-
         hold = LoopStore(self.room.store).active(sender, recipient)
         if hold is not None:
             raise Refused(f"@{sender} -> @{recipient} is {held_reason(*hold)}")

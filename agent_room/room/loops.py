@@ -7,6 +7,8 @@ threshold (``core.loops``).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from agent_room.room.service import Room
 from agent_room.store.settings import SettingsStore
 from agent_room.turn.core.errors import BadInput, NotFound, Refused
@@ -22,7 +24,6 @@ from agent_room.turn.core.names import OPERATOR
 from agent_room.turn.store.loops import LoopStore
 from agent_room.turn.store.turn_breaker import TurnBreaker
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from agent_room.turn.store.sqlite_base import Row
 

@@ -9,8 +9,11 @@ only that host reads it; any host builds contexts from what was read there.
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from agent_room.adapters.follow import read_from
+from agent_room.core.checkpoints import PRE_COMPACT, epoch
+from agent_room.core.entities import from_handover, from_items, from_text
 from agent_room.core.memory import (
     Context,
     Item,
@@ -19,11 +22,14 @@ from agent_room.core.memory import (
     items_of_lines,
     match_query,
 )
+from agent_room.core.transcript import one_line
 from agent_room.room import memory_settings
+from agent_room.room.checkpoints import HOOKED_COMPACTION, Checkpoints
+from agent_room.room.entities import Entities
 from agent_room.store import memory as store_memory
+from agent_room.turn.core.errors import NotFound
 from agent_room.turn.store.hosts import on_this_host
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from agent_room.core.memory import Candidate
     from agent_room.room.base import RoomBase
@@ -105,9 +111,6 @@ class Memory:
             session = self.store.session(session_id)
             if session is None or not session["name"]:
                 continue
-            from agent_room.core.checkpoints import PRE_COMPACT, epoch
-            from agent_room.room.checkpoints import HOOKED_COMPACTION, Checkpoints
-
             checkpoints = Checkpoints(self.room)
             when = epoch(item.at) or self.room.clock()
             if checkpoints.recent_pre_compact(session_id, when - HOOKED_COMPACTION):
@@ -121,10 +124,6 @@ class Memory:
         session = self.store.session(session_id)
         if session is None or not session["name"]:
             return
-        from agent_room.core.checkpoints import epoch
-        from agent_room.core.entities import from_items
-        from agent_room.room.entities import Entities
-
         entities = Entities(self.room)
         entities.mention_all(
             from_items((i.kind, i.text) for i in items),
@@ -165,8 +164,6 @@ class Memory:
         """Prepare (again) the context of a handover from its sender's transcript."""
         handover = self.store.handover(message_id)
         if handover is None:
-            from agent_room.turn.core.errors import NotFound
-
             raise NotFound(f"no handover #{message_id}")
         sender = str(handover["sender"])
         stored = json.loads(handover["fields"] or "{}")  # the code's are not the sender's words
@@ -188,10 +185,6 @@ class Memory:
                 problem = f"@{sender}'s transcript is on {where}, whose watch has not read it yet"
         else:
             problem = f"@{sender} has no transcript the room knows of"
-        from agent_room.core.entities import from_handover, from_text
-        from agent_room.core.transcript import one_line
-        from agent_room.room.entities import Entities
-
         named = from_handover(fields) if fields else from_text(task[0], context=one_line(task[0]))
         Entities(self.room).mention_all(
             named, agent=sender, session_id=session_id, source="handover"

@@ -6,11 +6,12 @@ reaches every host's running memory worker at its next handover, with no restart
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from agent_room.core.memory import BUDGET_KEY, DEFAULT_BUDGET, check_budget
 from agent_room.store.settings import SettingsStore
 from agent_room.turn.core.names import OPERATOR
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from agent_room.room.base import RoomBase
 

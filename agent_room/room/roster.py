@@ -10,12 +10,16 @@ of the callers that want one per session.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from agent_room.core.tree import TreeNode, build_tree
 from agent_room.core.usage import ROOM, span_start
+from agent_room.room.links import Links
 from agent_room.store.intercom import IntercomStore
 from agent_room.store.usage import all_over, cost_by_name
+from agent_room.store.views import ROSTER_COLUMNS, roster, unread_counts
+from agent_room.turn.store.loops import LoopStore
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
@@ -78,10 +82,6 @@ class Roster:
     """Scopes whose budget is spent now (a name, or ``core.usage.ROOM`` for everyone)."""
 
     def __init__(self, room: RoomBase) -> None:
-        from agent_room.room.links import Links
-        from agent_room.store.views import ROSTER_COLUMNS, roster, unread_counts
-        from agent_room.turn.store.loops import LoopStore
-
         now = room.clock()
         found = roster(room.store)
         columns: list[Sequence[Any]] = (

@@ -9,8 +9,10 @@ Every method runs git, which blocks: the console calls them from workers.
 
 from __future__ import annotations
 
+import json
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agent_room.adapters.git import GitCli
 from agent_room.core.worktrees import (
@@ -29,7 +31,6 @@ from agent_room.core.worktrees import (
 from agent_room.store import worktrees as store_worktrees
 from agent_room.turn.core.errors import BadInput, NotFound, Refused, RoomError
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -252,8 +253,6 @@ class Worktrees:
         whether it merges cleanly there (a dry run); None when it carries no code."""
         fields = handover.get("fields") or {}
         if isinstance(fields, str):
-            import json
-
             fields = json.loads(fields or "{}")
         code = CodeRef.from_fields(fields)
         if code is None:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import sqlite3
+from typing import TYPE_CHECKING
 
 from agent_room.turn.store.db import write_transaction
 from agent_room.turn.store.sqlite_base import event, rows
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from agent_room.turn.store.sqlite_base import Row, StoreBase
 

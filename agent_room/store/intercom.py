@@ -10,11 +10,12 @@ ask's message, its answer and the session's new figures are written together.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from agent_room.turn.store.db import write_transaction
 from agent_room.turn.store.sqlite_base import event, rows
 from agent_room.turn.store.view import StoreView
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Iterable

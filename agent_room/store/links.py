@@ -10,6 +10,8 @@ is a compare and set, so racing injectors or operators cannot both win.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from agent_room.core.crossing import (
     CrossingNotices,
     CrossingOutput,
@@ -25,7 +27,6 @@ from agent_room.turn.core.timers import REMIND_EVERY
 from agent_room.turn.store.db import write_transaction
 from agent_room.turn.store.sqlite_base import event, rows
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Callable, Sequence

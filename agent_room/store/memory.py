@@ -6,11 +6,13 @@ relevance of an item to a handover's task is SQLite's bm25, not a hand-written s
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
 from agent_room.core.memory import Candidate
 from agent_room.turn.store.db import write_transaction
 from agent_room.turn.store.sqlite_base import rows
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -120,8 +122,6 @@ def candidates(
 def last_seq_before(store: StoreBase, session_id: str, at: float) -> int | None:
     """The newest item the session's transcript dates at or before ``at`` (None when no
     item carries a time)."""
-    from datetime import UTC, datetime
-
     stamp = datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
     dated = store.conn.execute(
         "SELECT 1 FROM memory_items WHERE session_id = ? AND at IS NOT NULL LIMIT 1",

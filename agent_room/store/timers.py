@@ -7,11 +7,12 @@ and set, so two injectors racing fire a timer once.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from agent_room.turn.store.db import write_transaction
 from agent_room.turn.store.sqlite_base import event, rows
 from agent_room.turn.store.view import StoreView
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Sequence

@@ -8,12 +8,12 @@ index so that a room with a long history opens fast.
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from agent_room.turn.store.db import write_transaction
 from agent_room.turn.store.sqlite import INBOX_STATUSES
 from agent_room.turn.store.sqlite_base import event, rows
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any

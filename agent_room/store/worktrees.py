@@ -6,10 +6,11 @@ and ``resume`` to reuse) and marked removed by ``stop --remove-worktree``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from agent_room.core.worktrees import Worktree
 from agent_room.turn.store.db import write_transaction
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from agent_room.turn.store.sqlite_base import Row, StoreBase
 
