@@ -43,8 +43,8 @@ def _libtmux() -> Any:
     with _IMPORT_LOCK:
         if "libtmux" not in sys.modules and not hasattr(sys.stdout, "encoding"):
             with redirect_stdout(sys.__stdout__):
-                import libtmux
-        import libtmux
+                import libtmux  # noqa: PLC0415 - see the docstring
+        import libtmux  # noqa: PLC0415 - see the docstring
     return libtmux
 
 

@@ -296,7 +296,7 @@ class RoomWatch:
 
     def _listen(self, url: str) -> None:
         """Fan PostgreSQL's wake-ups out as changes of the room's database."""
-        from agent_room.store.listen import listen  # psycopg: PostgreSQL rooms only
+        from agent_room.store.listen import listen  # noqa: PLC0415 - psycopg, 80 ms: PostgreSQL rooms only
 
         path = str(Path(self.home) / DB_NAME)  # what a write to SQLite would touch
         changed = {(Change.modified, path), (Change.modified, path + "-wal")}
