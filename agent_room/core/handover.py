@@ -1,19 +1,15 @@
 """Handovers: the template of seed 004 and the state machine of seed 002.
 
-Standard library only. A handover is a message the operator must approve before the
+A handover is a message the operator must approve before the
 recipient sees it: ``pending -> approved | rejected | expired``; nothing else moves.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import asdict, dataclass
 
 from agent_room.core.enums import HandoverState
 from agent_room.turn.core.errors import BadInput, Refused
-from agent_room.turn.core.records import Record
-
-if TYPE_CHECKING:
-    from typing import Any, ClassVar
 
 TRANSITIONS: dict[HandoverState, frozenset[HandoverState]] = {
     HandoverState.PENDING: frozenset(
@@ -35,20 +31,16 @@ def check_transition(handover_id: int, current: HandoverState, target: HandoverS
         raise Refused(f"handover #{handover_id} is {current.value}; it cannot become {target}")
 
 
-class HandoverFields(Record):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HandoverFields:
     """The sections of seed 004's handover template, as the sender wrote them."""
-
-    __slots__ = ("breaking", "contract", "files", "notes", "what_changed", "what_to_do")
-    DEFAULTS: ClassVar[dict[str, Any]] = dict.fromkeys(
-        ("breaking", "contract", "files", "notes"), ""
-    )
 
     what_changed: str
     what_to_do: str
-    files: str
-    contract: str
-    breaking: str
-    notes: str
+    files: str = ""
+    contract: str = ""
+    breaking: str = ""
+    notes: str = ""
 
     def check(self) -> HandoverFields:
         """Return the fields if the template's required sections are given, else raise."""
@@ -60,14 +52,7 @@ class HandoverFields(Record):
 
     def as_dict(self) -> dict[str, str]:
         """The fields by name, for storage next to the message."""
-        return {
-            "what_changed": self.what_changed,
-            "what_to_do": self.what_to_do,
-            "files": self.files,
-            "contract": self.contract,
-            "breaking": self.breaking,
-            "notes": self.notes,
-        }
+        return asdict(self)
 
 
 def _bullets(text: str, empty: str) -> str:
