@@ -11,7 +11,6 @@ handover, the operator approves, the other reads its inbox.
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import subprocess
@@ -23,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from agent_room.cli.params import SECONDS, call
+from agent_room.cli.params import SECONDS
 from agent_room.core.errors import NotFound
 from agent_room.core.format import format_terminal_messages
 from agent_room.core.handover import HandoverFields
@@ -39,19 +38,30 @@ LOOK = 60.0
 """Seconds a demo without a terminal runs at most before it prints the room and stops."""
 
 
-def cmd_demo(args: argparse.Namespace) -> int:
+def cmd_demo(
+    *,
+    claude: bool,
+    codex: bool,
+    gemini: bool,
+    detach: bool,
+    stop: str | None,
+    list_: bool,
+    seconds: float | None,
+    script: bool,
+    fast: bool,
+) -> int:
     """The demo room: start (attach, detach or a short look), or stop every one."""
-    if args.script or args.fast:
-        return walk_through(args)
-    if args.stop is not None:
-        return _stop(args.stop)
-    if args.list:
+    if script or fast:
+        return walk_through(fast=fast)
+    if stop is not None:
+        return _stop(stop)
+    if list_:
         for demo in demo_room.running():
             print(demo.root)
         return 0
-    clients = [k for k in ("codex", "gemini") if getattr(args, k, False)]
-    demo = demo_room.start(os.environ, claude=args.claude, clients=clients)
-    kind = "real Claude Code clients" if args.claude else "four simulated agents"
+    clients = [k for k, wanted in (("codex", codex), ("gemini", gemini)) if wanted]
+    demo = demo_room.start(os.environ, claude=claude, clients=clients)
+    kind = "real Claude Code clients" if claude else "four simulated agents"
     if clients:
         kind += ", " + " and ".join(
             {"codex": "a Codex CLI (@reviewer)", "gemini": "a Gemini CLI (@docs)"}[k]
@@ -59,7 +69,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         )
     attach = " ".join(demo.attach_argv())
     terminal = sys.stdin.isatty() and sys.stdout.isatty()
-    if args.detach:
+    if detach:
         sys.stdout.write(demo.exports())
         print(
             f"The demo room runs with {kind} in {demo.root}.\n"
@@ -69,9 +79,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 0
-    if terminal and args.seconds is None:
+    if terminal and seconds is None:
         return _attach(demo, kind)
-    return _look(demo, kind, LOOK if args.seconds is None else args.seconds)
+    return _look(demo, kind, LOOK if seconds is None else seconds)
 
 
 def _attach(demo: Demo, kind: str) -> int:
@@ -177,9 +187,9 @@ def _say(text: str, pause: float) -> None:
     time.sleep(pause)
 
 
-def walk_through(args: argparse.Namespace) -> int:
+def walk_through(*, fast: bool) -> int:
     """The scripted walk-through of the bus, in a throw-away room (no tmux)."""
-    pause = 0.0 if args.fast else 0.6
+    pause = 0.0 if fast else 0.6
     with tempfile.TemporaryDirectory(prefix="agent-room-demo-") as tmp:
         room = Room(SqliteStore(Path(tmp) / "room"))
         print(f"A throw-away room in {tmp}/room", flush=True)
@@ -252,14 +262,13 @@ def demo_command(
     script: bool,
     fast: bool,
 ) -> int:
-    return call(
-        cmd_demo,
+    return cmd_demo(
         claude=claude,
         codex=codex,
         gemini=gemini,
         detach=detach,
         stop=stop,
-        list=list_,
+        list_=list_,
         seconds=seconds,
         script=script,
         fast=fast,

@@ -2,18 +2,17 @@
 
 The words themselves are read by ``cli.quick.parse_send``, the one parser of every
 shape of ``send``, written for the hot path without click; a process running ``send``
-meets this module only when asked for help. The handler is ``cli.bus.cmd_send``, whose
-module stays free of click because ``who`` and ``history`` run there too.
+meets this module only when asked for help. The handler is ``cli.bus.send_message``,
+whose module stays free of click because ``who`` and ``history`` run there too.
 """
 
 from __future__ import annotations
 
-import argparse
-from typing import Any
+from collections.abc import Sequence
 
 import click
 
-from agent_room.cli.bus import cmd_send
+from agent_room.cli.bus import send_message
 from agent_room.cli.params import as_option
 from agent_room.cli.quick import parse_send
 
@@ -51,5 +50,31 @@ class OneParser(click.Command):
     help="deliver TEXT, then sever your link to @NAME (its initiator only)",
 )
 @as_option
-def send_command(**fields: Any) -> int:
-    return cmd_send(argparse.Namespace(**fields))
+def send_command(
+    recipient: str,
+    text: Sequence[str],
+    file: str | None,
+    handover: bool,
+    changed: str,
+    files: str,
+    todo: str,
+    contract: str,
+    breaking: str,
+    link: bool,
+    close_link: bool,
+    as_name: str | None,
+) -> int:
+    return send_message(
+        recipient=recipient,
+        text=text,
+        file=file,
+        handover=handover,
+        changed=changed,
+        files=files,
+        todo=todo,
+        contract=contract,
+        breaking=breaking,
+        link=link,
+        close_link=close_link,
+        as_name=as_name,
+    )
