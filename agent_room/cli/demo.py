@@ -39,26 +39,9 @@ LOOK = 60.0
 
 
 def cmd_demo(
-    *,
-    claude: bool,
-    codex: bool,
-    gemini: bool,
-    detach: bool,
-    stop: str | None,
-    list_: bool,
-    seconds: float | None,
-    script: bool,
-    fast: bool,
+    *, claude: bool, codex: bool, gemini: bool, detach: bool, seconds: float | None
 ) -> int:
-    """The demo room: start (attach, detach or a short look), or stop every one."""
-    if script or fast:
-        return walk_through(fast=fast)
-    if stop is not None:
-        return _stop(stop)
-    if list_:
-        for demo in demo_room.running():
-            print(demo.root)
-        return 0
+    """Start the demo room: attach, detach or (``seconds``, or no terminal) a short look."""
     clients = [k for k, wanted in (("codex", codex), ("gemini", gemini)) if wanted]
     demo = demo_room.start(os.environ, claude=claude, clients=clients)
     kind = "real Claude Code clients" if claude else "four simulated agents"
@@ -119,7 +102,14 @@ def _on_path_hint() -> str:
     return "\nTo type agent-room alone, install it on your PATH: pipx install . (see the README)."
 
 
-def _stop(which: str) -> int:
+def list_demos() -> int:
+    """Print the folder of each demo room of the user."""
+    for demo in demo_room.running():
+        print(demo.root)
+    return 0
+
+
+def stop_demos(which: str) -> int:
     """Stop this terminal's demo room, the one named, or (``all``) every one of the user."""
     if which == "all":
         stopped = list(demo_room.running())
@@ -262,14 +252,10 @@ def demo_command(
     script: bool,
     fast: bool,
 ) -> int:
-    return cmd_demo(
-        claude=claude,
-        codex=codex,
-        gemini=gemini,
-        detach=detach,
-        stop=stop,
-        list_=list_,
-        seconds=seconds,
-        script=script,
-        fast=fast,
-    )
+    if script or fast:
+        return walk_through(fast=fast)
+    if stop is not None:
+        return stop_demos(stop)
+    if list_:
+        return list_demos()
+    return cmd_demo(claude=claude, codex=codex, gemini=gemini, detach=detach, seconds=seconds)

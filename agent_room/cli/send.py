@@ -8,7 +8,7 @@ whose module stays free of click because ``who`` and ``history`` run there too.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import Any
 
 import click
 
@@ -50,31 +50,6 @@ class OneParser(click.Command):
     help="deliver TEXT, then sever your link to @NAME (its initiator only)",
 )
 @as_option
-def send_command(
-    recipient: str,
-    text: Sequence[str],
-    file: str | None,
-    handover: bool,
-    changed: str,
-    files: str,
-    todo: str,
-    contract: str,
-    breaking: str,
-    link: bool,
-    close_link: bool,
-    as_name: str | None,
-) -> int:
-    return send_message(
-        recipient=recipient,
-        text=text,
-        file=file,
-        handover=handover,
-        changed=changed,
-        files=files,
-        todo=todo,
-        contract=contract,
-        breaking=breaking,
-        link=link,
-        close_link=close_link,
-        as_name=as_name,
-    )
+def send_command(**fields: Any) -> int:
+    # the fields are parse_send's (``OneParser``), as cli.quick hands them to cmd_send
+    return send_message(**fields)
