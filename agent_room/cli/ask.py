@@ -8,12 +8,12 @@ The real client is built here and passed to the use case.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import click
@@ -23,7 +23,7 @@ from agent_room.adapters.codex import CodexHeadless
 from agent_room.cli.bus import _open, _read_body
 from agent_room.cli.launcher import LEAKED, agent_env
 from agent_room.cli.output import print_json
-from agent_room.cli.params import COUNT, TIMEOUT, Group, call, json_option, own
+from agent_room.cli.params import COUNT, TIMEOUT, Group, json_option, own
 from agent_room.config.settings import RoomSettings
 from agent_room.core.intercom import OPERATOR_PARENT
 from agent_room.core.intercom_state import CorruptState, SeedState, empty_state, read_seed_state
@@ -92,32 +92,42 @@ class HeadlessClients:
         return ClaudeHeadless(binary, args=claude_flags(), env=env)
 
 
-def cmd_ask(args: argparse.Namespace) -> int:
+def cmd_ask(
+    *,
+    repo: str,
+    question: Sequence[str],
+    file: str | None,
+    new: bool,
+    resume: str | None,
+    max_turns: int | None,
+    timeout: float,
+    as_json: bool,
+    quiet: bool,
+) -> int:
     settings = RoomSettings.load(os.environ)
     room = _open()
     intercom = Intercom(room)
     asker = intercom.asker(os.environ)
-    if args.new and args.resume:
+    if new and resume:
         raise BadInput("--new and --resume ID cannot go together")
-    args.text = args.question
-    question = _read_body(args, QUESTION_LIMIT) or ""
+    text = _read_body(question, file, QUESTION_LIMIT) or ""
     try:
-        _repo, label = intercom.repository(args.repo)
+        _repo, label = intercom.repository(repo)
     except BadInput:
         label = "repo"  # the use case reports the bad REPO, and records it
-    intercom.client = HeadlessClients(settings)(room, args.repo, label, asker)
+    intercom.client = HeadlessClients(settings)(room, repo, label, asker)
     record = intercom.ask(
-        args.repo,
-        question,
+        repo,
+        text,
         asker,
-        max_turns=args.max_turns,
-        timeout=args.timeout,
-        force_new=args.new,
-        resume_id=args.resume,
-        say=(lambda _line: None) if args.quiet else _say,
+        max_turns=max_turns,
+        timeout=timeout,
+        force_new=new,
+        resume_id=resume,
+        say=(lambda _line: None) if quiet else _say,
     )
     stopped = bool(record.get("stopped"))  # at --max-turns: the session kept, no answer
-    if args.json:
+    if as_json:
         print_json(record)
     elif record["result"] or not stopped:
         result = str(record["result"])
@@ -127,9 +137,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
     return 1 if stopped else 0  # no answer yet: a script must not take it for one
 
 
-def cmd_intercom(args: argparse.Namespace) -> int:
+def cmd_intercom(*, as_json: bool) -> int:
     repos = listing(Intercom(_open()))
-    if args.json:
+    if as_json:
         print_json(repos)
         return 0
     if not repos:
@@ -158,27 +168,27 @@ def _age(seconds: float) -> str:
     return f"{max(0, int(seconds))}s"
 
 
-def cmd_intercom_import(args: argparse.Namespace) -> int:
+def cmd_intercom_import(*, file: str) -> int:
     try:
-        text = read_regular(args.file, IMPORT_LIMIT).decode("utf-8")
+        text = read_regular(file, IMPORT_LIMIT).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
-        raise BadInput(f"cannot read {args.file}: {reason}") from None
+        raise BadInput(f"cannot read {file}: {reason}") from None
     try:
         state = read_seed_state(text, now=time.time())
     except CorruptState as exc:  # the seed: keep it aside, go on from an empty state
-        _write_replaced(args.file, text, json.dumps(empty_state(), indent=2) + "\n", "corrupt")
+        _write_replaced(file, text, json.dumps(empty_state(), indent=2) + "\n", "corrupt")
         print(
-            f"[Intercom] {args.file} is corrupt ({exc}): kept as {args.file}.corrupt.backup,"
+            f"[Intercom] {file} is corrupt ({exc}): kept as {file}.corrupt.backup,"
             " replaced by an empty state",
             file=sys.stderr,
         )
         state = SeedState(())
     added = import_sessions(Intercom(_open()), list(state.sessions))
     if state.migrated is not None:
-        _write_replaced(args.file, text, json.dumps(state.migrated, indent=2) + "\n", "v1")
-        print(f"{args.file}: v1 migrated to v2 (backup: {args.file}.v1.backup)", file=sys.stderr)
-    print(f"imported {added} of {len(state.sessions)} sessions from {args.file}", file=sys.stderr)
+        _write_replaced(file, text, json.dumps(state.migrated, indent=2) + "\n", "v1")
+        print(f"{file}: v1 migrated to v2 (backup: {file}.v1.backup)", file=sys.stderr)
+    print(f"imported {added} of {len(state.sessions)} sessions from {file}", file=sys.stderr)
     return 0
 
 
@@ -197,18 +207,20 @@ def _write_replaced(path: str, original: str, migrated: str, why: str) -> None:
     os.replace(f"{path}.v2.tmp", path)  # noqa: PTH105
 
 
-def cmd_intercom_forget(args: argparse.Namespace) -> int:
-    gone = forget(Intercom(_open()), args.target)
+def cmd_intercom_forget(*, target: str) -> int:
+    gone = forget(Intercom(_open()), target)
     for session_id in gone:
         print(f"forgot intercom session {session_id}", file=sys.stderr)
     return 0
 
 
-def cmd_intercom_settings(args: argparse.Namespace) -> int:
+def cmd_intercom_settings(
+    *, max_turns: int | None, session_limit: int | None, as_json: bool
+) -> int:
     intercom = Intercom(_open())
-    intercom.change_settings(max_turns=args.max_turns, session_limit=args.session_limit)
+    intercom.change_settings(max_turns=max_turns, session_limit=session_limit)
     values = intercom.settings()
-    if args.json:
+    if as_json:
         print_json(values)
     else:
         for key, value in values.items():
@@ -233,7 +245,7 @@ def cmd_intercom_settings(args: argparse.Namespace) -> int:
     metavar="SECONDS",
     help="end the client after this long (default: 600)",
 )
-@click.option("--json", is_flag=True, help="print the whole record as JSON")
+@click.option("--json", "as_json", is_flag=True, help="print the whole record as JSON")
 @click.option("--quiet", is_flag=True, help="no [Intercom] reasoning on stderr")
 def ask_command(
     repo: str,
@@ -243,19 +255,18 @@ def ask_command(
     resume: str | None,
     max_turns: int | None,
     timeout: float,
-    json: bool,
+    as_json: bool,
     quiet: bool,
 ) -> int:
-    return call(
-        cmd_ask,
+    return cmd_ask(
         repo=repo,
-        question=list(question),
+        question=question,
         file=file,
         new=new,
         resume=resume,
         max_turns=max_turns,
         timeout=timeout,
-        json=json,
+        as_json=as_json,
         quiet=quiet,
     )
 
@@ -263,28 +274,28 @@ def ask_command(
 @click.group("intercom", cls=Group, invoke_without_command=True)
 @json_option
 @click.pass_context
-def intercom_command(ctx: click.Context, json: bool) -> int:
-    return own(ctx, cmd_intercom, json=json)
+def intercom_command(ctx: click.Context, as_json: bool) -> int:
+    return own(ctx, lambda: cmd_intercom(as_json=as_json))
 
 
 @intercom_command.command("import")
 @click.argument("file", metavar="FILE", help="e.g. /tmp/cross-agent-sessions.json")
 def _import(file: str) -> int:
     """Take over the sessions of the seed's state file."""
-    return call(cmd_intercom_import, file=file)
+    return cmd_intercom_import(file=file)
 
 
 @intercom_command.command("forget")
 @click.argument("target", metavar="REPO|SESSION", help="a repository folder or a session id")
 def _forget(target: str) -> int:
     """Forget a session, or every session of a repository."""
-    return call(cmd_intercom_forget, target=target)
+    return cmd_intercom_forget(target=target)
 
 
 @intercom_command.command("settings")
 @click.option("--max-turns", type=COUNT, metavar="N", help="per ask (default 10)")
 @click.option("--session-limit", type=COUNT, metavar="N", help="sessions kept per repository (5)")
 @json_option
-def _settings(max_turns: int | None, session_limit: int | None, json: bool) -> int:
+def _settings(max_turns: int | None, session_limit: int | None, as_json: bool) -> int:
     """Show or change the default max turns, session limit."""
-    return call(cmd_intercom_settings, max_turns=max_turns, session_limit=session_limit, json=json)
+    return cmd_intercom_settings(max_turns=max_turns, session_limit=session_limit, as_json=as_json)

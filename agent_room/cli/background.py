@@ -29,7 +29,6 @@ from agent_room.turn.store.home import open_private, room_home
 from agent_room.turn.store.wake import listening
 
 if TYPE_CHECKING:
-    import argparse
     from collections.abc import Mapping
 
     from agent_room.room import Room
@@ -174,7 +173,7 @@ def idle(room: Room) -> bool:
     return not any((row["pid"] or row["pane"]) and row["state"] != "ended" for row in room.who())
 
 
-def cmd_watch_status(_args: argparse.Namespace) -> int:
+def cmd_watch_status() -> int:
     """Say which process delivers for the room: 0 if one does, 1 if none."""
     from agent_room.room import Room
     from agent_room.turn.store.attention import room_exists
@@ -203,7 +202,7 @@ def cmd_watch_status(_args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_watch_stop(_args: argparse.Namespace) -> int:
+def cmd_watch_stop() -> int:
     """End the room's background watch (SIGTERM); others are left alone, and so is any
     process the pid file names that is not the watch which wrote it."""
     home = room_home(os.environ)

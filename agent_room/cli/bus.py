@@ -13,11 +13,10 @@ from agent_room.turn.core.format import format_terminal_messages, json_row
 from agent_room.turn.core.names import tmux_socket_of
 from agent_room.turn.core.printable import printable
 
-# `send` in the shapes its quick parser leaves (options, a reply) runs here: what the
-# other commands need loads inside them, so such a send stays as light as before.
+# `send` in the shapes the turn path leaves (a handover, a link, a body from a file)
+# runs here: what the other commands need loads inside them.
 
 if TYPE_CHECKING:
-    import argparse
     from collections.abc import Sequence
     from typing import Any
 
@@ -29,29 +28,29 @@ def _open() -> Room:
     return Room.open(os.environ)
 
 
-def _me(room: Room, args: argparse.Namespace) -> str:
+def _me(room: Room, as_name: str | None) -> str:
     return room.identify(
         env_name=os.environ.get("AGENT_ROOM_NAME"),
         pane=os.environ.get("TMUX_PANE"),
-        as_name=getattr(args, "as_name", None),
+        as_name=as_name,
     )
 
 
-def cmd_join(args: argparse.Namespace) -> int:
-    opted_out = args.no_watch or not args.pane or _deliverer_listens()
+def cmd_join(*, name: str, pane: str | None, agent: str | None, no_watch: bool) -> int:
+    opted_out = no_watch or not pane or _deliverer_listens()
     if not opted_out:  # read before anything is written: a bad setting changes nothing
         from agent_room.config.settings import RoomSettings  # 100 ms: only when needed
 
         opted_out = not RoomSettings.load(os.environ).watch
     room = _open()
     socket = tmux_socket_of(os.environ.get("TMUX"))
-    agent = args.agent or ("claude" if args.pane else "")  # a name alone runs no agent
-    row = room.join(args.name, pane=args.pane, agent=agent, tmux_socket=socket)
-    pane = f" in pane {printable(row['pane'])}" if row["pane"] else ""
+    kind = agent or ("claude" if pane else "")  # a name alone runs no agent
+    row = room.join(name, pane=pane, agent=kind, tmux_socket=socket)
+    where = f" in pane {printable(row['pane'])}" if row["pane"] else ""
     if row.get("renamed_from"):
-        print(f"@{row['renamed_from']}{pane} is now @{row['name']}", file=sys.stderr)
+        print(f"@{row['renamed_from']}{where} is now @{row['name']}", file=sys.stderr)
         return 0
-    print(f"@{row['name']} joined the room{pane}", file=sys.stderr)
+    print(f"@{row['name']} joined the room{where}", file=sys.stderr)
     if row["pane"]:  # an agent a deliverer can reach
         from agent_room.cli.background import ensure_deliverer
 
@@ -67,30 +66,30 @@ def _deliverer_listens() -> bool:
     return listening(room_home(os.environ))
 
 
-def cmd_leave(args: argparse.Namespace) -> int:
+def cmd_leave(*, name: str | None) -> int:
     room = _open()
-    name = args.name or _me(room, args)
-    room.leave(name)
-    print(f"@{name} left the room", file=sys.stderr)
+    leaving = name or _me(room, None)
+    room.leave(leaving)
+    print(f"@{leaving} left the room", file=sys.stderr)
     return 0
 
 
-def _read_body(args: argparse.Namespace, limit: int) -> str | None:
+def _read_body(text: Sequence[str], file: str | None, limit: int) -> str | None:
     """The body from TEXT, ``--file`` or piped stdin; ``None`` if none was given."""
-    if args.text and args.file:
+    if text and file:
         raise BadInput("give the body as TEXT or --file, not both")
-    if args.text:
-        return " ".join(args.text)
-    if args.file == "-" or (args.file is None and not sys.stdin.isatty()):
+    if text:
+        return " ".join(text)
+    if file == "-" or (file is None and not sys.stdin.isatty()):
         raw = sys.stdin.buffer.read(limit + 1)
         source = "stdin"
-    elif args.file:
+    elif file:
         try:
-            with open(args.file, "rb") as handle:  # noqa: PTH123 - pathlib costs 5 ms here
+            with open(file, "rb") as handle:  # noqa: PTH123 - pathlib costs 5 ms here
                 raw = handle.read(limit + 1)
         except OSError as exc:
-            raise BadInput(f"cannot read {args.file}: {exc.strerror}") from None
-        source = args.file
+            raise BadInput(f"cannot read {file}: {exc.strerror}") from None
+        source = file
     else:
         return None
     if len(raw) > limit:
@@ -101,33 +100,44 @@ def _read_body(args: argparse.Namespace, limit: int) -> str | None:
         raise BadInput(f"the body from {source} is not valid UTF-8 text") from None
 
 
-def cmd_send(args: argparse.Namespace) -> int:
-    room = _open()
-    try:
-        return _send(room, args)
-    finally:
-        room.close()  # before the process ends without its teardown (cli.SHORT)
-
-
-def _send(room: Room, args: argparse.Namespace) -> int:
+def send_message(
+    *,
+    recipient: str,
+    text: Sequence[str],
+    file: str | None,
+    handover: bool,
+    changed: str,
+    files: str,
+    todo: str,
+    contract: str,
+    breaking: str,
+    link: bool,
+    close_link: bool,
+    as_name: str | None,
+) -> int:
+    """Send a message, a handover or a link's opening or closing to ``recipient``."""
     from agent_room.room.outbox import SendRequest, check_fields, send
 
-    sender = _me(room, args)
-    request = SendRequest(
-        args.recipient,
-        None,
-        handover=args.handover,
-        changed=args.changed,
-        todo=args.todo,
-        files=args.files,
-        contract=args.contract,
-        breaking=args.breaking,
-        link=args.link,
-        close_link=args.close_link,
-    )
-    check_fields(request)  # before a body is read from stdin
-    request.body = _read_body(args, room.body_limit)
-    sent = send(room, sender, request)
+    room = _open()
+    try:
+        sender = _me(room, as_name)
+        request = SendRequest(
+            recipient,
+            None,
+            handover=handover,
+            changed=changed,
+            todo=todo,
+            files=files,
+            contract=contract,
+            breaking=breaking,
+            link=link,
+            close_link=close_link,
+        )
+        check_fields(request)  # before a body is read from stdin
+        request.body = _read_body(text, file, room.body_limit)
+        sent = send(room, sender, request)
+    finally:
+        room.close()  # before the process ends without its teardown (cli.SHORT)
     for note in sent.notes:
         print(note, file=sys.stderr)
     if not sys.stdout.isatty():  # for a script; a terminal has it in the notes
@@ -135,10 +145,10 @@ def _send(room: Room, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_inbox(args: argparse.Namespace) -> int:
+def cmd_inbox(*, peek: bool, as_json: bool, as_name: str | None) -> int:
     room = _open()
-    rows = room.inbox(_me(room, args), peek=args.peek)
-    if args.json:
+    rows = room.inbox(_me(room, as_name), peek=peek)
+    if as_json:
         print_json([json_row(r) for r in rows])
     elif rows:
         sys.stdout.write(format_terminal_messages(rows))
@@ -147,13 +157,13 @@ def cmd_inbox(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_history(args: argparse.Namespace) -> int:
+def cmd_history(*, count: int, as_json: bool) -> int:
     room = _open()
     try:
-        rows = room.history(args.count)
+        rows = room.history(count)
     finally:
         room.close()
-    if args.json:
+    if as_json:
         print_json([json_row(r) for r in rows])
     else:
         sys.stdout.write(format_terminal_messages(rows))
@@ -176,7 +186,7 @@ def _registry(room: Room) -> Registry:
     return registry
 
 
-def cmd_who(args: argparse.Namespace) -> int:
+def cmd_who(*, as_json: bool) -> int:
     from agent_room.cli.outside import outside_rows, print_outside
     from agent_room.room.roster import Roster
     from agent_room.store.views import live_worktrees
@@ -191,11 +201,11 @@ def cmd_who(args: argparse.Namespace) -> int:
         if live_worktrees(room.store):  # someone works in a worktree: git tells its branch
             from agent_room.cli.worktrees import branch_cells, branch_states
 
-            states = branch_states(room) if args.json else {}
-            branches = None if args.json else branch_cells(room, roster.names)
+            states = branch_states(room) if as_json else {}
+            branches = None if as_json else branch_cells(room, roster.names)
     finally:
         room.close()
-    if args.json:
+    if as_json:
         sessions = roster.sessions()
         for row in sessions:
             if row["name"] in states:  # on a worktree's branch: how far from its base
@@ -288,7 +298,7 @@ def _printable_cells(cells: list[str]) -> list[str]:
     return [printable(cell) for cell in cells]
 
 
-def cmd_tree(args: argparse.Namespace) -> int:
+def cmd_tree(*, as_json: bool) -> int:
     from agent_room.cli.outside import outside_rows
     from agent_room.core.tree import render_tree
     from agent_room.room.native import outside_nodes
@@ -302,7 +312,7 @@ def cmd_tree(args: argparse.Namespace) -> int:
         from agent_room.cli.worktrees import mark_branches
 
         mark_branches(room, roots)
-    if args.json:
+    if as_json:
         print_json([root.as_dict() for root in roots])
     elif roots:
         sys.stdout.write(printable(render_tree(roots), multiline=True))
@@ -311,17 +321,17 @@ def cmd_tree(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_approve(args: argparse.Namespace) -> int:
+def cmd_approve(*, id: int) -> int:
     from agent_room.cli.worktrees import approve
 
-    approve(_open(), args.id)
-    print(f"handover #{args.id} approved", file=sys.stderr)
+    approve(_open(), id)
+    print(f"handover #{id} approved", file=sys.stderr)
     return 0
 
 
-def cmd_reject(args: argparse.Namespace) -> int:
-    _open().reject(args.id, args.reason)
-    print(f"handover #{args.id} rejected", file=sys.stderr)
+def cmd_reject(*, id: int, reason: str) -> int:
+    _open().reject(id, reason)
+    print(f"handover #{id} rejected", file=sys.stderr)
     return 0
 
 
@@ -341,7 +351,7 @@ def _handover_json(row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def cmd_handovers(args: argparse.Namespace) -> int:
+def cmd_handovers(*, as_json: bool) -> int:
     from agent_room.store import memory
     from agent_room.turn.core.cycles import render_cycle
 
@@ -357,7 +367,7 @@ def cmd_handovers(args: argparse.Namespace) -> int:
     from agent_room.cli.worktrees import previews
 
     code = previews(room, rows)
-    if args.json:
+    if as_json:
         print_json([{**_handover_json(row), "code": code[row["message_id"]]} for row in rows])
         return 0
     for row in rows:

@@ -1,10 +1,12 @@
 """The click commands whose handlers live in modules kept free of click: ``cli.bus``
-(``send`` runs there in every shape its quick path leaves) and ``cli.status`` (a status
-bar runs it every few seconds, on its own quick path). Loaded by ``cli.app`` when one of
+and the turn path's ``status`` (a status bar runs it every few seconds, on the turn
+path; ``--help`` and a bad option come here). Loaded by ``cli.app`` when one of
 them runs.
 """
 
 from __future__ import annotations
+
+import os
 
 import click
 
@@ -24,12 +26,11 @@ from agent_room.cli.params import (
     MESSAGE_ID,
     Group,
     as_option,
-    call,
     json_option,
     no_watch_option,
     own,
 )
-from agent_room.cli.status import cmd_status
+from agent_room.turn.status import print_status
 
 HANDOVER_ID = click.argument(
     "id", metavar="ID", type=MESSAGE_ID, help="the handover's id (handovers lists them)"
@@ -44,21 +45,21 @@ HANDOVER_ID = click.argument(
 )
 @no_watch_option
 def join_command(name: str, pane: str | None, agent: str | None, no_watch: bool) -> int:
-    return call(cmd_join, name=name, pane=pane, agent=agent, no_watch=no_watch)
+    return cmd_join(name=name, pane=pane, agent=agent, no_watch=no_watch)
 
 
 @click.command("leave")
 @click.argument("name", metavar="NAME", required=False, help="the name to remove (default: yours)")
 def leave_command(name: str | None) -> int:
-    return call(cmd_leave, name=name)
+    return cmd_leave(name=name)
 
 
 @click.command("inbox")
 @click.option("--peek", is_flag=True, help="show without marking read")
 @json_option
 @as_option
-def inbox_command(peek: bool, json: bool, as_name: str | None) -> int:
-    return call(cmd_inbox, peek=peek, json=json, as_name=as_name)
+def inbox_command(peek: bool, as_json: bool, as_name: str | None) -> int:
+    return cmd_inbox(peek=peek, as_json=as_json, as_name=as_name)
 
 
 @click.command("history")
@@ -66,33 +67,33 @@ def inbox_command(peek: bool, json: bool, as_name: str | None) -> int:
     "count", metavar="N", type=COUNT, default=20, required=False, help="how many (default 20)"
 )
 @json_option
-def history_command(count: int, json: bool) -> int:
-    return call(cmd_history, count=count, json=json)
+def history_command(count: int, as_json: bool) -> int:
+    return cmd_history(count=count, as_json=as_json)
 
 
 @click.command("who")
 @json_option
-def who_command(json: bool) -> int:
-    return call(cmd_who, json=json)
+def who_command(as_json: bool) -> int:
+    return cmd_who(as_json=as_json)
 
 
 @click.command("tree")
 @json_option
-def tree_command(json: bool) -> int:
-    return call(cmd_tree, json=json)
+def tree_command(as_json: bool) -> int:
+    return cmd_tree(as_json=as_json)
 
 
 @click.command("approve")
 @HANDOVER_ID
 def approve_command(id: int) -> int:
-    return call(cmd_approve, id=id)
+    return cmd_approve(id=id)
 
 
 @click.command("reject")
 @HANDOVER_ID
 @click.option("--reason", required=True, help="why: the sender receives it")
 def reject_command(id: int, reason: str) -> int:
-    return call(cmd_reject, id=id, reason=reason)
+    return cmd_reject(id=id, reason=reason)
 
 
 @click.group(
@@ -102,10 +103,10 @@ def reject_command(id: int, reason: str) -> int:
     invoke_without_command=True,
     subcommand_metavar="[show ID]",
 )
-@click.option("--json", is_flag=True, help="print JSON (with the prepared context)")
+@click.option("--json", "as_json", is_flag=True, help="print JSON (with the prepared context)")
 @click.pass_context
-def handovers_command(ctx: click.Context, json: bool) -> int:
-    return own(ctx, cmd_handovers, json=json)
+def handovers_command(ctx: click.Context, as_json: bool) -> int:
+    return own(ctx, lambda: cmd_handovers(as_json=as_json))
 
 
 @click.command("status")
@@ -116,4 +117,4 @@ def handovers_command(ctx: click.Context, json: bool) -> int:
     help="e.g. '⚑{handovers} ⏸{waiting} ✗{failed}' (also {frozen}, {messages})",
 )
 def status_command(format_: str | None) -> int:
-    return call(cmd_status, format=format_)
+    return print_status(format_, os.environ)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import gc
 import os
 import sys
@@ -11,7 +10,6 @@ from dataclasses import replace
 
 import click
 
-from agent_room.cli.params import call
 from agent_room.core.snapshot import RoomSnapshot
 from agent_room.turn.store.home import room_home
 
@@ -46,9 +44,8 @@ class _FirstRead(threading.Thread):
             room.close()
 
 
-def cmd_console(args: argparse.Namespace) -> int:
+def cmd_console(*, theme: str | None, no_deliver: bool, until_clear: bool, served: bool) -> int:
     """Open the console on the room of ``$AGENT_ROOM_HOME``; return when it quits."""
-    served = bool(getattr(args, "served", False))
     if not served and not (sys.stdin.isatty() and sys.stdout.isatty()):
         # without a terminal Textual draws escape codes into a pipe and never ends
         print(
@@ -69,11 +66,11 @@ def cmd_console(args: argparse.Namespace) -> int:
     from agent_room.ui.settings import ConsoleSettings
 
     settings = ConsoleSettings.load(os.environ)
-    if getattr(args, "theme", None):
-        settings = replace(settings, theme=args.theme)
-    if getattr(args, "no_deliver", False):
+    if theme:
+        settings = replace(settings, theme=theme)
+    if no_deliver:
         settings = replace(settings, deliver=False)
-    if getattr(args, "until_clear", False):
+    if until_clear:
         settings = replace(settings, until_clear=True)
     if served:
         settings = replace(settings, served=True)
@@ -96,6 +93,4 @@ def cmd_console(args: argparse.Namespace) -> int:
 )
 @click.option("--served", is_flag=True, hidden=True, help="run for agent-room serve")
 def console_command(theme: str | None, no_deliver: bool, until_clear: bool, served: bool) -> int:
-    return call(
-        cmd_console, theme=theme, no_deliver=no_deliver, until_clear=until_clear, served=served
-    )
+    return cmd_console(theme=theme, no_deliver=no_deliver, until_clear=until_clear, served=served)

@@ -11,7 +11,6 @@ handover, the operator approves, the other reads its inbox.
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import subprocess
@@ -23,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from agent_room.cli.params import SECONDS, call
+from agent_room.cli.params import SECONDS
 from agent_room.core.handover import HandoverFields
 from agent_room.demo import room as demo_room
 from agent_room.room import Room
@@ -39,19 +38,13 @@ LOOK = 60.0
 """Seconds a demo without a terminal runs at most before it prints the room and stops."""
 
 
-def cmd_demo(args: argparse.Namespace) -> int:
-    """The demo room: start (attach, detach or a short look), or stop every one."""
-    if args.script or args.fast:
-        return walk_through(args)
-    if args.stop is not None:
-        return _stop(args.stop)
-    if args.list:
-        for demo in demo_room.running():
-            print(demo.root)
-        return 0
-    clients = [k for k in ("codex", "gemini") if getattr(args, k, False)]
-    demo = demo_room.start(os.environ, claude=args.claude, clients=clients)
-    kind = "real Claude Code clients" if args.claude else "four simulated agents"
+def cmd_demo(
+    *, claude: bool, codex: bool, gemini: bool, detach: bool, seconds: float | None
+) -> int:
+    """Start the demo room: attach, detach or (``seconds``, or no terminal) a short look."""
+    clients = [k for k, wanted in (("codex", codex), ("gemini", gemini)) if wanted]
+    demo = demo_room.start(os.environ, claude=claude, clients=clients)
+    kind = "real Claude Code clients" if claude else "four simulated agents"
     if clients:
         kind += ", " + " and ".join(
             {"codex": "a Codex CLI (@reviewer)", "gemini": "a Gemini CLI (@docs)"}[k]
@@ -59,7 +52,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         )
     attach = " ".join(demo.attach_argv())
     terminal = sys.stdin.isatty() and sys.stdout.isatty()
-    if args.detach:
+    if detach:
         sys.stdout.write(demo.exports())
         print(
             f"The demo room runs with {kind} in {demo.root}.\n"
@@ -69,9 +62,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 0
-    if terminal and args.seconds is None:
+    if terminal and seconds is None:
         return _attach(demo, kind)
-    return _look(demo, kind, LOOK if args.seconds is None else args.seconds)
+    return _look(demo, kind, LOOK if seconds is None else seconds)
 
 
 def _attach(demo: Demo, kind: str) -> int:
@@ -109,7 +102,14 @@ def _on_path_hint() -> str:
     return "\nTo type agent-room alone, install it on your PATH: pipx install . (see the README)."
 
 
-def _stop(which: str) -> int:
+def list_demos() -> int:
+    """Print the folder of each demo room of the user."""
+    for demo in demo_room.running():
+        print(demo.root)
+    return 0
+
+
+def stop_demos(which: str) -> int:
     """Stop this terminal's demo room, the one named, or (``all``) every one of the user."""
     if which == "all":
         stopped = list(demo_room.running())
@@ -177,9 +177,9 @@ def _say(text: str, pause: float) -> None:
     time.sleep(pause)
 
 
-def walk_through(args: argparse.Namespace) -> int:
+def walk_through(*, fast: bool) -> int:
     """The scripted walk-through of the bus, in a throw-away room (no tmux)."""
-    pause = 0.0 if args.fast else 0.6
+    pause = 0.0 if fast else 0.6
     with tempfile.TemporaryDirectory(prefix="agent-room-demo-") as tmp:
         room = Room(SqliteStore(Path(tmp) / "room"))
         print(f"A throw-away room in {tmp}/room", flush=True)
@@ -252,15 +252,10 @@ def demo_command(
     script: bool,
     fast: bool,
 ) -> int:
-    return call(
-        cmd_demo,
-        claude=claude,
-        codex=codex,
-        gemini=gemini,
-        detach=detach,
-        stop=stop,
-        list=list_,
-        seconds=seconds,
-        script=script,
-        fast=fast,
-    )
+    if script or fast:
+        return walk_through(fast=fast)
+    if stop is not None:
+        return stop_demos(stop)
+    if list_:
+        return list_demos()
+    return cmd_demo(claude=claude, codex=codex, gemini=gemini, detach=detach, seconds=seconds)

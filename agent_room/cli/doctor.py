@@ -8,7 +8,6 @@ room where there is none.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import json
 import os
@@ -24,7 +23,6 @@ from pathlib import Path
 import click
 
 from agent_room.cli.launcher import NPM_PACKAGES
-from agent_room.cli.params import call
 from agent_room.config.settings import RoomSettings
 from agent_room.plugin import plugin_dir
 from agent_room.turn.core.errors import RoomError
@@ -212,7 +210,7 @@ def _room(environ: Mapping[str, str]) -> Iterator[Check]:
         )
 
 
-def cmd_doctor(_args: argparse.Namespace) -> int:
+def cmd_doctor() -> int:
     """Print every check; exit 1 if something the room needs is missing."""
     environ = os.environ
     valid, settings = _settings(environ)
@@ -242,4 +240,4 @@ def doctor_command() -> int:
     """Check tmux, each client (claude, codex, gemini) and its version, the plugin,
     agent-room on the PATH, the room's permissions, the hooks' errors and a deliverer; say
     how to fix each problem. Exit status 1 while something needed is missing."""
-    return call(cmd_doctor)
+    return cmd_doctor()

@@ -8,7 +8,6 @@ exit-agent goes back one jump (or to the first with ``--root``). The plugin's
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
@@ -16,7 +15,7 @@ import click
 
 from agent_room.adapters.processes import SystemProbe
 from agent_room.adapters.tmux import Tmux, TmuxError
-from agent_room.cli.params import SECONDS, call
+from agent_room.cli.params import SECONDS
 from agent_room.core.enter import Move, Plan, parent_note
 from agent_room.plugin import claude_flags
 from agent_room.room import Room
@@ -107,30 +106,30 @@ def _go(nav: Navigator, plan: Plan, where: Where, *, remember: bool) -> None:
         _say(f"entered {target.label} in pane {pane}; back with: agent-room exit-agent")
 
 
-def cmd_enter(args: argparse.Namespace) -> int:
+def cmd_enter(*, who: str, force: bool, wait: float) -> int:
     """Enter the agent NAME (or session ID)."""
     room, nav = _navigator()
     try:
         where = where_am_i(room, os.environ)
 
         def waiting() -> None:
-            _say(f"waiting up to {args.wait:g} s for {args.who} to register its session")
+            _say(f"waiting up to {wait:g} s for {who} to register its session")
 
-        row = nav.find(args.who, wait=args.wait, on_wait=waiting)
-        plan = nav.plan(row, where, force=args.force)
+        row = nav.find(who, wait=wait, on_wait=waiting)
+        plan = nav.plan(row, where, force=force)
         _go(nav, plan, where, remember=True)
     finally:
         room.close()
     return 0
 
 
-def cmd_exit_agent(args: argparse.Namespace) -> int:
+def cmd_exit_agent(*, root: bool) -> int:
     """Go back where this agent was entered from (``--root``: to the first)."""
     room, nav = _navigator()
     try:
         where = where_am_i(room, os.environ)
         current = nav.current_session(where, os.environ.get("AGENT_ROOM_NAME"))
-        plan = nav.exit_plan(current, where, root=args.root)
+        plan = nav.exit_plan(current, where, root=root)
         _go(nav, plan, where, remember=False)
     finally:
         room.close()
@@ -151,10 +150,10 @@ def cmd_exit_agent(args: argparse.Namespace) -> int:
     help="how long to wait for a just-started session to register (default: 10)",
 )
 def enter_command(who: str, force: bool, wait: float) -> int:
-    return call(cmd_enter, who=who, force=force, wait=wait)
+    return cmd_enter(who=who, force=force, wait=wait)
 
 
 @click.command("exit-agent")
 @click.option("--root", is_flag=True, help="go back to the first session of the chain")
 def exit_agent_command(root: bool) -> int:
-    return call(cmd_exit_agent, root=root)
+    return cmd_exit_agent(root=root)

@@ -13,7 +13,6 @@ are targeted as ``=ac-NAME``: a bare ``-t ac-NAME`` matches by prefix and would 
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import os
@@ -22,6 +21,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -214,15 +215,16 @@ def _refuse_if_running(tmux: _Tmux, name: str) -> None:
         raise Refused(f"@{name} is already running in tmux window {window} ({name})")
 
 
-def _worktree(args: argparse.Namespace, name: str, cwd: Path) -> Path:
-    """With ``--worktree``, the agent's own worktree of ``cwd``'s repository (made, or
-    reused), where it starts; else ``cwd``. The room makes it rather than the client's
-    own flag: the same place, branch and base for every client, known to the room."""
-    if getattr(args, "worktree", None) is None:
+def _worktree(branch: str | None, name: str, cwd: Path) -> Path:
+    """With ``--worktree`` (``branch``, empty for the agent's name), the agent's own
+    worktree of ``cwd``'s repository (made, or reused), where it starts; else ``cwd``. The
+    room makes it rather than the client's own flag: the same place, branch and base for
+    every client, known to the room."""
+    if branch is None:
         return cwd
     from agent_room.cli.worktrees import start_worktree
 
-    folder, said = start_worktree(name, cwd, args.worktree)
+    folder, said = start_worktree(name, cwd, branch)
     print(f"@{name}: {said}", file=sys.stderr)
     return folder
 
@@ -265,53 +267,75 @@ def _client_setup(
     return argv, wrapper
 
 
-def cmd_start(args: argparse.Namespace) -> int:
+@dataclass(frozen=True)
+class StartOptions:
+    """What ``start`` is asked (``cli.start`` reads it, with its defaults; a resume too)."""
+
+    name: str
+    """The agent's name in the room, as typed."""
+    cwd: str | None
+    """Where it works (None: here)."""
+    worktree: str | None
+    """``--worktree``: None without it, else the branch (empty: the agent's name)."""
+    agent: str
+    """One of ``AGENT_KINDS``."""
+    agent_kind: str | None
+    """The kind the room records (None: ``agent``)."""
+    detach: bool
+    """Neither attach nor open a window inside tmux."""
+    no_watch: bool
+    """Start no background deliverer."""
+    agent_args: Sequence[str]
+    """The words after ``--``: the agent's own arguments."""
+
+
+def cmd_start(asked: StartOptions) -> int:
     """Start the agent in tmux session ``ac-NAME`` (or a window NAME when inside tmux)."""
     from agent_room.config.settings import RoomSettings
 
     environ = dict(os.environ)
     settings = RoomSettings.load(environ)  # a bad setting: one line, nothing started
-    name = parse_name(args.name)
-    cwd = Path(args.cwd or Path.cwd()).expanduser().absolute()
+    name = parse_name(asked.name)
+    cwd = Path(asked.cwd or Path.cwd()).expanduser().absolute()
     if not cwd.is_dir():
-        raise BadInput(f"--cwd {args.cwd}: no such directory")
-    label = getattr(args, "agent_kind", None) or args.agent
+        raise BadInput(f"--cwd {asked.cwd}: no such directory")
+    label = asked.agent_kind or asked.agent
     if not is_valid_name(label):
         raise BadInput(f"invalid --agent-kind {label!r}: use a-z, 0-9, '-' and '_'")
-    argv = agent_argv(args.agent, list(args.agent_args), settings)
-    if args.agent == "claude" and not {"-n", "--name"} & {a.split("=")[0] for a in argv}:
+    argv = agent_argv(asked.agent, list(asked.agent_args), settings)
+    if asked.agent == "claude" and not {"-n", "--name"} & {a.split("=")[0] for a in argv}:
         argv = [argv[0], "--name", name, *argv[1:]]  # its peers' ListAgents and SendMessage
     env = agent_env(name, label, environ)
     ensure_room_dir(env["AGENT_ROOM_HOME"])  # the first start of a room makes it
     tmux = _Tmux(environ, settings.tmux)
     _refuse_if_running(tmux, name)
-    cwd = _worktree(args, name, cwd)
-    argv, wrapper = _client_setup(args.agent, name, cwd, argv, env, environ)
-    opted_out = args.no_watch or not settings.watch
+    cwd = _worktree(asked.worktree, name, cwd)
+    argv, wrapper = _client_setup(asked.agent, name, cwd, argv, env, environ)
+    opted_out = asked.no_watch or not settings.watch
     ensure_deliverer(os.environ, opted_out=opted_out)  # it serves the room's tools too
-    if args.agent != "command" and settings.mcp:
+    if asked.agent != "command" and settings.mcp:
         from agent_room.room.access import await_serving
 
         await_serving(env["AGENT_ROOM_HOME"])
 
-    hidden = [var for var in (*LEAKED, *ci_markers(args.agent, environ)) if var not in env]
+    hidden = [var for var in (*LEAKED, *ci_markers(asked.agent, environ)) if var not in env]
     # the shell's whole environment reaches the agent, through a private file (pane_exec)
     shell = {k: v for k, v in environ.items() if k not in hidden and k not in PANE_OWN}
     env_file = write_env_file(env["AGENT_ROOM_HOME"], name, {**shell, **env})
     command = pane_command(env_file, hidden, [*wrapper, *argv])
     try:
-        pane_id = _open_pane(args, tmux, environ, name, label, cwd, command)
+        pane_id = _open_pane(asked, tmux, environ, name, label, cwd, command)
     except RoomError:
         Path(env_file).unlink(missing_ok=True)  # no pane came to read it
         raise
     if pane_id is None:  # a window in the tmux we run in: nothing to attach
         return 0
     session = f"ac-{name}"
-    attach = not args.detach and sys.stdin.isatty() and sys.stdout.isatty()
+    attach = not asked.detach and sys.stdin.isatty() and sys.stdout.isatty()
     hint = "" if attach else f"; attach: {tmux.attach_hint(session)}"
     shown = printable(f"{session} ({pane_id}, {cwd}){hint}")
-    _started(args, f"@{name} started in tmux session {shown}", label, pane_id, tmux)
-    if args.agent == "claude" and not attach and trusted(environ, cwd) is False:
+    _started(asked, f"@{name} started in tmux session {shown}", label, pane_id, tmux)
+    if asked.agent == "claude" and not attach and trusted(environ, cwd) is False:
         print(
             printable(
                 f"@{name} waits at Claude Code's question whether you trust {cwd}, and joins"
@@ -327,7 +351,7 @@ def cmd_start(args: argparse.Namespace) -> int:
 
 
 def _open_pane(
-    args: argparse.Namespace,
+    asked: StartOptions,
     tmux: _Tmux,
     environ: dict[str, str],
     name: str,
@@ -338,7 +362,7 @@ def _open_pane(
     """Open the agent's pane: a window of the tmux we run in (None), else session ac-NAME
     (its pane id)."""
     options = ["-c", str(cwd), "-P", "-F", "#{pane_id} #{window_id}"]
-    target = None if args.detach else _window_target(tmux, environ)
+    target = None if asked.detach else _window_target(tmux, environ)
     if target is not None:
         out = tmux("new-window", *target, "-n", name, *options, "--", *command)
         if not out:
@@ -346,7 +370,7 @@ def _open_pane(
         pane_id, _, window = out[0].partition(" ")
         tmux("set-option", "-w", "-t", window, TAG, name)
         shown = printable(f"{name} ({pane_id}, {cwd})")
-        _started(args, f"@{name} started in tmux window {shown}", label, pane_id, tmux)
+        _started(asked, f"@{name} started in tmux window {shown}", label, pane_id, tmux)
         return None
     try:
         return tmux.new_session(f"ac-{name}", options, command)
@@ -356,7 +380,7 @@ def _open_pane(
         raise
 
 
-def _started(args: argparse.Namespace, said: str, label: str, pane_id: str, tmux: _Tmux) -> None:
+def _started(asked: StartOptions, said: str, label: str, pane_id: str, tmux: _Tmux) -> None:
     """Say the agent started (its deliverer was made sure of before it started).
 
     An ``--agent command`` agent is joined by its pane: it has no hooks that would
@@ -364,7 +388,7 @@ def _started(args: argparse.Namespace, said: str, label: str, pane_id: str, tmux
     agent is too, until its first prompt (Codex's hooks hear of the session only then,
     and it takes the name over): messages to it wait in the room meanwhile, never typed
     into its pane before it is registered."""
-    if args.agent in {"command", "codex"}:
+    if asked.agent in {"command", "codex"}:
         from agent_room.room import Room
 
         found = tmux("display-message", "-p", "-t", pane_id, "#{pane_pid}", check=False)
@@ -373,7 +397,7 @@ def _started(args: argparse.Namespace, said: str, label: str, pane_id: str, tmux
         room = Room.open(os.environ)
         try:
             room.join(
-                args.name,
+                asked.name,
                 pane=pane_id,
                 agent=label,
                 tmux_socket=tmux.socket,
@@ -384,7 +408,7 @@ def _started(args: argparse.Namespace, said: str, label: str, pane_id: str, tmux
             room.close()
         said += (
             "; joined the room by its pane (a command has no hooks to register itself)"
-            if args.agent == "command"
+            if asked.agent == "command"
             else "; joined the room by its pane until its first prompt registers it"
         )
     print(said, file=sys.stderr)
@@ -424,27 +448,26 @@ def _terminate(pid: int) -> None:
         raise Refused(f"not allowed to signal process {pid}") from None
 
 
-def cmd_stop(args: argparse.Namespace) -> int:
+def cmd_stop(*, name: str, remove_worktree: bool, force: bool) -> int:
     """End the agent started for NAME: SIGTERM, up to 5 s to exit, then close its tmux."""
     from agent_room.adapters.processes import SystemProbe
     from agent_room.config.settings import RoomSettings
 
     settings = RoomSettings.load(os.environ)
-    name = parse_name(args.name)
-    removing = getattr(args, "remove_worktree", False)
-    if removing or getattr(args, "force", False):  # refused before anything is stopped
-        from agent_room.cli.worktrees import check_force, check_removal, remove_worktree
+    name = parse_name(name)
+    if remove_worktree or force:  # refused before anything is stopped
+        from agent_room.cli import worktrees
 
-        check_force(args)
-        check_removal(name, force=args.force)
+        worktrees.check_force(force=force, remove_worktree=remove_worktree)
+        worktrees.check_removal(name, force=force)
     tmux = _Tmux(dict(os.environ), settings.tmux)
     session = f"ac-{name}"
     if tmux.has_session(session):
         target, kill, what = ["-s", "-t", f"={session}"], "kill-session", f"tmux session {session}"
     else:
         window = tmux.tagged_window(name)
-        if window is None and removing:  # not running: only the worktree to remove
-            print(f"@{name}: {remove_worktree(name, force=args.force)}", file=sys.stderr)
+        if window is None and remove_worktree:  # not running: only the worktree to remove
+            print(f"@{name}: {worktrees.remove_worktree(name, force=force)}", file=sys.stderr)
             return 0
         if window is None:
             raise NotFound(f"@{name} is not running in tmux (no session {session}, no window)")
@@ -471,6 +494,6 @@ def cmd_stop(args: argparse.Namespace) -> int:
         room.close()
     late = f" (pid {survivors[0]} outlived SIGTERM by {STOP_GRACE:g} s)" if survivors else ""
     print(f"@{name} stopped; closed {what}{late}", file=sys.stderr)
-    if removing:
-        print(f"@{name}: {remove_worktree(name, force=args.force)}", file=sys.stderr)
+    if remove_worktree:
+        print(f"@{name}: {worktrees.remove_worktree(name, force=force)}", file=sys.stderr)
     return 0

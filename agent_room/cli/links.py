@@ -7,10 +7,10 @@ links it is in, and only the initiator closes.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
+from collections.abc import Sequence
 
 import click
 
@@ -20,7 +20,6 @@ from agent_room.cli.params import (
     MESSAGE_ID,
     Group,
     as_option,
-    call,
     json_option,
     sentence,
 )
@@ -35,10 +34,10 @@ def _open() -> Room:
     return Room.open(os.environ)
 
 
-def _caller(room: Room, args: argparse.Namespace) -> str | None:
-    """The agent running the command, or None for the operator."""
+def _caller(room: Room, as_name: str | None) -> str | None:
+    """The agent running the command (``--as`` names it, if given), or None for the
+    operator."""
     env_name = os.environ.get("AGENT_ROOM_NAME")
-    as_name = getattr(args, "as_name", None)
     pane = os.environ.get("TMUX_PANE")
     if env_name or as_name:
         return room.identify(env_name=env_name, pane=None, as_name=as_name)
@@ -51,11 +50,11 @@ def _ago(seconds: float) -> str:
     return format_duration(seconds)
 
 
-def cmd_links(args: argparse.Namespace) -> int:
+def cmd_links(*, live: bool, as_json: bool) -> int:
     """List links, newest first."""
     room = _open()
-    rows = Links(room).links(live_only=args.live)
-    if args.json:
+    rows = Links(room).links(live_only=live)
+    if as_json:
         print_json(rows)
         return 0
     if not rows:
@@ -84,90 +83,99 @@ def cmd_links(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_link(args: argparse.Namespace) -> int:
+def cmd_link(*, action: str, id: int, as_name: str | None) -> int:
     """``link freeze|thaw|close ID``."""
     room = _open()
     links = Links(room)
-    caller = _caller(room, args)
-    action = {"freeze": links.freeze, "thaw": links.thaw, "close": links.close}[args.action]
-    action(args.id, caller=caller)
-    past = {"freeze": "frozen", "thaw": "thawed", "close": "closed"}[args.action]
-    print(f"link #{args.id} {past}", file=sys.stderr)
+    caller = _caller(room, as_name)
+    act = {"freeze": links.freeze, "thaw": links.thaw, "close": links.close}[action]
+    act(id, caller=caller)
+    past = {"freeze": "frozen", "thaw": "thawed", "close": "closed"}[action]
+    print(f"link #{id} {past}", file=sys.stderr)
     return 0
 
 
-def cmd_link_grant(args: argparse.Namespace) -> int:
+def cmd_link_grant(*, id: int, count: int, as_name: str | None) -> int:
     """``link grant ID COUNT``: more crossings for a link (the operator only)."""
     room = _open()
-    link = Links(room).grant(args.id, args.count, caller=_caller(room, args))
+    link = Links(room).grant(id, count, caller=_caller(room, as_name))
     left = max(0, int(link["budget"]) - int(link["crossings"]))
     pair = f"@{link['initiator']} and @{link['responder']}"
     if link["state"] == "closed":
         print(
-            f"link #{args.id} is closed: the next link between {pair} within the budget"
+            f"link #{id} is closed: the next link between {pair} within the budget"
             f" window starts with {left} crossings",
             file=sys.stderr,
         )
     else:
-        print(f"link #{args.id}: {args.count} more crossings ({left} left)", file=sys.stderr)
+        print(f"link #{id}: {count} more crossings ({left} left)", file=sys.stderr)
     return 0
 
 
-def cmd_link_settings(args: argparse.Namespace) -> int:
+def cmd_link_settings(
+    *,
+    budget: int | None,
+    budget_window: str | None,
+    loop: str | None,
+    checkpoint_patterns: list[str] | None,
+    default_patterns: bool,
+    sever_grace: float | None,
+    as_json: bool,
+) -> int:
     """Show or change the room's link settings."""
     links = Links(_open())
-    window = args.budget_window
-    if window is not None:
-        window = 0.0 if window.strip() == "0" else parse_duration(window)
+    window = None
+    if budget_window is not None:
+        window = 0.0 if budget_window.strip() == "0" else parse_duration(budget_window)
     settings = links.configure(
         budget_window=window,
-        budget=args.budget,
-        loop=parse_loop(args.loop) if args.loop is not None else None,
-        patterns=args.checkpoint_pattern,
-        default_patterns=args.default_patterns,
-        sever_grace=args.sever_grace,
+        budget=budget,
+        loop=parse_loop(loop) if loop is not None else None,
+        patterns=checkpoint_patterns,
+        default_patterns=default_patterns,
+        sever_grace=sever_grace,
     )
-    if args.json:
+    if as_json:
         print_json(settings._asdict())
         return 0
-    loop = f"{settings.loop_max}/{settings.loop_window:g}s" if settings.loop_max else "off"
+    breaker = f"{settings.loop_max}/{settings.loop_window:g}s" if settings.loop_max else "off"
     print(f"budget: {settings.budget} crossings per link (set when a link opens)")
     carry = format_duration(settings.budget_window) if settings.budget_window else "off"
     print(f"budget window: {carry} (a pair's next link inherits what its last one left)")
-    print(f"loop breaker: {loop}")
+    print(f"loop breaker: {breaker}")
     print(f"sever grace: {settings.sever_grace:g}s (an ended session may resume meanwhile)")
     for pattern in settings.checkpoint_patterns:
         print(f"checkpoint pattern: {pattern}")
     return 0
 
 
-def cmd_timer(args: argparse.Namespace) -> int:
+def cmd_timer(*, intent: str, duration: str, text: Sequence[str], as_name: str | None) -> int:
     """``timer anchor|check|wait DURATION TEXT``: a timer for the calling agent."""
     room = _open()
     name = room.identify(
         env_name=os.environ.get("AGENT_ROOM_NAME"),
         pane=os.environ.get("TMUX_PANE"),
-        as_name=args.as_name,
+        as_name=as_name,
     )
-    timer = Links(room).set_timer(name, args.intent, args.duration, " ".join(args.text))
+    timer = Links(room).set_timer(name, intent, duration, " ".join(text))
     wait = format_duration(timer["due_at"] - timer["created_at"])
     print(f"timer #{timer['id']} ({timer['intent']}) for @{name} fires in {wait}", file=sys.stderr)
     print(timer["id"])
     return 0
 
 
-def cmd_timer_cancel(args: argparse.Namespace) -> int:
+def cmd_timer_cancel(*, id: int, as_name: str | None) -> int:
     """``timer cancel ID``: the owner or the operator."""
     room = _open()
-    Links(room).cancel_timer(args.id, caller=_caller(room, args))
-    print(f"timer #{args.id} cancelled", file=sys.stderr)
+    Links(room).cancel_timer(id, caller=_caller(room, as_name))
+    print(f"timer #{id} cancelled", file=sys.stderr)
     return 0
 
 
-def cmd_timers(args: argparse.Namespace) -> int:
+def cmd_timers(*, every: bool, as_json: bool) -> int:
     """List pending timers (``--all``: fired and cancelled ones too)."""
-    rows = Links(_open()).timers(pending_only=not args.all)
-    if args.json:
+    rows = Links(_open()).timers(pending_only=not every)
+    if as_json:
         print_json(rows)
         return 0
     if not rows:
@@ -195,8 +203,8 @@ LINK_ID = click.argument(
 @click.command("links")
 @click.option("--live", is_flag=True, help="only open and frozen links")
 @json_option
-def links_command(live: bool, json: bool) -> int:
-    return call(cmd_links, live=live, json=json)
+def links_command(live: bool, as_json: bool) -> int:
+    return cmd_links(live=live, as_json=as_json)
 
 
 @click.group("link", cls=Group)
@@ -211,7 +219,7 @@ def _link_action(action: str, text: str) -> None:
     @LINK_ID
     @as_option
     def command(id: int, as_name: str | None) -> int:
-        return call(cmd_link, id=id, as_name=as_name, action=action)
+        return cmd_link(action=action, id=id, as_name=as_name)
 
 
 _link_action("freeze", "stop crossings; outputs are held until a thaw")
@@ -225,7 +233,7 @@ _link_action("close", "sever a link (operator, or its initiator)")
 @as_option
 def _link_grant(id: int, count: int, as_name: str | None) -> int:
     """Give a link COUNT more crossings (operator)."""
-    return call(cmd_link_grant, id=id, count=count, as_name=as_name)
+    return cmd_link_grant(id=id, count=count, as_name=as_name)
 
 
 @link_command.command("settings")
@@ -257,18 +265,17 @@ def _link_settings(
     checkpoint_pattern: tuple[str, ...],
     default_patterns: bool,
     sever_grace: float | None,
-    json: bool,
+    as_json: bool,
 ) -> int:
     """Show or change budget, loop breaker, checkpoints."""
-    return call(
-        cmd_link_settings,
+    return cmd_link_settings(
         budget=budget,
         budget_window=budget_window,
         loop=loop,
-        checkpoint_pattern=list(checkpoint_pattern) or None,
+        checkpoint_patterns=list(checkpoint_pattern) or None,
         default_patterns=default_patterns,
         sever_grace=sever_grace,
-        json=json,
+        as_json=as_json,
     )
 
 
@@ -287,7 +294,7 @@ def _timer_intent(intent: str, text: str) -> None:
     )
     @as_option
     def command(duration: str, text: tuple[str, ...], as_name: str | None) -> int:
-        return call(cmd_timer, duration=duration, text=list(text), as_name=as_name, intent=intent)
+        return cmd_timer(intent=intent, duration=duration, text=text, as_name=as_name)
 
 
 _timer_intent("anchor", "return to your own work when it fires (always keep one)")
@@ -300,11 +307,11 @@ _timer_intent("wait", "check whether an answer arrived when it fires")
 @as_option
 def _timer_cancel(id: int, as_name: str | None) -> int:
     """Cancel a pending timer (its owner or the operator)."""
-    return call(cmd_timer_cancel, id=id, as_name=as_name)
+    return cmd_timer_cancel(id=id, as_name=as_name)
 
 
 @click.command("timers")
 @click.option("--all", "all_", is_flag=True, help="include fired and cancelled timers")
 @json_option
-def timers_command(all_: bool, json: bool) -> int:
-    return call(cmd_timers, all=all_, json=json)
+def timers_command(all_: bool, as_json: bool) -> int:
+    return cmd_timers(every=all_, as_json=as_json)

@@ -6,7 +6,6 @@ the holds but not release them.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -15,7 +14,7 @@ import time
 import click
 
 from agent_room.cli.links import _caller
-from agent_room.cli.params import MESSAGE_ID, Group, as_option, call, json_option, own
+from agent_room.cli.params import MESSAGE_ID, Group, as_option, json_option, own
 from agent_room.core.links import parse_loop
 from agent_room.room import Room
 from agent_room.room.loops import Loops
@@ -29,10 +28,10 @@ def _open() -> Room:
     return Room.open(os.environ)
 
 
-def cmd_loops(args: argparse.Namespace) -> int:
+def cmd_loops(*, active: bool, as_json: bool) -> int:
     """List the loop holds, newest first (``--active``: those still holding)."""
-    rows = Loops(_open()).holds(active_only=args.active)
-    if args.json:
+    rows = Loops(_open()).holds(active_only=active)
+    if as_json:
         sys.stdout.write(printable_json(rows) + "\n")
         return 0
     if not rows:
@@ -53,31 +52,35 @@ def cmd_loops(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_loops_release(args: argparse.Namespace) -> int:
+def cmd_loops_release(*, id: int, drop: bool, as_name: str | None) -> int:
     """``loops release ID [--drop]``: deliver (or drop) what a hold keeps."""
     room = _open()
-    moved = Loops(room).release(args.id, drop=args.drop, caller=_caller(room, args))
-    verb = "dropped" if args.drop else "released for delivery"
-    print(f"loop #{args.id} released: {moved} held messages {verb}", file=sys.stderr)
+    moved = Loops(room).release(id, drop=drop, caller=_caller(room, as_name))
+    verb = "dropped" if drop else "released for delivery"
+    print(f"loop #{id} released: {moved} held messages {verb}", file=sys.stderr)
     return 0
 
 
-def cmd_loops_settings(args: argparse.Namespace) -> int:
+def cmd_loops_settings(*, threshold: str | None, turns: str | None, as_json: bool) -> int:
     """Show or change the loop breaker's threshold."""
     loops = Loops(_open())
     per_edge, window = loops.settings()
-    if args.threshold is not None:
-        per_edge, window = loops.configure(*parse_loop(args.threshold))
-    turns = loops.turn_settings()
-    if args.turns is not None:
-        turns = loops.configure_turns(*parse_turns(args.turns))
-    if args.json:
+    if threshold is not None:
+        per_edge, window = loops.configure(*parse_loop(threshold))
+    turn_limits = loops.turn_settings()
+    if turns is not None:
+        turn_limits = loops.configure_turns(*parse_turns(turns))
+    if as_json:
         shown = {"per_edge": per_edge, "window": window}
-        shown |= {"turns_per_agent": turns[0], "turns_per_pair": turns[1], "turn_window": turns[2]}
+        shown |= {
+            "turns_per_agent": turn_limits[0],
+            "turns_per_pair": turn_limits[1],
+            "turn_window": turn_limits[2],
+        }
         sys.stdout.write(json.dumps(shown) + "\n")
         return 0
     print(f"loop breaker: {describe(per_edge, window)}")
-    print(f"turn breaker: {describe_turns(*turns)}")
+    print(f"turn breaker: {describe_turns(*turn_limits)}")
     return 0
 
 
@@ -88,8 +91,8 @@ def cmd_loops_settings(args: argparse.Namespace) -> int:
 @click.option("--active", is_flag=True, help="only the holds still holding")
 @json_option
 @click.pass_context
-def loops_command(ctx: click.Context, active: bool, json: bool) -> int:
-    return own(ctx, cmd_loops, active=active, json=json)
+def loops_command(ctx: click.Context, active: bool, as_json: bool) -> int:
+    return own(ctx, lambda: cmd_loops(active=active, as_json=as_json))
 
 
 @loops_command.command("release")
@@ -98,7 +101,7 @@ def loops_command(ctx: click.Context, active: bool, json: bool) -> int:
 @as_option
 def _release(id: int, drop: bool, as_name: str | None) -> int:
     """Deliver what a loop hold keeps (operator)."""
-    return call(cmd_loops_release, id=id, drop=drop, as_name=as_name)
+    return cmd_loops_release(id=id, drop=drop, as_name=as_name)
 
 
 @loops_command.command("settings")
@@ -114,6 +117,6 @@ def _release(id: int, drop: bool, as_name: str | None) -> int:
     " (default 60/16/300), or off",
 )
 @json_option
-def _settings(threshold: str | None, turns: str | None, json: bool) -> int:
+def _settings(threshold: str | None, turns: str | None, as_json: bool) -> int:
     """Show or change the loop breaker's threshold."""
-    return call(cmd_loops_settings, threshold=threshold, turns=turns, json=json)
+    return cmd_loops_settings(threshold=threshold, turns=turns, as_json=as_json)

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 
 import click
 
-from agent_room.cli.params import call
 from agent_room.mcp.relay import main
 
 
-def cmd_mcp(_args: argparse.Namespace) -> int:
+def cmd_mcp() -> int:
     """Relay to the room's server, or serve the tools here."""
     return main(os.environ)
 
@@ -25,4 +23,4 @@ def mcp_command() -> int:
     agent whose environment this runs in, over MCP on stdio. Where the room's watch serves
     them and the agent has its secret (agent-room start gives both), this process only
     relays to it. See docs/guide/mcp.md."""
-    return call(cmd_mcp)
+    return cmd_mcp()

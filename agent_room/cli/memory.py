@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -13,7 +12,7 @@ import click
 
 from agent_room.cli import launcher
 from agent_room.cli.output import print_json
-from agent_room.cli.params import COUNT, Group, call, json_option
+from agent_room.cli.params import COUNT, Group, json_option
 from agent_room.cli.start import start_command
 from agent_room.core.checkpoints import check_mode
 from agent_room.core.ledger import OUTCOMES
@@ -44,18 +43,18 @@ def _table(header: tuple[str, ...], body: list[tuple[str, ...]]) -> None:
         print("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip())
 
 
-def cmd_ledger(args: argparse.Namespace) -> int:
-    within = parse_duration(args.since) if args.since else None
+def cmd_ledger(*, agent: str | None, since: str | None, stats: bool, as_json: bool) -> int:
+    within = parse_duration(since) if since else None
     ledger = Ledger(Room.open(os.environ))
-    if args.stats:
-        summary = ledger.stats(agent=args.agent, within=within)
-        if args.json:
+    if stats:
+        summary = ledger.stats(agent=agent, within=within)
+        if as_json:
             print_json(summary)
         else:
             _print_stats(summary)
         return 0
-    items = ledger.history(agent=args.agent, within=within)
-    if args.json:
+    items = ledger.history(agent=agent, within=within)
+    if as_json:
         print_json([item.as_dict() for item in items])
         return 0
     if not items:
@@ -102,22 +101,22 @@ def _print_stats(summary: dict[str, dict[str, dict[str, Any]]]) -> None:
     _table(("AGENT", *header), [cells(f"@{k}", v) for k, v in summary["agents"].items()])
 
 
-def cmd_checkpoint(args: argparse.Namespace) -> int:
-    checkpoint_id = Checkpoints(Room.open(os.environ)).take_named(args.name, note=args.note)
-    print(f"checkpoint #{checkpoint_id} of @{args.name} taken", file=sys.stderr)
+def cmd_checkpoint(*, name: str, note: str | None) -> int:
+    checkpoint_id = Checkpoints(Room.open(os.environ)).take_named(name, note=note)
+    print(f"checkpoint #{checkpoint_id} of @{name} taken", file=sys.stderr)
     print(checkpoint_id)
     return 0
 
 
-def cmd_checkpoints(args: argparse.Namespace) -> int:
+def cmd_checkpoints(*, name: str | None, keep: int | None, days: int | None, as_json: bool) -> int:
     checkpoints = Checkpoints(Room.open(os.environ))
-    if args.keep is not None or args.days is not None:
-        checkpoints.set_retention(keep=args.keep, days=args.days)
-        keep, days = checkpoints.retention()
-        print(f"checkpoints kept: {keep} per session, {days:g} days", file=sys.stderr)
+    if keep is not None or days is not None:
+        checkpoints.set_retention(keep=keep, days=days)
+        kept, within = checkpoints.retention()
+        print(f"checkpoints kept: {kept} per session, {within:g} days", file=sys.stderr)
         return 0
-    listed = checkpoints.listed(args.name)
-    if args.json:
+    listed = checkpoints.listed(name)
+    if as_json:
         print_json(listed)
         return 0
     if not listed:
@@ -139,9 +138,9 @@ def cmd_checkpoints(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_memory_settings(args: argparse.Namespace) -> int:
-    values = change_settings(Room.open(os.environ), budget=args.budget)
-    if args.json:
+def cmd_memory_settings(*, budget: int | None, as_json: bool) -> int:
+    values = change_settings(Room.open(os.environ), budget=budget)
+    if as_json:
         print_json(values)
     else:
         print(
@@ -151,19 +150,27 @@ def cmd_memory_settings(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_resume(args: argparse.Namespace) -> int:
-    check_mode(args.mode, args.agent)
+def cmd_resume(
+    *,
+    checkpoint: str,
+    mode: str,
+    agent: str | None,
+    print_only: bool,
+    name: str | None,
+    cwd: str | None,
+    detach: bool,
+) -> int:
+    check_mode(mode, agent)
     room = Room.open(os.environ)
     checkpoints = Checkpoints(room)
-    checkpoint = checkpoints.find(args.checkpoint)
-    text = checkpoints.context(f"#{checkpoint['id']}", mode=args.mode, agent=args.agent)
-    if args.print:
+    found = checkpoints.find(checkpoint)
+    text = checkpoints.context(f"#{found['id']}", mode=mode, agent=agent)
+    if print_only:
         sys.stdout.write(printable(text, multiline=True))
         return 0
-    name = args.name or str(checkpoint["name"])
-    kept = checkpoint["cwd"]
-    cwd = kept if kept and Path(kept).is_dir() else None
-    return start_resumed(room, name, text, cwd=args.cwd or cwd, detach=args.detach)
+    kept = found["cwd"]
+    where = cwd or (kept if kept and Path(kept).is_dir() else None)
+    return start_resumed(room, name or str(found["name"]), text, cwd=where, detach=detach)
 
 
 def start_resumed(room: Room, name: str, text: str, *, cwd: str | None, detach: bool) -> int:
@@ -172,7 +179,7 @@ def start_resumed(room: Room, name: str, text: str, *, cwd: str | None, detach: 
     message_id = queue_resume(room, parse_name(name), text)
     # through the parser, so the start gets every option's default as typed by hand
     words = [name, *(["--cwd", cwd] if cwd else []), *(["--detach"] if detach else [])]
-    start = argparse.Namespace(**start_command.make_context("start", words).params)
+    start = launcher.StartOptions(**start_command.make_context("start", words).params)
     try:
         return launcher.cmd_start(start)
     except BaseException:
@@ -180,11 +187,19 @@ def start_resumed(room: Room, name: str, text: str, *, cwd: str | None, detach: 
         raise
 
 
-def cmd_entities(args: argparse.Namespace) -> int:
+def cmd_entities(
+    *,
+    words: list[str],
+    kind: str | None,
+    as_json: bool,
+    take: bool,
+    keep: bool,
+    strategy: str | None,
+    threshold: float | None,
+) -> int:
     entities = Entities(Room.open(os.environ))
-    words = list(args.words)
-    if args.strategy is not None or args.threshold is not None:
-        entities.configure(strategy=args.strategy, threshold=args.threshold)
+    if strategy is not None or threshold is not None:
+        entities.configure(strategy=strategy, threshold=threshold)
         print(
             f"entities: {entities.strategy}, names alike from {entities.threshold:g}",
             file=sys.stderr,
@@ -197,14 +212,14 @@ def cmd_entities(args: argparse.Namespace) -> int:
         print(f"#{merged['id']} {printable(str(merged['name']))} is version {merged['version']}")
         return 0
     if words[:1] == ["conflicts"]:
-        return _print_conflicts(entities, args.json)
+        return _print_conflicts(entities, as_json)
     if words[:1] == ["resolve"]:
-        if len(words) != 2 or not words[1].removeprefix("#").isdigit() or args.take == args.keep:
+        if len(words) != 2 or not words[1].removeprefix("#").isdigit() or take == keep:
             raise BadInput("usage: agent-room entities resolve ID --take|--keep")
-        entities.resolve(int(words[1].removeprefix("#")), take=args.take)
+        entities.resolve(int(words[1].removeprefix("#")), take=take)
         return 0
-    found = entities.search(" ".join(words) or None, kind=args.type)
-    if args.json:
+    found = entities.search(" ".join(words) or None, kind=kind)
+    if as_json:
         print_json([{**row, "mentioned_by": entities.mentions(int(row["id"]))} for row in found])
         return 0
     if not found:
@@ -251,15 +266,15 @@ def _print_conflicts(entities: Any, as_json: bool) -> int:
 @click.option("--since", metavar="DURATION", help="only the last DURATION, e.g. 2h or 7d")
 @click.option("--stats", is_flag=True, help="per pair and agent: outcomes, rates, median times")
 @json_option
-def ledger_command(agent: str | None, since: str | None, stats: bool, json: bool) -> int:
-    return call(cmd_ledger, agent=agent, since=since, stats=stats, json=json)
+def ledger_command(agent: str | None, since: str | None, stats: bool, as_json: bool) -> int:
+    return cmd_ledger(agent=agent, since=since, stats=stats, as_json=as_json)
 
 
 @click.command("checkpoint")
 @click.argument("name", metavar="NAME", help="the agent")
 @click.option("--note", metavar="TEXT", help="why: shown when resuming")
 def checkpoint_command(name: str, note: str | None) -> int:
-    return call(cmd_checkpoint, name=name, note=note)
+    return cmd_checkpoint(name=name, note=note)
 
 
 @click.command("checkpoints")
@@ -267,8 +282,8 @@ def checkpoint_command(name: str, note: str | None) -> int:
 @click.option("--keep", type=COUNT, metavar="N", help="keep N per session (default 10)")
 @click.option("--days", type=COUNT, metavar="D", help="keep them D days (default 30)")
 @json_option
-def checkpoints_command(name: str | None, keep: int | None, days: int | None, json: bool) -> int:
-    return call(cmd_checkpoints, name=name, keep=keep, days=days, json=json)
+def checkpoints_command(name: str | None, keep: int | None, days: int | None, as_json: bool) -> int:
+    return cmd_checkpoints(name=name, keep=keep, days=days, as_json=as_json)
 
 
 @click.command("resume")
@@ -288,12 +303,11 @@ def resume_command(
     cwd: str | None,
     detach: bool,
 ) -> int:
-    return call(
-        cmd_resume,
+    return cmd_resume(
         checkpoint=checkpoint,
         mode=mode,
         agent=agent,
-        print=print_,
+        print_only=print_,
         name=name,
         cwd=cwd,
         detach=detach,
@@ -315,17 +329,16 @@ def resume_command(
 def entities_command(
     words: tuple[str, ...],
     type_: str | None,
-    json: bool,
+    as_json: bool,
     take: bool,
     keep: bool,
     strategy: str | None,
     threshold: float | None,
 ) -> int:
-    return call(
-        cmd_entities,
+    return cmd_entities(
         words=list(words),
-        type=type_,
-        json=json,
+        kind=type_,
+        as_json=as_json,
         take=take,
         keep=keep,
         strategy=strategy,
@@ -341,6 +354,6 @@ def memory_command() -> None:
 @memory_command.command("settings")
 @click.option("--budget", type=COUNT, metavar="TOKENS", help="tokens a context may take (5000)")
 @json_option
-def _memory_settings(budget: int | None, json: bool) -> int:
+def _memory_settings(budget: int | None, as_json: bool) -> int:
     """Show or change the budget of a handover's context."""
-    return call(cmd_memory_settings, budget=budget, json=json)
+    return cmd_memory_settings(budget=budget, as_json=as_json)

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -11,7 +10,6 @@ from typing import Any
 
 import click
 
-from agent_room.cli.params import call
 from agent_room.core.native import DEFAULT_PREFERENCE, Preference
 from agent_room.room import Room
 from agent_room.room.native import native_registry, outside_sessions
@@ -57,15 +55,15 @@ def print_outside(rows: list[dict[str, Any]]) -> None:
         print(f"  {printable(r['name'])}: {printable(r['bring_in'])}", file=sys.stderr)
 
 
-def cmd_transport(args: argparse.Namespace) -> int:
+def cmd_transport(*, mode: str | None) -> int:
     """Show or set the room's delivery transport (read by the deliverer on every pass)."""
     room = Room.open(os.environ)
     try:
         store = SettingsStore(room.store)
-        if args.mode is not None:
-            value = None if args.mode == DEFAULT_PREFERENCE else args.mode
+        if mode is not None:
+            value = None if mode == DEFAULT_PREFERENCE else mode
             store.save({SETTING: value}, at=room.clock(), by="operator")
-        mode = Preference(store.settings().get(SETTING) or DEFAULT_PREFERENCE)
+        chosen = Preference(store.settings().get(SETTING) or DEFAULT_PREFERENCE)
     finally:
         room.close()
     words = {
@@ -75,7 +73,7 @@ def cmd_transport(args: argparse.Namespace) -> int:
         Preference.NATIVE: "only Claude Code's messaging socket; other agents keep their"
         " messages, with the reason",
     }
-    print(f"transport: {mode} ({words[mode]})")
+    print(f"transport: {chosen} ({words[chosen]})")
     return 0
 
 
@@ -92,4 +90,4 @@ def cmd_transport(args: argparse.Namespace) -> int:
     " tmux (always the pane) or native (only the socket)",
 )
 def transport_command(mode: str | None) -> int:
-    return call(cmd_transport, mode=mode)
+    return cmd_transport(mode=mode)

@@ -1,12 +1,11 @@
-"""What the click commands share: typed values, common options, the call of a handler.
+"""What the click commands share: typed values, common options, a group's own command.
 
-The handlers take the ``argparse.Namespace`` they took before the move to click, so a
-command's parameters reach them as one, under the same names.
+A command's click callback calls its handler with the handler's typed keyword
+arguments (or its frozen options), so mypy checks every call.
 """
 
 from __future__ import annotations
 
-import argparse
 import importlib
 from collections.abc import Callable
 from typing import Any
@@ -75,7 +74,7 @@ DOLLARS = Checked(values.dollars, "dollars")
 PORT = Checked(values.port, "port")
 SECONDS = Checked(values.seconds, "seconds")
 
-json_option = click.option("--json", is_flag=True, help="print JSON")
+json_option = click.option("--json", "as_json", is_flag=True, help="print JSON")
 as_option = click.option(
     "--as",
     "as_name",
@@ -95,14 +94,9 @@ def sentence(text: str) -> str:
     return text[0].upper() + text[1:] + "."
 
 
-def call(handler: Callable[[argparse.Namespace], int], **params: Any) -> int:
-    """Run ``handler`` with ``params`` as its namespace."""
-    return handler(argparse.Namespace(**params))
-
-
-def own(ctx: click.Context, handler: Callable[[argparse.Namespace], int], **params: Any) -> int:
-    """A group's own command (``loops``, ``usage`` ...): ``handler`` when no subcommand
+def own(ctx: click.Context, run: Callable[[], int]) -> int:
+    """A group's own command (``loops``, ``usage`` ...): ``run`` when no subcommand
     follows; with one, the subcommand's status is the group's."""
     if ctx.invoked_subcommand is not None:
         return 0
-    return call(handler, **params)
+    return run()

@@ -3,22 +3,21 @@ and a local marketplace that installs it with Claude Code's own plugin manager."
 
 from __future__ import annotations
 
-import argparse
 import os
 
 import click
 
-from agent_room.cli.params import Group, call
+from agent_room.cli.params import Group
 from agent_room.plugin import marketplace_dir, plugin_dir
 
 
-def cmd_plugin_path(args: argparse.Namespace) -> int:  # noqa: ARG001 - the handler signature
+def cmd_plugin_path() -> int:
     """Print the plugin folder, for ``claude --plugin-dir "$(agent-room plugin path)"``."""
     print(plugin_dir())
     return 0
 
 
-def cmd_plugin_marketplace(args: argparse.Namespace) -> int:  # noqa: ARG001
+def cmd_plugin_marketplace() -> int:
     """Make the local marketplace and print its folder, for
     ``claude plugin marketplace add "$(agent-room plugin marketplace)"``."""
     print(marketplace_dir(os.environ))
@@ -36,11 +35,11 @@ def plugin_command() -> None:
 @plugin_command.command("path")
 def _path() -> int:
     """Print the plugin folder (for claude --plugin-dir)."""
-    return call(cmd_plugin_path)
+    return cmd_plugin_path()
 
 
 @plugin_command.command("marketplace")
 def _marketplace() -> int:
     """Make a local marketplace offering the plugin and print its folder (for claude
     plugin marketplace add)."""
-    return call(cmd_plugin_marketplace)
+    return cmd_plugin_marketplace()

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import shlex
 import sys
@@ -18,7 +17,7 @@ from agent_room.adapters.git import GitCli
 from agent_room.adapters.reach import open_popup
 from agent_room.adapters.tmux import user_client
 from agent_room.cli.output import print_json
-from agent_room.cli.params import Group, call, json_option
+from agent_room.cli.params import Group, json_option
 from agent_room.core.attention import Alert, alerts
 from agent_room.core.overlaps import overlap_facts
 from agent_room.room import Room
@@ -51,16 +50,16 @@ def _size(text: str) -> str:
     return f"{int(number)}%"
 
 
-def cmd_popup(args: argparse.Namespace) -> int:
+def cmd_popup(*, until_clear: bool, size: str) -> int:
     """Open the console in a tmux popup over the current window; return when it closes."""
-    size = _size(args.size)
+    percent = _size(size)
     if not os.environ.get("TMUX"):
         raise BadInput("agent-room popup opens over a tmux window: run it inside tmux")
-    extra = ["--until-clear"] if args.until_clear else []
+    extra = ["--until-clear"] if until_clear else []
     command = console_command(os.environ, *extra)
     socket = tmux_socket_of(os.environ["TMUX"])
     client = user_client(socket, os.environ.get("TMUX_PANE"))  # never a kept client
-    return open_popup(socket, command, size=size, cwd=str(Path.cwd()), client=client)
+    return open_popup(socket, command, size=percent, cwd=str(Path.cwd()), client=client)
 
 
 # -- tmux.conf ---------------------------------------------------------------------------
@@ -123,13 +122,13 @@ def _write(path: Path, text: str) -> None:
     temp.replace(path)
 
 
-def cmd_tmux_keys(args: argparse.Namespace) -> int:
+def cmd_tmux_keys(*, action: str, key: str, file: str | None) -> int:
     """Print, add or take out agent-room's lines in tmux.conf (between two markers)."""
-    lines = tmux_lines(args.key, os.environ)
-    if args.action == "keys":
+    lines = tmux_lines(key, os.environ)
+    if action == "keys":
         sys.stdout.write("\n".join(lines) + "\n")
         return 0
-    path = Path(args.file) if args.file else tmux_conf(os.environ)
+    path = Path(file) if file else tmux_conf(os.environ)
     try:
         text = read_regular(path, SETTINGS_LIMIT).decode("utf-8")
     except FileNotFoundError:
@@ -139,13 +138,13 @@ def cmd_tmux_keys(args: argparse.Namespace) -> int:
     except UnicodeDecodeError as exc:
         raise BadInput(f"cannot read {path}: {exc}") from None
     rest, found = without_block(text)
-    if args.action == "remove-keys":
+    if action == "remove-keys":
         if not found:
             sys.stderr.write(f"{path} has no agent-room lines: nothing to take out\n")
             return 0
         _write(path, rest)
         sys.stderr.write(
-            f"took agent-room's lines out of {path}; in a running tmux: tmux unbind-key {args.key}"
+            f"took agent-room's lines out of {path}; in a running tmux: tmux unbind-key {key}"
             " and tmux source-file to reload\n"
         )
         return 0
@@ -154,7 +153,7 @@ def cmd_tmux_keys(args: argparse.Namespace) -> int:
     _write(path, rest + "\n".join([BEGIN, *lines, END]) + "\n")
     sys.stderr.write(
         f"{'updated' if found else 'added'} agent-room's lines in {path}"
-        f" (prefix {args.key}: the console in a popup; the status line at the right);"
+        f" (prefix {key}: the console in a popup; the status line at the right);"
         f" reload: tmux source-file {shlex.quote(str(path))}\n"
     )
     return 0
@@ -163,7 +162,7 @@ def cmd_tmux_keys(args: argparse.Namespace) -> int:
 # -- notify ------------------------------------------------------------------------------
 
 
-def cmd_notify(args: argparse.Namespace) -> int:
+def cmd_notify(*, test: bool, as_json: bool) -> int:
     """What needs the operator now, and whether each configured channel can speak."""
     settings = ConsoleSettings.load(os.environ).notify
     room = Room.open(os.environ)
@@ -175,13 +174,13 @@ def cmd_notify(args: argparse.Namespace) -> int:
         )  # who touches what
         found = alerts(known, now=now, permission_after=0.0)
         channels, problems = build_channels(settings, room, tmux_socket_of(os.environ.get("TMUX")))
-        if args.test:
-            test = Alert("test", "test", "operator", "a test notification from agent-room notify")
+        if test:
+            trial = Alert("test", "test", "operator", "a test notification from agent-room notify")
             for channel in channels:
-                channel.send([test])
+                channel.send([trial])
     finally:
         room.close()
-    if args.json:
+    if as_json:
         print_json(
             {
                 "alerts": [
@@ -213,7 +212,7 @@ def cmd_notify(args: argparse.Namespace) -> int:
 )
 @click.option("--size", default="90%", metavar="PERCENT", help="width and height (90%)")
 def popup_command(until_clear: bool, size: str) -> int:
-    return call(cmd_popup, until_clear=until_clear, size=size)
+    return cmd_popup(until_clear=until_clear, size=size)
 
 
 @click.group("tmux", cls=Group)
@@ -228,7 +227,7 @@ def _tmux_action(action: str, text: str) -> None:
     @click.option("--key", default="A", help="the key after the prefix (default: A)")
     @click.option("--file", metavar="PATH", help="the tmux.conf (default: yours)")
     def command(key: str, file: str | None) -> int:
-        return call(cmd_tmux_keys, key=key, file=file, action=action)
+        return cmd_tmux_keys(action=action, key=key, file=file)
 
 
 _tmux_action("install-keys", "add the popup key and the status line to your tmux.conf")
@@ -239,5 +238,5 @@ _tmux_action("keys", "print the lines, change nothing")
 @click.command("notify")
 @click.option("--test", is_flag=True, help="send one test notification")
 @json_option
-def notify_command(test: bool, json: bool) -> int:
-    return call(cmd_notify, test=test, json=json)
+def notify_command(test: bool, as_json: bool) -> int:
+    return cmd_notify(test=test, as_json=as_json)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
 import click
 
-from agent_room.cli.params import Group, call
+from agent_room.cli.params import Group
 from agent_room.store.copy import copy_room
 from agent_room.turn.core.errors import BadInput
 from agent_room.turn.store.engine import describe
@@ -17,9 +16,9 @@ from agent_room.turn.store.sqlite import SqliteStore
 from agent_room.turn.store.urls import has_password
 
 
-def cmd_room_copy(args: argparse.Namespace) -> int:
+def cmd_room_copy(*, to: str, replace: bool) -> int:
     """Copy this room (everything, the audit log included) into a PostgreSQL room."""
-    url = str(args.to).strip()
+    url = to.strip()
     if not url.startswith(("postgresql://", "postgres://")):
         raise BadInput("--to must be a postgresql:// URL")
     if has_password(url):
@@ -29,7 +28,7 @@ def cmd_room_copy(args: argparse.Namespace) -> int:
         )
     store = SqliteStore(room_home(os.environ))
     try:
-        counts = copy_room(store, url, replace=args.replace)
+        counts = copy_room(store, url, replace=replace)
     finally:
         store.close()
     print(
@@ -58,4 +57,4 @@ def room_command() -> None:
 @click.option("--replace", is_flag=True, help="overwrite a room already there")
 def _copy(to: str, replace: bool) -> int:
     """Copy this room, audit log and all, into PostgreSQL."""
-    return call(cmd_room_copy, to=to, replace=replace)
+    return cmd_room_copy(to=to, replace=replace)

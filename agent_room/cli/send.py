@@ -1,19 +1,19 @@
 """``agent-room send`` on click: its parameters for ``--help`` and the CLI reference.
 
-The words themselves are read by ``cli.quick.parse_send``, the one parser of every
-shape of ``send``, written for the hot path without click; a process running ``send``
-meets this module only when asked for help. The handler is ``cli.bus.cmd_send``, whose
-module stays free of click because ``who`` and ``history`` run there too.
+The words themselves are read by ``turn.send.parse_send``, the one parser of every
+shape of ``send``, written for the turn path without click; a process running ``send``
+meets this module only for the shapes the turn path leaves (a handover, a link, a body
+from a file or stdin) and for help. The handler is ``cli.bus.send_message``,
+whose module stays free of click because ``who`` and ``history`` run there too.
 """
 
 from __future__ import annotations
 
-import argparse
 from typing import Any
 
 import click
 
-from agent_room.cli.bus import cmd_send
+from agent_room.cli.bus import send_message
 from agent_room.cli.params import as_option
 from agent_room.turn.send import parse_send
 
@@ -52,4 +52,5 @@ class OneParser(click.Command):
 )
 @as_option
 def send_command(**fields: Any) -> int:
-    return cmd_send(argparse.Namespace(**fields))
+    # the fields are parse_send's (``OneParser``)
+    return send_message(**fields)

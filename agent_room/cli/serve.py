@@ -10,18 +10,17 @@ entering an agent needs a terminal and is refused in the page. See docs/guide/br
 
 from __future__ import annotations
 
-import argparse
 import errno
 import ipaddress
 import os
 import secrets
 import socket
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import click
 
 from agent_room.adapters.web import RoomServer
-from agent_room.cli.params import PORT, call
+from agent_room.cli.params import PORT
 from agent_room.cli.reach import console_command
 from agent_room.turn.core.errors import BadInput
 
@@ -61,25 +60,25 @@ def check_port(host: str, port: int) -> None:
             raise BadInput(f"invalid host {host!r}") from None
 
 
-def cmd_serve(args: argparse.Namespace) -> int:
+def cmd_serve(*, host: str, port: int, max_consoles: int, allow_host: Sequence[str]) -> int:
     """Serve the console until interrupted."""
     token, made = serve_token(os.environ)
     os.environ.pop(TOKEN_VARIABLE, None)  # read: the consoles and what they start never see it
-    if args.max_consoles < 1:
+    if max_consoles < 1:
         raise BadInput("--max-consoles must be at least 1")
-    for name in args.allow_host:
+    for name in allow_host:
         if not name or any(c.isspace() or c in "/:@[]" for c in name):
             raise BadInput(f"invalid --allow-host {name!r}: give a host name without a port")
-    check_port(args.host, args.port)
-    allowed = [*args.allow_host, *([] if _is_address(args.host) else [args.host])]
+    check_port(host, port)
+    allowed = [*allow_host, *([] if _is_address(host) else [host])]
     RoomServer(
         console_command(os.environ, "--served"),
-        host=args.host,
-        port=args.port,
+        host=host,
+        port=port,
         token=token,
         token_made=made,
         allowed_hosts=allowed,
-        max_consoles=args.max_consoles,
+        max_consoles=max_consoles,
     ).serve()
     return 0
 
@@ -112,6 +111,4 @@ def _is_address(host: str) -> bool:
     " (a reverse proxy's name); repeat for more",
 )
 def serve_command(host: str, port: int, max_consoles: int, allow_host: tuple[str, ...]) -> int:
-    return call(
-        cmd_serve, host=host, port=port, max_consoles=max_consoles, allow_host=list(allow_host)
-    )
+    return cmd_serve(host=host, port=port, max_consoles=max_consoles, allow_host=allow_host)

@@ -9,14 +9,13 @@ and renames only itself.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from collections.abc import Mapping
 
 import click
 
-from agent_room.cli.params import COUNT, call, json_option
+from agent_room.cli.params import COUNT, json_option
 from agent_room.core.transcript import render_turns
 from agent_room.room import Room
 from agent_room.room.peek import peek
@@ -43,22 +42,22 @@ def viewer_of(room: Room, environ: Mapping[str, str]) -> str | None:
     return None
 
 
-def cmd_peek(args: argparse.Namespace) -> int:
+def cmd_peek(*, name: str, turns: int, tools: bool, as_json: bool) -> int:
     """Print the last turns of the agent NAME."""
     room = Room.open(os.environ)
     try:
-        seen = peek(room, args.name, viewer=viewer_of(room, os.environ), turns=args.turns)
+        seen = peek(room, name, viewer=viewer_of(room, os.environ), turns=turns)
     finally:
         room.close()
     tail = seen.tail
-    if args.json:
+    if as_json:
         data = {
             "name": seen.name,
             "session_id": seen.session_id,
             "state": seen.state,
             "transcript_path": seen.transcript_path,
             "whole_file": tail.whole_file,
-            "turns": [turn.to_json(tools=args.tools) for turn in tail.turns],
+            "turns": [turn.to_json(tools=tools) for turn in tail.turns],
         }
         sys.stdout.write(printable_json(data) + "\n")
         return 0
@@ -72,24 +71,24 @@ def cmd_peek(args: argparse.Namespace) -> int:
         print(f"@{seen.name} has no turns in its transcript yet", file=sys.stderr)
         return 0
     # what agents wrote can hold escape sequences: shown, never acted on by the terminal
-    sys.stdout.write(printable(render_turns(tail.turns, tools=args.tools), multiline=True))
+    sys.stdout.write(printable(render_turns(tail.turns, tools=tools), multiline=True))
     return 0
 
 
-def cmd_rename(args: argparse.Namespace) -> int:
+def cmd_rename(*, old: str, new: str) -> int:
     """Rename the session OLD to NEW."""
     room = Room.open(os.environ)
     try:
         viewer = viewer_of(room, os.environ)
-        if viewer is not None and viewer != room.require_member(parse_name(args.old))["name"]:
+        if viewer is not None and viewer != room.require_member(parse_name(old))["name"]:
             raise Refused(f"@{viewer} may rename only itself: the operator renames any session")
-        row = room.rename(args.old, args.new, by=viewer or "operator")
+        row = room.rename(old, new, by=viewer or "operator")
     finally:
         room.close()
     moved = int(row["moved"])
     plural = "messages follow" if moved != 1 else "message follows"
     waiting = f"; {moved} waiting {plural} it" if moved else ""
-    print(f"@{parse_name(args.old)} is now @{row['name']}{waiting}", file=sys.stderr)
+    print(f"@{parse_name(old)} is now @{row['name']}{waiting}", file=sys.stderr)
     return 0
 
 
@@ -101,12 +100,12 @@ def cmd_rename(args: argparse.Namespace) -> int:
 @click.option("--turns", type=COUNT, default=3, metavar="N", help="how many (default 3)")
 @click.option("--tools", is_flag=True, help="show the tool calls and their inputs")
 @json_option
-def peek_command(name: str, turns: int, tools: bool, json: bool) -> int:
-    return call(cmd_peek, name=name, turns=turns, tools=tools, json=json)
+def peek_command(name: str, turns: int, tools: bool, as_json: bool) -> int:
+    return cmd_peek(name=name, turns=turns, tools=tools, as_json=as_json)
 
 
 @click.command("rename")
 @click.argument("old", metavar="OLD", help="its name now")
 @click.argument("new", metavar="NEW", help="the name it gets")
 def rename_command(old: str, new: str) -> int:
-    return call(cmd_rename, old=old, new=new)
+    return cmd_rename(old=old, new=new)

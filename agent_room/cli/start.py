@@ -6,12 +6,12 @@ follows the first ``--`` goes to the agent verbatim, options and all.
 
 from __future__ import annotations
 
-import argparse
+from collections.abc import Sequence
 
 import click
 
-from agent_room.cli.launcher import AGENT_KINDS, cmd_start, cmd_stop
-from agent_room.cli.params import call, no_watch_option
+from agent_room.cli.launcher import AGENT_KINDS, StartOptions, cmd_start, cmd_stop
+from agent_room.cli.params import no_watch_option
 
 
 class AgentArgs(click.Command):
@@ -52,8 +52,28 @@ class AgentArgs(click.Command):
 @click.option("--agent-kind", metavar="LABEL", help="the kind the room records")
 @click.option("--detach", is_flag=True, help="do not attach, nor open a window inside tmux")
 @no_watch_option
-def start_command(**params: object) -> int:
-    return cmd_start(argparse.Namespace(**params))
+def start_command(
+    name: str,
+    cwd: str | None,
+    worktree: str | None,
+    agent: str,
+    agent_kind: str | None,
+    detach: bool,
+    no_watch: bool,
+    agent_args: Sequence[str],
+) -> int:
+    return cmd_start(
+        StartOptions(
+            name=name,
+            cwd=cwd,
+            worktree=worktree,
+            agent=agent,
+            agent_kind=agent_kind,
+            detach=detach,
+            no_watch=no_watch,
+            agent_args=agent_args,
+        )
+    )
 
 
 @click.command("stop")
@@ -65,4 +85,4 @@ def start_command(**params: object) -> int:
 )
 @click.option("--force", is_flag=True, help="with --remove-worktree: remove it all the same")
 def stop_command(name: str, remove_worktree: bool, force: bool) -> int:
-    return call(cmd_stop, name=name, remove_worktree=remove_worktree, force=force)
+    return cmd_stop(name=name, remove_worktree=remove_worktree, force=force)

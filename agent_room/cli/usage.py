@@ -7,7 +7,6 @@ reads them again first for this host's agents, so a room without a watch is curr
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import sys
@@ -19,7 +18,7 @@ import click
 
 from agent_room.cli import values
 from agent_room.cli.output import print_json
-from agent_room.cli.params import DOLLARS, Group, call, json_option, own
+from agent_room.cli.params import DOLLARS, Group, json_option, own
 from agent_room.core.usage import (
     DAY,
     GROUPS,
@@ -118,13 +117,13 @@ def _table(summary: Summary) -> str:
     return "\n".join(lines) + "\n"
 
 
-def cmd_usage(args: argparse.Namespace) -> int:
+def cmd_usage(*, since: str | None, by: str, as_json: bool) -> int:
     """Tokens and cost over a span, by agent, model, link, day, handover, ask or subagent."""
     room, usage = _open()
     try:
-        since = since_of(args.since, room.clock())
+        start_at = since_of(since, room.clock())
         usage.follow_live(budget=READ_BUDGET)  # this host's agents, up to now
-        summary = Reports(room).summary(args.by, since)
+        summary = Reports(room).summary(by, start_at)
         behind = usage.behind()
     finally:
         room.close()
@@ -134,10 +133,10 @@ def cmd_usage(args: argparse.Namespace) -> int:
             " grow as the watch reads them",
             file=sys.stderr,
         )
-    if args.json:
+    if as_json:
         print_json(summary.as_dict())
         return 0
-    start = datetime.fromtimestamp(since, UTC).strftime("%Y-%m-%d %H:%M UTC")
+    start = datetime.fromtimestamp(start_at, UTC).strftime("%Y-%m-%d %H:%M UTC")
     if not summary.lines:
         print(f"no usage since {start}", file=sys.stderr)
     else:
@@ -154,47 +153,55 @@ def cmd_usage(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_usage_price(args: argparse.Namespace) -> int:
+def cmd_usage_price(
+    *,
+    model: str,
+    input_usd: float | None,
+    output_usd: float | None,
+    cache_read: float | None,
+    cache_write: float | None,
+    clear: bool,
+) -> int:
     """Set or clear the room's price of a model (dollars per million tokens)."""
     room, usage = _open()
     try:
-        if args.clear:
-            usage.set_price(args.model, None)
-            print(f"{printable(args.model)}: the price source's price again", file=sys.stderr)
+        if clear:
+            usage.set_price(model, None)
+            print(f"{printable(model)}: the price source's price again", file=sys.stderr)
             return 0
-        if args.input is None or args.output is None:
+        if input_usd is None or output_usd is None:
             raise BadInput("a price needs --input and --output (dollars per million tokens)")
         price = price_of(
             {
-                "input": args.input,
-                "output": args.output,
-                "cache_read": args.cache_read,
-                "cache_write": args.cache_write,
+                "input": input_usd,
+                "output": output_usd,
+                "cache_read": cache_read,
+                "cache_write": cache_write,
             }
         )
-        repriced = usage.set_price(args.model, price)
+        repriced = usage.set_price(model, price)
     finally:
         room.close()
     print(
-        f"{printable(args.model)}: ${price.input:g} input, ${price.output:g} output per"
+        f"{printable(model)}: ${price.input:g} input, ${price.output:g} output per"
         f" million tokens; {repriced} stored requests repriced",
         file=sys.stderr,
     )
     return 0
 
 
-def cmd_usage_prices(args: argparse.Namespace) -> int:
+def cmd_usage_prices(*, as_json: bool) -> int:
     """The room's price overrides."""
     room, usage = _open()
     try:
         found = {model: price.as_dict() for model, price in usage.overrides().items()}
     finally:
         room.close()
-    if args.json:
+    if as_json:
         print_json(found)
     elif not found:
         print("no prices set: every price is the price source's (genai-prices)", file=sys.stderr)
-    for model, price in sorted(found.items()) if not args.json else ():
+    for model, price in sorted(found.items()) if not as_json else ():
         parts = ", ".join(
             f"{k.replace('_', '-')} ${v:g}" for k, v in price.items() if v is not None
         )
@@ -202,7 +209,7 @@ def cmd_usage_prices(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_budget(args: argparse.Namespace) -> int:
+def cmd_budget(*, as_json: bool) -> int:
     """Every budget and what its scope spent in the current span."""
     room, usage = _open()
     try:
@@ -212,7 +219,7 @@ def cmd_budget(args: argparse.Namespace) -> int:
         found = budgets.rows()
     finally:
         room.close()
-    if args.json:
+    if as_json:
         print_json(found)
         return 0
     if not found:
@@ -229,38 +236,38 @@ def cmd_budget(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_budget_set(args: argparse.Namespace) -> int:
+def cmd_budget_set(*, name: str | None, amount: float, room: bool, per: str | None) -> int:
     """Set the budget of an agent or of the room."""
-    scope = _scope(args)
-    room = Room.open(os.environ)
+    scope = _scope(name, room=room)
+    opened = Room.open(os.environ)
     try:
-        budget = Budgets(room).set(scope, args.amount, _span_of(args.per) if args.per else DAY)
+        budget = Budgets(opened).set(scope, amount, _span_of(per) if per else DAY)
     finally:
-        room.close()
-    per = "day (UTC)" if budget.span == DAY else f"{budget.span / 3600:g} h"
-    print(f"{budget.label}: ${budget.limit_usd:.2f} per {per}", file=sys.stderr)
+        opened.close()
+    span = "day (UTC)" if budget.span == DAY else f"{budget.span / 3600:g} h"
+    print(f"{budget.label}: ${budget.limit_usd:.2f} per {span}", file=sys.stderr)
     return 0
 
 
-def cmd_budget_clear(args: argparse.Namespace) -> int:
+def cmd_budget_clear(*, name: str | None, room: bool) -> int:
     """Remove a budget."""
-    scope = _scope(args)
-    room = Room.open(os.environ)
+    scope = _scope(name, room=room)
+    opened = Room.open(os.environ)
     try:
-        Budgets(room).clear(scope)
+        Budgets(opened).clear(scope)
     finally:
-        room.close()
+        opened.close()
     print(f"{'the room' if scope is None else '@' + scope}: no budget", file=sys.stderr)
     return 0
 
 
-def cmd_budget_pair(args: argparse.Namespace) -> int:
+def cmd_budget_pair(*, rate: str | None, as_json: bool) -> int:
     """Show or change the loop breaker's cost rate: two agents messaging each other."""
     room = Room.open(os.environ)
     try:
         links = SettingsStore(room.store)
-        if args.rate is not None:
-            limit, window = _rate(args.rate)
+        if rate is not None:
+            limit, window = _rate(rate)
             links.save(
                 {cost_rate.LIMIT_KEY: limit, cost_rate.WINDOW_KEY: window},
                 at=room.clock(),
@@ -269,7 +276,7 @@ def cmd_budget_pair(args: argparse.Namespace) -> int:
         limit, window = cost_rate.settings_from(links.settings())
     finally:
         room.close()
-    if args.json:
+    if as_json:
         print_json({"limit_usd": limit, "window_s": window})
     else:
         print(f"loop breaker on cost: {cost_rate.describe(limit, window)}")
@@ -290,10 +297,11 @@ def _rate(text: str) -> tuple[float, float]:
     return limit, parse_duration(span)
 
 
-def _scope(args: argparse.Namespace) -> str | None:
-    if args.room == bool(args.name):
+def _scope(name: str | None, *, room: bool) -> str | None:
+    """The agent a budget is of; None for the whole room (``--room``)."""
+    if room == bool(name):
         raise BadInput("name an agent, or give --room for the whole room (one of them)")
-    return None if args.room else str(args.name).removeprefix("@")
+    return None if room else str(name).removeprefix("@")
 
 
 # The commands: usage, usage price|prices, budget, budget set|pair|clear (loaded by cli.app).
@@ -313,8 +321,8 @@ def _scope(args: argparse.Namespace) -> str | None:
 )
 @json_option
 @click.pass_context
-def usage_command(ctx: click.Context, since: str | None, by: str, json: bool) -> int:
-    return own(ctx, cmd_usage, since=since, by=by, json=json)
+def usage_command(ctx: click.Context, since: str | None, by: str, as_json: bool) -> int:
+    return own(ctx, lambda: cmd_usage(since=since, by=by, as_json=as_json))
 
 
 def _price_option(option: str) -> Callable[[Any], Any]:
@@ -340,11 +348,10 @@ def _price(
     clear: bool,
 ) -> int:
     """Set the room's price of a model (overrides genai-prices)."""
-    return call(
-        cmd_usage_price,
+    return cmd_usage_price(
         model=model,
-        input=input,
-        output=output,
+        input_usd=input,
+        output_usd=output,
         cache_read=cache_read,
         cache_write=cache_write,
         clear=clear,
@@ -353,16 +360,16 @@ def _price(
 
 @usage_command.command("prices")
 @json_option
-def _prices(json: bool) -> int:
+def _prices(as_json: bool) -> int:
     """The prices the room sets."""
-    return call(cmd_usage_prices, json=json)
+    return cmd_usage_prices(as_json=as_json)
 
 
 @click.group("budget", cls=Group, invoke_without_command=True)
 @json_option
 @click.pass_context
-def budget_command(ctx: click.Context, json: bool) -> int:
-    return own(ctx, cmd_budget, json=json)
+def budget_command(ctx: click.Context, as_json: bool) -> int:
+    return own(ctx, lambda: cmd_budget(as_json=as_json))
 
 
 @budget_command.command(
@@ -388,15 +395,15 @@ def _set(words: tuple[str, ...], room: bool, per: str | None) -> int:
         amount = values.dollars(words[-1])
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="'USD'") from None
-    return call(cmd_budget_set, name=name, amount=amount, room=room, per=per)
+    return cmd_budget_set(name=name, amount=amount, room=room, per=per)
 
 
 @budget_command.command("pair")
 @click.argument("rate", metavar="USD/SPAN", required=False, help="e.g. 5/10m (the default), or off")
 @json_option
-def _pair(rate: str | None, json: bool) -> int:
+def _pair(rate: str | None, as_json: bool) -> int:
     """The loop breaker on cost: what two agents messaging each other may spend."""
-    return call(cmd_budget_pair, rate=rate, json=json)
+    return cmd_budget_pair(rate=rate, as_json=as_json)
 
 
 @budget_command.command("clear")
@@ -404,4 +411,4 @@ def _pair(rate: str | None, json: bool) -> int:
 @click.option("--room", is_flag=True, help="the whole room's budget")
 def _clear(name: str | None, room: bool) -> int:
     """Remove a budget."""
-    return call(cmd_budget_clear, name=name, room=room)
+    return cmd_budget_clear(name=name, room=room)

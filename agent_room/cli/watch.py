@@ -3,7 +3,6 @@ the notifier, headless, until interrupted (``start`` runs one in the background)
 
 from __future__ import annotations
 
-import argparse
 import os
 import signal
 import sys
@@ -24,7 +23,6 @@ from agent_room.cli.background import (
     remove_pid_file,
     write_pid_file,
 )
-from agent_room.cli.params import call
 from agent_room.config.notify import NotifySettings
 from agent_room.config.settings import RoomSettings
 from agent_room.mcp.serve import Serving
@@ -39,10 +37,8 @@ from agent_room.workers.supervisor import RESTART_DELAY, Job, Report, State, Sup
 from agent_room.workers.wakeup import RoomWatch
 
 
-def cmd_watch(args: argparse.Namespace) -> int:
+def cmd_watch(*, debounce: int, step: int, background: bool) -> int:
     """Run the room's leased workers; each stands by while another process holds its lease."""
-    if args.status or args.stop:
-        return cmd_watch_status(args) if args.status else cmd_watch_stop(args)
     settings = RoomSettings.load(os.environ)  # a bad setting: one line, exit
     notify = ConsoleSettings.load(os.environ).notify
     stop = threading.Event()
@@ -58,14 +54,14 @@ def cmd_watch(args: argparse.Namespace) -> int:
     )
     # one watch of the room for every worker: a watcher costs the same whether anything
     # changes or not (a send wakes the deliverer through its FIFO, without waiting on it)
-    room_watch = RoomWatch(room.home, debounce=args.debounce, step=args.step, stop=stop)
+    room_watch = RoomWatch(room.home, debounce=debounce, step=step, stop=stop)
     jobs = room_jobs(Tmux(), SystemProbe(), room_watch, os.environ)
     if notify.enabled:
         jobs.append(_notifier(notify, room_watch))
     serving = _start_mcp(room.home, stop, settings) if settings.mcp else None
     # the pid file is written before the deliverer listens: whoever sees it listen (start,
     # join) finds the background watch's pid
-    idling = _start_idle_exit(stop, settings.watch_idle_exit) if args.background else None
+    idling = _start_idle_exit(stop, settings.watch_idle_exit) if background else None
     workers = Supervisor(lambda: Room.open(os.environ), _tell, stop=stop)
     workers.start(jobs)
     try:
@@ -194,6 +190,8 @@ def _open_room(stop: threading.Event) -> Room | None:
 @click.option("--stop", is_flag=True, help="stop the room's background watch")
 @click.option("--background", is_flag=True, hidden=True, help="started by start and join")
 def watch_command(debounce: int, step: int, status: bool, stop: bool, background: bool) -> int:
-    return call(
-        cmd_watch, debounce=debounce, step=step, status=status, stop=stop, background=background
-    )
+    if status:
+        return cmd_watch_status()
+    if stop:
+        return cmd_watch_stop()
+    return cmd_watch(debounce=debounce, step=step, background=background)

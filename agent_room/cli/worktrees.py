@@ -8,7 +8,6 @@ agents without a worktree and git is loaded only where an agent has one.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -19,7 +18,7 @@ import click
 
 from agent_room.adapters.git import GitCli
 from agent_room.cli.output import print_json
-from agent_room.cli.params import MESSAGE_ID, call, json_option
+from agent_room.cli.params import MESSAGE_ID, json_option
 from agent_room.core.tree import TreeNode
 from agent_room.core.worktrees import BranchState, Worktree
 from agent_room.room import Room
@@ -123,37 +122,37 @@ def approve(room: Room, message_id: int) -> int:
 # -- diff -----------------------------------------------------------------------------------
 
 
-def cmd_diff(args: argparse.Namespace) -> int:
+def cmd_diff(*, name: str, file: str | None, stat: bool, as_json: bool) -> int:
     """``agent-room diff NAME [--stat] [--json] [FILE]``."""
-    name = parse_name(args.name)
+    agent = parse_name(name)
     room = Room.open(os.environ)
     try:
         worktrees = _worktrees(room)
-        changes = worktrees.changes(name)
-        if args.file:
-            text = worktrees.file_diff(name, args.file)
+        changes = worktrees.changes(agent)
+        if file:
+            text = worktrees.file_diff(agent, file)
             sys.stdout.write(printable(text, multiline=True))
             return 0
-        patch = "" if args.stat or args.json else worktrees.patch(changes)
+        patch = "" if stat or as_json else worktrees.patch(changes)
     finally:
         room.close()
-    if args.json:
+    if as_json:
         print_json(changes.as_dict())
         return 0
-    where = f"@{name}'s worktree {changes.checkout}" if changes.worktree else changes.checkout
+    where = f"@{agent}'s worktree {changes.checkout}" if changes.worktree else changes.checkout
     print(f"{printable(where)}, against {printable(changes.base)}", file=sys.stderr)
     if not changes.worktree:
         others = ", ".join(f"@{n}" for n in changes.shared_with)
         shared = f": shared with {others}" if others else ""
         print(
-            f"@{name} works in a plain checkout: these are the working tree's changes,"
+            f"@{agent} works in a plain checkout: these are the working tree's changes,"
             f" everyone's who works there{shared}",
             file=sys.stderr,
         )
     if not changes.files:
         print("no changes", file=sys.stderr)
         return 0
-    if args.stat:
+    if stat:
         sys.stdout.write(printable("\n".join(stat_lines(changes)) + "\n", multiline=True))
     else:
         sys.stdout.write(printable(patch, multiline=True))
@@ -163,26 +162,26 @@ def cmd_diff(args: argparse.Namespace) -> int:
 # -- handovers show -------------------------------------------------------------------------
 
 
-def cmd_handover_show(args: argparse.Namespace) -> int:
+def cmd_handover_show(*, id: int, as_json: bool) -> int:
     """``agent-room handovers show ID``: the handover as the console previews it (its
     body, the context prepared from the sender's transcript) and the code it carries
     against the recipient's branch (files, whether it merges cleanly)."""
     room = Room.open(os.environ)
     try:
-        row = room.store.handover(args.id)
+        row = room.store.handover(id)
         if row is None:
-            raise NotFound(f"no handover #{args.id}")
-        message = room.store.message(args.id)
-        context = memory.context(room.store, args.id)
+            raise NotFound(f"no handover #{id}")
+        message = room.store.message(id)
+        context = memory.context(room.store, id)
         preview = _worktrees(room).preview(row)
     finally:
         room.close()
     body = str(message["body"]) if message else ""
-    if args.json:
+    if as_json:
         fields = row.get("fields")
         print_json(
             {
-                "id": args.id,
+                "id": id,
                 "sender": row["sender"],
                 "recipient": row["recipient"],
                 "state": row["state"],
@@ -193,7 +192,7 @@ def cmd_handover_show(args: argparse.Namespace) -> int:
             }
         )
         return 0
-    head = f"#{args.id}  @{row['sender']} -> @{row['recipient']}  ({row['state']})"
+    head = f"#{id}  @{row['sender']} -> @{row['recipient']}  ({row['state']})"
     if context is not None:
         prepared = (
             f"--- context prepared from @{row['sender']}'s transcript"
@@ -218,9 +217,9 @@ def previews(room: Room, rows: list[dict[str, object]]) -> dict[int, dict[str, o
     return found
 
 
-def check_force(args: argparse.Namespace) -> None:
+def check_force(*, force: bool, remove_worktree: bool) -> None:
     """``--force`` only means something with ``--remove-worktree``."""
-    if getattr(args, "force", False) and not getattr(args, "remove_worktree", False):
+    if force and not remove_worktree:
         raise BadInput("--force goes with --remove-worktree (it drops the worktree's work)")
 
 
@@ -231,14 +230,14 @@ def check_force(args: argparse.Namespace) -> None:
 @click.argument("name", metavar="NAME", help="the agent")
 @click.argument("file", metavar="FILE", required=False, help="only this file's patch")
 @click.option("--stat", is_flag=True, help="files with lines added and removed")
-@click.option("--json", is_flag=True, help="print JSON (files and counts)")
-def diff_command(name: str, file: str | None, stat: bool, json: bool) -> int:
-    return call(cmd_diff, name=name, file=file, stat=stat, json=json)
+@click.option("--json", "as_json", is_flag=True, help="print JSON (files and counts)")
+def diff_command(name: str, file: str | None, stat: bool, as_json: bool) -> int:
+    return cmd_diff(name=name, file=file, stat=stat, as_json=as_json)
 
 
 @click.command("show")
 @click.argument("id", metavar="ID", type=MESSAGE_ID, help="the handover's id")
 @json_option
-def handover_show_command(id: int, json: bool) -> int:
+def handover_show_command(id: int, as_json: bool) -> int:
     """One handover in full: its body, prepared context and code against the recipient."""
-    return call(cmd_handover_show, id=id, json=json)
+    return cmd_handover_show(id=id, as_json=as_json)

@@ -55,11 +55,6 @@ print(" ".join(m for m in ("re", "json", "sqlite3") if m in sys.modules))
 SEND = """
 import sys
 from agent_room.cli import main
-from agent_room.room import Room
-room = Room.open({"AGENT_ROOM_HOME": sys.argv[1]})
-room.join("backend")
-room.join("frontend")
-room.close()
 for name in ("re", "json", "datetime", "enum"):
     sys.modules.pop(name, None)  # what Python's start may have loaded: the send must not
 main(["send", "@frontend", "hello", "--as", "backend"])
@@ -83,6 +78,11 @@ def test_send_loads_no_more_than_it_needs(tmp_path: Path) -> None:
     ``sqlite3``'s C module without the package (its datetime adapters, datetime)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_ROOM_")}
     env["AGENT_ROOM_HOME"] = str(tmp_path / "room")
+    for name in ("backend", "frontend"):  # the room as a user makes it
+        subprocess.run(
+            [sys.executable, "-m", "agent_room", "join", name],
+            capture_output=True, check=True, cwd=REPO, env=env,
+        )  # fmt: skip
     result = subprocess.run(
         [sys.executable, "-c", SEND, str(tmp_path / "room")],
         capture_output=True, text=True, check=True, cwd=REPO, env=env,

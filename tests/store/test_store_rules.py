@@ -18,8 +18,8 @@ import pytest
 from agent_room.core.memory import Item
 from agent_room.room import Room
 from agent_room.store import memory
-from agent_room.store.attention import facts
 from agent_room.turn.core.errors import RoomUnavailable
+from agent_room.store.attention import facts
 from agent_room.turn.store.attention import status_counts
 from agent_room.turn.store.db import write_transaction
 from agent_room.turn.store.postgres import translate

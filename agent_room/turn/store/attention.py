@@ -1,5 +1,5 @@
 """The status line's counts, in one read-only query (the notifier's facts are
-``agent_room.store.attention``'s).
+``agent_room.turn.store.attention``'s).
 
 Functions over a bare connection rather than store methods: ``agent-room status`` runs
 from a tmux status bar every few seconds and opens only ``StoreBase`` (the standard
