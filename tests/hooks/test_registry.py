@@ -192,14 +192,7 @@ def test_a_session_that_ends_or_dies_in_a_dialog_leaves_the_status_line(
         ending["session_id"] = sessions["ends"]["session_id"]
         assert hook("SessionEnd", ending)[0] == 0
         assert cli("status", "--format", "{waiting}").out == "2\n"
-        watch = subprocess.Popen(
-            [sys.executable, "-m", "agent_room", "watch"],
-            env=cli.env(),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
+        with cli.watching():
             doomed.kill()
             doomed.wait()
             wait_for(
@@ -207,9 +200,6 @@ def test_a_session_that_ends_or_dies_in_a_dialog_leaves_the_status_line(
                 timeout=30,
                 what="the status line to stop counting the dead session",
             )
-        finally:
-            watch.terminate()
-            watch.wait(timeout=30)
     finally:
         doomed.kill()
         doomed.wait()
