@@ -4,9 +4,11 @@ Real tmux servers, processes and databases answer in their own time, so a test w
 for what it checks rather than sleeping. libtmux's ``retry_until`` returns only a bool;
 this one returns the check's value (``pane = wait_for(find_pane)``) and works outside
 the tmux tier too. ``poll`` is the same wait that gives up quietly, for a step that is
-tried again when it did not take (an Enter a client dropped). A Textual app under a
-``Pilot`` waits with ``tests.ui.conftest.until`` instead: its checks need the app's
-event loop to run between tries.
+tried again when it did not take (an Enter a client dropped). Two waits stay apart
+because their checks need another loop to run between tries: a Textual app under a
+``Pilot`` waits with ``tests.ui.conftest.until`` (the app's event loop), and a page of
+the browser tier with ``tests.browser.conftest.Screen.shows`` (Playwright hands over
+a page's frames only inside its own calls).
 """
 
 from __future__ import annotations
