@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 import pytest
 
@@ -207,6 +208,30 @@ class Cli:
             check=False,
         )
         return Result(proc.returncode, proc.stdout.decode(), proc.stderr.decode())
+
+    @contextlib.contextmanager
+    def watching(
+        self, env: Mapping[str, str] | None = None, *, stderr: int | IO[bytes] = subprocess.DEVNULL
+    ) -> Iterator[subprocess.Popen[bytes]]:
+        """``agent-room watch`` running on the room, as the user starts it (the tests
+        turn the background one off); stopped with SIGTERM at the end, killed if it
+        outlives that (a test may also stop it itself)."""
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "agent_room", "watch"],
+            env=self.env(env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+        )
+        try:
+            yield proc
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
 
 
 @pytest.fixture

@@ -14,8 +14,9 @@ import shutil
 import socket
 import subprocess
 import tempfile
-import time
 from pathlib import Path
+
+from tests.poll import poll
 
 ROLE = "room"
 DATABASE = "agentroom"
@@ -151,9 +152,9 @@ class Cluster:
     def destroy(self) -> None:
         """Stop the server and remove every file of the cluster."""
         self.stop("immediate")
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
+
+        def removed() -> bool:
             shutil.rmtree(self.root, ignore_errors=True)
-            if not self.root.exists():
-                return
-            time.sleep(0.1)
+            return not self.root.exists()
+
+        poll(removed, timeout=10, step=0.1)  # a server's last files may come meanwhile

@@ -100,14 +100,7 @@ def test_a_fifo_as_a_transcript_hangs_no_peek(cli: Cli, fifo_agent: str) -> None
 def test_a_fifo_as_a_transcript_blocks_no_memory_worker_and_watch_obeys_sigterm(
     cli: Cli, room_home: Path, room: Room, fifo_agent: str
 ) -> None:
-    watch = subprocess.Popen(
-        [sys.executable, "-m", "agent_room", "watch"],
-        env=cli.env(),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
+    with cli.watching() as watch:
         wait_for(
             lambda: "a FIFO" in str((cursor(room.store, fifo_agent) or {}).get("problem")),
             timeout=30,
@@ -116,10 +109,6 @@ def test_a_fifo_as_a_transcript_blocks_no_memory_worker_and_watch_obeys_sigterm(
         watch.send_signal(signal.SIGTERM)
         watch.wait(timeout=DEADLINE)
         assert time.monotonic() - started < 12
-    finally:
-        if watch.poll() is None:
-            watch.kill()
-            watch.wait()
 
 
 # -- watch.pid ---------------------------------------------------------------------------

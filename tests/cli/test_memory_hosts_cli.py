@@ -4,9 +4,9 @@ agent on one host is approved with its context from the other."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,20 +47,10 @@ def room(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
 @pytest.fixture
 def watches(cli: Cli, room: Room) -> Iterator[dict[str, subprocess.Popen[bytes]]]:
     """Each host's ``agent-room watch``."""
-    procs = {
-        host: subprocess.Popen(
-            [sys.executable, "-m", "agent_room", "watch"],
-            env=cli.env({"AGENT_ROOM_HOST": host}),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        for host in HOSTS
-    }
-    yield procs
-    for proc in procs.values():
-        proc.terminate()
-    for proc in procs.values():
-        proc.wait(timeout=20)
+    with contextlib.ExitStack() as running:
+        yield {
+            host: running.enter_context(cli.watching({"AGENT_ROOM_HOST": host})) for host in HOSTS
+        }
 
 
 def _held_by(room: Room, host: str, pid: int) -> bool:

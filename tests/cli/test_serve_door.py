@@ -1,6 +1,7 @@
 """The served console's door, without a browser: ``RoomServer`` answers plain HTTP and
 WebSocket requests in this process (aiohttp's test server), so a door that lets a wrong
-token, no cookie or a made-up cookie in fails here, not only in the browser tier.
+token, no cookie, a made-up cookie, another Host or another Origin in fails here, not
+only in the browser tier.
 
 No console process is started: the WebSocket tests run a server allowed no consoles,
 so a request the door lets through is answered 503 by the limit, one it keeps out 403.
@@ -106,3 +107,26 @@ def test_a_made_up_cookie_is_refused_and_the_servers_own_passes() -> None:
         assert await _status(client, "/ws", **WEBSOCKET) == 503  # past the door: the limit
 
     _at_the_door(check)
+
+
+def test_a_foreign_host_or_origin_is_refused_even_with_the_cookie_or_the_token() -> None:
+    """DNS rebinding (another name for this address) and a page of another origin: the
+    door looks at Host and Origin before the token or the cookie."""
+    rebound = {"Host": "rebound.example:8760"}
+
+    async def check(server: RoomServer, client: Client) -> None:
+        del server
+        assert await _status(client, f"/?token={TOKEN}", **rebound) == 421
+        assert not client.session.cookie_jar.filter_cookies(client.make_url("/"))
+        assert await _status(client, f"/?token={TOKEN}") == 303  # a made token: not spent
+        assert await _status(client, "/") == 200
+        assert await _status(client, "/", **rebound) == 421
+        assert await _status(client, "/ws", **{**WEBSOCKET, **rebound}) == 421
+        for origin in ("http://127.0.0.1:9999", "http://rebound.example:8760", "null"):
+            assert await _status(client, "/", Origin=origin) == 403, origin
+            assert await _status(client, "/ws", **{**WEBSOCKET, "Origin": origin}) == 403, origin
+        no_origin = {k: v for k, v in WEBSOCKET.items() if k != "Origin"}
+        assert await _status(client, "/ws", **no_origin) == 403  # a WebSocket names its page
+        assert await _status(client, "/ws", **WEBSOCKET) == 503  # past the door: the limit
+
+    _at_the_door(check, made=True)

@@ -24,7 +24,7 @@ from agent_room.demo.client_api import StandIn
 from tests.conftest import REPO, require_tool
 from tests.live import TURN as TURN  # noqa: PLC0414  (re-exported for the tier's tests)
 from tests.live import LiveRoom, mark_real
-from tests.poll import wait_for
+from tests.poll import poll
 
 STARTUP = 60.0
 """Seconds a client may take to reach its prompt (several on this 2-core machine)."""
@@ -156,11 +156,8 @@ class ClientRoom(LiveRoom[StandIn]):
         time.sleep(KEY_SETTLE)
         for _ in range(ENTERS):
             self.server.cmd("send-keys", "-t", target, "Enter")
-            try:
-                wait_for(lambda: self.prompted(name, line), timeout=TURN / ENTERS)
-            except AssertionError:
-                continue
-            return
+            if poll(lambda: self.prompted(name, line), timeout=TURN / ENTERS):
+                return
         raise AssertionError(f"@{name} did not take {line!r}:\n{self.screen(target)}")
 
     def prompted(self, name: str, line: str) -> bool:

@@ -77,6 +77,22 @@ def test_a_loop_back_over_exactly_the_depth_of_handovers_is_found_and_one_longer
     assert cycle_warnings(pending, recent, depth) == {depth + 1: loop}
 
 
+def test_by_default_a_loop_back_over_eight_handovers_is_found_and_over_nine_is_not() -> None:
+    """The room's own limit, as every caller uses it (the handovers' badge and the loop
+    breaker pass no depth): a test at ``MAX_DEPTH`` alone would follow the constant if it
+    moved by one."""
+    loop = closes_cycle(_chain(8), "n8", "n0")
+    assert loop == ("n8", *(f"n{i}" for i in range(9)))
+    assert closes_cycle(_chain(9), "n9", "n0") is None
+    graph = dict(_chain(9))
+    assert search(lambda node: [graph[node]] if node in graph else [], "n0", "n8") is not None
+    assert search(lambda node: [graph[node]] if node in graph else [], "n0", "n9") is None
+    for steps, expected in ((8, {9: loop}), (9, {})):
+        closing = (steps + 1, f"n{steps}", "n0")
+        recent = [(i + 1, s, r) for i, (s, r) in enumerate(_chain(steps))] + [closing]
+        assert cycle_warnings([closing], recent) == expected
+
+
 def test_find_path_handles_cycles_in_the_graph() -> None:
     graph = {"a": {"b"}, "b": {"a", "c"}, "c": set()}
     assert find_path(graph, "a", "c") == ("a", "b", "c")

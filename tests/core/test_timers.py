@@ -23,17 +23,14 @@ from agent_room.turn.core.timers import (
 @pytest.mark.parametrize(
     ("text", "seconds"),
     [("90s", 90), ("5m", 300), ("1h", 3600), ("1h30m", 5400), ("2d", 172800), ("45", 45),
-     ("1.5m", 90), (" 10S ", 10)],
+     ("1.5m", 90), (" 10S ", 10), ("5", 5)],  # a bare number is seconds
 )  # fmt: skip
 def test_durations(text: str, seconds: float) -> None:
     assert parse_duration(text) == seconds
 
 
-@pytest.mark.parametrize("text", ["", "5", "m", "5x", "-5m", "0s", "8d", "5 m", "1h-2m", "abc"])
+@pytest.mark.parametrize("text", ["", "m", "5x", "-5m", "0s", "8d", "5 m", "1h-2m", "abc"])
 def test_bad_durations_say_how(text: str) -> None:
-    if text == "5":
-        assert parse_duration(text) == 5  # a bare number is seconds
-        return
     with pytest.raises(BadInput, match="duration"):
         parse_duration(text)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -29,15 +28,8 @@ def env(server: libtmux.Server) -> dict[str, str]:
 @pytest.fixture
 def watch(cli: Cli, env: dict[str, str]) -> Iterator[None]:
     """The delivery worker (``agent-room watch``) running on the test's room."""
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "agent_room", "watch"],
-        env=cli.env(env),
-        stdin=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    yield
-    worker.terminate()
-    worker.wait(timeout=10)
+    with cli.watching(env):
+        yield
 
 
 def _who(cli: Cli) -> dict[str, dict[str, Any]]:

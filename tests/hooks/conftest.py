@@ -97,6 +97,12 @@ def one_logged_line(home: Path) -> str:
     return line
 
 
+def only_the_log_beside(home: Path, *kept: str) -> bool:
+    """Whether the room folder holds nothing but the error log and ``kept``: a hook
+    that could not open the room made nothing else in it."""
+    return sorted(p.name for p in home.iterdir()) == sorted(("errors.log", *kept))
+
+
 @pytest.fixture
 def hook(room_home: Path, agent_proc: subprocess.Popen[bytes]) -> Hook:
     """Fire hooks at the test's room for the stand-in agent process."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import sqlite3
 from pathlib import Path
@@ -9,7 +10,15 @@ from pathlib import Path
 import pytest
 
 from agent_room.room import Room
-from tests.hooks.conftest import Hook, fixture_payload, new_session, one_logged_line, room_rows
+from agent_room.turn.hooks import handlers, run_hook
+from tests.hooks.conftest import (
+    Hook,
+    fixture_payload,
+    new_session,
+    one_logged_line,
+    only_the_log_beside,
+    room_rows,
+)
 
 BIG = b"[" + b"0," * (5 << 20) + b"0]"
 """10 MiB that is no object: more than is read, and still refused with the reason."""
@@ -51,7 +60,7 @@ def test_locked_room_is_logged_and_the_agent_goes_on(hook: Hook, seeded: Path) -
         blocker.execute("ROLLBACK")
         blocker.close()
     assert (code, out, err) == (0, None, "")
-    (line,) = (seeded / "errors.log").read_text().splitlines()
+    line = one_logged_line(seeded)
     assert "locked" in line or "busy" in line
     assert room_rows(seeded) == before
 
@@ -62,8 +71,9 @@ def test_unreachable_database_is_logged(hook: Hook, room_home: Path) -> None:
     (room_home / "room.db").mkdir()
     code, out, err = hook("SessionStart", new_session("SessionStart"))
     assert (code, out, err) == (0, None, "")
-    (line,) = (room_home / "errors.log").read_text().splitlines()
-    assert "room.db" in line
+    assert "room.db" in one_logged_line(room_home)
+    assert only_the_log_beside(room_home, "room.db")
+    assert not any((room_home / "room.db").iterdir())
 
 
 @pytest.mark.sqlite
@@ -87,20 +97,19 @@ def test_session_end_for_an_unknown_session_is_harmless(hook: Hook, seeded: Path
 
 
 def test_an_unexpected_fault_exits_0_and_is_logged(
-    room_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    seeded: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The last-resort handler: a bug in the room never reaches the agent as a failure."""
-    import io
 
-    from agent_room.turn.hooks import handlers, run_hook
+    before = room_rows(seeded)
 
     def broken(*_args: object) -> None:
         raise RuntimeError("a bug in the room")
 
     monkeypatch.setattr(handlers, "handle", broken)
     stdin = io.BytesIO(json.dumps(fixture_payload("claude-code-2.1.330/hook-Stop.json")).encode())
-    code = run_hook(["Stop"], {"AGENT_ROOM_HOME": str(room_home)}, stdin)
+    code = run_hook(["Stop"], {"AGENT_ROOM_HOME": str(seeded)}, stdin)
     assert code == 0
     assert capsys.readouterr() == ("", "")
-    (line,) = (room_home / "errors.log").read_text().splitlines()
-    assert "internal error: RuntimeError: a bug in the room" in line
+    assert "internal error: RuntimeError: a bug in the room" in one_logged_line(seeded)
+    assert room_rows(seeded) == before

@@ -123,7 +123,10 @@ def test_a_payload_cut_anywhere_parses_or_names_the_problem(at: int) -> None:
     at = at % (len(raw) + 1)
     try:
         payload = HookPayload.parse(raw[:at], "Stop", cut=True)
-    except HookProblem:
+    except HookProblem as problem:
+        said = str(problem)  # a cut that leaves no payload says why, on one line
+        assert said
+        assert "\n" not in said
         return
     assert payload.session_id == "48b4e422"
     answer = payload.last_assistant_message or ""

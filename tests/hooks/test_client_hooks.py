@@ -152,7 +152,10 @@ def test_every_recorded_headless_run_replays(fire: Fire) -> None:
 def test_an_event_the_client_does_not_install_is_logged_and_ignored(fire: Fire) -> None:
     path = CODEX / "hooks-exec" / "codex-exec-PreToolUse.json"
     payload = recorded(path)
-    payload["session_id"] = fire.session
+    fire.session = "5e55-0001"
+    fire("codex", STARTS["codex"])  # another session: the room has rows to keep
+    before = room_rows(fire.home)
+    payload["session_id"] = "5e55-0000"
     proc = subprocess.run(
         [*HOOK, "codex", "PreToolUse"],
         input=json.dumps(payload).encode(),
@@ -163,6 +166,8 @@ def test_an_event_the_client_does_not_install_is_logged_and_ignored(fire: Fire) 
     )
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
     assert "codex PreToolUse: unknown Codex CLI event" in one_logged_line(fire.home)
+    assert room_rows(fire.home) == before
+    fire.session = "5e55-0000"
     assert fire.state() == "absent"
 
 

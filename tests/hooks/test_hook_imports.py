@@ -23,6 +23,7 @@ from agent_room.turn.core.prompts import (
     nudge_ids,
 )
 from tests.conftest import REPO
+from tests.hooks.conftest import one_logged_line, only_the_log_beside
 
 FIXTURES = REPO / "tests" / "fixtures" / "claude-code-2.1.330"
 
@@ -153,7 +154,8 @@ def test_a_hook_called_in_process_returns(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.setenv("AGENT_ROOM_HOME", str(tmp_path / "room"))
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"{}")))
     assert main(["hook", "SessionEnd"]) == 0  # (an empty payload: logged in the room)
-    assert "payload has no session_id" in (tmp_path / "room" / "errors.log").read_text()
+    assert "payload has no session_id" in one_logged_line(tmp_path / "room")
+    assert only_the_log_beside(tmp_path / "room")  # no room made for a payload refused
 
 
 json_values = st.recursive(

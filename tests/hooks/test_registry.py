@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -14,9 +15,11 @@ from agent_room.core.tree import render_tree
 from agent_room.room import Room
 from agent_room.room.roster import session_tree
 from agent_room.room.views import audit_events
+from agent_room.store.attention import facts
 from agent_room.turn.room.registry import Registry
 from tests.conftest import Cli
-from tests.hooks.conftest import Hook, new_session
+from tests.hooks.conftest import Hook, fixture_payload, new_session
+from tests.poll import wait_for
 
 
 def _room(room_home: Path) -> Room:
@@ -169,3 +172,44 @@ def test_dead_and_reused_pids_show_as_ended(hook: Hook, room_home: Path, cli: Cl
     events = [e for e in audit_events(room) if e.kind == "session.state" and e.data.get("reason")]
     room.close()
     assert len(events) == 2
+
+
+def test_a_session_that_ends_or_dies_in_a_dialog_leaves_the_status_line(
+    hook: Hook, cli: Cli
+) -> None:
+    """``⏸`` counts agents in a permission dialog: one whose session ends there
+    (SessionEnd) or whose process dies there (the watch sees it go) is no longer one."""
+    dialog = fixture_payload("claude-code-2.1.197/hook-Notification-permission_prompt.json")
+    doomed = subprocess.Popen(["sleep", "600"])
+    sessions = {name: new_session("SessionStart") for name in ("ends", "dies", "stays")}
+    try:
+        for name, start in sessions.items():
+            pid = doomed.pid if name == "dies" else None
+            env = {"AGENT_ROOM_NAME": name}
+            assert hook("SessionStart", start, env=env, pid=pid)[0] == 0
+            waits = {**dialog, "session_id": start["session_id"]}
+            assert hook("Notification", waits, env=env, pid=pid)[0] == 0
+        assert cli("status", "--format", "{waiting}").out == "3\n"
+        ending = {**fixture_payload("claude-code-2.1.330/hook-SessionEnd-other.json")}
+        ending["session_id"] = sessions["ends"]["session_id"]
+        assert hook("SessionEnd", ending)[0] == 0
+        assert cli("status", "--format", "{waiting}").out == "2\n"
+        with cli.watching():
+            doomed.kill()
+            doomed.wait()
+            wait_for(
+                lambda: cli("status", "--format", "{waiting}").out == "1\n",
+                timeout=30,
+                what="the status line to stop counting the dead session",
+            )
+    finally:
+        doomed.kill()
+        doomed.wait()
+    room = _room(cli.home)
+    try:
+        state = {r["name"]: r["state"] for r in room.who()}
+        notified = [w[0] for w in facts(room.store.conn, time.time()).waiting]
+    finally:
+        room.close()
+    assert state == {"ends": "ended", "dies": "ended", "stays": "waiting"}
+    assert notified == ["stays"]  # the notifier's facts agree with the status line

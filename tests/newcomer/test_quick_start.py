@@ -34,7 +34,7 @@ import pytest
 from agent_room.demo.model_api import ModelApi, Reply, Script
 from tests.conftest import require_tool
 from tests.docs import quick_start
-from tests.poll import wait_for
+from tests.poll import poll, wait_for
 from tests.real.conftest import API_KEY, STARTUP, TURN, claude_binary
 from tests.real.model import Conversations
 
@@ -245,11 +245,8 @@ def _ask(shell: Shell, prompt: str) -> None:
     seen = Conversations(shell.api)
     for _ in range(3):
         shell.keys("Enter")
-        try:
-            wait_for(lambda: seen.turns_showing("api", prompt), 10)
-        except AssertionError:
-            continue
-        return
+        if poll(lambda: seen.turns_showing("api", prompt), 10):
+            return
     raise AssertionError(f"@api did not take the prompt:\n{shell.problems()}")
 
 

@@ -23,7 +23,7 @@ from agent_room.demo.model_api import ModelApi, Script
 from tests.conftest import REPO, require_tool
 from tests.live import TURN as TURN  # noqa: PLC0414  (re-exported for the tier's tests)
 from tests.live import LiveRoom, mark_real
-from tests.poll import wait_for
+from tests.poll import poll
 from tests.real.model import Conversations
 
 API_KEY = "sk-ant-api03-standin-0123456789abcdefghijklmnop"
@@ -184,11 +184,8 @@ class RealRoom(LiveRoom[ModelApi]):
             self.server.cmd("send-keys", "-t", f"=ac-{name}:", "Enter")
             if line.startswith("/"):  # a command of the client: no turn to see
                 return
-            try:
-                wait_for(lambda: self.prompted(name, line), timeout=5)
-            except AssertionError:
-                continue
-            return
+            if poll(lambda: self.prompted(name, line), timeout=5):
+                return
         raise AssertionError(f"@{name} did not take the prompt {line!r}:\n{self.screen(name)}")
 
     def prompted(self, name: str, line: str) -> bool:

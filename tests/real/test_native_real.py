@@ -13,7 +13,7 @@ import pytest
 
 from agent_room.demo.model_api import Reply, Script
 from tests.conftest import REPO, require_tool
-from tests.poll import wait_for
+from tests.poll import poll, wait_for
 from tests.real.conftest import PROMPT, TURN, RealRoom
 
 OLD_CLAUDE = REPO / ".tools" / "claude-code-2.1.197" / "node_modules" / ".bin" / "claude"
@@ -234,11 +234,6 @@ def _press_until(
             return True
         if only_while():
             real.keys("frontend", key)
-        end = time.monotonic() + 2
-        while time.monotonic() < end:
-            if done():
-                return True
-            time.sleep(0.1)
-        return False
+        return poll(done, timeout=2, step=0.1)
 
     real.wait(pressed, TURN, "frontend")

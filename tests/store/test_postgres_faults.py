@@ -22,7 +22,7 @@ from agent_room.room import Room
 from agent_room.turn.hooks import HOOK_BUDGET
 from tests.conftest import Cli, throwaway_cluster, write_room_conf
 from tests.fakes import IdleMux
-from tests.hooks.conftest import Hook, new_session
+from tests.hooks.conftest import Hook, new_session, one_logged_line, room_rows
 from tests.pgcluster import Cluster
 from tests.poll import wait_for
 
@@ -51,14 +51,19 @@ def down(tmp_path: Path, own_cluster: Cluster) -> Iterator[tuple[Path, Cluster]]
 def test_a_hook_exits_at_once_and_logs_the_unreachable_room(
     down: tuple[Path, Cluster], agent_proc: subprocess.Popen[bytes]
 ) -> None:
-    home, _cluster = down
+    home, cluster = down
     started = time.monotonic()
-    code, out, err = Hook(home, agent_proc.pid)("SessionStart", new_session("SessionStart"))
+    session = new_session("SessionStart")
+    code, out, err = Hook(home, agent_proc.pid)("SessionStart", session)
     assert (code, out, err) == (0, None, "")
     assert time.monotonic() - started < HOOK_BUDGET + 1  # tried again, briefly
-    (line,) = (home / "errors.log").read_text().splitlines()
+    line = one_logged_line(home)
     assert "unreachable" in line
     assert "password" not in line.lower()
+    cluster.start()
+    rows = room_rows(home)
+    assert session["session_id"] not in repr(rows)  # nothing of the hook, even in part
+    assert len(rows["sessions"]) == 2
 
 
 def test_a_hook_written_while_the_server_restarts_lands_when_it_is_back(

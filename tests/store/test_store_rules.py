@@ -3,13 +3,14 @@ used to pass the SQLite run and fail only the PostgreSQL one, or none at all.
 
 - the status line counts only the sessions still in the room (``store.attention``);
 - one writer at a time (``write_transaction``: SQLite's ``BEGIN IMMEDIATE``,
-  PostgreSQL's advisory lock of the room);
+  PostgreSQL's advisory lock of the room), a second one waiting up to its timeout;
 - a ``LIMIT ?`` takes the number bound to it, and ``-1`` (SQLite's "no limit", which
   PostgreSQL spells ``NULL``) means every row.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 
@@ -18,8 +19,8 @@ import pytest
 from agent_room.core.memory import Item
 from agent_room.room import Room
 from agent_room.store import memory
-from agent_room.turn.core.errors import RoomUnavailable
 from agent_room.store.attention import facts
+from agent_room.turn.core.errors import RoomUnavailable
 from agent_room.turn.store.attention import status_counts
 from agent_room.turn.store.db import write_transaction
 from agent_room.turn.store.postgres import translate
@@ -65,6 +66,40 @@ def test_a_second_writer_waits_for_the_first(
         with write_transaction(second.conn):  # free once the first has committed
             pass
     finally:
+        first.close()
+        second.close()
+
+
+def test_a_second_writer_waits_its_timeout_for_the_first_and_then_writes(
+    either_engine: Cluster | None, room_home: Path
+) -> None:
+    """Busy is the end of a wait, not the first answer: a hook that meets another
+    writer waits for it (up to its timeout) rather than losing its event."""
+    del either_engine
+    first = SqliteStore(room_home)
+    second = SqliteStore(room_home, timeout=30)
+    wrote: list[str] = []
+
+    def write() -> None:
+        with write_transaction(second.conn) as conn:
+            conn.execute("INSERT INTO settings (key, value) VALUES ('second', 'in')")
+        wrote.append("second")
+
+    waiting = threading.Thread(target=write)
+    try:
+        with write_transaction(first.conn) as conn:
+            conn.execute("INSERT INTO settings (key, value) VALUES ('first', 'in')")
+            waiting.start()
+            waiting.join(0.5)
+            assert waiting.is_alive()  # held at BEGIN, not refused
+            wrote.append("first")
+        waiting.join(30)
+        assert not waiting.is_alive()
+        assert wrote == ["first", "second"]
+        keys = first.conn.execute("SELECT key FROM settings WHERE value = 'in' ORDER BY key")
+        assert [r[0] for r in keys.fetchall()] == ["first", "second"]
+    finally:
+        waiting.join(30)
         first.close()
         second.close()
 

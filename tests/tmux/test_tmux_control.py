@@ -162,10 +162,12 @@ def test_the_kept_client_attaches_again_when_its_session_ends(server: libtmux.Se
     tmux = Tmux()
     try:
         tmux.type_line(_socket(server), first, "to the first", settle=0.0)
+        assert len(_control_clients(server)) == 1  # attached to "first"
         server.cmd("kill-session", "-t", "first")
         wait_for(lambda: not _control_clients(server))  # it was attached there: detached
         tmux.type_line(_socket(server), second, "to the second", settle=0.0)
         wait_for(lambda: _last_line(server, second) == "to the second")
+        assert len(_control_clients(server)) == 1  # the kept client again, not a process
     finally:
         tmux.close()
 

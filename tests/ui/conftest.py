@@ -117,11 +117,9 @@ def still_app(room: Room, clock: FrozenClock, theme: str = "agent-room-dark") ->
 async def settle_queue(pilot: Pilot[int]) -> None:
     """Wait until the queue shows the last handover (the one with the cycle badge)."""
     await pilot.pause()
-    while not pilot.app.screen.query("#queue"):
-        await pilot.pause(0.01)
+    await until(pilot, lambda: pilot.app.screen.query("#queue"))
     queue = pilot.app.screen.query_one("#queue", HandoverQueue)
-    while queue.option_count < 2:
-        await pilot.pause(0.01)
+    await until(pilot, lambda: queue.option_count >= 2)
     # the first body is drawn after a frame; the second highlight draws at once
     queue.highlighted = queue.option_count - 1
     await pilot.pause()

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -31,6 +30,7 @@ from agent_room.ui.widgets.handovers import HandoverQueue
 from agent_room.ui.widgets.sessions import SessionsTable
 from agent_room.ui.widgets.tree import SessionTree
 from tests.fakes import FakeMux
+from tests.poll import wait_for
 from tests.ui.conftest import SOCKET, run_from_palette, select_session, until
 from tests.ui.seed import AliveProbe, FrozenClock
 
@@ -268,10 +268,10 @@ async def test_the_reader_and_the_workers_share_one_watch(
         during = _inotify_instances()
     # a watch left by an earlier test in this process may close meanwhile, never open
     assert during <= before + 1
-    deadline = time.monotonic() + 5
-    while _inotify_instances() >= during and time.monotonic() < deadline:
-        await asyncio.sleep(0.05)
-    assert _inotify_instances() < during  # the console's one watch was among them
+    # the console's one watch was among them (waited for off the loop, which goes on)
+    await asyncio.to_thread(
+        wait_for, lambda: _inotify_instances() < during, 5, what="the console's watch to close"
+    )
 
 
 class _BrokenProbe:
