@@ -19,7 +19,9 @@ from pathlib import Path
 import pytest
 
 from agent_room.room import Room
-from agent_room.turn.hooks import HOOK_BUDGET
+from agent_room.turn.core.errors import RoomUnavailable
+from agent_room.turn.hooks import HOOK_BUDGET, _passing
+from agent_room.turn.store.postgres import _unopened
 from tests.conftest import Cli, throwaway_cluster, write_room_conf
 from tests.fakes import IdleMux
 from tests.hooks.conftest import Hook, new_session, one_logged_line, room_rows
@@ -291,3 +293,28 @@ def test_ten_seconds_without_the_server_lose_nothing(
         stop.set()
         thread.join(timeout=10)
         own_cluster.start()
+
+
+@pytest.mark.parametrize(
+    ("answer", "passing"),
+    [
+        ("FATAL:  the database system is starting up", True),
+        (
+            "FATAL:  the database system is not yet accepting connections\n"
+            "DETAIL:  Consistent recovery state has not been yet reached.",
+            True,
+        ),
+        ("FATAL:  the database system is shutting down", True),
+        ('FATAL:  password authentication failed for user "room"', False),
+        ('FATAL:  database "rooms" does not exist', False),
+    ],
+)
+def test_a_restarting_server_is_a_passing_fault_and_a_refusal_is_not(
+    answer: str, passing: bool
+) -> None:
+    """A server that answers while it restarts (SQLSTATE 57P03) is not there yet: a hook
+    tries again within its budget, as for one that does not answer. A wrong password or
+    database is said at once."""
+    problem = RoomUnavailable(_unopened("PostgreSQL at db:5432", answer))
+    assert _passing(problem) is passing
+    assert "\n" not in str(problem)

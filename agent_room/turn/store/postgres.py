@@ -338,10 +338,20 @@ def _unopened(where: str, message: str) -> str:
     lines = (" ".join(line.split()) for line in message.splitlines())
     reason = "; ".join(line for line in lines if line) or "no reason"
     answered = "FATAL:" in reason or "fe_sendauth" in reason
+    answered = answered and not any(words in reason for words in NOT_YET)
     verb = "refused the connection" if answered else "is unreachable"
     advice = _WHERE_PASSWORDS_GO if "no password supplied" in reason else ""
     return f"{UNREACHABLE_PREFIX}{where} {verb} ({reason}){advice}"
 
+
+NOT_YET = (
+    "the database system is starting up",
+    "the database system is not yet accepting connections",
+    "the database system is shutting down",
+    "the database system is in recovery mode",
+)
+"""A server's answers while it restarts (SQLSTATE 57P03): it is not there yet, as one
+that does not answer; a hook tries again within its budget."""
 
 _WHERE_PASSWORDS_GO = (
     ": give the role's password in ~/.pgpass or the file PGPASSFILE names (mode 0600),"
