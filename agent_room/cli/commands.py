@@ -33,9 +33,9 @@ TASKS: tuple[tuple[str, dict[str, Command]], ...] = (
             ),
             "join": Command(
                 "register a name by hand (an agent in a pane without hooks)",
-                "agent_room.cli.bus_commands",
+                "agent_room.cli.members",
             ),
-            "leave": Command("remove a name from the room", "agent_room.cli.bus_commands"),
+            "leave": Command("remove a name from the room", "agent_room.cli.members"),
             "rename": Command(
                 "rename a session in the room; its unread messages follow",
                 "agent_room.cli.sessions",
@@ -53,14 +53,14 @@ TASKS: tuple[tuple[str, dict[str, Command]], ...] = (
         "Messages and handovers",
         {
             "send": Command("send a directed message to @NAME", "agent_room.cli.send"),
-            "inbox": Command("read your unread messages", "agent_room.cli.bus_commands"),
-            "history": Command("the room's last messages", "agent_room.cli.bus_commands"),
+            "inbox": Command("read your unread messages", "agent_room.cli.messages"),
+            "history": Command("the room's last messages", "agent_room.cli.messages"),
             "handovers": Command(
-                "list the handovers waiting for a decision", "agent_room.cli.bus_commands"
+                "list the handovers waiting for a decision", "agent_room.cli.handovers"
             ),
-            "approve": Command("approve a pending handover", "agent_room.cli.bus_commands"),
+            "approve": Command("approve a pending handover", "agent_room.cli.handovers"),
             "reject": Command(
-                "reject a pending handover, with a reason", "agent_room.cli.bus_commands"
+                "reject a pending handover, with a reason", "agent_room.cli.handovers"
             ),
         },
     ),
@@ -70,16 +70,14 @@ TASKS: tuple[tuple[str, dict[str, Command]], ...] = (
             "console": Command(
                 "the full-screen console (also: agent-room alone)", "agent_room.cli.console"
             ),
-            "who": Command("the sessions in the room", "agent_room.cli.bus_commands"),
-            "tree": Command(
-                "the session tree: who descends from whom", "agent_room.cli.bus_commands"
-            ),
+            "who": Command("the sessions in the room", "agent_room.cli.who"),
+            "tree": Command("the session tree: who descends from whom", "agent_room.cli.who"),
             "peek": Command(
                 "read an agent's last turns from its transcript", "agent_room.cli.sessions"
             ),
             "status": Command(
                 "one short line for a status bar, e.g. tmux status-right",
-                "agent_room.cli.bus_commands",
+                "agent_room.cli.status",
             ),
             "popup": Command(
                 "open the console in a tmux popup over this window", "agent_room.cli.reach"

@@ -3,8 +3,8 @@
 The words themselves are read by ``turn.send.parse_send``, the one parser of every
 shape of ``send``, written for the turn path without click; a process running ``send``
 meets this module only for the shapes the turn path leaves (a handover, a link, a body
-from a file or stdin) and for help. The handler is ``cli.bus.send_message``,
-whose module stays free of click because ``who`` and ``history`` run there too.
+from a file or stdin) and for help. The handler is ``cli.messages.send_message``,
+beside ``inbox`` and ``history``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from agent_room.cli.bus import send_message
+from agent_room.cli.messages import send_message
 from agent_room.cli.params import as_option
 from agent_room.turn.send import parse_send
 
