@@ -22,11 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agent_room.room import Room
 from agent_room.turn.core.errors import Refused
 from agent_room.turn.core.files import read_regular
 from agent_room.turn.procfs import cmdline, is_alive, read_stat
+from agent_room.turn.store.attention import room_exists
 from agent_room.turn.store.home import open_private, room_home
 from agent_room.turn.store.wake import listening
+from agent_room.workers.deliverer import delivery_lease
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -175,10 +178,6 @@ def idle(room: Room) -> bool:
 
 def cmd_watch_status() -> int:
     """Say which process delivers for the room: 0 if one does, 1 if none."""
-    from agent_room.room import Room
-    from agent_room.turn.store.attention import room_exists
-    from agent_room.workers.deliverer import delivery_lease
-
     home = room_home(os.environ)
     background = background_pid(home)
     holder = None

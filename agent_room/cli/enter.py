@@ -16,6 +16,7 @@ import click
 from agent_room.adapters.processes import SystemProbe
 from agent_room.adapters.tmux import Tmux, TmuxError
 from agent_room.cli.params import SECONDS
+from agent_room.config.settings import RoomSettings
 from agent_room.core.enter import Move, Plan, parent_note
 from agent_room.plugin import claude_flags
 from agent_room.room import Room
@@ -40,8 +41,6 @@ def _programs() -> dict[str, str]:
     """The clients' programs, from the room's settings: read only to resume, so that a
     jump to a live pane (``/enter-agent``, ``/exit-agent``) does not wait about 100 ms
     for pydantic to load."""
-    from agent_room.config.settings import RoomSettings
-
     return RoomSettings.load(os.environ).programs()
 
 

@@ -27,14 +27,30 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agent_room.adapters.claude_files import trusted
+from agent_room.adapters.processes import SystemProbe
+from agent_room.cli import worktrees
 from agent_room.cli.background import ensure_deliverer
 from agent_room.cli.pane_exec import PANE_OWN, pane_command, write_env_file
+from agent_room.cli.worktrees import start_worktree
+from agent_room.config.settings import RoomSettings
 from agent_room.core.client_launch import ci_markers
 from agent_room.core.enter import ATTACH_PAUSE
+from agent_room.plugin import claude_flags
+from agent_room.room import Room
+from agent_room.room.access import (
+    ENV_URL,
+    HOOKS_VIA_HTTP,
+    WITH_TOKEN,
+    agent_access,
+    await_serving,
+    http_hooks,
+)
+from agent_room.room.clients import client_launch
 from agent_room.turn import procfs
 from agent_room.turn.core.errors import BadInput, NotFound, Refused, RoomError
 from agent_room.turn.core.names import is_valid_name, parse_name
 from agent_room.turn.core.printable import printable
+from agent_room.turn.room.registry import Registry
 from agent_room.turn.store.home import ensure_room_dir, room_home
 
 # The parser reads this module to build `--help`, which loads no room, pydantic or
@@ -152,8 +168,6 @@ def _client(kind: str, settings: RoomSettings) -> str:
 def agent_argv(kind: str, agent_args: list[str], settings: RoomSettings) -> list[str]:
     """The agent's command line: its binary (absolute) and arguments."""
     if kind == "claude":
-        from agent_room.plugin import claude_flags
-
         return [_client(kind, settings), *claude_flags(), *agent_args]
     if kind in {"codex", "gemini"}:
         return [_client(kind, settings), *agent_args]
@@ -222,8 +236,6 @@ def _worktree(branch: str | None, name: str, cwd: Path) -> Path:
     every client, known to the room."""
     if branch is None:
         return cwd
-    from agent_room.cli.worktrees import start_worktree
-
     folder, said = start_worktree(name, cwd, branch)
     print(f"@{name}: {said}", file=sys.stderr)
     return folder
@@ -241,19 +253,13 @@ def _client_setup(
     wrapper that runs it with its secret; ``env`` gains the client's variables."""
     wrapper: tuple[str, ...] = ()
     if kind != "command":  # the room's tools over MCP, with a secret of its own
-        from agent_room.room.access import ENV_URL, WITH_TOKEN, agent_access
-
         env.update(agent_access(env["AGENT_ROOM_HOME"], name))
         wrapper = WITH_TOKEN
     if kind == "claude":  # its turns' hooks to the room's server, without a process each
-        from agent_room.room.access import HOOKS_VIA_HTTP, http_hooks
-
         settings = json.dumps(http_hooks(env[ENV_URL]), separators=(",", ":"))
         argv = [argv[0], "--settings", settings, *argv[1:]]
         env[HOOKS_VIA_HTTP] = "1"
     if kind in {"codex", "gemini"}:  # its hooks, trust and permissions: see room.clients
-        from agent_room.room.clients import client_launch
-
         extra, client_env = client_launch(
             kind,
             name=name,
@@ -291,8 +297,6 @@ class StartOptions:
 
 def cmd_start(asked: StartOptions) -> int:
     """Start the agent in tmux session ``ac-NAME`` (or a window NAME when inside tmux)."""
-    from agent_room.config.settings import RoomSettings
-
     environ = dict(os.environ)
     settings = RoomSettings.load(environ)  # a bad setting: one line, nothing started
     name = parse_name(asked.name)
@@ -314,8 +318,6 @@ def cmd_start(asked: StartOptions) -> int:
     opted_out = asked.no_watch or not settings.watch
     ensure_deliverer(os.environ, opted_out=opted_out)  # it serves the room's tools too
     if asked.agent != "command" and settings.mcp:
-        from agent_room.room.access import await_serving
-
         await_serving(env["AGENT_ROOM_HOME"])
 
     hidden = [var for var in (*LEAKED, *ci_markers(asked.agent, environ)) if var not in env]
@@ -389,8 +391,6 @@ def _started(asked: StartOptions, said: str, label: str, pane_id: str, tmux: _Tm
     and it takes the name over): messages to it wait in the room meanwhile, never typed
     into its pane before it is registered."""
     if asked.agent in {"command", "codex"}:
-        from agent_room.room import Room
-
         found = tmux("display-message", "-p", "-t", pane_id, "#{pane_pid}", check=False)
         pid = int(found[0]) if found and found[0].isdigit() else None
         stat = procfs.read_stat(pid) if pid else None
@@ -430,8 +430,6 @@ def _registered(room: Room | None, name: str, pane_pids: set[int]) -> list[Proce
 
 def _open_room() -> Room | None:
     """The room, if there is one to ask: stopping must work without it."""
-    from agent_room.room import Room
-
     try:
         return Room.open(os.environ) if Path(room_home(os.environ)).is_dir() else None
     except RoomError:
@@ -450,14 +448,9 @@ def _terminate(pid: int) -> None:
 
 def cmd_stop(*, name: str, remove_worktree: bool, force: bool) -> int:
     """End the agent started for NAME: SIGTERM, up to 5 s to exit, then close its tmux."""
-    from agent_room.adapters.processes import SystemProbe
-    from agent_room.config.settings import RoomSettings
-
     settings = RoomSettings.load(os.environ)
     name = parse_name(name)
     if remove_worktree or force:  # refused before anything is stopped
-        from agent_room.cli import worktrees
-
         worktrees.check_force(force=force, remove_worktree=remove_worktree)
         worktrees.check_removal(name, force=force)
     tmux = _Tmux(dict(os.environ), settings.tmux)
@@ -487,8 +480,6 @@ def cmd_stop(*, name: str, remove_worktree: bool, force: bool) -> int:
     survivors = [pid for pid, start in victims if probe.is_alive(pid, start)]
     tmux(kill, "-t", target[-1], check=False)  # gone already if the agent's exit closed it
     if room:
-        from agent_room.turn.room.registry import Registry
-
         with contextlib.suppress(RoomError):  # the room shows it ended now, not at next `who`
             Registry(room, probe).refresh()
         room.close()

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False
+from agent_room.turn.core.printable import printable_json
+
 if TYPE_CHECKING:
     from typing import Any
 
 
 def print_json(data: Any) -> None:
     """Print ``data`` as indented JSON (``core.printable.printable_json``) to stdout."""
-    from agent_room.turn.core.printable import printable_json
-
     sys.stdout.write(printable_json(data) + "\n")
