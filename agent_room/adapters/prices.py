@@ -7,14 +7,16 @@ provider's model (``claude-opus-4-6``, ``claude-haiku-4-5-20251001``,
 the day it was made, cache reads and writes and long-context tiers included. A model it
 does not know has no price: its tokens are counted and its cost is unknown, until the
 operator sets one (``agent-room usage price``), which also wins over the package's.
+
+The package is imported when a first request is priced, not with this module: its price
+data costs 130 ms to load, which every ``usage``, ``budget`` and ``ask`` command (and
+their ``--help``) would pay before it knew whether anything needs a price.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import UTC, datetime
-
-from genai_prices import Usage, calc_price
 
 from agent_room.core.usage import Price, Tokens
 
@@ -36,6 +38,8 @@ class Prices:
             return override.cost(tokens)
         if model in self._unknown:
             return None
+        from genai_prices import Usage, calc_price  # noqa: PLC0415 - see the module's doc
+
         try:
             found = calc_price(
                 Usage(
