@@ -60,11 +60,6 @@ NARROW = 100
 TINY_COLUMNS = (("Time", "time", 8), ("", "mark", 2), ("From → To", "route", 20))
 """In a panel under ``TINY`` cells: the route and the message, the mark for the event."""
 TINY = 80
-KEPT_ROWS = 2
-"""The table keeps the rows that left the snapshot's flow at the top until it holds this
-many times the flow, then draws the flow anew: removing a row moves every row under it,
-which makes Textual lay out and draw the whole screen again, so it is done once for a
-whole flow's worth of new events instead of for each."""
 
 
 class FlowTimeline(KeptCellsTable):
@@ -80,8 +75,7 @@ class FlowTimeline(KeptCellsTable):
         self._drawn: tuple[FlowEvent, ...] | None = None
         """The snapshot's flow as last drawn."""
         self._rows: tuple[FlowEvent, ...] = ()
-        """The events of the table's rows, in order: the flow drawn, after the older rows
-        it has dropped since the last full draw (see ``KEPT_ROWS``)."""
+        """The events of the table's rows, in order (the flow drawn)."""
         self._summary_width = 0
         """The message column's width as last fitted."""
         self._keys: tuple[str, ...] = ()
@@ -125,11 +119,12 @@ class FlowTimeline(KeptCellsTable):
         """Draw the snapshot's flow, changing only what moved since the last draw.
 
         The flow mostly moves by events added at the end, the oldest leaving it at the
-        top and the status of a few messages moving on: the new rows are added and the
-        changed status cells replaced, so the other rows keep their rendering; the rows
-        that left stay above until ``KEPT_ROWS``. Anything else (new columns, a theme,
-        events out of the order drawn) draws the flow anew, so the rows always follow
-        the snapshot's order.
+        top and the status of a few messages moving on: the new rows are added, the
+        rows that left removed and the changed status cells replaced, so the other rows
+        keep their rendering, and a full flow keeps its height (a table that grows or
+        shrinks makes Textual lay out and draw the whole screen again). Anything else
+        (new columns, a theme, events out of the order drawn) draws the flow anew, so
+        the rows always follow the snapshot's order.
         """
         if not self.is_mounted:
             return
@@ -140,19 +135,19 @@ class FlowTimeline(KeptCellsTable):
             return
         colours = self.app.theme_variables
         kept = None if force or drawn is None else _kept(self._rows, events)
-        if kept is None or len(self._rows) + len(kept[2]) > KEPT_ROWS * max(1, len(events)):
+        if kept is None:
             self.clear()
-            self._rows = events
             for event in events:
                 self._add(event, colours)
         else:
             start, changed, added = kept
-            self._rows = (*self._rows[:start], *events)
             if "status" in self._keys:
                 for event in changed:
                     self.update_cell(str(event.id), "status", self._status(event, colours))
             for event in added:
                 self._add(event, colours)
+            self.remove_rows(str(event.id) for event in self._rows[:start])
+        self._rows = events
         self.scroll_end(animate=False)
         total = self.snapshot.messages if self.snapshot else 0
         self.border_title = f"Message flow · {total:,} messages"
@@ -185,10 +180,9 @@ class FlowTimeline(KeptCellsTable):
 def _kept(
     rows: tuple[FlowEvent, ...], events: tuple[FlowEvent, ...]
 ) -> tuple[int, list[FlowEvent], list[FlowEvent]] | None:
-    """How the table's ``rows`` become ``events`` after the rows that left the flow at the
-    top: (where the flow starts among the rows, the rows kept whose status changed, the
-    events to add at the bottom); None when they do not (an event between those drawn,
-    or one changed but for its status)."""
+    """How the table's ``rows`` become ``events``: (how many rows left the flow at the
+    top, the rows kept whose status changed, the events to add at the bottom); None when
+    they do not (an event between those drawn, or one changed but for its status)."""
     ids = {event.id for event in events}
     start = 0
     while start < len(rows) and rows[start].id not in ids:
