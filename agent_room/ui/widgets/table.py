@@ -19,6 +19,7 @@ it).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 from rich.segment import Segment
@@ -136,9 +137,16 @@ class KeptCellsTable(DataTable[object]):
         return lines
 
 
+@lru_cache(maxsize=KEPT_CELLS)
+def _place(row_index: int, column_index: int) -> Style:
+    """The meta of a cell's place, one object for each (Rich caches the sums of styles
+    by the objects added)."""
+    return Style.from_meta({"row": row_index, "column": column_index})
+
+
 def _moved(lines: Lines, row_index: int, column_index: int) -> Lines:
     """A cell's lines with its new place as their meta (the later meta wins a merge)."""
-    place = Style.from_meta({"row": row_index, "column": column_index})
+    place = _place(row_index, column_index)
     return [
         [Segment(text, style + place if style else style, control) for text, style, control in line]
         for line in lines
