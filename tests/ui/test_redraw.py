@@ -41,8 +41,9 @@ def _shown(flow: FlowTimeline) -> list[tuple[str, str]]:
 
 async def test_flow_changes_in_place_in_order() -> None:
     """Events added at the end, statuses moving on and the oldest leaving the flow change
-    the rows in place (the rows kept keep their cells); an event drawn between others
-    draws the flow anew; the flow shown is always the snapshot's events, in order."""
+    the rows in place (the rows kept keep their cells); an event that comes between
+    others has the rows under it drawn again with the cells they had; the flow shown is
+    always the snapshot's events, in order."""
     app = FlowApp()
     async with app.run_test(size=(160, 30)) as pilot:
         flow = app.query_one(FlowTimeline)
@@ -60,10 +61,13 @@ async def test_flow_changes_in_place_in_order() -> None:
             await pilot.pause()
             assert _shown(flow) == [(str(e.id), e.status) for e in step]
         assert flow.get_cell("7", "summary") is kept  # changed in place
+        before = flow.get_cell("4", "summary")
         between = (*events[3:6], _event(20), *events[6:], _event(10))  # one among those drawn
         flow.snapshot = RoomSnapshot(taken_at=T0, home="/h", flow=between)
         await pilot.pause()
         assert _shown(flow) == [(str(e.id), e.status) for e in between]
+        assert flow.get_cell("4", "summary") is before  # above it: in place
+        assert flow.get_cell("7", "summary") is kept  # under it: drawn again, same cells
 
 
 async def test_a_full_flow_keeps_its_height_and_the_screen_its_layout() -> None:
