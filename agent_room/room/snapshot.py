@@ -10,6 +10,7 @@ process died without a hook shows as ended.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +47,8 @@ FLOW_LIMIT = 60
 """Lines of the message flow the console keeps."""
 TRAFFIC_WINDOW = 5000
 """The traffic picture weighs the room's last this many messages: who talks now."""
+RECOUNT = 500
+"""The traffic window is counted whole once in this many messages, else moved on."""
 LIVENESS_INTERVAL = 2.0
 OUTSIDE_INTERVAL = 1.0
 """Seconds between reads of Claude Code's own registry (sessions outside the room)."""
@@ -142,6 +145,8 @@ class SnapshotReader:
         self.liveness_interval = liveness_interval
         self.traffic_window = traffic_window
         self._traffic: tuple[Edge, ...] = ()
+        self._counts: Counter[tuple[str, str]] = Counter()
+        """Messages per (sender, recipient) in the traffic window, as last counted."""
         self._last_message = 0
         self._checked_at = float("-inf")
         self._costs: dict[str, tuple[float, bool]] = {}
@@ -221,14 +226,7 @@ class SnapshotReader:
         )  # a handover's "requested" line says it was sent
         last = views.last_message_id(store)
         if last != self._last_message:
-            self._last_message = last
-            found = views.traffic(store, last, self.traffic_window)
-            self._traffic = tuple(
-                sorted(
-                    (Edge(r["sender"], r["recipient"], int(r["count"])) for r in found),
-                    key=lambda e: (-e.count, e.sender, e.recipient),
-                )
-            )
+            self._count_traffic(last)
         traffic = self._traffic
         return RoomSnapshot(
             taken_at=now,
@@ -240,6 +238,32 @@ class SnapshotReader:
             traffic=traffic,
             messages=self._last_message,
             operator_unread=status_counts(store.conn).messages,
+        )
+
+    def _count_traffic(self, last: int) -> None:
+        """The counts of the window up to message ``last``: those of the window before,
+        with the messages that came in added and those that left it taken off (two
+        ranges of a few messages, where counting the whole window reads thousands),
+        counted whole again every ``RECOUNT`` messages (a rename moves the waiting
+        messages to the new name: those counted under the old one are set right then)."""
+        store, before, window = self.room.store, self._last_message, self.traffic_window
+        counts = self._counts
+        if before <= 0 or not 0 < last - before < window or last // RECOUNT != before // RECOUNT:
+            counts = Counter()
+            found = views.traffic(store, last, window)
+        else:
+            found = views.traffic(store, last, last - before)  # came in: (before, last]
+            for r in views.traffic(store, last - window, last - before):  # left the window
+                counts[(r["sender"], r["recipient"])] -= int(r["count"])
+        for r in found:
+            counts[(r["sender"], r["recipient"])] += int(r["count"])
+        self._counts = +counts  # the pairs whose messages all left the window go
+        self._last_message = last
+        self._traffic = tuple(
+            sorted(
+                (Edge(sender, recipient, n) for (sender, recipient), n in self._counts.items()),
+                key=lambda e: (-e.count, e.sender, e.recipient),
+            )
         )
 
     def _costs_today(self, now: float) -> dict[str, tuple[float, bool]]:

@@ -168,3 +168,18 @@ def test_a_name_joined_without_an_agent_is_not_shown_as_claude(room: Room) -> No
     agent = next(c for c in COLUMNS if c.key == "agent")
     shown = {r.name: agent.cell(r, ctx).plain for r in snapshot.sessions}
     assert shown == {"alice": "-", "bot": "claude"}
+
+
+def test_the_traffic_window_moves_on_as_counting_it_whole_would(room_home: Path) -> None:
+    """The reader adds the messages that came in and takes off those that left the
+    window; the counts are those of the whole window, counted again at each read."""
+    room, _clock = seed_room(room_home)
+    reader = SnapshotReader(room, traffic_window=7)
+    names = ["backend", "frontend", "api", "reviewer"]
+    for n in range(30):
+        for k in range(1 + n % 3):  # one to three messages between two reads
+            room.send(names[(n + k) % 4], names[(n + 2 * k + 1) % 4], f"m{n}.{k}")
+        moved = reader.read().traffic
+        whole = SnapshotReader(room, traffic_window=7).read().traffic
+        assert moved == whole
+        assert sum(e.count for e in moved) <= 7

@@ -7,9 +7,10 @@ from dataclasses import replace
 import pytest
 from textual.app import App, ComposeResult
 from textual.coordinate import Coordinate
+from textual.geometry import Region
 
 from agent_room.core.snapshot import FlowEvent, RoomSnapshot, SessionRow
-from agent_room.ui.widgets.flow import KEPT_ROWS, FlowTimeline
+from agent_room.ui.widgets.flow import FlowTimeline
 from agent_room.ui.widgets.sessions import SessionsTable
 
 pytestmark = pytest.mark.anyio
@@ -40,15 +41,16 @@ def _shown(flow: FlowTimeline) -> list[tuple[str, str]]:
 
 async def test_flow_changes_in_place_in_order() -> None:
     """Events added at the end, statuses moving on and the oldest leaving the flow change
-    the rows in place (the rows that left stay above); an event drawn between others
-    draws the flow anew; the flow shown always ends in the snapshot's events, in order."""
+    the rows in place (the rows kept keep their cells); an event that comes between
+    others has the rows under it drawn again with the cells they had; the flow shown is
+    always the snapshot's events, in order."""
     app = FlowApp()
     async with app.run_test(size=(160, 30)) as pilot:
         flow = app.query_one(FlowTimeline)
         events = tuple(_event(n) for n in range(10))
         flow.snapshot = RoomSnapshot(taken_at=T0, home="/h", flow=events)
         await pilot.pause()
-        first = flow.ordered_rows[0].key
+        kept = flow.get_cell("7", "summary")
         steps = [
             (*events[2:], _event(10, "queued")),  # two left at the top, one added
             (*events[2:], _event(10), _event(11, "queued")),  # a status moved on
@@ -57,26 +59,50 @@ async def test_flow_changes_in_place_in_order() -> None:
         for step in steps:
             flow.snapshot = RoomSnapshot(taken_at=T0, home="/h", flow=step)
             await pilot.pause()
-            assert _shown(flow)[-len(step) :] == [(str(e.id), e.status) for e in step]
-        assert flow.ordered_rows[0].key == first  # changed in place: rows kept above
-        assert flow.row_count == 12
+            assert _shown(flow) == [(str(e.id), e.status) for e in step]
+        assert flow.get_cell("7", "summary") is kept  # changed in place
+        before = flow.get_cell("4", "summary")
         between = (*events[3:6], _event(20), *events[6:], _event(10))  # one among those drawn
         flow.snapshot = RoomSnapshot(taken_at=T0, home="/h", flow=between)
         await pilot.pause()
         assert _shown(flow) == [(str(e.id), e.status) for e in between]
+        assert flow.get_cell("4", "summary") is before  # above it: in place
+        assert flow.get_cell("7", "summary") is kept  # under it: drawn again, same cells
 
 
-async def test_flow_drawn_anew_once_it_holds_kept_rows() -> None:
-    """The rows that left the flow are dropped when the table holds ``KEPT_ROWS`` flows."""
+async def test_a_full_flow_keeps_its_height_and_the_screen_its_layout() -> None:
+    """A flow that moves on by as many events as leave it keeps the table's size, so the
+    screen is not laid out again (that draws every panel anew); the rows that moved up
+    keep their lines, with their new row for the mouse."""
     app = FlowApp()
     async with app.run_test(size=(160, 30)) as pilot:
         flow = app.query_one(FlowTimeline)
-        for start in range(0, 40):
+        flow.snapshot = RoomSnapshot(taken_at=T0, home="/h", flow=tuple(map(_event, range(10))))
+        await pilot.pause()
+        size = flow.virtual_size
+        layouts = []
+        refresh = flow.refresh
+
+        def counted(*regions: Region, **options: bool) -> FlowTimeline:
+            layouts.append(options.get("layout", False))
+            return refresh(*regions, **options)
+
+        flow.refresh = counted  # type: ignore[method-assign]
+        column = flow.get_column_index("summary")
+        for start in range(1, 30):
+            before = flow._render_cell(9, column, flow.rich_style, 20)
             window = tuple(_event(n) for n in range(start, start + 10))
             flow.snapshot = RoomSnapshot(taken_at=T0, home="/h", flow=window)
             await pilot.pause()
-            assert flow.row_count <= KEPT_ROWS * 10
-            assert _shown(flow)[-10:] == [(str(e.id), e.status) for e in window]
+            assert _shown(flow) == [(str(e.id), e.status) for e in window]
+            assert flow.virtual_size == size
+            moved = flow._render_cell(8, column, flow.rich_style, 20)
+            assert [[s.text for s in line] for line in moved] == [
+                [s.text for s in line] for line in before
+            ]
+            assert {s.style.meta["row"] for line in moved for s in line if s.style} == {8}
+        assert layouts  # the flow was drawn
+        assert not any(layouts)
 
 
 async def test_unchanged_cells_keep_their_rendering() -> None:

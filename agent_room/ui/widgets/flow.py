@@ -60,11 +60,6 @@ NARROW = 100
 TINY_COLUMNS = (("Time", "time", 8), ("", "mark", 2), ("From → To", "route", 20))
 """In a panel under ``TINY`` cells: the route and the message, the mark for the event."""
 TINY = 80
-KEPT_ROWS = 2
-"""The table keeps the rows that left the snapshot's flow at the top until it holds this
-many times the flow, then draws the flow anew: removing a row moves every row under it,
-which makes Textual lay out and draw the whole screen again, so it is done once for a
-whole flow's worth of new events instead of for each."""
 
 
 class FlowTimeline(KeptCellsTable):
@@ -80,8 +75,10 @@ class FlowTimeline(KeptCellsTable):
         self._drawn: tuple[FlowEvent, ...] | None = None
         """The snapshot's flow as last drawn."""
         self._rows: tuple[FlowEvent, ...] = ()
-        """The events of the table's rows, in order: the flow drawn, after the older rows
-        it has dropped since the last full draw (see ``KEPT_ROWS``)."""
+        """The events of the table's rows, in order (the flow drawn)."""
+        self._cells: dict[int, tuple[FlowEvent, dict[str, Text]]] = {}
+        """The cells of each event in the table, by its id: a row drawn again gets the
+        same value objects, so the table keeps their lines."""
         self._summary_width = 0
         """The message column's width as last fitted."""
         self._keys: tuple[str, ...] = ()
@@ -125,11 +122,14 @@ class FlowTimeline(KeptCellsTable):
         """Draw the snapshot's flow, changing only what moved since the last draw.
 
         The flow mostly moves by events added at the end, the oldest leaving it at the
-        top and the status of a few messages moving on: the new rows are added and the
-        changed status cells replaced, so the other rows keep their rendering; the rows
-        that left stay above until ``KEPT_ROWS``. Anything else (new columns, a theme,
-        events out of the order drawn) draws the flow anew, so the rows always follow
-        the snapshot's order.
+        top and the status of a few messages moving on: the rows that left are removed,
+        the new ones added and the changed status cells replaced, so the other rows keep
+        their rendering, and a full flow keeps its height (a table that grows or shrinks
+        makes Textual lay out and draw the whole screen again). An event that comes
+        between those drawn (the room's events are not written in the order they
+        happened) has the rows from there on drawn again, with the cells they had. New
+        columns or a theme draw the flow anew. The rows always follow the snapshot's
+        order.
         """
         if not self.is_mounted:
             return
@@ -139,42 +139,52 @@ class FlowTimeline(KeptCellsTable):
         if events == drawn and not force:
             return
         colours = self.app.theme_variables
-        kept = None if force or drawn is None else _kept(self._rows, events)
-        if kept is None or len(self._rows) + len(kept[2]) > KEPT_ROWS * max(1, len(events)):
+        same, changed = 0, list[FlowEvent]()
+        if force or drawn is None:
             self.clear()
-            self._rows = events
-            for event in events:
-                self._add(event, colours)
+            self._cells.clear()
         else:
-            start, changed, added = kept
-            self._rows = (*self._rows[:start], *events)
-            if "status" in self._keys:
-                for event in changed:
-                    self.update_cell(str(event.id), "status", self._status(event, colours))
-            for event in added:
-                self._add(event, colours)
+            start, same, changed = _kept(self._rows, events)
+            self.remove_rows(str(e.id) for e in (*self._rows[:start], *self._rows[start + same :]))
+        if "status" in self._keys:
+            for event in changed:
+                self.update_cell(str(event.id), "status", self._cells_of(event, colours)["status"])
+        for event in events[same:]:
+            cells = self._cells_of(event, colours)
+            self.add_row(*(cells[key] for key in self._keys), key=str(event.id))
+        self._rows = events
+        shown = {event.id for event in events}
+        self._cells = {key: cells for key, cells in self._cells.items() if key in shown}
         self.scroll_end(animate=False)
         total = self.snapshot.messages if self.snapshot else 0
         self.border_title = f"Message flow · {total:,} messages"
 
-    def _add(self, event: FlowEvent, colours: dict[str, str]) -> None:
-        """One event's row at the bottom, keyed by the event's id."""
-        kind = f"{event.message_kind} {event.kind}" if event.message_kind else event.kind
-        cells = {
-            "time": Text(self._time(event.at), style="dim"),
-            "mark": Text(EVENT_MARKS.get(event.kind, "·")),
-            "event": Text(kind, overflow="ellipsis", no_wrap=True),
-            "route": Text.assemble(
-                f"@{event.sender}",
-                (" → ", "dim"),
-                f"@{event.recipient}",
-                overflow="ellipsis",
-                no_wrap=True,
-            ),
-            "status": self._status(event, colours),
-            "summary": Text(printable(event.summary), overflow="ellipsis", no_wrap=True),
-        }
-        self.add_row(*(cells[key] for key in self._keys), key=str(event.id))
+    def _cells_of(self, event: FlowEvent, colours: dict[str, str]) -> dict[str, Text]:
+        """An event's cells: those it had when drawn before (a new status cell if only
+        its status moved on), else new ones."""
+        known = self._cells.get(event.id)
+        if known is not None and known[0] == event:
+            return known[1]
+        if known is not None and replace(known[0], status=event.status) == event:
+            cells = {**known[1], "status": self._status(event, colours)}
+        else:
+            kind = f"{event.message_kind} {event.kind}" if event.message_kind else event.kind
+            cells = {
+                "time": Text(self._time(event.at), style="dim"),
+                "mark": Text(EVENT_MARKS.get(event.kind, "·")),
+                "event": Text(kind, overflow="ellipsis", no_wrap=True),
+                "route": Text.assemble(
+                    f"@{event.sender}",
+                    (" → ", "dim"),
+                    f"@{event.recipient}",
+                    overflow="ellipsis",
+                    no_wrap=True,
+                ),
+                "status": self._status(event, colours),
+                "summary": Text(printable(event.summary), overflow="ellipsis", no_wrap=True),
+            }
+        self._cells[event.id] = (event, cells)
+        return cells
 
     @staticmethod
     def _status(event: FlowEvent, colours: dict[str, str]) -> Text:
@@ -184,22 +194,19 @@ class FlowTimeline(KeptCellsTable):
 
 def _kept(
     rows: tuple[FlowEvent, ...], events: tuple[FlowEvent, ...]
-) -> tuple[int, list[FlowEvent], list[FlowEvent]] | None:
-    """How the table's ``rows`` become ``events`` after the rows that left the flow at the
-    top: (where the flow starts among the rows, the rows kept whose status changed, the
-    events to add at the bottom); None when they do not (an event between those drawn,
-    or one changed but for its status)."""
+) -> tuple[int, int, list[FlowEvent]]:
+    """How the table's ``rows`` become ``events``: (how many rows left the flow at the
+    top, how many rows after those are the flow's first events but for their status,
+    those among them whose status moved on); the rest of the rows are drawn again."""
     ids = {event.id for event in events}
     start = 0
     while start < len(rows) and rows[start].id not in ids:
         start += 1
-    kept = rows[start:]
-    if len(kept) > len(events):
-        return None
-    changed = []
-    for old, new in zip(kept, events, strict=False):
+    same, changed = 0, []
+    for old, new in zip(rows[start:], events, strict=False):
         if old.id != new.id or replace(old, status=new.status) != new:
-            return None
+            break
         if old.status != new.status:
             changed.append(new)
-    return start, changed, list(events[len(kept) :])
+        same += 1
+    return start, same, changed

@@ -60,7 +60,9 @@ class HandoverQueue(OptionList):
     def watch_snapshot(self) -> None:
         """Rebuild the list when the pending handovers change."""
         rows = self.snapshot.handovers if self.snapshot else ()
-        self.border_title = f"Handovers {len(rows)} pending"  # also when none ever was
+        title = f"Handovers {len(rows)} pending"  # also when none ever was
+        if self.border_title != title:  # setting it repaints the list, even to the same
+            self.border_title = title
         if rows == self.rows:
             return
         current = self.selected.id if self.selected else None

@@ -4,21 +4,36 @@ Textual's table keys the renderings it caches by a count of every change made to
 replacing one cell, adding or removing one row draws every visible cell again through
 Rich: in a room where agents talk, that was most of the console's CPU (a new picture of
 the room arrives several times a second, each changing a row or two). This table keeps a
-cell's lines for as long as the cell holds the same value object at the same place, in
-the same style and width; ``update_cell`` puts a new object there, so only changed cells
-are drawn again. The row and column indexes are part of the key because Textual bakes
-them into the lines (for the mouse).
+cell's lines for as long as the cell holds the same value object in the same row and
+column, style and width; ``update_cell`` puts a new object there, so only changed cells
+are drawn again. Textual bakes a cell's row and column index into its lines (for the
+mouse): a kept cell whose row moved (rows removed above it) gets its lines with the new
+index stamped on, which costs a fraction of drawing it again.
+
+``remove_rows`` drops rows without Textual's layout of the whole screen that
+``remove_row`` asks for: the table's size is checked when it is next idle, and only a
+size that changed lays the screen out again (removing as many rows as were added keeps
+it).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 from rich.segment import Segment
 from rich.style import Style
+from textual._two_way_dict import TwoWayDict
 from textual.cache import LRUCache
 from textual.widgets import DataTable
-from textual.widgets.data_table import CellDoesNotExist, ColumnKey, RowKey
+from textual.widgets.data_table import (
+    CellDoesNotExist,
+    CellKey,
+    ColumnKey,
+    RowDoesNotExist,
+    RowKey,
+)
 
 KEPT_CELLS = 4096
 """Cell renderings kept: a few screenfuls of a wide table, in each state of the cursor."""
@@ -32,7 +47,8 @@ class KeptCellsTable(DataTable[object]):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        self._kept: LRUCache[tuple[Any, ...], tuple[object, Lines]] = LRUCache(KEPT_CELLS)
+        self._kept: LRUCache[tuple[Any, ...], tuple[object, int, Lines]] = LRUCache(KEPT_CELLS)
+        """(value, row index, lines) of each cell drawn, by its key, column and looks."""
 
     def update_cell(
         self,
@@ -55,6 +71,30 @@ class KeptCellsTable(DataTable[object]):
         self._update_count += 1
         self.refresh_row(row_index)
 
+    def remove_rows(self, row_keys: Iterable[RowKey | str]) -> None:
+        """Remove rows at once; the screen is laid out again only if the table's size
+        changed when it is next idle (``remove_row`` lays it out at each call)."""
+        gone = {RowKey(key) if isinstance(key, str) else key for key in row_keys}
+        if not gone:
+            return
+        missing = [key.value for key in gone if key not in self.rows]
+        if missing:
+            raise RowDoesNotExist(f"Row keys {missing!r} are not valid.")
+        order = sorted(self.rows, key=lambda key: self._row_locations.get(key) or 0)
+        left = (key for key in order if key not in gone)
+        self._row_locations = TwoWayDict({key: index for index, key in enumerate(left)})
+        for key in gone:
+            for column_key in self._data[key]:
+                self._updated_cells.discard(CellKey(key, column_key))
+            del self.rows[key]
+            del self._data[key]
+        self.cursor_coordinate = self.cursor_coordinate  # kept inside the table
+        self.hover_coordinate = self.hover_coordinate
+        self._require_update_dimensions = True
+        self._update_count += 1
+        self.check_idle()
+        self.refresh()
+
     def _render_cell(
         self,
         row_index: int,
@@ -64,17 +104,19 @@ class KeptCellsTable(DataTable[object]):
         cursor: bool = False,
         hover: bool = False,
     ) -> Lines:
-        """A body cell's lines, kept while its value, place, style and width stay."""
-        row_key = self._row_locations.get_key(row_index)
+        """A cell's lines (the header's too), kept while its value, place, style and
+        width stay."""
         column_key = self._column_locations.get_key(column_index)
-        if row_key is None or column_key is None:  # the header and row labels: rare
+        header = row_index == -1
+        row_key = self._header_row_key if header else self._row_locations.get_key(row_index)
+        if row_key is None or column_key is None:  # row labels: none of ours has them
             return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
-        value = self._data[row_key].get(column_key)
+        value = self.columns[column_key].label if header else self._data[row_key].get(column_key)
         key = (
             row_key,
             column_key,
-            row_index,
             column_index,
+            row_index < self.fixed_rows,  # the fixed rows' style
             base_style,
             width,
             cursor,
@@ -85,8 +127,27 @@ class KeptCellsTable(DataTable[object]):
         )
         kept = self._kept.get(key)
         if kept is not None and kept[0] is value:
-            return kept[1]
-        lines = super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
+            if kept[1] == row_index:
+                return kept[2]
+            lines = _moved(kept[2], row_index, column_index)
+        else:
+            lines = super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
         self._kept.discard(key)  # ``set`` leaves a key's old value in place
-        self._kept.set(key, (value, lines))
+        self._kept.set(key, (value, row_index, lines))
         return lines
+
+
+@lru_cache(maxsize=KEPT_CELLS)
+def _place(row_index: int, column_index: int) -> Style:
+    """The meta of a cell's place, one object for each (Rich caches the sums of styles
+    by the objects added)."""
+    return Style.from_meta({"row": row_index, "column": column_index})
+
+
+def _moved(lines: Lines, row_index: int, column_index: int) -> Lines:
+    """A cell's lines with its new place as their meta (the later meta wins a merge)."""
+    place = _place(row_index, column_index)
+    return [
+        [Segment(text, style + place if style else style, control) for text, style, control in line]
+        for line in lines
+    ]

@@ -8,8 +8,10 @@ draw grids far better than node-link diagrams, so the picture is a matrix.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
-from rich.console import Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 from textual.reactive import var
@@ -18,6 +20,8 @@ from textual.widget import Widget
 from agent_room.core.snapshot import Edge, RoomSnapshot
 
 SHADES = " ░▒▓█"
+EMPTY = "·"
+"""A cell of a pair that did not talk."""
 MAX_NAMES = 8
 """Names in the matrix: the busiest ones; the rest only appear in the edge list."""
 TOP_EDGES = 5
@@ -49,7 +53,7 @@ def short_labels(names: list[str]) -> dict[str, str]:
 def shade(count: int, most: int) -> str:
     """The block for a cell: blank for nothing, full for the busiest pair."""
     if count <= 0 or most <= 0:
-        return "·"
+        return EMPTY
     return SHADES[max(1, round(count / most * (len(SHADES) - 1)))]
 
 
@@ -74,6 +78,11 @@ class TrafficMatrix(Widget):
 
     snapshot: var[RoomSnapshot | None] = var(None)
     """The room, as last read."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._matrix: KeptMatrix | None = None
+        """The matrix as last drawn."""
 
     def on_mount(self) -> None:
         """Redraw in the new colours when the theme changes."""
@@ -100,17 +109,20 @@ class TrafficMatrix(Widget):
         labels = short_labels(names)
         counts = {(e.sender, e.recipient): e.count for e in edges}
         most = max(e.count for e in edges)
-        table = Table(box=None, padding=(0, 1), show_edge=False, pad_edge=False)
-        table.add_column("from \\ to", style="bold", no_wrap=True)
-        for name in names:
-            table.add_column(labels[name][:6], justify="center", no_wrap=True)
-        for sender in names:
-            cells: list[RenderableType] = []
-            for recipient in names:
-                count = counts.get((sender, recipient), 0)
-                cells.append(Text(shade(count, most), style=colour if count else "dim"))
-            table.add_row(f"@{labels[sender]}"[:10], *cells)
-        lines: list[RenderableType] = [table, Text("")]
+        grid = Grid(
+            tuple(labels[name][:6] for name in names),
+            tuple(
+                (
+                    f"@{labels[sender]}"[:10],
+                    tuple(shade(counts.get((sender, r), 0), most) for r in names),
+                )
+                for sender in names
+            ),
+            colour,
+        )
+        if self._matrix is None or self._matrix.grid != grid:
+            self._matrix = KeptMatrix(grid)
+        lines: list[RenderableType] = [self._matrix, Text("")]
         for edge in edges[:TOP_EDGES]:
             length = max(1, round(edge.count / most * BAR))
             line = Text(f"@{edge.sender}"[:10].rjust(10) + " ")
@@ -119,3 +131,47 @@ class TrafficMatrix(Widget):
             line.append(f"{edge.count:,}", style="bold")
             lines.append(line)
         return Group(*lines)
+
+
+@dataclass(frozen=True)
+class Grid:
+    """What the matrix shows: the column labels, each row's label and shades, the colour
+    of traffic."""
+
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, tuple[str, ...]], ...]
+    colour: str
+
+
+class KeptMatrix:
+    """The matrix of a ``Grid``, drawn through Rich once for each width it is drawn at.
+
+    The counts move on with every message, the shades seldom: the edge lines under the
+    matrix are drawn anew, the matrix (a Rich table, whose columns are measured at
+    each drawing) only when its shades changed."""
+
+    def __init__(self, grid: Grid) -> None:
+        self.grid = grid
+        self._lines: dict[tuple[object, ...], list[list[Segment]]] = {}
+
+    def table(self) -> Table:
+        """The matrix as a Rich table."""
+        table = Table(box=None, padding=(0, 1), show_edge=False, pad_edge=False)
+        table.add_column("from \\ to", style="bold", no_wrap=True)
+        for label in self.grid.columns:
+            table.add_column(label, justify="center", no_wrap=True)
+        for label, shades in self.grid.rows:
+            cells = (Text(s, style="dim" if s == EMPTY else self.grid.colour) for s in shades)
+            table.add_row(label, *cells)
+        return table
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        options = options.update(height=None)  # the table's own lines, as in a group
+        key = (options.max_width, options.min_width, options.no_wrap, options.overflow,
+               options.justify)  # fmt: skip
+        lines = self._lines.get(key)
+        if lines is None:
+            lines = self._lines[key] = console.render_lines(self.table(), options, pad=False)
+        for line in lines:
+            yield from line
+            yield Segment.line()
