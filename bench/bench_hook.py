@@ -53,6 +53,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import itertools
 import json
 import os
 import sqlite3
@@ -321,7 +322,7 @@ def hook_commands(
     payloads: Mapping[str, bytes],
     keeper: sqlite3.Connection | None,
 ) -> list[Command]:
-    return [
+    commands = [
         Command(
             hook_label(scenario, e),
             hook_argv(e.name),
@@ -331,6 +332,22 @@ def hook_commands(
         )
         for e in EVENTS
     ]
+    for event, command in zip(EVENTS, commands, strict=True):
+        if event.name == "UserPromptSubmit":
+            command.setup = fresh_prompt(command, payloads[event.name])
+    return commands
+
+
+def fresh_prompt(command: Command, payload: bytes) -> Callable[[], None]:
+    """Before each run, the prompt with an id of its own, as every prompt of a session
+    has: the hook handles an event once, so a prompt id seen before starts no turn."""
+    data = json.loads(payload)
+    runs = itertools.count(1)
+
+    def setup() -> None:
+        command.stdin = json.dumps({**data, "prompt_id": f"bench-{next(runs)}"}).encode()
+
+    return setup
 
 
 # -- in process ----------------------------------------------------------------------

@@ -112,11 +112,11 @@ def test_send_and_status_load_only_the_turn_path(args: list[str], env: dict[str,
 
 
 def test_a_shape_the_turn_path_leaves_goes_to_the_command_line(env: dict[str, str]) -> None:
-    """A handover is the CLI's (``cli.messages``): the fence is what the common shapes load,
+    """A handover is the CLI's (``cli.send``): the fence is what the common shapes load,
     not a limit on what ``send`` can do."""
     handover = ["send", "--handover", "@frontend", "take the API", "--as", "backend"]
     loaded = _loaded(handover, env)
-    assert "agent_room.cli.messages" in loaded
+    assert "agent_room.room.outbox" in loaded  # the outbox of a handover, not the turn path's
     assert _outside_fence(loaded)  # the check above sees a module outside the fence
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -84,6 +85,35 @@ def test_a_commands_help_loads_no_price_data(command: list[str], tmp_path: Path)
     assert "Usage: agent-room" in out
     assert "click" in loaded  # the check itself works
     assert "genai_prices" not in loaded
+
+
+@pytest.mark.parametrize("command", [["history", "5"], ["inbox", "--peek", "--as", "b"]])
+def test_reading_messages_loads_only_the_turn_path_and_the_cli(
+    command: list[str], tmp_path: Path
+) -> None:
+    """An agent runs ``inbox`` after each nudge: it opens ``RoomCore`` and loads nothing
+    of the rest of the room (its links, memory, roster, the typed models)."""
+    room = tmp_path / "room"
+    opened = Room.open({"AGENT_ROOM_HOME": str(room)})
+    for name in ("a", "b"):
+        opened.join(name)
+    opened.send("a", "b", "a message to read")
+    opened.close()
+    code = (
+        "import sys\n"
+        "from agent_room.cli import main\n"
+        f"code = main({command!r})\n"
+        "print(sorted(m for m in sys.modules if m.startswith('agent_room.')), file=sys.stderr)"
+    )
+    env = {**os.environ, "AGENT_ROOM_HOME": str(room)}
+    env.pop("AGENT_ROOM_NAME", None)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO, env=env
+    )
+    assert "a message to read" in result.stdout
+    loaded = ast.literal_eval(result.stderr.strip().splitlines()[-1])
+    assert "agent_room.cli.messages" in loaded  # the check itself works
+    assert [m for m in loaded if not m.startswith(("agent_room.cli", "agent_room.turn"))] == []
 
 
 def test_import_linter_contracts_hold() -> None:

@@ -21,7 +21,7 @@ import click
 from agent_room.adapters.claude import ClaudeHeadless
 from agent_room.adapters.codex import CodexHeadless
 from agent_room.cli.launcher import LEAKED, agent_env
-from agent_room.cli.messages import open_room, read_body
+from agent_room.cli.messages import read_body
 from agent_room.cli.output import print_json
 from agent_room.cli.params import COUNT, TIMEOUT, Group, json_option, own
 from agent_room.config.settings import RoomSettings
@@ -105,7 +105,7 @@ def cmd_ask(
     quiet: bool,
 ) -> int:
     settings = RoomSettings.load(os.environ)
-    room = open_room()
+    room = Room.open(os.environ)
     intercom = Intercom(room)
     asker = intercom.asker(os.environ)
     if new and resume:
@@ -138,7 +138,7 @@ def cmd_ask(
 
 
 def cmd_intercom(*, as_json: bool) -> int:
-    repos = listing(Intercom(open_room()))
+    repos = listing(Intercom(Room.open(os.environ)))
     if as_json:
         print_json(repos)
         return 0
@@ -184,7 +184,7 @@ def cmd_intercom_import(*, file: str) -> int:
             file=sys.stderr,
         )
         state = SeedState(())
-    added = import_sessions(Intercom(open_room()), list(state.sessions))
+    added = import_sessions(Intercom(Room.open(os.environ)), list(state.sessions))
     if state.migrated is not None:
         _write_replaced(file, text, json.dumps(state.migrated, indent=2) + "\n", "v1")
         print(f"{file}: v1 migrated to v2 (backup: {file}.v1.backup)", file=sys.stderr)
@@ -208,7 +208,7 @@ def _write_replaced(path: str, original: str, migrated: str, why: str) -> None:
 
 
 def cmd_intercom_forget(*, target: str) -> int:
-    gone = forget(Intercom(open_room()), target)
+    gone = forget(Intercom(Room.open(os.environ)), target)
     for session_id in gone:
         print(f"forgot intercom session {session_id}", file=sys.stderr)
     return 0
@@ -217,7 +217,7 @@ def cmd_intercom_forget(*, target: str) -> int:
 def cmd_intercom_settings(
     *, max_turns: int | None, session_limit: int | None, as_json: bool
 ) -> int:
-    intercom = Intercom(open_room())
+    intercom = Intercom(Room.open(os.environ))
     intercom.change_settings(max_turns=max_turns, session_limit=session_limit)
     values = intercom.settings()
     if as_json:

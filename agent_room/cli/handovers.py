@@ -4,15 +4,16 @@ decision, at the command line (the console's queue shows the same)."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 
 import click
 
-from agent_room.cli.messages import open_room
 from agent_room.cli.output import print_json
 from agent_room.cli.params import MESSAGE_ID, Group, own
 from agent_room.cli.worktrees import approve, previews
+from agent_room.room import Room
 from agent_room.store import memory
 from agent_room.turn.core.cycles import render_cycle
 from agent_room.turn.core.format import iso_timestamp
@@ -25,13 +26,13 @@ HANDOVER_ID = click.argument(
 
 def cmd_approve(*, id: int) -> int:
 
-    approve(open_room(), id)
+    approve(Room.open(os.environ), id)
     print(f"handover #{id} approved", file=sys.stderr)
     return 0
 
 
 def cmd_reject(*, id: int, reason: str) -> int:
-    open_room().reject(id, reason)
+    Room.open(os.environ).reject(id, reason)
     print(f"handover #{id} rejected", file=sys.stderr)
     return 0
 
@@ -51,7 +52,7 @@ def _handover_json(row: dict[str, Any]) -> dict[str, Any]:
 
 def cmd_handovers(*, as_json: bool) -> int:
 
-    room = open_room()
+    room = Room.open(os.environ)
     rows = room.pending_handovers()
     cycles = room.handover_cycles(rows)
     contexts = memory.contexts(room.store, [int(r["message_id"]) for r in rows])

@@ -9,9 +9,10 @@ import sys
 import click
 
 from agent_room.cli.background import ensure_deliverer
-from agent_room.cli.messages import me, open_room
+from agent_room.cli.messages import me
 from agent_room.cli.params import no_watch_option
 from agent_room.config.settings import RoomSettings
+from agent_room.room import Room
 from agent_room.turn.core.names import tmux_socket_of
 from agent_room.turn.core.printable import printable
 from agent_room.turn.store.home import room_home
@@ -22,7 +23,7 @@ def cmd_join(*, name: str, pane: str | None, agent: str | None, no_watch: bool) 
     opted_out = no_watch or not pane or _deliverer_listens()
     if not opted_out:  # read before anything is written: a bad setting changes nothing
         opted_out = not RoomSettings.load(os.environ).watch
-    room = open_room()
+    room = Room.open(os.environ)
     socket = tmux_socket_of(os.environ.get("TMUX"))
     kind = agent or ("claude" if pane else "")  # a name alone runs no agent
     row = room.join(name, pane=pane, agent=kind, tmux_socket=socket)
@@ -42,7 +43,7 @@ def _deliverer_listens() -> bool:
 
 
 def cmd_leave(*, name: str | None) -> int:
-    room = open_room()
+    room = Room.open(os.environ)
     leaving = name or me(room, None)
     room.leave(leaving)
     print(f"@{leaving} left the room", file=sys.stderr)

@@ -1,8 +1,7 @@
-"""``send`` (in the shapes the turn path leaves), ``inbox`` and ``history``: the
-messages of the room as a person or an agent reads and sends them at the command line.
+"""``inbox`` and ``history``: the room's messages as a person or an agent reads them.
 
-The commonest ``send`` never comes here (``agent_room.turn.send``); a handover, a link,
-a body from a file or stdin does, through ``cli.send``'s click command.
+An agent runs ``inbox`` after each nudge, so these two open the room's turn-path core
+(``RoomCore``) and load nothing of the rest of the room (``tests/test_layering.py``).
 """
 
 from __future__ import annotations
@@ -15,18 +14,12 @@ import click
 
 from agent_room.cli.output import print_json
 from agent_room.cli.params import COUNT, as_option, json_option
-from agent_room.room import Room
-from agent_room.room.outbox import SendRequest, check_fields, send
 from agent_room.turn.core.errors import BadInput
 from agent_room.turn.core.format import format_terminal_messages, json_row
+from agent_room.turn.room.service import RoomCore
 
 
-def open_room() -> Room:
-    """The room of this environment (``AGENT_ROOM_HOME``)."""
-    return Room.open(os.environ)
-
-
-def me(room: Room, as_name: str | None) -> str:
+def me(room: RoomCore, as_name: str | None) -> str:
     """Who speaks here: ``AGENT_ROOM_NAME``, the pane's session, or ``--as``."""
     return room.identify(
         env_name=os.environ.get("AGENT_ROOM_NAME"),
@@ -61,51 +54,8 @@ def read_body(text: Sequence[str], file: str | None, limit: int) -> str | None:
         raise BadInput(f"the body from {source} is not valid UTF-8 text") from None
 
 
-def send_message(
-    *,
-    recipient: str,
-    text: Sequence[str],
-    file: str | None,
-    handover: bool,
-    changed: str,
-    files: str,
-    todo: str,
-    contract: str,
-    breaking: str,
-    link: bool,
-    close_link: bool,
-    as_name: str | None,
-) -> int:
-    """Send a message, a handover or a link's opening or closing to ``recipient``."""
-    room = open_room()
-    try:
-        sender = me(room, as_name)
-        request = SendRequest(
-            recipient,
-            None,
-            handover=handover,
-            changed=changed,
-            todo=todo,
-            files=files,
-            contract=contract,
-            breaking=breaking,
-            link=link,
-            close_link=close_link,
-        )
-        check_fields(request)  # before a body is read from stdin
-        request.body = read_body(text, file, room.body_limit)
-        sent = send(room, sender, request)
-    finally:
-        room.close()  # before the process ends without its teardown (cli.SHORT)
-    for note in sent.notes:
-        print(note, file=sys.stderr)
-    if not sys.stdout.isatty():  # for a script; a terminal has it in the notes
-        print(sent.message_id)
-    return 0
-
-
 def cmd_inbox(*, peek: bool, as_json: bool, as_name: str | None) -> int:
-    room = open_room()
+    room = RoomCore.open(os.environ)
     rows = room.inbox(me(room, as_name), peek=peek)
     if as_json:
         print_json([json_row(r) for r in rows])
@@ -117,7 +67,7 @@ def cmd_inbox(*, peek: bool, as_json: bool, as_name: str | None) -> int:
 
 
 def cmd_history(*, count: int, as_json: bool) -> int:
-    room = open_room()
+    room = RoomCore.open(os.environ)
     try:
         rows = room.history(count)
     finally:

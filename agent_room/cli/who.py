@@ -3,6 +3,7 @@ started whom (with the agents outside the room beside them)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -10,7 +11,6 @@ from typing import Any
 import click
 
 from agent_room.adapters.processes import SystemProbe
-from agent_room.cli.messages import open_room
 from agent_room.cli.output import print_json
 from agent_room.cli.outside import outside_rows, print_outside
 from agent_room.cli.params import json_option
@@ -43,7 +43,7 @@ def _registry(room: Room) -> Registry:
 
 def cmd_who(*, as_json: bool) -> int:
 
-    room = open_room()
+    room = Room.open(os.environ)
     try:
         _registry(room)
         roster = Roster(room)
@@ -146,7 +146,7 @@ def _printable_cells(cells: list[str]) -> list[str]:
 
 def cmd_tree(*, as_json: bool) -> int:
 
-    room = open_room()
+    room = Room.open(os.environ)
     _registry(room)  # the sessions that ended unseen are marked first
     roots = session_tree(room) + outside_nodes(outside_rows(room))
     if live_worktrees(room.store):

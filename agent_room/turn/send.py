@@ -6,7 +6,7 @@ building a parser would cost more than storing the message. The commonest shape 
 recipient, words, perhaps ``--as NAME``) is sent right here; any other (a handover, a
 link, a body from a file or stdin, ``--help``) is left to the CLI's ``send`` command
 (``cli.send``), which declares the same options for ``--help`` and the CLI reference and
-hands its words back to this parser, then runs ``cli.messages.send_message`` with what it read.
+hands its words back to this parser, then runs ``cli.send.send_message`` with what it read.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ HELP = ("-h", "--help")
 
 
 def parse_send(args: Sequence[str]) -> dict[str, Any] | None:
-    """``send``'s arguments as the fields ``cli.messages.send_message`` takes; None when they ask
+    """``send``'s arguments as the fields ``cli.send.send_message`` takes; None when they ask
     for help. Read as argparse read them: options anywhere, ``--opt=value``, a unique
     prefix of an option, ``--`` before words that start with a dash."""
     fields: dict[str, Any] = {

@@ -281,7 +281,7 @@ def test_the_quick_send_path_means_what_the_parser_means(
     joined: Cli, args: tuple[str, ...]
 ) -> None:
     """``send @NAME WORDS`` is sent by the quick path; its result is the full path's
-    (``cli.messages.send_message``, reached with an option), to the byte: one parser reads both."""
+    (``cli.send.send_message``, reached with an option), to the byte: one parser reads both."""
     quick = joined("send", *args, "--as", "backend")
     full = joined("send", *args, "--as", "backend", "--handover")  # an option: full parser
     assert quick.code == 0

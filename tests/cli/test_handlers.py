@@ -25,7 +25,8 @@ import pytest
 from agent_room import cli
 from agent_room.cli.app import root
 from agent_room.cli.launcher import StartOptions
-from agent_room.cli.messages import cmd_history, send_message
+from agent_room.cli.messages import cmd_history
+from agent_room.cli.send import send_message
 from agent_room.cli.start import start_command
 from agent_room.cli.usage import cmd_budget_set
 from agent_room.room import Room
