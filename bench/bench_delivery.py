@@ -305,6 +305,15 @@ def setup_ours(
         what="the stand-in's SessionStart output",
         step=0.05,
     )
+    # 200 messages to one agent in a few minutes is what the turn breaker exists to hold
+    # (default 60 turns an agent, 16 a pair, in 300 s): switched off as an operator
+    # would for a pipeline they mean to run, so that every message is delivered and timed
+    subprocess.run(
+        [str(venv_script("agent-room")), "loops", "settings", "--turns", "off"],
+        env=python_env(home, pycache),
+        check=True,
+        capture_output=True,
+    )
     watch = start_watch(home, pycache, stack)
     return Ours(
         room=room,
@@ -363,6 +372,16 @@ class TimedTmux(Tmux):
             what = f"tmux {args[0]}" + (" -l (the text)" if "-l" in args else "")
             if args[0] == "send-keys" and "-l" not in args:
                 what += " (Enter)"
+            self.log.append((what, start, perf()))
+
+    def _cmds(self, socket: str | None, pane: str, *commands: Sequence[str]) -> None:
+        """The line typed (after any keys that clear the input) in one write."""
+        start = perf()
+        try:
+            super()._cmds(socket, pane, *commands)
+        finally:
+            typed = any(c[0] == "send-keys" and "-l" in c for c in commands)
+            what = "tmux send-keys -l (the text)" if typed else f"tmux {commands[0][0]}"
             self.log.append((what, start, perf()))
 
     def typing_refusal(
