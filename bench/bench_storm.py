@@ -84,12 +84,11 @@ class Storm:
 
     def start_agents(self) -> None:
         """The agents in their panes (each pane's output logged), every one registered."""
-        make = (
-            "import sys; from agent_room.turn.store.db import connect; connect(sys.argv[1]).close()"
-        )
-        # from the scratch folder: ``-c`` and ``-m`` put the working directory first on the path
-        run = [str(venv_python()), "-c", make, str(self.home)]
-        subprocess.run(run, env=self.env, cwd=self.scratch, check=True)
+        # the room made by the room's own commands, as any revision's CLI makes it (a name
+        # joined and gone again); from the scratch folder: ``-m`` puts it first on the path
+        for words in (["join", "storm-setup"], ["leave", "storm-setup"]):
+            run = [str(venv_python()), "-m", "agent_room", *words]
+            subprocess.run(run, env=self.env, cwd=self.scratch, check=True, capture_output=True)
         here = shlex.quote(str(self.scratch))
         for n, name in enumerate(self.names):
             standin = standin_command(self.home, name, source=self.source)
