@@ -218,7 +218,7 @@ def check_watchers(soak: Soak) -> list[str]:
 
     def delivered() -> bool:
         with soak.db() as conn:
-            row = conn.execute("SELECT status FROM messages WHERE id = ?", (mid,)).fetchone()
+            row = conn.execute("SELECT status FROM messages WHERE id = $1", (mid,)).fetchone()
         return bool(row) and row[0] in ("delivered", "read")
 
     try:

@@ -338,16 +338,17 @@ def seed_big_room(home: Path, sizes: Sizes) -> dict[str, Any]:
         conn.executemany(
             "INSERT INTO messages (id, kind, sender, recipient, body, created_at, status,"
             " delivered_at, read_at, failure, attempts, link_id)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)",
             messages,
         )
         conn.executemany(
             "INSERT INTO handovers (message_id, state, requested_at, decided_at, reason,"
-            " decided_by, fields) VALUES (?,?,?,?,?,?,?)",
+            " decided_by, fields) VALUES ($1,$2,$3,$4,$5,$6,$7)",
             handovers,
         )
         conn.executemany(
-            "INSERT INTO events (at, kind, actor, subject, message_id, data) VALUES (?,?,?,?,?,?)",
+            "INSERT INTO events (at, kind, actor, subject, message_id, data) VALUES"
+            " ($1,$2,$3,$4,$5,$6)",
             events,
         )
     room.store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

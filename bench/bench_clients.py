@@ -91,7 +91,7 @@ def _state(home: Path, session_id: str) -> str | None:
     conn = sqlite3.connect(home / "room.db", isolation_level=None)
     try:
         row = conn.execute(
-            "SELECT state FROM sessions WHERE session_id = ?", (session_id,)
+            "SELECT state FROM sessions WHERE session_id = $1", (session_id,)
         ).fetchall()
     finally:
         conn.close()
@@ -217,7 +217,7 @@ class Room:
     def status(self, message_id: int) -> str:
         conn = sqlite3.connect(self.room / "room.db", isolation_level=None)
         try:
-            row = conn.execute("SELECT status FROM messages WHERE id = ?", (message_id,))
+            row = conn.execute("SELECT status FROM messages WHERE id = $1", (message_id,))
             found = row.fetchall()
         finally:
             conn.close()

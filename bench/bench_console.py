@@ -154,15 +154,16 @@ def add_history(
     with write_transaction(room.store.conn) as conn:
         conn.executemany(
             "INSERT INTO messages (id, kind, sender, recipient, body, created_at, status,"
-            " read_at) VALUES (?,?,?,?,?,?,?,?)",
+            " read_at) VALUES ($1,$2,$3,$4,$5,$6,$7,$8)",
             message_rows,
         )
         conn.executemany(
-            "INSERT INTO handovers (message_id, state, requested_at) VALUES (?,?,?)",
+            "INSERT INTO handovers (message_id, state, requested_at) VALUES ($1,$2,$3)",
             handover_rows,
         )
         conn.executemany(
-            "INSERT INTO events (at, kind, actor, subject, message_id, data) VALUES (?,?,?,?,?,?)",
+            "INSERT INTO events (at, kind, actor, subject, message_id, data) VALUES"
+            " ($1,$2,$3,$4,$5,$6)",
             event_rows,
         )
     return len(event_rows)
@@ -198,7 +199,7 @@ def seed_big_room(home: Path, sessions: int, messages: int) -> dict[str, Any]:
     with write_transaction(room.store.conn) as conn:
         conn.executemany(
             "INSERT INTO sessions (name, session_id, agent, state, pane, pid, cwd, parent,"
-            " depth, started_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            " depth, started_at, updated_at) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)",
             session_rows,
         )
     events = add_history(room, names[:40], messages, now, rng, unsettled=300)

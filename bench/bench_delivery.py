@@ -209,7 +209,7 @@ class Ours:
 
     def nudges_for(self, message_id: int) -> list[tuple[float, int]]:
         rows = self.room.store.conn.execute(
-            "SELECT at, enters, message_ids FROM nudges WHERE recipient = ? ORDER BY id DESC"
+            "SELECT at, enters, message_ids FROM nudges WHERE recipient = $1 ORDER BY id DESC"
             " LIMIT 5",
             (RECIPIENT,),
         ).fetchall()

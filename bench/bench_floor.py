@@ -177,7 +177,7 @@ def one_send(ctl: Control, lane: Lane, n: int) -> float:
     mid = int(match[1])
 
     def settled() -> bool:
-        status = lane.row("SELECT status FROM messages WHERE id = ?", mid)
+        status = lane.row("SELECT status FROM messages WHERE id = $1", mid)
         state = lane.row("SELECT state FROM sessions WHERE name = 'frontend'")
         return bool(status == ("delivered",) and state == ("idle",))
 

@@ -231,7 +231,7 @@ def session_state(db: Path, session_id: str, keeper: sqlite3.Connection | None) 
     try:
         # fetchall, not fetchone: a statement left unfinished would hold a read snapshot
         found = conn.execute(
-            "SELECT state FROM sessions WHERE session_id = ?", (session_id,)
+            "SELECT state FROM sessions WHERE session_id = $1", (session_id,)
         ).fetchall()
     finally:
         if keeper is None:

@@ -90,7 +90,7 @@ def _state(room: Room, name: str) -> tuple[str, bool]:
 
 def _event_at(room: Room, kind: str, after: float) -> float | None:
     row = room.store.conn.execute(
-        "SELECT min(at) FROM events WHERE kind = ? AND at >= ?", (kind, after)
+        "SELECT min(at) FROM events WHERE kind = $1 AND at >= $2", (kind, after)
     ).fetchone()
     return float(row[0]) if row and row[0] is not None else None
 

@@ -258,7 +258,7 @@ def seed_history(home: Path, messages: int) -> None:
     conn.execute("BEGIN IMMEDIATE")
     conn.executemany(
         "INSERT INTO messages (kind, sender, recipient, body, created_at, status,"
-        " delivered_at, read_at) VALUES (?,?,?,?,?,?,?,?)",
+        " delivered_at, read_at) VALUES ($1,$2,$3,$4,$5,$6,$7,$8)",
         rows,
     )
     conn.execute("COMMIT")

@@ -79,7 +79,7 @@ def fill(home: Path, sessions: int, messages: int) -> str:
     with conn:
         conn.executemany(
             "INSERT INTO messages (kind, sender, recipient, body, created_at, status, read_at)"
-            " VALUES (?,?,?,?,?,?,?)",
+            " VALUES ($1,$2,$3,$4,$5,$6,$7)",
             rows,
         )
     for i in range(5):

@@ -294,7 +294,7 @@ def seed_history(home: Path, requests: int, days: int) -> None:
 def _insert(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
     conn.executemany(
         "INSERT INTO usage (session_id, key, name, host, client, model, input, output,"
-        " cache_read, cache_write, cost_usd, at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+        " cache_read, cache_write, cost_usd, at) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)",
         rows,
     )
     conn.commit()

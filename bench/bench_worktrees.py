@@ -276,7 +276,7 @@ def measure_console(sizes: Sizes, tmp: Path) -> dict[str, Any]:
     trees = add_worktrees(room, repo, names)
     with write_transaction(room.store.conn) as conn:
         conn.executemany(
-            "UPDATE sessions SET cwd = ? WHERE name = ?", [(t.path, t.name) for t in trees]
+            "UPDATE sessions SET cwd = $1 WHERE name = $2", [(t.path, t.name) for t in trees]
         )
     room.store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     room.close()
@@ -300,7 +300,7 @@ def measure_console(sizes: Sizes, tmp: Path) -> dict[str, Any]:
     trees = add_worktrees(room, repo, [f"live-{i:02d}" for i in range(sizes.agents)])
     with write_transaction(room.store.conn) as conn:
         conn.executemany(
-            "UPDATE sessions SET cwd = ? WHERE name = ?", [(t.path, t.name) for t in trees]
+            "UPDATE sessions SET cwd = $1 WHERE name = $2", [(t.path, t.name) for t in trees]
         )
     room.store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     room.close()

@@ -124,18 +124,18 @@ def watch_link(
         if frozen_at is None
         else count(
             room,
-            "SELECT count(*) FROM messages WHERE kind = 'link' AND created_at > ?"
+            "SELECT count(*) FROM messages WHERE kind = 'link' AND created_at > $1"
             " AND status IN ('queued', 'delivered', 'read')",
             frozen_at,
         ),
         state=_link_state(room),
         frozen_notices=count(
             room,
-            "SELECT count(*) FROM events WHERE kind = ?"
+            "SELECT count(*) FROM events WHERE kind = $1"
             " AND json_extract(data, '$.kind') IN ('frozen', 'loop')",
             NOTIFIED,
         ),
-        notices=count(room, "SELECT count(*) FROM events WHERE kind = ?", NOTIFIED),
+        notices=count(room, "SELECT count(*) FROM events WHERE kind = $1", NOTIFIED),
         requests_late=total - last if time.monotonic() - last_at < SETTLED else 0,
     )
 

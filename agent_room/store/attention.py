@@ -23,7 +23,7 @@ def facts(conn: sqlite3.Connection, now: float) -> RoomFacts:
     ).fetchall()
     failed = conn.execute(
         "SELECT recipient, count(*), max(id) FROM messages"
-        " WHERE read_at IS NULL AND status = 'failed' AND recipient != ?"
+        " WHERE read_at IS NULL AND status = 'failed' AND recipient != $1"
         " GROUP BY recipient ORDER BY recipient",
         (OPERATOR,),
     ).fetchall()
@@ -33,13 +33,13 @@ def facts(conn: sqlite3.Connection, now: float) -> RoomFacts:
     ).fetchall()
     messages = conn.execute(
         "SELECT id, sender, substr(body, 1, 200) FROM messages"
-        " WHERE recipient = ? AND read_at IS NULL ORDER BY id",
+        " WHERE recipient = $1 AND read_at IS NULL ORDER BY id",
         (OPERATOR,),
     ).fetchall()
     budgets = conn.execute(
         "SELECT m.scope, m.level, m.spent_usd, b.limit_usd, b.span, m.span_start"
         " FROM budget_marks m JOIN budgets b ON b.scope = m.scope"
-        " WHERE m.span_start <= ? AND m.span_start + b.span > ? ORDER BY m.at",
+        " WHERE m.span_start <= $1 AND m.span_start + b.span > $2 ORDER BY m.at",
         (now, now),
     ).fetchall()
     loops = conn.execute(

@@ -28,17 +28,15 @@ def add(
     with write_transaction(store.conn) as conn:
         if upto_seq is None:
             found = conn.execute(
-                "SELECT seq FROM memory_cursors WHERE session_id = ?", (session_id,)
+                "SELECT seq FROM memory_cursors WHERE session_id = $1", (session_id,)
             ).fetchone()
             upto_seq = int(found[0]) if found else 0
         last = conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0]
-        cursor = conn.execute(
+        checkpoint_id = conn.execute(
             "INSERT INTO checkpoints (name, session_id, kind, note, cwd, upto_seq, upto_message,"
-            " created_at) VALUES (?,?,?,?,?,?,?,?)",
+            " created_at) VALUES ($1,$2,$3,$4,$5,$6,$7,$8) RETURNING id",
             (name, session_id, kind, note, cwd, upto_seq, int(last), at),
-        )
-        checkpoint_id = cursor.lastrowid
-        assert checkpoint_id is not None
+        ).fetchone()[0]
         event(
             conn,
             at,
@@ -48,12 +46,12 @@ def add(
             None,
             {"id": checkpoint_id, "kind": kind},
         )
-    return checkpoint_id
+    return int(checkpoint_id)
 
 
 def get(store: StoreBase, checkpoint_id: int) -> Row | None:
     """One checkpoint by id."""
-    row = store.conn.execute("SELECT * FROM checkpoints WHERE id = ?", (checkpoint_id,)).fetchone()
+    row = store.conn.execute("SELECT * FROM checkpoints WHERE id = $1", (checkpoint_id,)).fetchone()
     return dict(row) if row else None
 
 
@@ -63,9 +61,9 @@ def listed(
     """Checkpoints newest first, of a name or of a session (or all)."""
     where, params = "", []
     if session_id is not None:
-        where, params = " WHERE session_id = ?", [session_id]
+        where, params = " WHERE session_id = $1", [session_id]
     elif name is not None:
-        where, params = " WHERE name = ?", [name]
+        where, params = " WHERE name = $1", [name]
     return rows(store.conn.execute(f"SELECT * FROM checkpoints{where} ORDER BY id DESC", params))
 
 
@@ -74,7 +72,7 @@ def delete(store: StoreBase, ids: Sequence[int]) -> None:
     if not ids:
         return
     with write_transaction(store.conn) as conn:
-        conn.executemany("DELETE FROM checkpoints WHERE id = ?", [(i,) for i in ids])
+        conn.executemany("DELETE FROM checkpoints WHERE id = $1", [(i,) for i in ids])
 
 
 def messages_upto(store: StoreBase, name: str, upto: int) -> list[Row]:
@@ -83,7 +81,7 @@ def messages_upto(store: StoreBase, name: str, upto: int) -> list[Row]:
         store.conn.execute(
             "SELECT m.id, m.kind, m.sender, m.recipient, m.body, m.created_at, h.state"
             " FROM messages m LEFT JOIN handovers h ON h.message_id = m.id"
-            " WHERE (m.sender = ? OR m.recipient = ?) AND m.id <= ? AND m.kind != 'system'"
+            " WHERE (m.sender = $1 OR m.recipient = $2) AND m.id <= $3 AND m.kind != 'system'"
             " ORDER BY m.id",
             (name, name, upto),
         )
@@ -97,7 +95,7 @@ def ended_unsaved(store: StoreBase) -> list[Row]:
         store.conn.execute(
             "SELECT s.name, s.session_id, s.cwd, s.transcript_path, s.ended_at, s.host"
             " FROM sessions s JOIN memory_cursors c ON c.session_id = s.session_id"
-            " WHERE s.state = 'ended' AND s.ended_at IS NOT NULL AND coalesce(s.host, ?) = ?"
+            " WHERE s.state = 'ended' AND s.ended_at IS NOT NULL AND coalesce(s.host, $1) = $2"
             " AND NOT EXISTS (SELECT 1 FROM checkpoints k WHERE k.session_id = s.session_id"
             "   AND k.kind = 'session_end' AND k.created_at >= s.ended_at)",
             (store.host, store.host),
@@ -109,6 +107,6 @@ def cancel(store: StoreBase, message_id: int) -> None:
     """Cancel a message nobody received yet (a resume whose agent did not start)."""
     with write_transaction(store.conn) as conn:
         conn.execute(
-            "UPDATE messages SET status = 'cancelled' WHERE id = ? AND status = 'queued'",
+            "UPDATE messages SET status = 'cancelled' WHERE id = $1 AND status = 'queued'",
             (message_id,),
         )

@@ -10,7 +10,8 @@ which the audit log's append-only triggers do not stand in the way of).
 from __future__ import annotations
 
 from agent_room.turn.core.errors import Refused
-from agent_room.turn.store.postgres import PgConnection, connect, id_column
+from agent_room.turn.store.params import placeholders
+from agent_room.turn.store.postgres import PgConnection, connect
 from agent_room.turn.store.sqlite_base import StoreBase
 
 _SKIPPED = ("sqlite_", "memory_fts")
@@ -32,9 +33,10 @@ def copy_room(
             if not replace:
                 _refuse_a_room(target, tables)
             target.execute(f"TRUNCATE {', '.join(tables)}")
+            numbered = _identity_columns(target)
             for table in tables:
                 counts[table] = _copy_table(source, target, table)
-                column = id_column(table)
+                column = numbered.get(table)
                 if column and counts[table]:
                     target.execute(
                         f"SELECT setval(pg_get_serial_sequence('{table}', '{column}'),"
@@ -48,6 +50,18 @@ def copy_room(
         return counts
     finally:
         target.close()
+
+
+def _identity_columns(target: PgConnection) -> dict[str, str]:
+    """Each table's numbering column (an identity): the next rows continue after the
+    copied ones."""
+    return {
+        str(table): str(column)
+        for table, column in target.execute(
+            "SELECT table_name, column_name FROM information_schema.columns"
+            " WHERE table_schema = current_schema() AND is_identity = 'YES'"
+        ).fetchall()
+    }
 
 
 def _parents_first(source: StoreBase) -> list[str]:
@@ -85,7 +99,8 @@ def _refuse_a_room(target: PgConnection, tables: list[str]) -> None:
 def _copy_table(source: StoreBase, target: PgConnection, table: str) -> int:
     cursor = source.conn.execute(f"SELECT * FROM {table}")
     columns = [d[0] for d in cursor.description]
-    insert = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+    names = ", ".join(f'"{column}"' for column in columns)  # "offset" is a keyword
+    insert = f"INSERT INTO {table} ({names}) VALUES ({placeholders(len(columns))})"
     count = 0
     while batch := cursor.fetchmany(500):
         target.executemany(insert, [tuple(row) for row in batch])

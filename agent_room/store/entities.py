@@ -6,6 +6,7 @@ import sqlite3
 from typing import TYPE_CHECKING
 
 from agent_room.turn.store.db import write_transaction
+from agent_room.turn.store.params import Params
 from agent_room.turn.store.sqlite_base import event, rows
 
 if TYPE_CHECKING:
@@ -19,7 +20,7 @@ _COLUMNS = "id, type, name, context, confidence, version, merge_count, updated_a
 def exact(store: StoreBase, kind: str, key: str) -> Row | None:
     """The entity of this type whose compared name is ``key``."""
     row = store.conn.execute(
-        f"SELECT {_COLUMNS} FROM entities WHERE type = ? AND key = ?", (kind, key)
+        f"SELECT {_COLUMNS} FROM entities WHERE type = $1 AND key = $2", (kind, key)
     ).fetchone()
     return dict(row) if row else None
 
@@ -27,14 +28,14 @@ def exact(store: StoreBase, kind: str, key: str) -> Row | None:
 def entity(store: StoreBase, entity_id: int) -> Row | None:
     """One entity by id."""
     row = store.conn.execute(
-        f"SELECT {_COLUMNS} FROM entities WHERE id = ?", (entity_id,)
+        f"SELECT {_COLUMNS} FROM entities WHERE id = $1", (entity_id,)
     ).fetchone()
     return dict(row) if row else None
 
 
 def keys(store: StoreBase, kind: str) -> dict[int, str]:
     """Every entity of a type, id to compared name (for the fuzzy match)."""
-    found = store.conn.execute("SELECT id, key FROM entities WHERE type = ?", (kind,))
+    found = store.conn.execute("SELECT id, key FROM entities WHERE type = $1", (kind,))
     return {int(r[0]): str(r[1]) for r in found}
 
 
@@ -55,18 +56,16 @@ def add(
     another host, added it since the caller looked)."""
     with write_transaction(store.conn) as conn:
         if conn.execute(
-            "SELECT 1 FROM entities WHERE type = ? AND key = ?", (kind, key)
+            "SELECT 1 FROM entities WHERE type = $1 AND key = $2", (kind, key)
         ).fetchone():
             return None
-        cursor = conn.execute(
+        entity_id = conn.execute(
             "INSERT INTO entities (type, name, key, context, confidence, created_at, updated_at,"
-            " updated_by) VALUES (?,?,?,?,?,?,?,?)",
+            " updated_by) VALUES ($1,$2,$3,$4,$5,$6,$7,$8) RETURNING id",
             (kind, name, key, context, confidence, at, at, agent),
-        )
-        entity_id = cursor.lastrowid
-        assert entity_id is not None
+        ).fetchone()[0]
         _mention(conn, entity_id, agent, session_id, source, context, at)
-    return entity_id
+    return int(entity_id)
 
 
 def _mention(
@@ -80,7 +79,7 @@ def _mention(
 ) -> None:
     conn.execute(
         "INSERT INTO entity_mentions (entity_id, agent, session_id, source, context, at)"
-        " VALUES (?,?,?,?,?,?)",
+        " VALUES ($1,$2,$3,$4,$5,$6)",
         (entity_id, agent, session_id, source, context[:300], at),
     )
 
@@ -103,14 +102,14 @@ def update(
     with write_transaction(store.conn) as conn:
         if context is not None:
             conn.execute(
-                "UPDATE entities SET context = ?, confidence = ?, version = version + 1,"
-                " merge_count = merge_count + 1, updated_at = ?, updated_by = ? WHERE id = ?",
+                "UPDATE entities SET context = $1, confidence = $2, version = version + 1,"
+                " merge_count = merge_count + 1, updated_at = $3, updated_by = $4 WHERE id = $5",
                 (context, confidence, at, agent, entity_id),
             )
         if conflict:
             conn.execute(
                 "INSERT INTO entity_conflicts (entity_id, agent, context, confidence, at)"
-                " VALUES (?,?,?,?,?)",
+                " VALUES ($1,$2,$3,$4,$5)",
                 (entity_id, agent, mention_context, confidence or 0.0, at),
             )
             event(conn, at, "entity.conflict", agent, str(entity_id))
@@ -122,7 +121,7 @@ def mentions(store: StoreBase, entity_id: int, limit: int = 20) -> list[Row]:
     return rows(
         store.conn.execute(
             "SELECT agent, session_id, source, context, at FROM entity_mentions"
-            " WHERE entity_id = ? ORDER BY at DESC, id DESC LIMIT ?",
+            " WHERE entity_id = $1 ORDER BY at DESC, id DESC LIMIT $2",
             (entity_id, limit),
         )
     )
@@ -130,20 +129,21 @@ def mentions(store: StoreBase, entity_id: int, limit: int = 20) -> list[Row]:
 
 def listed(store: StoreBase, *, kind: str | None = None, limit: int = 200) -> list[Row]:
     """Entities most recently updated first, with their mention counts."""
-    where, params = ("WHERE type = ?", [kind]) if kind else ("", [])
+    p = Params()
+    where = f"WHERE type = {p(kind)}" if kind else ""
     return rows(
         store.conn.execute(
             f"SELECT {_COLUMNS}, (SELECT count(*) FROM entity_mentions m"
             f" WHERE m.entity_id = e.id) AS mentions FROM entities e {where}"
-            " ORDER BY updated_at DESC, id DESC LIMIT ?",
-            (*params, limit),
+            f" ORDER BY updated_at DESC, id DESC LIMIT {p(limit)}",
+            p,
         )
     )
 
 
 def names(store: StoreBase, kind: str | None = None) -> dict[int, str]:
     """Every entity's name by id (of a type), for a fuzzy search."""
-    where, params = ("WHERE type = ?", (kind,)) if kind else ("", ())
+    where, params = ("WHERE type = $1", (kind,)) if kind else ("", ())
     found = store.conn.execute(f"SELECT id, name FROM entities {where}", params)
     return {int(r[0]): str(r[1]) for r in found}
 
@@ -151,15 +151,17 @@ def names(store: StoreBase, kind: str | None = None) -> dict[int, str]:
 def fold(store: StoreBase, keep: int, gone: int, *, context: str, agent: str, at: float) -> None:
     """Merge entity ``gone`` into ``keep``: mentions and conflicts move, ``gone`` goes."""
     with write_transaction(store.conn) as conn:
-        merged = conn.execute("SELECT merge_count FROM entities WHERE id = ?", (gone,)).fetchone()
+        merged = conn.execute("SELECT merge_count FROM entities WHERE id = $1", (gone,)).fetchone()
         conn.execute(
-            "UPDATE entities SET context = ?, version = version + 1,"
-            " merge_count = merge_count + 1 + ?, updated_at = ?, updated_by = ? WHERE id = ?",
+            "UPDATE entities SET context = $1, version = version + 1,"
+            " merge_count = merge_count + 1 + $2, updated_at = $3, updated_by = $4 WHERE id = $5",
             (context, int(merged[0]) if merged else 0, at, agent, keep),
         )
-        conn.execute("UPDATE entity_mentions SET entity_id = ? WHERE entity_id = ?", (keep, gone))
-        conn.execute("UPDATE entity_conflicts SET entity_id = ? WHERE entity_id = ?", (keep, gone))
-        conn.execute("DELETE FROM entities WHERE id = ?", (gone,))
+        conn.execute("UPDATE entity_mentions SET entity_id = $1 WHERE entity_id = $2", (keep, gone))
+        conn.execute(
+            "UPDATE entity_conflicts SET entity_id = $1 WHERE entity_id = $2", (keep, gone)
+        )
+        conn.execute("DELETE FROM entities WHERE id = $1", (gone,))
         event(conn, at, "entity.merged", agent, str(keep), data={"gone": gone})
 
 
@@ -178,19 +180,19 @@ def resolve(store: StoreBase, conflict_id: int, *, context: str | None, at: floa
     """Close a conflict; with ``context`` the entity takes it (a new version)."""
     with write_transaction(store.conn) as conn:
         row = conn.execute(
-            "SELECT entity_id FROM entity_conflicts WHERE id = ? AND resolved_at IS NULL",
+            "SELECT entity_id FROM entity_conflicts WHERE id = $1 AND resolved_at IS NULL",
             (conflict_id,),
         ).fetchone()
         if row is None:
             return False
         if context is not None:
             conn.execute(
-                "UPDATE entities SET context = ?, version = version + 1, updated_at = ?,"
-                " updated_by = ? WHERE id = ?",
+                "UPDATE entities SET context = $1, version = version + 1, updated_at = $2,"
+                " updated_by = $3 WHERE id = $4",
                 (context, at, by, row[0]),
             )
         conn.execute(
-            "UPDATE entity_conflicts SET resolved_at = ?, resolution = ? WHERE id = ?",
+            "UPDATE entity_conflicts SET resolved_at = $1, resolution = $2 WHERE id = $3",
             (at, "taken" if context is not None else "kept", conflict_id),
         )
     return True
@@ -211,7 +213,7 @@ def changed_file(
     the window (they and this session are marked warned)."""
     with write_transaction(store.conn) as conn:
         conn.execute(
-            "INSERT INTO file_changes (path, session_id, name, at) VALUES (?,?,?,?)"
+            "INSERT INTO file_changes (path, session_id, name, at) VALUES ($1,$2,$3,$4)"
             " ON CONFLICT(path, session_id) DO UPDATE SET at = max(file_changes.at, excluded.at),"
             " name = excluded.name",
             (path, session_id, name, at),
@@ -222,15 +224,15 @@ def changed_file(
             conn.execute(
                 "SELECT f.session_id, f.name, f.at FROM file_changes f"
                 " JOIN sessions s ON s.session_id = f.session_id"
-                " WHERE f.path = ? AND f.session_id != ? AND f.name != ? AND f.at >= ?"
+                " WHERE f.path = $1 AND f.session_id != $2 AND f.name != $3 AND f.at >= $4"
                 " AND s.state != 'ended' AND s.left_at IS NULL"
-                " AND (f.warned_at IS NULL OR f.warned_at < ?)",
+                " AND (f.warned_at IS NULL OR f.warned_at < $5)",
                 (path, session_id, name, at - window, at - window),
             )
         )
         if others:
             conn.executemany(
-                "UPDATE file_changes SET warned_at = ? WHERE path = ? AND session_id = ?",
+                "UPDATE file_changes SET warned_at = $1 WHERE path = $2 AND session_id = $3",
                 [(at, path, o["session_id"]) for o in others] + [(at, path, session_id)],
             )
     return others
@@ -241,8 +243,8 @@ def messages_after(store: StoreBase, after: int, limit: int = 500) -> list[Row]:
     come from its fields, when its context is prepared)."""
     return rows(
         store.conn.execute(
-            "SELECT id, sender, body FROM messages WHERE id > ? AND kind = 'chat'"
-            " ORDER BY id LIMIT ?",
+            "SELECT id, sender, body FROM messages WHERE id > $1 AND kind = 'chat'"
+            " ORDER BY id LIMIT $2",
             (after, limit),
         )
     )
@@ -253,8 +255,8 @@ def mentioned_by(store: StoreBase, agent: str, until: float, limit: int = 100) -
     return rows(
         store.conn.execute(
             "SELECT e.type, e.name, e.context, max(m.at) AS at FROM entity_mentions m"
-            " JOIN entities e ON e.id = m.entity_id WHERE m.agent = ? AND m.at <= ?"
-            " GROUP BY e.id ORDER BY at DESC LIMIT ?",
+            " JOIN entities e ON e.id = m.entity_id WHERE m.agent = $1 AND m.at <= $2"
+            " GROUP BY e.id ORDER BY at DESC LIMIT $3",
             (agent, until, limit),
         )
     )
@@ -265,8 +267,8 @@ def clash_notes(store: StoreBase, since: float) -> dict[str, str]:
     warned of since ``since`` (the newest such file)."""
     found = store.conn.execute(
         "SELECT f.session_id, f.path, g.name FROM file_changes f JOIN file_changes g"
-        " ON g.path = f.path AND g.session_id != f.session_id AND g.warned_at >= ?"
-        " WHERE f.warned_at >= ? ORDER BY f.warned_at",
+        " ON g.path = f.path AND g.session_id != f.session_id AND g.warned_at >= $1"
+        " WHERE f.warned_at >= $2 ORDER BY f.warned_at",
         (since, since),
     )
     return {str(r[0]): f"⚠ {r[1].rsplit('/', 1)[-1]} with @{r[2]}" for r in found}

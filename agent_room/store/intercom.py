@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from agent_room.turn.store.db import write_transaction
+from agent_room.turn.store.params import placeholders
 from agent_room.turn.store.sqlite_base import event, rows
 from agent_room.turn.store.view import StoreView
 
@@ -50,7 +51,7 @@ class IntercomStore(StoreView):
 
     def sessions(self, repo: str | None = None) -> list[Row]:
         """Sessions (of ``repo``), most recently used first."""
-        where, params = ("WHERE repo = ?", (repo,)) if repo is not None else ("", ())
+        where, params = ("WHERE repo = $1", (repo,)) if repo is not None else ("", ())
         return rows(
             self.conn.execute(
                 f"SELECT * FROM intercom_sessions {where} ORDER BY last_used_at DESC", params
@@ -60,7 +61,7 @@ class IntercomStore(StoreView):
     def session(self, session_id: str) -> Row | None:
         """One session by the client's session id."""
         row = self.conn.execute(
-            "SELECT * FROM intercom_sessions WHERE session_id = ?", (session_id,)
+            "SELECT * FROM intercom_sessions WHERE session_id = $1", (session_id,)
         ).fetchone()
         return dict(row) if row else None
 
@@ -70,8 +71,8 @@ class IntercomStore(StoreView):
         """Take ``session_id`` for one ask; False if another ask holds it (or it is gone)."""
         with write_transaction(self.conn) as conn:
             cursor = conn.execute(
-                "UPDATE intercom_sessions SET claimed_until = ? WHERE session_id = ?"
-                " AND (claimed_until IS NULL OR claimed_until < ?)",
+                "UPDATE intercom_sessions SET claimed_until = $1 WHERE session_id = $2"
+                " AND (claimed_until IS NULL OR claimed_until < $3)",
                 (until, session_id, at),
             )
             return cursor.rowcount == 1
@@ -80,7 +81,7 @@ class IntercomStore(StoreView):
         """Give a claimed session back."""
         with write_transaction(self.conn) as conn:
             conn.execute(
-                "UPDATE intercom_sessions SET claimed_until = NULL WHERE session_id = ?",
+                "UPDATE intercom_sessions SET claimed_until = NULL WHERE session_id = $1",
                 (session_id,),
             )
 
@@ -125,15 +126,15 @@ class IntercomStore(StoreView):
         with write_transaction(self.conn) as conn:
             conn.execute(
                 f"INSERT INTO intercom_sessions ({', '.join(_COLUMNS)}, claimed_until)"
-                f" VALUES ({', '.join('?' * len(_COLUMNS))}, NULL)"
+                f" VALUES ({placeholders(len(_COLUMNS))}, NULL)"
                 " ON CONFLICT(session_id) DO UPDATE SET "
                 + ", ".join(f"{k} = excluded.{k}" for k in _COLUMNS[1:])
                 + ", claimed_until = NULL",
                 tuple(values.values()),
             )
             conn.execute(
-                "UPDATE intercom_sessions SET status = CASE WHEN parent = ? THEN 'active'"
-                " ELSE 'inactive' END WHERE repo = ?",
+                "UPDATE intercom_sessions SET status = CASE WHEN parent = $1 THEN 'active'"
+                " ELSE 'inactive' END WHERE repo = $2",
                 (session["parent"], session["repo"]),
             )
             answer_id = _message(
@@ -150,8 +151,8 @@ class IntercomStore(StoreView):
         with write_transaction(self.conn) as conn:
             for session_id in session_ids:
                 cursor = conn.execute(
-                    "DELETE FROM intercom_sessions WHERE session_id = ?"
-                    " AND (claimed_until IS NULL OR claimed_until < ?)",
+                    "DELETE FROM intercom_sessions WHERE session_id = $1"
+                    " AND (claimed_until IS NULL OR claimed_until < $2)",
                     (session_id, at),
                 )
                 if cursor.rowcount:
@@ -166,8 +167,8 @@ class IntercomStore(StoreView):
             for session in sessions:
                 values = tuple(session[key] for key in _COLUMNS)
                 cursor = conn.execute(
-                    f"INSERT OR IGNORE INTO intercom_sessions ({', '.join(_COLUMNS)})"
-                    f" VALUES ({', '.join('?' * len(_COLUMNS))})",
+                    f"INSERT INTO intercom_sessions ({', '.join(_COLUMNS)})"
+                    f" VALUES ({placeholders(len(_COLUMNS))}) ON CONFLICT DO NOTHING",
                     values,
                 )
                 added += cursor.rowcount
@@ -185,5 +186,5 @@ def _message(
     at: float,
 ) -> int:
     message_id = store._insert_message(conn, kind, sender, recipient, body, at, "read")
-    conn.execute("UPDATE messages SET read_at = ? WHERE id = ?", (at, message_id))
+    conn.execute("UPDATE messages SET read_at = $1 WHERE id = $2", (at, message_id))
     return message_id

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from agent_room.turn.store.params import Params
 from agent_room.turn.store.sqlite_base import StoreBase, rows
 
 if TYPE_CHECKING:
@@ -34,13 +35,11 @@ def collaborations(
     store: StoreBase, *, agent: str | None = None, since: float | None = None
 ) -> list[Row]:
     """Handovers oldest first, those ``agent`` sent or received, requested since ``since``."""
+    p = Params()
     where: list[str] = []
-    params: list[object] = []
     if agent is not None:
-        where.append("(m.sender = ? OR m.recipient = ?)")
-        params += [agent, agent]
+        where.append(f"(m.sender = {p(agent)} OR m.recipient = {p(agent)})")
     if since is not None:
-        where.append("h.requested_at >= ?")
-        params.append(since)
+        where.append(f"h.requested_at >= {p(since)}")
     clause = f" WHERE {' AND '.join(where)}" if where else ""
-    return rows(store.conn.execute(f"{_SELECT}{clause} ORDER BY h.message_id", params))
+    return rows(store.conn.execute(f"{_SELECT}{clause} ORDER BY h.message_id", p))

@@ -25,6 +25,7 @@ from agent_room.store.timers import ROOM, TimerStore
 from agent_room.turn.core.origins import REMINDER_PREFIX
 from agent_room.turn.core.timers import REMIND_EVERY
 from agent_room.turn.store.db import write_transaction
+from agent_room.turn.store.params import Params
 from agent_room.turn.store.sqlite_base import event, rows
 
 if TYPE_CHECKING:
@@ -42,15 +43,15 @@ class LinkStore(TimerStore):
 
     def link(self, link_id: int) -> Row | None:
         """One link by id."""
-        row = self.conn.execute("SELECT * FROM links WHERE id = ?", (link_id,)).fetchone()
+        row = self.conn.execute("SELECT * FROM links WHERE id = $1", (link_id,)).fetchone()
         return dict(row) if row else None
 
     def live_link(self, session_a: str, session_b: str) -> Row | None:
         """The open or frozen link between two sessions, whoever opened it."""
         row = self.conn.execute(
             "SELECT * FROM links WHERE state != 'closed' AND ("
-            " (initiator_session = ? AND responder_session = ?)"
-            " OR (initiator_session = ? AND responder_session = ?))",
+            " (initiator_session = $1 AND responder_session = $2)"
+            " OR (initiator_session = $3 AND responder_session = $4))",
             (session_a, session_b, session_b, session_a),
         ).fetchone()
         return dict(row) if row else None
@@ -62,7 +63,7 @@ class LinkStore(TimerStore):
             self.conn.execute(
                 "SELECT l.*, (SELECT count(*) FROM messages m WHERE m.link_id = l.id"
                 f" AND m.kind = 'link' AND m.status = 'held') AS held FROM links l {where}"
-                " ORDER BY l.id DESC LIMIT ?",
+                " ORDER BY l.id DESC LIMIT $1",
                 (limit,),
             )
         )
@@ -70,8 +71,8 @@ class LinkStore(TimerStore):
     def latest_pair_link(self, a: str, b: str) -> Row | None:
         """The newest link between the agents named ``a`` and ``b``, whoever opened it."""
         row = self.conn.execute(
-            "SELECT * FROM links WHERE (initiator = ? AND responder = ?)"
-            " OR (initiator = ? AND responder = ?) ORDER BY id DESC LIMIT 1",
+            "SELECT * FROM links WHERE (initiator = $1 AND responder = $2)"
+            " OR (initiator = $3 AND responder = $4) ORDER BY id DESC LIMIT 1",
             (a, b, b, a),
         ).fetchone()
         return dict(row) if row else None
@@ -80,7 +81,7 @@ class LinkStore(TimerStore):
         """Raise a link's budget by ``count`` crossings (the operator's decision)."""
         with write_transaction(self.conn) as conn:
             conn.execute(
-                "UPDATE links SET budget = budget + ?, updated_at = ? WHERE id = ?",
+                "UPDATE links SET budget = budget + $1, updated_at = $2 WHERE id = $3",
                 (count, at, link_id),
             )
             event(conn, at, "link.granted", by, None, data={"link": link_id, "count": count})
@@ -123,8 +124,8 @@ class LinkStore(TimerStore):
         with write_transaction(self.conn) as conn:
             existing = conn.execute(
                 "SELECT * FROM links WHERE state != 'closed' AND ("
-                " (initiator_session = ? AND responder_session = ?)"
-                " OR (initiator_session = ? AND responder_session = ?))",
+                " (initiator_session = $1 AND responder_session = $2)"
+                " OR (initiator_session = $3 AND responder_session = $4))",
                 (initiator_session, responder_session, responder_session, initiator_session),
             ).fetchone()
             if existing is not None:
@@ -132,9 +133,10 @@ class LinkStore(TimerStore):
                 sent = self._message(conn, "chat", initiator, responder, body, at, link_id=live)
                 return dict(existing), False, sent
             newest = conn.execute("SELECT coalesce(max(id), 0) FROM turns").fetchone()[0]
-            cursor = conn.execute(
+            link_id = conn.execute(
                 "INSERT INTO links (initiator, initiator_session, responder, responder_session,"
-                " budget, start_turn, opened_at, updated_at) VALUES (?,?,?,?,?,?,?,?)",
+                " budget, start_turn, opened_at, updated_at) VALUES ($1,$2,$3,$4,$5,$6,$7,$8)"
+                " RETURNING id",
                 (
                     initiator,
                     initiator_session,
@@ -145,9 +147,7 @@ class LinkStore(TimerStore):
                     at,
                     at,
                 ),
-            )
-            link_id = cursor.lastrowid
-            assert link_id is not None
+            ).fetchone()[0]
             event(
                 conn,
                 at,
@@ -158,7 +158,7 @@ class LinkStore(TimerStore):
             )
             self._notify(conn, rules(link_id), at, link_id)
             sent = self._message(conn, "chat", initiator, responder, body, at, link_id=link_id)
-            row = conn.execute("SELECT * FROM links WHERE id = ?", (link_id,)).fetchone()
+            row = conn.execute("SELECT * FROM links WHERE id = $1", (link_id,)).fetchone()
             return dict(row), True, sent
 
     def set_link_state(
@@ -180,17 +180,19 @@ class LinkStore(TimerStore):
         transaction. Returns the closing words' message id (0 without them), or None
         when the link was not in an expected state.
         """
-        marks = ",".join("?" * len(expected))
         with write_transaction(self.conn) as conn:
-            sets, values = {
-                "closed": ("closed_at = ?, close_reason = ?, closed_by = ?", (at, reason, by)),
-                "frozen": ("frozen_at = ?, freeze_reason = ?", (at, reason)),
-                "open": ("frozen_at = NULL, freeze_reason = NULL", ()),
-            }[target]
+            p = Params()
+            sets = f"state = {p(target)}, updated_at = {p(at)}"
+            if target == "closed":
+                sets += f", closed_at = {p(at)}, close_reason = {p(reason)}, closed_by = {p(by)}"
+            elif target == "frozen":
+                sets += f", frozen_at = {p(at)}, freeze_reason = {p(reason)}"
+            else:
+                sets += ", frozen_at = NULL, freeze_reason = NULL"
             cursor = conn.execute(
-                f"UPDATE links SET state = ?, updated_at = ?, {sets}"
-                f" WHERE id = ? AND state IN ({marks})",
-                (target, at, *values, link_id, *expected),
+                f"UPDATE links SET {sets} WHERE id = {p(link_id)} AND state IN"
+                f" ({p.each(expected)})",
+                p,
             )
             if cursor.rowcount == 0:
                 return None
@@ -212,30 +214,31 @@ class LinkStore(TimerStore):
     @staticmethod
     def _cancel_held(conn: sqlite3.Connection, link_id: int, reason: str) -> None:
         conn.execute(
-            "UPDATE messages SET status = 'cancelled', failure = ? WHERE link_id = ?"
+            "UPDATE messages SET status = 'cancelled', failure = $1 WHERE link_id = $2"
             " AND kind = 'link' AND status = 'held'",
             (f"not delivered: {reason}", link_id),
         )
 
     def _release_held(self, conn: sqlite3.Connection, link_id: int, at: float) -> None:
         """On thaw, held outputs cross in order, each spending the budget like any other."""
-        link = conn.execute("SELECT * FROM links WHERE id = ?", (link_id,)).fetchone()
+        link = conn.execute("SELECT * FROM links WHERE id = $1", (link_id,)).fetchone()
         left = int(link["budget"]) - int(link["crossings"])
         held = conn.execute(
-            "SELECT id FROM messages WHERE link_id = ? AND kind = 'link' AND status = 'held'"
+            "SELECT id FROM messages WHERE link_id = $1 AND kind = 'link' AND status = 'held'"
             " ORDER BY id",
             (link_id,),
         ).fetchall()
         released = [int(r[0]) for r in held[: max(0, left)]]
         for message_id in released:
-            conn.execute("UPDATE messages SET status = 'queued' WHERE id = ?", (message_id,))
+            conn.execute("UPDATE messages SET status = 'queued' WHERE id = $1", (message_id,))
             conn.execute(
-                "UPDATE link_turns SET outcome = 'released' WHERE link_id = ? AND message_id = ?",
+                "UPDATE link_turns SET outcome = 'released' WHERE link_id = $1 AND message_id = $2",
                 (link_id, message_id),
             )
         if released:
             conn.execute(
-                "UPDATE links SET crossings = crossings + ? WHERE id = ?", (len(released), link_id)
+                "UPDATE links SET crossings = crossings + $1 WHERE id = $2",
+                (len(released), link_id),
             )
             event(conn, at, "link.released", ROOM, None, data={"link": link_id, "ids": released})
 
@@ -244,7 +247,7 @@ class LinkStore(TimerStore):
     def cursor(self, link_id: int, session_id: str, start_turn: int) -> int:
         """The last turn row of ``session_id`` already judged on the link."""
         row = self.conn.execute(
-            "SELECT max(last_turn) FROM link_turns WHERE link_id = ? AND session_id = ?",
+            "SELECT max(last_turn) FROM link_turns WHERE link_id = $1 AND session_id = $2",
             (link_id, session_id),
         ).fetchone()
         return max(start_turn, int(row[0] or 0))
@@ -259,17 +262,17 @@ class LinkStore(TimerStore):
         self.conn.execute("BEGIN")
         try:
             state = self.conn.execute(
-                "SELECT state FROM sessions WHERE session_id = ?", (session_id,)
+                "SELECT state FROM sessions WHERE session_id = $1", (session_id,)
             ).fetchone()
             before = self.conn.execute(
-                f"SELECT {columns} FROM turns WHERE session_id = ? AND id <= ?"
+                f"SELECT {columns} FROM turns WHERE session_id = $1 AND id <= $2"
                 " ORDER BY id DESC LIMIT 1",
                 (session_id, after),
             ).fetchone()
             found = rows(
                 self.conn.execute(
-                    f"SELECT {columns} FROM turns WHERE session_id = ? AND id > ?"
-                    " ORDER BY id LIMIT ?",
+                    f"SELECT {columns} FROM turns WHERE session_id = $1 AND id > $2"
+                    " ORDER BY id LIMIT $3",
                     (session_id, after, limit),
                 )
             )
@@ -281,10 +284,10 @@ class LinkStore(TimerStore):
         """Sender, kind and link of the messages a nudge named."""
         if not ids:
             return []
-        marks = ",".join("?" * len(ids))
+        p = Params()
         return rows(
             self.conn.execute(
-                f"SELECT id, sender, kind, link_id FROM messages WHERE id IN ({marks})", tuple(ids)
+                f"SELECT id, sender, kind, link_id FROM messages WHERE id IN ({p.each(ids)})", p
             )
         )
 
@@ -292,8 +295,8 @@ class LinkStore(TimerStore):
         """Sender, kind and link of messages handed to ``name`` between two times."""
         return rows(
             self.conn.execute(
-                "SELECT id, sender, kind, link_id FROM messages WHERE recipient = ?"
-                " AND delivered_at BETWEEN ? AND ? ORDER BY id",
+                "SELECT id, sender, kind, link_id FROM messages WHERE recipient = $1"
+                " AND delivered_at BETWEEN $2 AND $3 ORDER BY id",
                 (name, start, end),
             )
         )
@@ -315,7 +318,7 @@ class LinkStore(TimerStore):
         freeze, the closing and the anchor reminder are written with it."""
         with write_transaction(self.conn) as conn:
             taken = conn.execute(
-                "SELECT 1 FROM link_turns WHERE link_id = ? AND turn_id = ?",
+                "SELECT 1 FROM link_turns WHERE link_id = $1 AND turn_id = $2",
                 (turn.link_id, turn.head),
             ).fetchone()
             if taken is not None:
@@ -323,7 +326,7 @@ class LinkStore(TimerStore):
             outcome, message_id = turn.outcome, None
             if crossing is not None:
                 link = dict(
-                    conn.execute("SELECT * FROM links WHERE id = ?", (turn.link_id,)).fetchone()
+                    conn.execute("SELECT * FROM links WHERE id = $1", (turn.link_id,)).fetchone()
                 )
                 facts = self._facts(conn, link, crossing.sender, turn.at, window, remind_every)
                 verdict = decide(facts)
@@ -333,7 +336,7 @@ class LinkStore(TimerStore):
                 )
             conn.execute(
                 "INSERT INTO link_turns (link_id, turn_id, last_turn, session_id, outcome,"
-                " message_id, at) VALUES (?,?,?,?,?,?,?)",
+                " message_id, at) VALUES ($1,$2,$3,$4,$5,$6,$7)",
                 (turn.link_id, turn.head, turn.last, turn.session_id, outcome, message_id, turn.at),
             )
             if outcome not in ("crossed", "held"):
@@ -352,17 +355,17 @@ class LinkStore(TimerStore):
     ) -> LinkFacts:
         link_id = int(link["id"])
         recent = conn.execute(
-            "SELECT at FROM link_turns WHERE link_id = ? AND outcome = 'crossed' AND at > ?",
+            "SELECT at FROM link_turns WHERE link_id = $1 AND outcome = 'crossed' AND at > $2",
             (link_id, at - window),
         ).fetchall()
         anchored = conn.execute(
-            "SELECT 1 FROM timers WHERE name = ? AND state = 'pending' AND intent = 'anchor'"
+            "SELECT 1 FROM timers WHERE name = $1 AND state = 'pending' AND intent = 'anchor'"
             " LIMIT 1",
             (speaker,),
         ).fetchone()
         reminded = conn.execute(
-            "SELECT 1 FROM messages WHERE link_id = ? AND recipient = ? AND sender = ?"
-            " AND kind = 'system' AND created_at > ? AND body LIKE ? LIMIT 1",
+            "SELECT 1 FROM messages WHERE link_id = $1 AND recipient = $2 AND sender = $3"
+            " AND kind = 'system' AND created_at > $4 AND body LIKE $5 LIMIT 1",
             (link_id, speaker, ROOM, at - remind_every, REMINDER_PREFIX + "%"),
         ).fetchone()
         return LinkFacts(
@@ -401,13 +404,13 @@ class LinkStore(TimerStore):
             )
         if verdict.breaker_held and crossing.loop_hold is not None and message_id is not None:
             hold_id, reason = crossing.loop_hold
-            conn.execute("UPDATE messages SET failure = ? WHERE id = ?", (reason, message_id))
+            conn.execute("UPDATE messages SET failure = $1 WHERE id = $2", (reason, message_id))
             conn.execute(
-                "INSERT INTO loop_held (message_id, hold_id) VALUES (?, ?)", (message_id, hold_id)
+                "INSERT INTO loop_held (message_id, hold_id) VALUES ($1, $2)", (message_id, hold_id)
             )
         if verdict.outcome is Outcome.CROSSED:
             conn.execute(
-                "UPDATE links SET crossings = crossings + 1, updated_at = ? WHERE id = ?",
+                "UPDATE links SET crossings = crossings + 1, updated_at = $1 WHERE id = $2",
                 (at, link_id),
             )
         if verdict.remind:
@@ -415,8 +418,8 @@ class LinkStore(TimerStore):
             event(conn, at, "link.unanchored", ROOM, crossing.sender, data={"link": link_id})
         if verdict.freeze:
             conn.execute(
-                "UPDATE links SET state = 'frozen', frozen_at = ?, updated_at = ?,"
-                " freeze_reason = 'loop breaker' WHERE id = ? AND state = 'open'",
+                "UPDATE links SET state = 'frozen', frozen_at = $1, updated_at = $2,"
+                " freeze_reason = 'loop breaker' WHERE id = $3 AND state = 'open'",
                 (at, at, link_id),
             )
             data = {"link": link_id, "reason": "loop breaker", "recent": len(facts.recent)}
@@ -424,8 +427,8 @@ class LinkStore(TimerStore):
             self._notify(conn, notices.freeze, at, link_id)
         if verdict.close:
             conn.execute(
-                "UPDATE links SET state = 'closed', closed_at = ?, updated_at = ?,"
-                " close_reason = 'turn budget spent', closed_by = ? WHERE id = ?"
+                "UPDATE links SET state = 'closed', closed_at = $1, updated_at = $2,"
+                " close_reason = 'turn budget spent', closed_by = $3 WHERE id = $4"
                 " AND state != 'closed'",
                 (at, at, ROOM, link_id),
             )
@@ -444,6 +447,6 @@ class LinkStore(TimerStore):
         """Every verdict on a link's turns, oldest first."""
         return rows(
             self.conn.execute(
-                "SELECT * FROM link_turns WHERE link_id = ? ORDER BY at, turn_id", (link_id,)
+                "SELECT * FROM link_turns WHERE link_id = $1 ORDER BY at, turn_id", (link_id,)
             )
         )

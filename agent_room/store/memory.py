@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from agent_room.core.memory import Candidate
 from agent_room.turn.store.db import write_transaction
+from agent_room.turn.store.params import Params
 from agent_room.turn.store.sqlite_base import rows
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ MATCHES = 300
 def cursor(store: StoreBase, session_id: str) -> Row | None:
     """Where reading the session's transcript stopped."""
     row = store.conn.execute(
-        "SELECT * FROM memory_cursors WHERE session_id = ?", (session_id,)
+        "SELECT * FROM memory_cursors WHERE session_id = $1", (session_id,)
     ).fetchone()
     return dict(row) if row else None
 
@@ -49,11 +50,12 @@ def remember(
     session's item count."""
     with write_transaction(store.conn) as conn:
         found = conn.execute(
-            "SELECT seq FROM memory_cursors WHERE session_id = ?", (session_id,)
+            "SELECT seq FROM memory_cursors WHERE session_id = $1", (session_id,)
         ).fetchone()
         seq = int(found[0]) if found else 0
         conn.executemany(
-            "INSERT INTO memory_items (session_id, seq, kind, text, path, at) VALUES (?,?,?,?,?,?)",
+            "INSERT INTO memory_items (session_id, seq, kind, text, path, at) VALUES"
+            " ($1,$2,$3,$4,$5,$6)",
             [
                 (session_id, seq + i + 1, item.kind, item.text, item.path, item.at)
                 for i, item in enumerate(items)
@@ -61,9 +63,10 @@ def remember(
         )
         seq += len(items)
         conn.execute(
-            "INSERT INTO memory_cursors (session_id, path, inode, offset, seq, problem, updated_at)"
-            " VALUES (?,?,?,?,?,?,?) ON CONFLICT(session_id) DO UPDATE SET path = excluded.path,"
-            " inode = excluded.inode, offset = excluded.offset, seq = excluded.seq,"
+            'INSERT INTO memory_cursors (session_id, path, inode, "offset", seq, problem,'
+            " updated_at) VALUES ($1,$2,$3,$4,$5,$6,$7) ON CONFLICT(session_id) DO UPDATE SET"
+            ' path = excluded.path, inode = excluded.inode, "offset" = excluded."offset",'
+            " seq = excluded.seq,"
             " problem = excluded.problem, updated_at = excluded.updated_at",
             (session_id, path, inode, offset, seq, problem, at),
         )
@@ -76,9 +79,9 @@ def items(
     """The session's items oldest first (the last ``limit`` of them, up to item ``upto``)."""
     found = rows(
         store.conn.execute(
-            "SELECT seq, kind, text, path, at FROM memory_items WHERE session_id = ?"
-            " AND seq <= ? ORDER BY seq DESC LIMIT ?",
-            (session_id, 2**62 if upto is None else upto, -1 if limit is None else limit),
+            "SELECT seq, kind, text, path, at FROM memory_items WHERE session_id = $1"
+            " AND seq <= $2 ORDER BY seq DESC LIMIT $3",
+            (session_id, 2**62 if upto is None else upto, 2**62 if limit is None else limit),
         )
     )
     found.reverse()
@@ -87,14 +90,14 @@ def items(
 
 _MATCHES_SQLITE = (
     "SELECT i.seq, i.kind, i.text, bm25(memory_fts) AS rank FROM memory_fts"
-    " JOIN memory_items i ON i.id = memory_fts.rowid WHERE memory_fts MATCH ?"
-    " AND i.session_id = ? AND i.seq <= ? ORDER BY rank LIMIT ?"
+    " JOIN memory_items i ON i.id = memory_fts.rowid WHERE memory_fts MATCH $1"
+    " AND i.session_id = $2 AND i.seq <= $3 ORDER BY rank LIMIT $4"
 )
 _MATCHES_POSTGRES = (
     "SELECT i.seq, i.kind, i.text, -ts_rank(to_tsvector('simple', i.text), q) AS rank"
-    " FROM memory_items i, websearch_to_tsquery('simple', ?) q"
+    " FROM memory_items i, websearch_to_tsquery('simple', $1) q"
     " WHERE to_tsvector('simple', i.text) @@ q"
-    " AND i.session_id = ? AND i.seq <= ? ORDER BY rank LIMIT ?"
+    " AND i.session_id = $2 AND i.seq <= $3 ORDER BY rank LIMIT $4"
 )
 """The same question of PostgreSQL's full-text index (the FTS5 query's quoted words
 joined by OR read the same in ``websearch_to_tsquery``); lower ranks match better."""
@@ -124,13 +127,13 @@ def last_seq_before(store: StoreBase, session_id: str, at: float) -> int | None:
     item carries a time)."""
     stamp = datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
     dated = store.conn.execute(
-        "SELECT 1 FROM memory_items WHERE session_id = ? AND at IS NOT NULL LIMIT 1",
+        "SELECT 1 FROM memory_items WHERE session_id = $1 AND at IS NOT NULL LIMIT 1",
         (session_id,),
     ).fetchone()
     if dated is None:
         return None
     found = store.conn.execute(
-        "SELECT max(seq) FROM memory_items WHERE session_id = ? AND at <= ?",
+        "SELECT max(seq) FROM memory_items WHERE session_id = $1 AND at <= $2",
         (session_id, stamp),
     ).fetchone()
     return int(found[0]) if found and found[0] is not None else 0
@@ -148,9 +151,12 @@ def save_context(
     """Keep the context prepared for a handover (the newest preparation wins)."""
     with write_transaction(store.conn) as conn:
         conn.execute(
-            "INSERT OR REPLACE INTO handover_contexts"
+            "INSERT INTO handover_contexts"
             " (message_id, session_id, text, tokens, items, problem, built_at)"
-            " VALUES (?,?,?,?,?,?,?)",
+            " VALUES ($1,$2,$3,$4,$5,$6,$7) ON CONFLICT (message_id) DO UPDATE SET"
+            " session_id = excluded.session_id, text = excluded.text,"
+            " tokens = excluded.tokens, items = excluded.items, problem = excluded.problem,"
+            " built_at = excluded.built_at, attached_at = NULL",
             (message_id, session_id, context.text, context.tokens, context.items, problem, at),
         )
 
@@ -158,7 +164,7 @@ def save_context(
 def context(store: StoreBase, message_id: int) -> Row | None:
     """The context prepared for a handover, if any."""
     row = store.conn.execute(
-        "SELECT * FROM handover_contexts WHERE message_id = ?", (message_id,)
+        "SELECT * FROM handover_contexts WHERE message_id = $1", (message_id,)
     ).fetchone()
     return dict(row) if row else None
 
@@ -167,10 +173,11 @@ def contexts(store: StoreBase, message_ids: Sequence[int]) -> dict[int, str]:
     """The prepared contexts' texts of some handovers, by id."""
     if not message_ids:
         return {}
-    marks = ",".join("?" * len(message_ids))
+    p = Params()
     found = store.conn.execute(
-        f"SELECT message_id, text FROM handover_contexts WHERE message_id IN ({marks})",
-        tuple(message_ids),
+        "SELECT message_id, text FROM handover_contexts WHERE message_id IN"
+        f" ({p.each(message_ids)})",
+        p,
     )
     return {int(r[0]): str(r[1]) for r in found}
 
@@ -185,7 +192,7 @@ def unprepared(store: StoreBase) -> list[Row]:
             " LEFT JOIN handover_contexts c ON c.message_id = h.message_id"
             " LEFT JOIN sessions s ON s.name = m.sender AND s.left_at IS NULL"
             " WHERE h.state = 'pending' AND c.message_id IS NULL"
-            " AND (s.name IS NULL OR coalesce(s.host, ?) = ?) ORDER BY h.message_id",
+            " AND (s.name IS NULL OR coalesce(s.host, $1) = $2) ORDER BY h.message_id",
             (store.host, store.host),
         )
     )
@@ -196,20 +203,20 @@ def attach(store: StoreBase, message_id: int, *, at: float) -> bool:
     an empty one is not worth the recipient's attention)."""
     with write_transaction(store.conn) as conn:
         found = conn.execute(
-            "SELECT text FROM handover_contexts WHERE message_id = ? AND attached_at IS NULL"
+            "SELECT text FROM handover_contexts WHERE message_id = $1 AND attached_at IS NULL"
             " AND items > 0",
             (message_id,),
         ).fetchone()
         if found is None:
             return False
         updated = conn.execute(
-            "UPDATE messages SET body = body || ? WHERE id = ? AND status = 'held'",
+            "UPDATE messages SET body = body || $1 WHERE id = $2 AND status = 'held'",
             ("\n\n" + str(found[0]), message_id),
         )
         if updated.rowcount == 0:
             return False
         conn.execute(
-            "UPDATE handover_contexts SET attached_at = ? WHERE message_id = ?", (at, message_id)
+            "UPDATE handover_contexts SET attached_at = $1 WHERE message_id = $2", (at, message_id)
         )
         return True
 
@@ -221,7 +228,7 @@ def followed(store: StoreBase) -> list[Row]:
         store.conn.execute(
             "SELECT name, session_id, transcript_path FROM sessions WHERE left_at IS NULL"
             " AND state != 'ended' AND session_id IS NOT NULL AND transcript_path IS NOT NULL"
-            " AND coalesce(host, ?) = ?",
+            " AND coalesce(host, $1) = $2",
             (store.host, store.host),
         )
     )
@@ -232,7 +239,7 @@ def in_turn_here(store: StoreBase) -> bool:
     transcript grows without the room hearing of it."""
     row = store.conn.execute(
         "SELECT 1 FROM sessions WHERE left_at IS NULL AND state IN ('busy', 'waiting')"
-        " AND coalesce(host, ?) = ? LIMIT 1",
+        " AND coalesce(host, $1) = $2 LIMIT 1",
         (store.host, store.host),
     ).fetchone()
     return row is not None
@@ -242,7 +249,8 @@ def note_problem(store: StoreBase, session_id: str, path: str, problem: str, *, 
     """Keep the latest problem with a session's transcript on its cursor."""
     with write_transaction(store.conn) as conn:
         conn.execute(
-            "INSERT INTO memory_cursors (session_id, path, problem, updated_at) VALUES (?,?,?,?)"
+            "INSERT INTO memory_cursors (session_id, path, problem, updated_at) VALUES"
+            " ($1,$2,$3,$4)"
             " ON CONFLICT(session_id) DO UPDATE SET problem = excluded.problem,"
             " updated_at = excluded.updated_at",
             (session_id, path, problem, at),
@@ -256,20 +264,20 @@ def forget_before(store: StoreBase, cutoff: float) -> list[str]:
         stale = [
             str(r[0])
             for r in conn.execute(
-                "SELECT c.session_id FROM memory_cursors c WHERE c.updated_at < ? AND NOT EXISTS"
+                "SELECT c.session_id FROM memory_cursors c WHERE c.updated_at < $1 AND NOT EXISTS"
                 " (SELECT 1 FROM checkpoints k WHERE k.session_id = c.session_id)",
                 (cutoff,),
             )
         ]
         for session_id in stale:
-            conn.execute("DELETE FROM memory_items WHERE session_id = ?", (session_id,))
-            conn.execute("DELETE FROM memory_cursors WHERE session_id = ?", (session_id,))
+            conn.execute("DELETE FROM memory_items WHERE session_id = $1", (session_id,))
+            conn.execute("DELETE FROM memory_cursors WHERE session_id = $1", (session_id,))
     return stale
 
 
 def bookmark(store: StoreBase, key: str) -> int | None:
     """A worker's place in a log (the last id it handled), if it has one."""
-    row = store.conn.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
+    row = store.conn.execute("SELECT value FROM settings WHERE key = $1", (key,)).fetchone()
     return int(row[0]) if row else None
 
 
@@ -277,7 +285,7 @@ def set_bookmark(store: StoreBase, key: str, value: int) -> None:
     """Move a worker's place: bookkeeping, not a setting anyone changed (no event)."""
     with write_transaction(store.conn) as conn:
         conn.execute(
-            "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key)"
+            "INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT(key)"
             " DO UPDATE SET value = excluded.value",
             (key, str(value)),
         )
@@ -287,11 +295,11 @@ def move_bookmark(store: StoreBase, key: str, before: int | None, after: int) ->
     """Move a worker's place from ``before`` to ``after`` unless another worker (of
     another host) moved it meanwhile; whether this one did, and so does the work between."""
     with write_transaction(store.conn) as conn:
-        found = conn.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
+        found = conn.execute("SELECT value FROM settings WHERE key = $1", (key,)).fetchone()
         if (int(found[0]) if found else None) != before:
             return False
         conn.execute(
-            "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key)"
+            "INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT(key)"
             " DO UPDATE SET value = excluded.value",
             (key, str(after)),
         )
@@ -304,7 +312,8 @@ def events_since(store: StoreBase, kind: str, after: int) -> tuple[list[Row], in
     last = int(store.conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()[0])
     found = rows(
         store.conn.execute(
-            "SELECT id, subject, at FROM events WHERE id > ? AND id <= ? AND kind = ? ORDER BY id",
+            "SELECT id, subject, at FROM events WHERE id > $1 AND id <= $2 AND kind = $3 ORDER"
+            " BY id",
             (after, last, kind),
         )
     )

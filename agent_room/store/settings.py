@@ -33,10 +33,10 @@ class SettingsStore(StoreView):
         with write_transaction(self.conn) as conn:
             for key, value in values.items():
                 if value is None:
-                    conn.execute("DELETE FROM settings WHERE key = ?", (key,))
+                    conn.execute("DELETE FROM settings WHERE key = $1", (key,))
                 else:
                     conn.execute(
-                        "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key)"
+                        "INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT(key)"
                         " DO UPDATE SET value = excluded.value",
                         (key, json.dumps(value)),
                     )

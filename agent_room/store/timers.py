@@ -64,13 +64,11 @@ class TimerStore(StoreView):
     ) -> int:
         """Record a timer; return its id."""
         with write_transaction(self.conn) as conn:
-            cursor = conn.execute(
+            timer_id = conn.execute(
                 "INSERT INTO timers (name, session_id, intent, text, created_at, due_at)"
-                " VALUES (?,?,?,?,?,?)",
+                " VALUES ($1,$2,$3,$4,$5,$6) RETURNING id",
                 (name, session_id, intent, text, at, due),
-            )
-            timer_id = cursor.lastrowid
-            assert timer_id is not None
+            ).fetchone()[0]
             event(
                 conn,
                 at,
@@ -79,19 +77,19 @@ class TimerStore(StoreView):
                 name,
                 data={"timer": timer_id, "intent": intent, "due": due},
             )
-            return timer_id
+            return int(timer_id)
 
     def timer(self, timer_id: int) -> Row | None:
         """One timer by id."""
-        row = self.conn.execute("SELECT * FROM timers WHERE id = ?", (timer_id,)).fetchone()
+        row = self.conn.execute("SELECT * FROM timers WHERE id = $1", (timer_id,)).fetchone()
         return dict(row) if row else None
 
     def timers(self, *, pending_only: bool = True, limit: int = 200) -> list[Row]:
         """Timers, the next due first (pending), or the newest first (all)."""
         if pending_only:
-            query = "SELECT * FROM timers WHERE state = 'pending' ORDER BY due_at, id LIMIT ?"
+            query = "SELECT * FROM timers WHERE state = 'pending' ORDER BY due_at, id LIMIT $1"
         else:
-            query = "SELECT * FROM timers ORDER BY id DESC LIMIT ?"
+            query = "SELECT * FROM timers ORDER BY id DESC LIMIT $1"
         return rows(self.conn.execute(query, (limit,)))
 
     def next_due(self) -> float | None:
@@ -103,7 +101,7 @@ class TimerStore(StoreView):
         """Pending timers due at ``now``."""
         return rows(
             self.conn.execute(
-                "SELECT * FROM timers WHERE state = 'pending' AND due_at <= ? ORDER BY due_at, id",
+                "SELECT * FROM timers WHERE state = 'pending' AND due_at <= $1 ORDER BY due_at, id",
                 (now,),
             )
         )
@@ -112,13 +110,13 @@ class TimerStore(StoreView):
         """Fire a pending timer: its message goes to the agent. None if fired already."""
         with write_transaction(self.conn) as conn:
             row = conn.execute(
-                "SELECT name FROM timers WHERE id = ? AND state = 'pending'", (timer_id,)
+                "SELECT name FROM timers WHERE id = $1 AND state = 'pending'", (timer_id,)
             ).fetchone()
             if row is None:
                 return None
             message_id = self._message(conn, "system", ROOM, row["name"], body, at)
             conn.execute(
-                "UPDATE timers SET state = 'fired', fired_at = ?, message_id = ? WHERE id = ?",
+                "UPDATE timers SET state = 'fired', fired_at = $1, message_id = $2 WHERE id = $3",
                 (at, message_id, timer_id),
             )
             event(conn, at, "timer.fired", ROOM, row["name"], message_id, {"timer": timer_id})
@@ -128,7 +126,7 @@ class TimerStore(StoreView):
         """Cancel a pending timer; False if it is no longer pending."""
         with write_transaction(self.conn) as conn:
             cursor = conn.execute(
-                "UPDATE timers SET state = 'cancelled', fired_at = ? WHERE id = ?"
+                "UPDATE timers SET state = 'cancelled', fired_at = $1 WHERE id = $2"
                 " AND state = 'pending'",
                 (at, timer_id),
             )
@@ -148,7 +146,7 @@ class TimerStore(StoreView):
     def last_output(self, session_id: str) -> Row | None:
         """The final output of a session's last finished turn that had one, and when."""
         row = self.conn.execute(
-            "SELECT output, stopped_at FROM turns WHERE session_id = ? AND stopped_at IS NOT NULL"
+            "SELECT output, stopped_at FROM turns WHERE session_id = $1 AND stopped_at IS NOT NULL"
             " AND output IS NOT NULL AND output != '' ORDER BY id DESC LIMIT 1",
             (session_id,),
         ).fetchone()

@@ -20,7 +20,8 @@ from agent_room.turn.store.sqlite_base import StoreBase, rows
 _LARGER = "CASE WHEN excluded.{0} > usage.{0} THEN excluded.{0} ELSE usage.{0} END"
 _UPSERT = (
     "INSERT INTO usage (session_id, key, name, host, client, kind, ref, model, input, output,"
-    " cache_read, cache_write, cost_usd, at, turn_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    " cache_read, cache_write, cost_usd, at, turn_id) VALUES"
+    " ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15)"
     " ON CONFLICT (session_id, key) DO UPDATE SET "
     + ", ".join(
         f"{c} = {_LARGER.format(c)}"
@@ -61,7 +62,8 @@ class Cursor:
 def cursor(store: StoreBase, path: str) -> Cursor | None:
     """Where reading the record file at ``path`` stopped."""
     row = store.conn.execute(
-        "SELECT path, session_id, inode, offset, model, problem FROM usage_cursors WHERE path = ?",
+        'SELECT path, session_id, inode, "offset", model, problem FROM usage_cursors'
+        " WHERE path = $1",
         (path,),
     ).fetchone()
     return None if row is None else Cursor(*row)
@@ -87,7 +89,7 @@ def save(
             record = item.record
             when = record.at if record.at is not None else at
             turn = conn.execute(
-                "SELECT max(id) FROM turns WHERE session_id = ? AND started_at <= ?",
+                "SELECT max(id) FROM turns WHERE session_id = $1 AND started_at <= $2",
                 (session_id, when),
             ).fetchone()[0]
             tokens = record.tokens
@@ -113,10 +115,10 @@ def save(
             )
         if path is not None:
             conn.execute(
-                "INSERT INTO usage_cursors (path, session_id, inode, offset, model, problem,"
-                " updated_at) VALUES (?,?,?,?,?,?,?) ON CONFLICT (path) DO UPDATE SET"
+                'INSERT INTO usage_cursors (path, session_id, inode, "offset", model, problem,'
+                " updated_at) VALUES ($1,$2,$3,$4,$5,$6,$7) ON CONFLICT (path) DO UPDATE SET"
                 " session_id = excluded.session_id, inode = excluded.inode,"
-                " offset = excluded.offset, model = excluded.model, problem = excluded.problem,"
+                ' "offset" = excluded."offset", model = excluded.model, problem = excluded.problem,'
                 " updated_at = excluded.updated_at",
                 (path, session_id, inode, offset, model, problem, at),
             )
@@ -136,8 +138,8 @@ def followed(store: StoreBase, now: float) -> list[dict[str, Any]]:
         store.conn.execute(
             "SELECT name, session_id, transcript_path AS path, NULL AS agent_id FROM sessions"
             " WHERE session_id IS NOT NULL AND transcript_path IS NOT NULL"
-            " AND coalesce(host, ?) = ? AND ((left_at IS NULL AND state != 'ended')"
-            " OR coalesce(ended_at, left_at, updated_at) > ?)",
+            " AND coalesce(host, $1) = $2 AND ((left_at IS NULL AND state != 'ended')"
+            " OR coalesce(ended_at, left_at, updated_at) > $3)",
             (store.host, store.host, now - ENDED_GRACE),
         )
     )
@@ -147,7 +149,7 @@ def followed(store: StoreBase, now: float) -> list[dict[str, Any]]:
             " JOIN sessions s ON s.session_id = a.session_id"
             " LEFT JOIN usage_cursors c ON c.path = a.transcript_path"
             " WHERE a.transcript_path IS NOT NULL AND c.path IS NULL"
-            " AND coalesce(s.host, ?) = ?",
+            " AND coalesce(s.host, $1) = $2",
             (store.host, store.host),
         )
     )
@@ -159,7 +161,7 @@ def ask_totals(store: StoreBase, session_id: str) -> dict[str | None, tuple[Toke
     found = store.conn.execute(
         "SELECT model, coalesce(sum(input), 0), coalesce(sum(output), 0),"
         " coalesce(sum(cache_read), 0), coalesce(sum(cache_write), 0),"
-        " coalesce(sum(cost_usd), 0) FROM usage WHERE session_id = ? AND kind = 'ask'"
+        " coalesce(sum(cost_usd), 0) FROM usage WHERE session_id = $1 AND kind = 'ask'"
         " GROUP BY model",
         (session_id,),
     ).fetchall()
@@ -173,8 +175,8 @@ def reprice(store: StoreBase, model: str, price: tuple[float, float, float, floa
     with write_transaction(store.conn) as conn:
         return int(
             conn.execute(
-                "UPDATE usage SET cost_usd = (input * ? + output * ? + cache_read * ?"
-                " + cache_write * ?) / 1000000.0 WHERE model = ? AND kind != 'ask'",
+                "UPDATE usage SET cost_usd = (input * $1 + output * $2 + cache_read * $3"
+                " + cache_write * $4) / 1000000.0 WHERE model = $5 AND kind != 'ask'",
                 (*price, model),
             ).rowcount
         )
@@ -210,7 +212,7 @@ def by_column(store: StoreBase, column: str, since: float, until: float) -> list
     }[column]
     where = {"ask": " AND u.kind = 'ask'", "subagent": " AND u.kind = 'turn' AND u.ref IS NOT NULL"}
     found = store.conn.execute(
-        f"SELECT {expression} AS k, {_SUMS} FROM usage u WHERE u.at >= ? AND u.at < ?"
+        f"SELECT {expression} AS k, {_SUMS} FROM usage u WHERE u.at >= $1 AND u.at < $2"
         f"{where.get(column, '')} GROUP BY k ORDER BY k",
         (since, until),
     ).fetchall()
@@ -223,14 +225,14 @@ def by_link(store: StoreBase, since: float, until: float) -> list[tuple[dict[str
     found = store.conn.execute(
         f"SELECT l.id, l.initiator, l.responder, l.state, {_SUMS} FROM link_turns t"
         " JOIN links l ON l.id = t.link_id JOIN usage u ON u.turn_id = t.turn_id"
-        " AND u.session_id = t.session_id WHERE u.at >= ? AND u.at < ?"
+        " AND u.session_id = t.session_id WHERE u.at >= $1 AND u.at < $2"
         " GROUP BY l.id, l.initiator, l.responder, l.state ORDER BY l.id",
         (since, until),
     ).fetchall()
     sides = store.conn.execute(
         f"SELECT t.link_id, u.name, {_SUMS} FROM link_turns t JOIN usage u"
         " ON u.turn_id = t.turn_id AND u.session_id = t.session_id"
-        " WHERE u.at >= ? AND u.at < ? GROUP BY t.link_id, u.name",
+        " WHERE u.at >= $1 AND u.at < $2 GROUP BY t.link_id, u.name",
         (since, until),
     ).fetchall()
     per_side: dict[int, dict[str, Any]] = {}
@@ -254,7 +256,7 @@ def by_link(store: StoreBase, since: float, until: float) -> list[tuple[dict[str
 def spent_between(store: StoreBase, name: str, start: float, end: float) -> Line:
     """What ``name``'s sessions spent in ``[start, end]``."""
     values = store.conn.execute(
-        f"SELECT {_SUMS} FROM usage u WHERE u.name = ? AND u.at >= ? AND u.at <= ?",
+        f"SELECT {_SUMS} FROM usage u WHERE u.name = $1 AND u.at >= $2 AND u.at <= $3",
         (name, start, end),
     ).fetchone()
     return _line(name, values)
@@ -271,7 +273,7 @@ def cost_by_name(store: StoreBase, since: float) -> dict[str, tuple[float, bool]
     found = store.conn.execute(
         "SELECT u.name, coalesce(sum(u.cost_usd), 0),"
         " coalesce(sum(CASE WHEN u.cost_usd IS NULL THEN 1 ELSE 0 END), 0)"
-        " FROM usage u WHERE u.at >= ? AND u.name IS NOT NULL GROUP BY u.name",
+        " FROM usage u WHERE u.at >= $1 AND u.name IS NOT NULL GROUP BY u.name",
         (since,),
     ).fetchall()
     return {str(r[0]): (float(r[1]), int(r[2]) == 0) for r in found}
@@ -281,8 +283,8 @@ def series(store: StoreBase, since: float, until: float, step: float) -> list[tu
     """Cost per ``step`` seconds of ``[since, until)``, oldest first (the console's plot);
     empty steps are zeros."""
     found = store.conn.execute(
-        f"SELECT {_whole(store, '(u.at - ?) / ?')} AS b, coalesce(sum(u.cost_usd), 0)"
-        " FROM usage u WHERE u.at >= ? AND u.at < ? GROUP BY b",
+        f"SELECT {_whole(store, '(u.at - $1) / $2')} AS b, coalesce(sum(u.cost_usd), 0)"
+        " FROM usage u WHERE u.at >= $3 AND u.at < $4 GROUP BY b",
         (since, step, since, until),
     ).fetchall()
     count = max(1, int((until - since) // step) + (1 if (until - since) % step else 0))
@@ -310,30 +312,30 @@ def set_budget(store: StoreBase, budget: Budget, *, at: float, by: str) -> None:
     raised budget lets the agent's prompts through at once and warns again later."""
     with write_transaction(store.conn) as conn:
         conn.execute(
-            "INSERT INTO budgets (scope, limit_usd, span, set_at, set_by) VALUES (?,?,?,?,?)"
+            "INSERT INTO budgets (scope, limit_usd, span, set_at, set_by) VALUES ($1,$2,$3,$4,$5)"
             " ON CONFLICT (scope) DO UPDATE SET limit_usd = excluded.limit_usd,"
             " span = excluded.span, set_at = excluded.set_at, set_by = excluded.set_by",
             (budget.scope, budget.limit_usd, budget.span, at, by),
         )
-        conn.execute("DELETE FROM budget_marks WHERE scope = ?", (budget.scope,))
+        conn.execute("DELETE FROM budget_marks WHERE scope = $1", (budget.scope,))
 
 
 def clear_budget(store: StoreBase, scope: str) -> bool:
     """Remove a budget and its levels; whether there was one."""
     with write_transaction(store.conn) as conn:
-        conn.execute("DELETE FROM budget_marks WHERE scope = ?", (scope,))
-        return bool(conn.execute("DELETE FROM budgets WHERE scope = ?", (scope,)).rowcount)
+        conn.execute("DELETE FROM budget_marks WHERE scope = $1", (scope,))
+        return bool(conn.execute("DELETE FROM budgets WHERE scope = $1", (scope,)).rowcount)
 
 
 def spent_since(store: StoreBase, scope: str, since: float) -> float:
     """What ``scope`` (a name, or the whole room) spent since ``since``, priced requests."""
     if scope == ROOM:
         found = store.conn.execute(
-            "SELECT coalesce(sum(cost_usd), 0) FROM usage WHERE at >= ?", (since,)
+            "SELECT coalesce(sum(cost_usd), 0) FROM usage WHERE at >= $1", (since,)
         ).fetchone()
     else:
         found = store.conn.execute(
-            "SELECT coalesce(sum(cost_usd), 0) FROM usage WHERE name = ? AND at >= ?",
+            "SELECT coalesce(sum(cost_usd), 0) FROM usage WHERE name = $1 AND at >= $2",
             (scope, since),
         ).fetchone()
     return float(found[0])
@@ -344,7 +346,7 @@ def marks(store: StoreBase, scope: str, span_start: float) -> set[int]:
     return {
         int(r[0])
         for r in store.conn.execute(
-            "SELECT level FROM budget_marks WHERE scope = ? AND span_start = ?",
+            "SELECT level FROM budget_marks WHERE scope = $1 AND span_start = $2",
             (scope, span_start),
         )
     }
@@ -358,7 +360,7 @@ def mark(
         return bool(
             conn.execute(
                 "INSERT INTO budget_marks (scope, span_start, level, spent_usd, at)"
-                " VALUES (?,?,?,?,?) ON CONFLICT (scope, span_start, level) DO NOTHING",
+                " VALUES ($1,$2,$3,$4,$5) ON CONFLICT (scope, span_start, level) DO NOTHING",
                 (scope, span_start, level, spent, at),
             ).rowcount
         )
@@ -370,7 +372,7 @@ def all_over(store: StoreBase, now: float) -> dict[str, str]:
         str(r[0]): str(r[0])
         for r in store.conn.execute(
             "SELECT m.scope FROM budget_marks m JOIN budgets b ON b.scope = m.scope"
-            " WHERE m.level >= 100 AND m.span_start <= ? AND m.span_start + b.span > ?",
+            " WHERE m.level >= 100 AND m.span_start <= $1 AND m.span_start + b.span > $2",
             (now, now),
         )
     }

@@ -11,6 +11,7 @@ import json
 from typing import TYPE_CHECKING
 
 from agent_room.turn.store.db import write_transaction
+from agent_room.turn.store.params import Params
 from agent_room.turn.store.sqlite import INBOX_STATUSES
 from agent_room.turn.store.sqlite_base import event, rows
 
@@ -61,15 +62,15 @@ ENTERED = "session.entered"
 
 def flow_events(store: StoreBase, limit: int) -> list[Row]:
     """The last ``limit`` flow events with their message, oldest first."""
-    placeholders = ",".join("?" * len(FLOW_KINDS))
+    p = Params()
     found = rows(
         store.conn.execute(
             "SELECT e.id, e.at, e.kind, e.actor, e.subject, e.message_id, e.data,"
             " m.kind AS message_kind, m.sender, m.recipient, m.status,"
             " substr(m.body, 1, 200) AS body"
             f" FROM events e LEFT JOIN messages m ON m.id = e.message_id"
-            f" WHERE e.kind IN ({placeholders}) ORDER BY e.id DESC LIMIT ?",
-            (*FLOW_KINDS, limit),
+            f" WHERE e.kind IN ({p.each(FLOW_KINDS)}) ORDER BY e.id DESC LIMIT {p(limit)}",
+            p,
         )
     )
     found.reverse()
@@ -92,14 +93,14 @@ def roster(store: StoreBase) -> Sequence[Sequence[Any]]:
 def unread_counts(store: StoreBase) -> dict[str, tuple[int, int]]:
     """Each recipient's unread messages and how many of them failed, in one pass over
     the unread index (recipients with none are left out)."""
-    placeholders = ",".join("?" * len(INBOX_STATUSES))
+    p = Params()
     return {
         str(recipient): (int(unread), int(failed))
         for recipient, unread, failed in store.conn.execute(
             "SELECT recipient, count(*), sum(CASE WHEN status = 'failed' THEN 1 ELSE 0 END)"
-            f" FROM messages WHERE read_at IS NULL AND status IN ({placeholders})"
+            f" FROM messages WHERE read_at IS NULL AND status IN ({p.each(INBOX_STATUSES)})"
             " GROUP BY recipient",
-            INBOX_STATUSES,
+            p,
         ).fetchall()
     }
 
@@ -118,7 +119,7 @@ def traffic(store: StoreBase, last: int, window: int) -> list[Row]:
     return rows(
         store.conn.execute(
             "SELECT sender, recipient, count(*) AS count FROM messages"
-            " WHERE id > ? AND id <= ? AND kind != 'system' GROUP BY sender, recipient",
+            " WHERE id > $1 AND id <= $2 AND kind != 'system' GROUP BY sender, recipient",
             (last - window, last),
         )
     )
@@ -129,7 +130,7 @@ def recent_handovers(store: StoreBase, since: float) -> list[Row]:
     return rows(
         store.conn.execute(
             "SELECT h.message_id, h.state, m.sender, m.recipient FROM handovers h"
-            " JOIN messages m ON m.id = h.message_id WHERE h.requested_at >= ?"
+            " JOIN messages m ON m.id = h.message_id WHERE h.requested_at >= $1"
             " AND h.state IN ('pending', 'approved') ORDER BY h.message_id",
             (since,),
         )
@@ -159,8 +160,8 @@ def entries(store: StoreBase, limit: int = 200) -> list[Row]:
     """The recorded jumps, newest first."""
     found = rows(
         store.conn.execute(
-            "SELECT id, at, actor, subject, data FROM events WHERE kind = ?"
-            " ORDER BY id DESC LIMIT ?",
+            "SELECT id, at, actor, subject, data FROM events WHERE kind = $1"
+            " ORDER BY id DESC LIMIT $2",
             (ENTERED, limit),
         )
     )

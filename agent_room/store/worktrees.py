@@ -33,9 +33,9 @@ def _worktree(row: Row) -> Worktree:
 def record(store: StoreBase, worktree: Worktree) -> None:
     """Remember (or replace) the agent's worktree."""
     with write_transaction(store.conn) as conn:
-        conn.execute("DELETE FROM worktrees WHERE name = ?", (worktree.name,))
+        conn.execute("DELETE FROM worktrees WHERE name = $1", (worktree.name,))
         conn.execute(
-            f"INSERT INTO worktrees ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)",
+            f"INSERT INTO worktrees ({_COLUMNS}) VALUES ($1,$2,$3,$4,$5,$6,$7,$8)",
             (
                 worktree.name,
                 worktree.repo,
@@ -52,7 +52,7 @@ def record(store: StoreBase, worktree: Worktree) -> None:
 def of(store: StoreBase, name: str) -> Worktree | None:
     """The agent's worktree, unless it was removed."""
     row = store.conn.execute(
-        f"SELECT {_COLUMNS} FROM worktrees WHERE name = ? AND removed_at IS NULL", (name,)
+        f"SELECT {_COLUMNS} FROM worktrees WHERE name = $1 AND removed_at IS NULL", (name,)
     ).fetchone()
     return _worktree(dict(row)) if row else None
 
@@ -69,7 +69,7 @@ def removed(store: StoreBase, name: str, *, at: float) -> None:
     """Mark the agent's worktree removed (its row stays for the record)."""
     with write_transaction(store.conn) as conn:
         conn.execute(
-            "UPDATE worktrees SET removed_at = ? WHERE name = ? AND removed_at IS NULL",
+            "UPDATE worktrees SET removed_at = $1 WHERE name = $2 AND removed_at IS NULL",
             (at, name),
         )
 
@@ -78,7 +78,7 @@ def append_to_held(store: StoreBase, message_id: int, text: str) -> bool:
     """Add ``text`` to a handover's body while it is still held (before its release)."""
     with write_transaction(store.conn) as conn:
         updated = conn.execute(
-            "UPDATE messages SET body = body || ? WHERE id = ? AND status = 'held'",
+            "UPDATE messages SET body = body || $1 WHERE id = $2 AND status = 'held'",
             ("\n\n" + text, message_id),
         )
         return bool(updated.rowcount)

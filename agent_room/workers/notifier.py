@@ -89,7 +89,7 @@ class Notifier(LeasedWorker):
     def _told_before(self) -> NotifyState:
         since = self.room.clock() - REMEMBER
         keys = self.store.conn.execute(
-            "SELECT json_extract(data, '$.key') FROM events WHERE kind = ? AND at >= ?",
+            "SELECT json_extract(data, '$.key') FROM events WHERE kind = $1 AND at >= $2",
             (NOTIFIED, since),
         ).fetchall()
         return NotifyState(told=frozenset(str(k) for (k,) in keys if k))

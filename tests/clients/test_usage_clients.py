@@ -16,7 +16,7 @@ def _requests(clients: ClientRoom, name: str) -> list[tuple[int, int, int, int, 
     try:
         found = room.store.conn.execute(
             "SELECT input, output, cache_read, cache_write, cost_usd, model FROM usage"
-            " WHERE name = ? ORDER BY id",
+            " WHERE name = $1 ORDER BY id",
             (name,),
         ).fetchall()
     finally:

@@ -174,7 +174,7 @@ def test_a_room_that_delivered_before_counts_those_bodies_read() -> None:
             conn.execute(statement)
     insert = (
         "INSERT INTO messages (kind, sender, recipient, body, created_at, status, delivered_at)"
-        " VALUES ('message', 'a', 'b', ?, 1.0, ?, ?)"
+        " VALUES ('message', 'a', 'b', $1, 1.0, $2, $3)"
     )
     conn.execute(insert, ("handed over", "delivered", 2.0))
     conn.execute(insert, ("waiting", "queued", None))

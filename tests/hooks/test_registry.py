@@ -158,7 +158,7 @@ def test_dead_and_reused_pids_show_as_ended(hook: Hook, room_home: Path, cli: Cl
     # the PID of "reused" now belongs to a stranger: same number, another start time
     room = _room(room_home)
     room.store.conn.execute(
-        "UPDATE sessions SET pid_start = pid_start - 1 WHERE session_id = ?",
+        "UPDATE sessions SET pid_start = pid_start - 1 WHERE session_id = $1",
         (reused["session_id"],),
     )
     room.close()

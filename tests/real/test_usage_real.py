@@ -41,7 +41,7 @@ def _link_keys(real: RealRoom, link_id: int) -> set[str]:
     try:
         found = room.store.conn.execute(
             "SELECT u.key FROM usage u JOIN link_turns t ON t.turn_id = u.turn_id"
-            " AND t.session_id = u.session_id WHERE t.link_id = ?",
+            " AND t.session_id = u.session_id WHERE t.link_id = $1",
             (link_id,),
         ).fetchall()
     finally:

@@ -145,14 +145,14 @@ def test_a_links_usage_is_its_judged_turns_on_both_sides(room: Room, tmp_path: P
     with write_transaction(store.conn) as conn:
         link = conn.execute(
             "INSERT INTO links (initiator, initiator_session, responder, responder_session,"
-            " budget, opened_at, updated_at) VALUES ('web', 's-web', 'api', 's-api', 8, ?, ?)"
+            " budget, opened_at, updated_at) VALUES ('web', 's-web', 'api', 's-api', 8, $1, $2)"
             " RETURNING id",
             (T0, T0),
         ).fetchone()[0]
         for session, turn in (("s-web", web_turn), ("s-api", api_turn)):
             conn.execute(
                 "INSERT INTO link_turns (link_id, turn_id, last_turn, session_id, outcome, at)"
-                " VALUES (?, ?, ?, ?, 'crossed', ?)",
+                " VALUES ($1, $2, $3, $4, 'crossed', $5)",
                 (link, turn, turn, session, T0),
             )
     usage = Usage(room)

@@ -4,7 +4,7 @@ used to pass the SQLite run and fail only the PostgreSQL one, or none at all.
 - the status line counts only the sessions still in the room (``store.attention``);
 - one writer at a time (``write_transaction``: SQLite's ``BEGIN IMMEDIATE``,
   PostgreSQL's advisory lock of the room), a second one waiting up to its timeout;
-- a ``LIMIT ?`` takes the number bound to it, and ``-1`` (SQLite's "no limit", which
+- a ``LIMIT $1`` takes the number bound to it, and ``-1`` (SQLite's "no limit", which
   PostgreSQL spells ``NULL``) means every row.
 """
 
@@ -23,7 +23,6 @@ from agent_room.store.attention import facts
 from agent_room.turn.core.errors import RoomUnavailable
 from agent_room.turn.store.attention import status_counts
 from agent_room.turn.store.db import write_transaction
-from agent_room.turn.store.postgres import translate
 from agent_room.turn.store.sqlite import SqliteStore
 from tests.pgcluster import Cluster
 
@@ -132,11 +131,3 @@ def test_a_limit_takes_the_number_bound_to_it(
         assert [m["body"] for m in store.history(3)] == ["m1", "m2", "m3"]
     finally:
         store.close()
-
-
-def test_only_a_limits_minus_one_becomes_postgresqls_no_limit() -> None:
-    """SQLite's ``LIMIT -1`` is PostgreSQL's ``LIMIT NULL``; a -1 anywhere else is a -1."""
-    statement = translate("SELECT * FROM t WHERE a = ? AND b > ? ORDER BY a LIMIT ?")
-    assert statement.text.endswith("LIMIT $3")
-    assert statement.params((-1, -1, -1)) == [-1, -1, None]
-    assert statement.params(("x", 0, 7)) == ["x", 0, 7]

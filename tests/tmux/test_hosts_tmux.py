@@ -111,7 +111,7 @@ def test_a_message_crosses_hosts_and_one_hosts_watcher_stopping_leaves_the_other
     # laptop silent for longer than SILENT_AFTER: seen from devbox, laptop's session is
     # unknown (nobody can judge its process), not ended; devbox's watcher still beats
     devbox.room.store.conn.execute(
-        "UPDATE hosts SET seen_at = seen_at - ? WHERE host = 'laptop'", (SILENT_AFTER + 1,)
+        "UPDATE hosts SET seen_at = seen_at - $1 WHERE host = 'laptop'", (SILENT_AFTER + 1,)
     )
     seen_from_devbox = _states(devbox.room)
     assert seen_from_devbox["backend"] == "unknown"

@@ -30,7 +30,7 @@ def _messages(home: Path, recipient: str) -> list[tuple[str, str]]:
     room = Room(SqliteStore(home))
     try:
         rows = room.store.conn.execute(
-            "SELECT sender, body FROM messages WHERE recipient = ? AND kind = 'chat' ORDER BY id",
+            "SELECT sender, body FROM messages WHERE recipient = $1 AND kind = 'chat' ORDER BY id",
             (recipient,),
         ).fetchall()
         return [(str(s), str(b)) for s, b in rows]

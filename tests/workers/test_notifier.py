@@ -71,7 +71,7 @@ def test_a_handover_a_dialog_a_failure_and_a_message_reach_the_command_hook_once
     room.store.conn.execute("UPDATE sessions SET session_id = 's-mobile' WHERE name = 'mobile'")
     room.store.set_state("s-mobile", "waiting", at=clock.now, reset_blocks=False)
     mid = room.send("web", "api", "hello")
-    room.store.conn.execute("UPDATE messages SET status = 'failed' WHERE id = ?", (mid,))
+    room.store.conn.execute("UPDATE messages SET status = 'failed' WHERE id = $1", (mid,))
     asked = room.send("api", "operator", "Which schema do you want?\nDetails follow.")
     argv, out = recorder(tmp_path)
     notifier = Notifier(
@@ -97,7 +97,7 @@ def test_a_handover_a_dialog_a_failure_and_a_message_reach_the_command_hook_once
     clock.now += 5
     assert notifier.run_once() == []  # nothing new: nothing told twice
     events = room.store.conn.execute(
-        "SELECT count(*) FROM events WHERE kind = ?", (NOTIFIED,)
+        "SELECT count(*) FROM events WHERE kind = $1", (NOTIFIED,)
     ).fetchone()[0]
     assert events == 4
 

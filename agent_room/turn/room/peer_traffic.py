@@ -30,7 +30,7 @@ def sender_of(room: RoomCore, peer: PeerPrompt) -> tuple[str, bool]:
     pid = peer.socket_pid
     if pid is not None:
         row = room.store.conn.execute(
-            "SELECT name FROM sessions WHERE pid = ? AND left_at IS NULL AND state != 'ended'"
+            "SELECT name FROM sessions WHERE pid = $1 AND left_at IS NULL AND state != 'ended'"
             " ORDER BY updated_at DESC",
             (pid,),
         ).fetchone()

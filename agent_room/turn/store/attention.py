@@ -24,9 +24,9 @@ _COUNTS = (
     "SELECT (SELECT count(*) FROM handovers WHERE state = 'pending'),"
     " (SELECT count(*) FROM sessions WHERE left_at IS NULL AND state = 'waiting'),"
     " (SELECT count(*) FROM messages WHERE read_at IS NULL AND status = 'failed'"
-    "  AND recipient != ?),"
+    "  AND recipient != $1),"
     " (SELECT count(*) FROM links WHERE state = 'frozen'),"
-    " (SELECT count(*) FROM messages WHERE recipient = ? AND read_at IS NULL)"
+    " (SELECT count(*) FROM messages WHERE recipient = $2 AND read_at IS NULL)"
 )
 
 

@@ -19,6 +19,7 @@ from agent_room.turn.store.schema import MIGRATIONS, SCHEMA_VERSION
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from typing import Any
 
     from agent_room.turn.store.home import StrPath
 
@@ -82,6 +83,22 @@ class RoomConnection(sqlite3.Connection):
 
     log: tuple[str, int] | None = None
     """The log's path and the inode this connection reads and writes."""
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        """One statement, its parameters ``$1``, ``$2``... (see ``store.params``) given
+        in order: SQLite reads ``$1`` as a parameter named ``1``. Only that form is taken
+        (``?`` or ``:name`` would run here and fail on PostgreSQL)."""
+        if parameters:
+            if isinstance(parameters, dict):
+                raise TypeError("the room's statements take their parameters in order")
+            parameters = {str(n): value for n, value in enumerate(parameters, 1)}
+        return super().execute(sql, parameters)
+
+    def executemany(self, sql: str, seq: Any, /) -> sqlite3.Cursor:
+        """One statement for each parameter set (as ``execute`` takes them)."""
+        return super().executemany(
+            sql, ({str(n): v for n, v in enumerate(params, 1)} for params in seq)
+        )
 
 
 def _log_of(path: str) -> tuple[str, int] | None:

@@ -22,8 +22,8 @@ MAX_NUDGES = 3
 healthy, until a message has had this many; then its failure is final."""
 _OVER_BUDGET = (
     "SELECT m.scope FROM budget_marks m JOIN budgets b ON b.scope = m.scope"
-    " WHERE m.level >= 100 AND m.scope IN (?, ?) AND m.span_start <= ?"
-    " AND m.span_start + b.span > ? ORDER BY m.scope LIMIT 1"
+    " WHERE m.level >= 100 AND m.scope IN ($1, $2) AND m.span_start <= $3"
+    " AND m.span_start + b.span > $4 ORDER BY m.scope LIMIT 1"
 )
 
 
@@ -65,7 +65,7 @@ class DeliveryStore(StoreBase):
         A renewal by the holder leaves the room's change count alone: it changes nothing
         anyone shows (see ``write_transaction``); a new holder moves it."""
         with write_transaction(self.conn, renewal=True) as conn:
-            row = conn.execute("SELECT * FROM leases WHERE name = ?", (name,)).fetchone()
+            row = conn.execute("SELECT * FROM leases WHERE name = $1", (name,)).fetchone()
             free = (
                 row is None
                 or row["holder"] == holder
@@ -80,7 +80,8 @@ class DeliveryStore(StoreBase):
                 return False
             conn.execute(
                 "INSERT INTO leases (name, holder, pid, pid_start, expires_at, host)"
-                " VALUES (?,?,?,?,?,?) ON CONFLICT(name) DO UPDATE SET holder = excluded.holder,"
+                " VALUES ($1,$2,$3,$4,$5,$6) ON CONFLICT(name) DO UPDATE SET holder ="
+                " excluded.holder,"
                 " pid = excluded.pid, pid_start = excluded.pid_start,"
                 " expires_at = excluded.expires_at, host = excluded.host",
                 (name, holder, pid, pid_start, at + ttl, self.host),
@@ -92,13 +93,13 @@ class DeliveryStore(StoreBase):
 
     def lease(self, name: str) -> Row | None:
         """The current holder of a lease."""
-        row = self.conn.execute("SELECT * FROM leases WHERE name = ?", (name,)).fetchone()
+        row = self.conn.execute("SELECT * FROM leases WHERE name = $1", (name,)).fetchone()
         return dict(row) if row else None
 
     def release_lease(self, name: str, holder: str) -> None:
         """Give the lease up (on a clean exit) so a stand-by takes over at once."""
         with write_transaction(self.conn) as conn:
-            conn.execute("DELETE FROM leases WHERE name = ? AND holder = ?", (name, holder))
+            conn.execute("DELETE FROM leases WHERE name = $1 AND holder = $2", (name, holder))
 
     def delivery_targets(self) -> list[Row]:
         """Sessions holding a name with queued messages, an open nudge, or failed
@@ -107,13 +108,13 @@ class DeliveryStore(StoreBase):
         return rows(
             self.conn.execute(
                 "SELECT s.* FROM sessions s WHERE s.left_at IS NULL"
-                " AND coalesce(s.host, ?) = ? AND ("
+                " AND coalesce(s.host, $1) = $2 AND ("
                 " EXISTS (SELECT 1 FROM messages m WHERE m.recipient = s.name"
                 "  AND m.status = 'queued')"
                 " OR EXISTS (SELECT 1 FROM nudges n WHERE n.recipient = s.name"
                 "  AND n.state = 'open')"
                 " OR EXISTS (SELECT 1 FROM messages m WHERE m.recipient = s.name"
-                "  AND m.read_at IS NULL AND m.status = 'failed' AND m.attempts < ?))",
+                "  AND m.read_at IS NULL AND m.status = 'failed' AND m.attempts < $3))",
                 (self.host, self.host, MAX_NUDGES),
             )
         )
@@ -124,8 +125,8 @@ class DeliveryStore(StoreBase):
         return rows(
             self.conn.execute(
                 "SELECT id, sender, attempts, coalesce(failed_at, 0) AS failed_at"
-                " FROM messages WHERE recipient = ? AND read_at IS NULL AND status = 'failed'"
-                " AND attempts < ? ORDER BY id",
+                " FROM messages WHERE recipient = $1 AND read_at IS NULL AND status = 'failed'"
+                " AND attempts < $2 ORDER BY id",
                 (recipient, MAX_NUDGES),
             )
         )
@@ -133,7 +134,7 @@ class DeliveryStore(StoreBase):
     def open_nudge(self, recipient: str) -> Row | None:
         """The nudge typed for ``recipient`` and not yet receipted, if any."""
         row = self.conn.execute(
-            "SELECT * FROM nudges WHERE recipient = ? AND state = 'open' ORDER BY id DESC",
+            "SELECT * FROM nudges WHERE recipient = $1 AND state = 'open' ORDER BY id DESC",
             (recipient,),
         ).fetchone()
         if row is None:
@@ -154,41 +155,40 @@ class DeliveryStore(StoreBase):
 
         with write_transaction(self.conn) as conn:
             conn.execute(
-                "UPDATE nudges SET state = 'replaced' WHERE recipient = ? AND state = 'open'",
+                "UPDATE nudges SET state = 'replaced' WHERE recipient = $1 AND state = 'open'",
                 (recipient,),
             )
-            cursor = conn.execute(
+            nudge_id = conn.execute(
                 "INSERT INTO nudges (recipient, session_id, message_ids, text, at, last_try)"
-                " VALUES (?,?,?,?,?,?)",
+                " VALUES ($1,$2,$3,$4,$5,$6) RETURNING id",
                 (recipient, session_id, json.dumps(list(ids)), text, at, at),
-            )
+            ).fetchone()[0]
             for message_id in ids:
                 retried = conn.execute(
                     "UPDATE messages SET status = 'queued', failure = NULL, failed_at = NULL"
-                    " WHERE id = ? AND status = 'failed' RETURNING attempts + 1",
+                    " WHERE id = $1 AND status = 'failed' RETURNING attempts + 1",
                     (message_id,),
                 ).fetchone()
                 conn.execute(
-                    "UPDATE messages SET attempts = attempts + 1 WHERE id = ?", (message_id,)
+                    "UPDATE messages SET attempts = attempts + 1 WHERE id = $1", (message_id,)
                 )
                 if retried is not None:
                     data = {"attempt": retried[0]}
                     event(conn, at, "message.retried", "room", recipient, message_id, data)
             event(conn, at, "delivery.nudged", "room", recipient, data={"ids": list(ids)})
-            assert cursor.lastrowid is not None
-            return cursor.lastrowid
+            return int(nudge_id)
 
     def nudge_retried(self, nudge_id: int, *, at: float) -> None:
         """Count one more Enter (or retype) for a nudge, once it was made."""
         with write_transaction(self.conn) as conn:
             conn.execute(
-                "UPDATE nudges SET enters = enters + 1, last_try = ? WHERE id = ?", (at, nudge_id)
+                "UPDATE nudges SET enters = enters + 1, last_try = $1 WHERE id = $2", (at, nudge_id)
             )
 
     def close_nudge(self, nudge_id: int, state: str) -> None:
         """Close a nudge: ``done`` once receipted."""
         with write_transaction(self.conn) as conn:
-            conn.execute("UPDATE nudges SET state = ? WHERE id = ?", (state, nudge_id))
+            conn.execute("UPDATE nudges SET state = $1 WHERE id = $2", (state, nudge_id))
 
     def fail_nudge(
         self,
@@ -202,10 +202,10 @@ class DeliveryStore(StoreBase):
         those nudged ``MAX_NUDGES`` times are failed for good, the others retried later."""
 
         with write_transaction(self.conn) as conn:
-            conn.execute("UPDATE nudges SET state = 'failed' WHERE id = ?", (nudge_id,))
+            conn.execute("UPDATE nudges SET state = 'failed' WHERE id = $1", (nudge_id,))
             for message_id in ids:
                 row = conn.execute(
-                    "SELECT attempts FROM messages WHERE id = ? AND status = 'queued'",
+                    "SELECT attempts FROM messages WHERE id = $1 AND status = 'queued'",
                     (message_id,),
                 ).fetchone()
                 if row is None:
@@ -217,8 +217,8 @@ class DeliveryStore(StoreBase):
                     else "; nudged again once the agent is ready"
                 )
                 conn.execute(
-                    "UPDATE messages SET status = 'failed', failure = ?, failed_at = ?"
-                    " WHERE id = ?",
+                    "UPDATE messages SET status = 'failed', failure = $1, failed_at = $2"
+                    " WHERE id = $3",
                     (failure, at, message_id),
                 )
                 data = {"reason": reason, "attempts": row[0], "final": final}
@@ -227,19 +227,19 @@ class DeliveryStore(StoreBase):
     def set_note(self, name: str, note: str, *, at: float) -> None:
         """Say why ``name``'s messages wait (empty: they do not); written only on change."""
         current = self.conn.execute(
-            "SELECT note FROM delivery_notes WHERE name = ?", (name,)
+            "SELECT note FROM delivery_notes WHERE name = $1", (name,)
         ).fetchone()
         if (current[0] if current else "") == note:
             return
         with write_transaction(self.conn) as conn:
             if note:
                 conn.execute(
-                    "INSERT INTO delivery_notes (name, note, at) VALUES (?,?,?)"
+                    "INSERT INTO delivery_notes (name, note, at) VALUES ($1,$2,$3)"
                     " ON CONFLICT(name) DO UPDATE SET note = excluded.note, at = excluded.at",
                     (name, note, at),
                 )
             else:
-                conn.execute("DELETE FROM delivery_notes WHERE name = ?", (name,))
+                conn.execute("DELETE FROM delivery_notes WHERE name = $1", (name,))
 
     def notes(self) -> dict[str, str]:
         """Why each recipient's messages wait."""

@@ -20,6 +20,7 @@ from agent_room.turn.core.loops import (
     store_path,
 )
 from agent_room.turn.store.db import write_transaction
+from agent_room.turn.store.params import Params
 from agent_room.turn.store.sqlite_base import event, rows
 from agent_room.turn.store.view import StoreView
 from agent_room.turn.store.wake import poke
@@ -54,8 +55,8 @@ def _at_least(conn: sqlite3.Connection, count: int, where: str, args: tuple[obje
     """Whether ``count`` agents' messages match ``where``: it reads no more than that many,
     so a flood one way costs what a quiet room does."""
     found = conn.execute(
-        f"SELECT count(*) FROM (SELECT 1 FROM messages WHERE {where} AND kind != 'system' LIMIT ?)"
-        " AS found",
+        f"SELECT count(*) FROM (SELECT 1 FROM messages WHERE {where} AND kind != 'system'"
+        f" LIMIT ${len(args) + 1}) AS found",
         (*args, count),
     ).fetchone()[0]
     return bool(found >= count)
@@ -68,31 +69,31 @@ def cost_hold(conn: sqlite3.Connection, sender: str, recipient: str, at: float) 
     from agent_room.turn.core.cost_rate import LIMIT_KEY, WINDOW_KEY, settings_from
 
     found = conn.execute(
-        "SELECT key, value FROM settings WHERE key IN (?, ?)", (LIMIT_KEY, WINDOW_KEY)
+        "SELECT key, value FROM settings WHERE key IN ($1, $2)", (LIMIT_KEY, WINDOW_KEY)
     ).fetchall()
     limit, window = settings_from({key: setting_number(value) for key, value in found})
     if not limit:
         return None
     since = at - window
-    if not _at_least(conn, 1, "sender = ? AND recipient = ? AND created_at > ?",
+    if not _at_least(conn, 1, "sender = $1 AND recipient = $2 AND created_at > $3",
                      (recipient, sender, since)):  # fmt: skip
         return None  # not an exchange: one way only
     cycle = (sender, recipient, sender)
     released = conn.execute(
-        "SELECT max(released_at) FROM loop_holds WHERE released_at > ? AND path IN (?, ?)",
+        "SELECT max(released_at) FROM loop_holds WHERE released_at > $1 AND path IN ($2, $3)",
         (since, store_path(cycle), store_path((recipient, sender, recipient))),
     ).fetchone()[0]
     spent = conn.execute(
-        "SELECT coalesce(sum(cost_usd), 0) FROM usage WHERE name IN (?, ?) AND at > ?",
+        "SELECT coalesce(sum(cost_usd), 0) FROM usage WHERE name IN ($1, $2) AND at > $3",
         (sender, recipient, max(since, float(released or since))),
     ).fetchone()[0]
     if float(spent) < limit:
         return None
-    cursor = conn.execute(
-        "INSERT INTO loop_holds (path, detected_at) VALUES (?, ?)", (store_path(cycle), at)
-    )
-    assert cursor.lastrowid is not None
-    return cursor.lastrowid, cycle
+    hold_id = conn.execute(
+        "INSERT INTO loop_holds (path, detected_at) VALUES ($1, $2) RETURNING id",
+        (store_path(cycle), at),
+    ).fetchone()[0]
+    return int(hold_id), cycle
 
 
 class LoopStore(StoreView):
@@ -101,7 +102,7 @@ class LoopStore(StoreView):
     def settings(self, conn: sqlite3.Connection | None = None) -> tuple[int, float]:
         """(messages per step, window in seconds) of the loop breaker."""
         found = (conn or self.conn).execute(
-            "SELECT key, value FROM settings WHERE key IN (?, ?)", (PER_EDGE_KEY, WINDOW_KEY)
+            "SELECT key, value FROM settings WHERE key IN ($1, $2)", (PER_EDGE_KEY, WINDOW_KEY)
         )
         return settings_from({key: setting_number(value) for key, value in found.fetchall()})
 
@@ -123,11 +124,11 @@ class LoopStore(StoreView):
             if hold is not None:
                 hold_id, cycle = hold
                 conn.execute(
-                    "UPDATE messages SET failure = ? WHERE id = ?",
+                    "UPDATE messages SET failure = $1 WHERE id = $2",
                     (held_reason(hold_id, cycle), message_id),
                 )
                 conn.execute(
-                    "INSERT INTO loop_held (message_id, hold_id) VALUES (?, ?)",
+                    "INSERT INTO loop_held (message_id, hold_id) VALUES ($1, $2)",
                     (message_id, hold_id),
                 )
             if fresh is not None:
@@ -169,13 +170,13 @@ class LoopStore(StoreView):
     ) -> Hold | None:
         """Open a hold when this message closes a loop; None when it does not."""
         since = at - window
-        if not _at_least(conn, per_edge, "sender = ? AND created_at > ?", (recipient, since)):
+        if not _at_least(conn, per_edge, "sender = $1 AND created_at > $2", (recipient, since)):
             return None  # the common case: no busy way back from the recipient
         from agent_room.turn.core.cycles import search
 
         floors: dict[tuple[str, str], float] = {}
         for path, released in conn.execute(
-            "SELECT path, released_at FROM loop_holds WHERE released_at > ?", (since,)
+            "SELECT path, released_at FROM loop_holds WHERE released_at > $1", (since,)
         ).fetchall():
             cycle = load_path(path)
             for step in cycle_edges(cycle):
@@ -187,8 +188,8 @@ class LoopStore(StoreView):
             if node not in known:
                 found = known[node] = {}
                 for target, created in conn.execute(
-                    "SELECT recipient, created_at FROM messages WHERE sender = ?"
-                    " AND created_at > ? AND kind != 'system' ORDER BY created_at DESC LIMIT ?",
+                    "SELECT recipient, created_at FROM messages WHERE sender = $1"
+                    " AND created_at > $2 AND kind != 'system' ORDER BY created_at DESC LIMIT $3",
                     (node, since, RECENT),
                 ).fetchall():
                     if created > floors.get((node, target), since):
@@ -205,11 +206,10 @@ class LoopStore(StoreView):
         if back is None:
             return None
         cycle = (sender, *back)
-        cursor = conn.execute(
-            "INSERT INTO loop_holds (path, detected_at) VALUES (?, ?)", (store_path(cycle), at)
-        )
-        hold_id = cursor.lastrowid
-        assert hold_id is not None
+        hold_id = conn.execute(
+            "INSERT INTO loop_holds (path, detected_at) VALUES ($1, $2) RETURNING id",
+            (store_path(cycle), at),
+        ).fetchone()[0]
         return hold_id, cycle
 
     # -- the operator's side ----------------------------------------------------------
@@ -222,14 +222,14 @@ class LoopStore(StoreView):
                 "SELECT h.*, (SELECT count(*) FROM loop_held x JOIN messages m"
                 " ON m.id = x.message_id WHERE x.hold_id = h.id AND m.status = 'held') AS held,"
                 " (SELECT count(*) FROM loop_held x WHERE x.hold_id = h.id) AS caught"
-                f" FROM loop_holds h {where} ORDER BY h.id DESC LIMIT ?",
+                f" FROM loop_holds h {where} ORDER BY h.id DESC LIMIT $1",
                 (limit,),
             )
         )
 
     def hold(self, hold_id: int) -> Row | None:
         """One hold by id."""
-        row = self.conn.execute("SELECT * FROM loop_holds WHERE id = ?", (hold_id,)).fetchone()
+        row = self.conn.execute("SELECT * FROM loop_holds WHERE id = $1", (hold_id,)).fetchone()
         return dict(row) if row else None
 
     def held_by_recipient(self) -> dict[str, int]:
@@ -238,8 +238,9 @@ class LoopStore(StoreView):
         return {
             str(name): int(count)
             for name, count in self.conn.execute(
-                "SELECT m.recipient, count(*) FROM loop_held x CROSS JOIN messages m"
-                " ON m.id = x.message_id WHERE m.status = 'held' GROUP BY m.recipient"
+                "SELECT m.recipient, count(*) FROM messages m WHERE m.id IN"
+                " (SELECT x.message_id FROM loop_held x) AND m.status = 'held'"
+                " GROUP BY m.recipient"
             ).fetchall()
         }
 
@@ -248,8 +249,8 @@ class LoopStore(StoreView):
         how many messages moved; None when the hold was released meanwhile."""
         with write_transaction(self.conn) as conn:
             cursor = conn.execute(
-                "UPDATE loop_holds SET released_at = ?, released_by = ?, dropped = ?"
-                " WHERE id = ? AND released_at IS NULL",
+                "UPDATE loop_holds SET released_at = $1, released_by = $2, dropped = $3"
+                " WHERE id = $4 AND released_at IS NULL",
                 (at, by, int(drop), hold_id),
             )
             if cursor.rowcount == 0:
@@ -258,20 +259,23 @@ class LoopStore(StoreView):
                 int(r[0])
                 for r in conn.execute(
                     "SELECT m.id FROM loop_held x JOIN messages m ON m.id = x.message_id"
-                    " WHERE x.hold_id = ? AND m.status = 'held' ORDER BY m.id",
+                    " WHERE x.hold_id = $1 AND m.status = 'held' ORDER BY m.id",
                     (hold_id,),
                 ).fetchall()
             ]
-            marks = ",".join("?" * len(ids))
+            p = Params()
             if drop and ids:
+                failure = p(f"dropped by the operator (loop #{hold_id})")
                 conn.execute(
-                    f"UPDATE messages SET status = 'cancelled', failure = ? WHERE id IN ({marks})",
-                    (f"dropped by the operator (loop #{hold_id})", *ids),
+                    f"UPDATE messages SET status = 'cancelled', failure = {failure}"
+                    f" WHERE id IN ({p.each(ids)})",
+                    p,
                 )
             elif ids:
                 conn.execute(
-                    f"UPDATE messages SET status = 'queued', failure = NULL WHERE id IN ({marks})",
-                    ids,
+                    "UPDATE messages SET status = 'queued', failure = NULL"
+                    f" WHERE id IN ({p.each(ids)})",
+                    p,
                 )
             event(
                 conn,

@@ -39,7 +39,7 @@ class NativeStore(StoreView):
         with write_transaction(self.conn) as conn:
             conn.execute(
                 "INSERT INTO native_sends (native_id, nudge_id, recipient, session_id, socket,"
-                " sent_at) VALUES (?,?,?,?,?,?)",
+                " sent_at) VALUES ($1,$2,$3,$4,$5,$6)",
                 (native_id, nudge_id, recipient, session_id, socket, at),
             )
             event(
@@ -58,7 +58,7 @@ class NativeStore(StoreView):
         the frame is not the room's, or the status comes from another socket than the
         one it was sent to (a foreign receipt)."""
         row = self.conn.execute(
-            "SELECT * FROM native_sends WHERE native_id = ?", (native_id,)
+            "SELECT * FROM native_sends WHERE native_id = $1", (native_id,)
         ).fetchone()
         if row is None or (sender_socket and sender_socket != row["socket"]):
             return None
@@ -66,7 +66,8 @@ class NativeStore(StoreView):
             return dict(row)  # read after the final status (each comes on its own connection)
         with write_transaction(self.conn) as conn:
             conn.execute(
-                "UPDATE native_sends SET status = ?, reason = ?, status_at = ? WHERE native_id = ?",
+                "UPDATE native_sends SET status = $1, reason = $2, status_at = $3 WHERE"
+                " native_id = $4",
                 (status, reason, at, native_id),
             )
             event(
@@ -84,7 +85,7 @@ class NativeStore(StoreView):
     def latest_for_nudge(self, nudge_id: int) -> Row | None:
         """The newest frame sent for a nudge, with its status."""
         row = self.conn.execute(
-            "SELECT * FROM native_sends WHERE nudge_id = ? ORDER BY sent_at DESC LIMIT 1",
+            "SELECT * FROM native_sends WHERE nudge_id = $1 ORDER BY sent_at DESC LIMIT 1",
             (nudge_id,),
         ).fetchone()
         return dict(row) if row else None
@@ -107,13 +108,12 @@ def record_traffic(
     recipient's UserPromptSubmit hook saw it arrive: in the history and the flow,
     delivered and read (the model has it)."""
     with write_transaction(store.conn) as conn:
-        cursor = conn.execute(
+        message_id = conn.execute(
             "INSERT INTO messages (kind, sender, recipient, body, created_at, status,"
-            " delivered_at, read_at, via) VALUES (?,?,?,?,?, 'delivered', ?, ?, 'native')",
+            " delivered_at, read_at, via) VALUES ($1,$2,$3,$4,$5, 'delivered', $6, $7, 'native')"
+            " RETURNING id",
             (NATIVE_KIND, sender, recipient, body, at, at, at),
-        )
-        message_id = cursor.lastrowid
-        assert message_id is not None
+        ).fetchone()[0]
         event(
             conn,
             at,
@@ -124,4 +124,4 @@ def record_traffic(
             {"kind": NATIVE_KIND, "to": recipient, "status": "delivered", **data},
         )
         event(conn, at, "message.delivered", recipient, recipient, message_id, {"via": "native"})
-    return message_id
+    return int(message_id)

@@ -1,34 +1,33 @@
 """The room on PostgreSQL: the same store code, a second engine.
 
-The store speaks the standard library's ``sqlite3`` connection interface (``execute``
-with ``?`` parameters, rows by name and position, ``BEGIN IMMEDIATE`` ... ``COMMIT``).
-``PgConnection`` offers that interface over libpq (``store.libpq``), so every store
-operation is written once: statements are translated once each (placeholders, the few
-SQLite spellings PostgreSQL lacks) and cached; PostgreSQL errors come back as the
-``sqlite3`` errors the callers already handle (a constraint, a database that is
-unreachable or busy).
+The store runs its statements through the standard library's ``sqlite3`` connection
+interface (``execute`` returning a cursor with rows by name and position, ``BEGIN
+IMMEDIATE`` ... ``COMMIT``). ``PgConnection`` offers that interface over libpq
+(``store.libpq``). Every statement of the store is written once in the SQL both engines
+run as it is (``$1`` parameters, ``RETURNING``, ``ON CONFLICT``; see ``store.params``):
+the text goes to the server unchanged. PostgreSQL errors come back as the ``sqlite3``
+errors the callers already handle (a constraint, a database that is unreachable or busy).
 
 Writers are serialised as in SQLite: ``BEGIN IMMEDIATE`` takes a transaction-level
 advisory lock of the room (in the same round trip), so a read-then-write inside a
 transaction sees no other writer between its read and its write. A room is a schema
 (the first of the connection's ``search_path``): several rooms can share one database.
 
-The schema is the SQLite migrations, translated statement by statement (types, the
-append-only triggers, FTS5 as a full-text index), with its own version counter. A
-queued message, a state change or a decided handover notifies the channel
-``agent_room`` from a trigger, at commit: the wake-up of every host's deliverer.
+The schema is written out for PostgreSQL (``store.postgres_schema``), migration by
+migration beside SQLite's, with its own version counter. A queued message, a state change
+or a decided handover notifies the channel ``agent_room`` from a trigger, at commit: the
+wake-up of every host's deliverer.
 """
 
 from __future__ import annotations
 
 import _sqlite3 as sqlite3  # its errors; the package would load datetime (see store.db)
-import itertools
 
 from agent_room.turn.core.errors import UNREACHABLE_PREFIX, RoomUnavailable
 from agent_room.turn.store.db import _statements
 from agent_room.turn.store.engine import describe
 from agent_room.turn.store.libpq import Connection, PgError, Result, lock_timeout, opening
-from agent_room.turn.store.schema import MIGRATIONS, SCHEMA_VERSION
+from agent_room.turn.store.schema import SCHEMA_VERSION
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # not at run time: ``typing`` loads ``re``, 4 ms of every hook
@@ -84,141 +83,6 @@ room's schema, a tab, and the host a message's recipient (queued, receipted) or 
 session runs on (empty for the rest; no tab where there is no such host, as for a room
 on one machine): each host's deliverer passes over other hosts' wake-ups."""
 
-# -- statements --------------------------------------------------------------------------
-
-
-def _identity_columns() -> dict[str, str]:
-    """Each table's own id column (``INTEGER PRIMARY KEY`` on the line after its name)."""
-    found: dict[str, str] = {}
-    for script in MIGRATIONS:
-        lines = script.splitlines()
-        for line, after in itertools.pairwise(lines):
-            words, column = line.split(), after.split()
-            table = words[:2] == ["CREATE", "TABLE"] and words[-1] == "("
-            if table and " ".join(column[1:4]).rstrip(",") == "INTEGER PRIMARY KEY":
-                found[words[2].lower()] = column[0]
-    return found
-
-
-_ID_COLUMNS = _identity_columns()
-"""Each table's own id column, returned by its INSERTs (``cursor.lastrowid``)."""
-
-
-def id_column(table: str) -> str | None:
-    """The column a table numbers its rows by, if it does (an identity in PostgreSQL)."""
-    return _ID_COLUMNS.get(table)
-
-
-_RESERVED = {"offset": '"offset"'}
-_cache: dict[str, Statement] = {}
-
-
-class Statement:
-    """One SQLite statement as PostgreSQL runs it."""
-
-    __slots__ = ("limits", "names", "returning", "text")
-
-    def __init__(
-        self, text: str, returning: str | None, limits: tuple[int, ...], names: tuple[str, ...]
-    ) -> None:
-        self.text = text
-        self.returning = returning
-        """The id column an INSERT returns (``cursor.lastrowid``)."""
-        self.limits = limits
-        """Which parameters are a ``LIMIT`` (SQLite's ``LIMIT -1`` is ``NULL`` here)."""
-        self.names = names
-        """The order of ``:name`` parameters (empty: ``?`` parameters)."""
-
-    def params(self, given: Any) -> list[Any]:
-        """The statement's parameters, in ``$1``... order."""
-        values = [given[n] for n in self.names] if self.names else list(given)
-        for index in self.limits:
-            if isinstance(values[index], int) and values[index] < 0:
-                values[index] = None
-        return values
-
-
-def translate(sql: str) -> Statement:
-    """SQLite's statement in PostgreSQL's terms (cached)."""
-    found = _cache.get(sql)
-    if found is None:
-        found = _cache[sql] = _translate(sql)
-    return found
-
-
-def _translate(sql: str) -> Statement:
-    returning = None
-    words = sql.split(None, 5)
-    if words and words[0].upper() == "INSERT":
-        mode = words[2] if words[1].upper() == "OR" else None
-        table = (words[4] if mode else words[2]).split("(")[0].lower()
-        if mode:
-            from agent_room.turn.store.postgres_schema import insert_or
-
-            sql = insert_or(sql, mode, table)
-        column = _ID_COLUMNS.get(table)
-        if column and "RETURNING" not in sql.upper():
-            sql = f"{sql.rstrip().rstrip(';')} RETURNING {column}"
-            returning = column
-    sql = sql.replace("json_object(", "json_build_object(")
-    if "CROSS JOIN" in sql:
-        from agent_room.turn.store.postgres_schema import plain_joins
-
-        sql = plain_joins(sql)
-    limits: list[int] = []
-    names: list[str] = []
-    text = _placeholders(sql, limits, names)
-    return Statement(text, returning, tuple(limits), tuple(names))
-
-
-def _word_end(sql: str, start: int) -> int:
-    end = start
-    while end < len(sql) and (sql[end].isalnum() or sql[end] == "_"):
-        end += 1
-    return end
-
-
-def _placeholders(sql: str, limits: list[int], names: list[str]) -> str:
-    """``?`` and ``:name`` to ``$1``...; literals and quoted names left as they are."""
-    out: list[str] = []
-    i, n = 0, len(sql)
-    count, last_word = 0, ""
-    while i < n:
-        c = sql[i]
-        if c in "'\"":
-            end = i + 1
-            while end < n:
-                if sql[end] == c:
-                    if end + 1 < n and sql[end + 1] == c:
-                        end += 2
-                        continue
-                    break
-                end += 1
-            out.append(sql[i : end + 1])
-            i = end + 1
-        elif c == "?":
-            if last_word.upper() == "LIMIT":
-                limits.append(count)
-            count += 1
-            out.append(f"${count}")
-            i += 1
-        elif c == ":" and i + 1 < n and (sql[i + 1].isalpha() or sql[i + 1] == "_"):
-            end = _word_end(sql, i + 1)
-            name = sql[i + 1 : end]
-            if name not in names:
-                names.append(name)
-            out.append(f"${names.index(name) + 1}")
-            i = end
-        elif c.isalpha() or c == "_":
-            end = _word_end(sql, i)
-            last_word = sql[i:end]
-            out.append(_RESERVED.get(last_word, last_word))
-            i = end
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
-
 
 def _migrate(conn: Connection, where: str, version: int | None) -> None:
     if version == SCHEMA_VERSION:
@@ -228,7 +92,7 @@ def _migrate(conn: Connection, where: str, version: int | None) -> None:
             f"the room at {where} has schema {version}, newer than this agent-room"
             f" understands ({SCHEMA_VERSION}); upgrade agent-room"
         )
-    from agent_room.turn.store.postgres_schema import MAKE_SCHEMA, migration_statements
+    from agent_room.turn.store.postgres_schema import MAKE_SCHEMA, MIGRATIONS
 
     conn.execute("BEGIN")
     try:
@@ -241,8 +105,9 @@ def _migrate(conn: Connection, where: str, version: int | None) -> None:
         rows = conn.execute("SELECT version FROM agent_room_schema").rows
         version = int(rows[0][0]) if rows else 0
         for index in range(version, SCHEMA_VERSION):
-            for statement in migration_statements(MIGRATIONS[index]):
-                conn.execute(statement)
+            for statement in MIGRATIONS[index].split(";\n"):
+                if statement.strip():
+                    conn.execute(statement)
         for statement in _statements(_WAKE):
             conn.execute(statement)
         conn.execute("DELETE FROM agent_room_schema")
@@ -275,14 +140,10 @@ class PgRow(tuple):  # type: ignore[type-arg]
 class PgCursor:
     """The part of ``sqlite3.Cursor`` the store uses, over rows already fetched."""
 
-    def __init__(self, result: Result, returning: str | None) -> None:
+    def __init__(self, result: Result) -> None:
         self.rowcount = result.rowcount
-        self.lastrowid: int | None = None
         self.description: list[tuple[str | None, ...]] | None = None
         self._rows: list[PgRow] = []
-        if returning:
-            self.lastrowid = result.rows[-1][0] if result.rows else None
-            return
         if result.columns:
             self.description = [
                 (name, None, None, None, None, None, None) for name in result.columns
@@ -366,6 +227,9 @@ _BEGIN_WRITE = "BEGIN; SELECT pg_advisory_xact_lock(hashtext(current_schema() ||
 class PgConnection:
     """The part of ``sqlite3.Connection`` the store uses, over libpq."""
 
+    JSON_OBJECT = "json_build_object"
+    """PostgreSQL's name for SQLite's ``json_object`` (see ``sqlite_base.json_object``)."""
+
     def __init__(self, url: str, *, timeout: float) -> None:
         self.url = url
         self.where = describe(url)
@@ -407,11 +271,10 @@ class PgConnection:
             return self._run("SELECT version FROM agent_room_schema", [])
         if sql == "BEGIN IMMEDIATE":
             try:
-                return PgCursor(self.raw.script(_BEGIN_WRITE), None)
+                return PgCursor(self.raw.script(_BEGIN_WRITE))
             except PgError as exc:
                 raise _mapped(exc, self.where) from None
-        statement = translate(sql)
-        return self._run(statement.text, statement.params(params), statement.returning)
+        return self._run(sql, list(params))
 
     def executemany(self, sql: str, seq: Any) -> None:
         """One statement for each parameter set."""
@@ -422,9 +285,9 @@ class PgConnection:
         """Hand each statement (as the store wrote it) to ``callback``, as SQLite does."""
         self._trace = callback
 
-    def _run(self, text: str, params: list[Any], returning: str | None = None) -> PgCursor:
+    def _run(self, text: str, params: list[Any]) -> PgCursor:
         try:
-            return PgCursor(self.raw.execute(text, params), returning)
+            return PgCursor(self.raw.execute(text, params))
         except PgError as exc:
             raise _mapped(exc, self.where) from None
 

@@ -1,7 +1,8 @@
 """The schema, as an ordered list of forward migrations.
 
 ``PRAGMA user_version`` holds the number of migrations applied. A migration is never
-edited once released: a change to the schema is a new entry at the end.
+edited once released: a change to the schema is a new entry at the end, here and in
+``store.postgres_schema`` (the same change in PostgreSQL's terms).
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ one transaction with its audit events.
 from __future__ import annotations
 
 from agent_room.turn.store.db import write_transaction
+from agent_room.turn.store.params import Params
 from agent_room.turn.store.sqlite_base import StoreBase, event, rows
 
 TYPE_CHECKING = False
@@ -24,7 +25,7 @@ class SessionStore(StoreBase):
     def session(self, session_id: str) -> Row | None:
         """One session by its id, whether it holds a name or not."""
         row = self.conn.execute(
-            "SELECT * FROM sessions WHERE session_id = ?", (session_id,)
+            "SELECT * FROM sessions WHERE session_id = $1", (session_id,)
         ).fetchone()
         return dict(row) if row else None
 
@@ -34,7 +35,7 @@ class SessionStore(StoreBase):
         return rows(
             self.conn.execute(
                 "SELECT * FROM sessions WHERE left_at IS NULL AND state != 'ended'"
-                " AND coalesce(host, ?) = ? ORDER BY started_at, rowid",
+                " AND coalesce(host, $1) = $2 ORDER BY started_at, rowid",
                 (self.host, self.host),
             )
         )
@@ -44,7 +45,7 @@ class SessionStore(StoreBase):
         return rows(
             self.conn.execute(
                 "SELECT session_id, name, pid, pid_start FROM sessions"
-                " WHERE state != 'ended' AND pid IS NOT NULL AND coalesce(host, ?) = ?",
+                " WHERE state != 'ended' AND pid IS NOT NULL AND coalesce(host, $1) = $2",
                 (self.host, self.host),
             )
         )
@@ -69,7 +70,7 @@ class SessionStore(StoreBase):
         session_id = facts["session_id"]
         with write_transaction(self.conn) as conn:
             existing = conn.execute(
-                "SELECT * FROM sessions WHERE session_id = ?", (session_id,)
+                "SELECT * FROM sessions WHERE session_id = $1", (session_id,)
             ).fetchone()
             columns = {k: v for k, v in facts.items() if k != "session_id"}
             columns.setdefault("host", self.host)
@@ -94,20 +95,20 @@ class SessionStore(StoreBase):
                 name = self._claim(conn, wanted, session_id, explicit, at, alive_here, unique_name)
                 if existing is not None:  # a resumed session whose name was given up
                     conn.execute(
-                        "UPDATE sessions SET name = ?, left_at = NULL WHERE rowid = ?",
+                        "UPDATE sessions SET name = $1, left_at = NULL WHERE rowid = $2",
                         (name, existing["rowid"]),
                     )
                     self._update(conn, existing["rowid"], {**columns, "ended_at": None}, at)
                     rowid = existing["rowid"]
                 else:
                     placeholder = conn.execute(
-                        "SELECT rowid FROM sessions WHERE name = ? AND left_at IS NULL"
+                        "SELECT rowid FROM sessions WHERE name = $1 AND left_at IS NULL"
                         " AND session_id IS NULL",
                         (name,),
                     ).fetchone()
                     if placeholder is not None:  # adopt a name joined by hand
                         conn.execute(
-                            "UPDATE sessions SET session_id = ? WHERE rowid = ?",
+                            "UPDATE sessions SET session_id = $1 WHERE rowid = $2",
                             (session_id, placeholder[0]),
                         )
                         self._update(conn, placeholder[0], columns, at)
@@ -115,12 +116,12 @@ class SessionStore(StoreBase):
                     else:
                         keys = ["name", "session_id", *columns, "started_at", "updated_at"]
                         values = [name, session_id, *columns.values(), at, at]
-                        cursor = conn.execute(
-                            f"INSERT INTO sessions ({','.join(keys)})"
-                            f" VALUES ({','.join('?' * len(keys))})",
-                            values,
-                        )
-                        rowid = cursor.lastrowid
+                        p = Params()
+                        rowid = conn.execute(
+                            f"INSERT INTO sessions ({', '.join(keys)})"
+                            f" VALUES ({p.each(values)}) RETURNING rowid",
+                            p,
+                        ).fetchone()[0]
                 event(
                     conn,
                     at,
@@ -129,17 +130,17 @@ class SessionStore(StoreBase):
                     session_id,
                     data={"pane": facts.get("pane"), "pid": facts.get("pid")},
                 )
-            row = conn.execute("SELECT * FROM sessions WHERE rowid = ?", (rowid,)).fetchone()
+            row = conn.execute("SELECT * FROM sessions WHERE rowid = $1", (rowid,)).fetchone()
             return dict(row)
 
     @staticmethod
     def _update(conn: sqlite3.Connection, rowid: int, columns: dict[str, Any], at: float) -> None:
         if not columns:
             return
-        sets = ", ".join(f"{k} = ?" for k in columns)
+        p = Params()
+        sets = ", ".join(f"{k} = {p(value)}" for k, value in columns.items())
         conn.execute(
-            f"UPDATE sessions SET {sets}, updated_at = ? WHERE rowid = ?",
-            (*columns.values(), at, rowid),
+            f"UPDATE sessions SET {sets}, updated_at = {p(at)} WHERE rowid = {p(rowid)}", p
         )
 
     @staticmethod
@@ -168,8 +169,8 @@ class SessionStore(StoreBase):
         if explicit and not holder_live:
             # the name's previous session is over: the newcomer takes the name over
             conn.execute(
-                "UPDATE sessions SET left_at = ?, state = 'ended',"
-                " ended_at = coalesce(ended_at, ?) WHERE rowid = ?",
+                "UPDATE sessions SET left_at = $1, state = 'ended',"
+                " ended_at = coalesce(ended_at, $2) WHERE rowid = $3",
                 (at, at, holder["rowid"]),
             )
             event(
@@ -190,15 +191,15 @@ class SessionStore(StoreBase):
         ended = at if state == "ended" else None
         with write_transaction(self.conn) as conn:
             row = conn.execute(
-                "SELECT name, state FROM sessions WHERE session_id = ?", (session_id,)
+                "SELECT name, state FROM sessions WHERE session_id = $1", (session_id,)
             ).fetchone()
             if row is None:
                 return False
             conn.execute(
-                "UPDATE sessions SET state = ?, updated_at = ?,"
-                " ended_at = coalesce(?, CASE WHEN ? = 'ended' THEN ended_at END),"
-                " stop_blocks = CASE WHEN ? THEN 0 ELSE stop_blocks END"
-                " WHERE session_id = ?",
+                "UPDATE sessions SET state = $1, updated_at = $2,"
+                " ended_at = coalesce($3, CASE WHEN $4 = 'ended' THEN ended_at END),"
+                " stop_blocks = CASE WHEN $5 THEN 0 ELSE stop_blocks END"
+                " WHERE session_id = $6",
                 (state, at, ended, state, reset_blocks, session_id),
             )
             if row["state"] != state:
@@ -220,14 +221,14 @@ class SessionStore(StoreBase):
         (``was`` at ``since``); False if one has (the hook wins)."""
         with write_transaction(self.conn) as conn:
             row = conn.execute(
-                "SELECT rowid, session_id FROM sessions WHERE name = ? AND left_at IS NULL"
-                " AND state = ? AND updated_at = ?",
+                "SELECT rowid, session_id FROM sessions WHERE name = $1 AND left_at IS NULL"
+                " AND state = $2 AND updated_at = $3",
                 (name, was, since),
             ).fetchone()
             if row is None:
                 return False
             conn.execute(
-                "UPDATE sessions SET state = ?, updated_at = ? WHERE rowid = ?",
+                "UPDATE sessions SET state = $1, updated_at = $2 WHERE rowid = $3",
                 (state, at, row["rowid"]),
             )
             event(
@@ -245,8 +246,8 @@ class SessionStore(StoreBase):
         with write_transaction(self.conn) as conn:
             for session_id, reason in ended:
                 cursor = conn.execute(
-                    "UPDATE sessions SET state = 'ended', ended_at = ?, updated_at = ?"
-                    " WHERE session_id = ? AND state != 'ended'",
+                    "UPDATE sessions SET state = 'ended', ended_at = $1, updated_at = $2"
+                    " WHERE session_id = $3 AND state != 'ended'",
                     (at, at, session_id),
                 )
                 if cursor.rowcount:
@@ -273,41 +274,40 @@ class SessionStore(StoreBase):
         ``core.origins``) and who caused it (a peer's name, ``room``, or None for a
         person); return its id."""
         with write_transaction(self.conn) as conn:
-            cursor = conn.execute(
+            turn_id = conn.execute(
                 "INSERT INTO turns (session_id, prompt_id, kind, prompt, started_at, cause)"
-                " VALUES (?,?,?,?,?,?)",
+                " VALUES ($1,$2,$3,$4,$5,$6) RETURNING id",
                 (session_id, prompt_id, kind, prompt, at, cause),
-            )
-            assert cursor.lastrowid is not None
-            return cursor.lastrowid
+            ).fetchone()[0]
+            return int(turn_id)
 
     def stop_turn(self, session_id: str, *, output: str | None, failed: bool, at: float) -> Row:
         """Close the session's open turn with its final output; return the turn row."""
         with write_transaction(self.conn) as conn:
             row = conn.execute(
-                "SELECT * FROM turns WHERE session_id = ? ORDER BY id DESC LIMIT 1",
+                "SELECT * FROM turns WHERE session_id = $1 ORDER BY id DESC LIMIT 1",
                 (session_id,),
             ).fetchone()
             if row is None or row["stopped_at"] is not None:
-                cursor = conn.execute(
-                    "INSERT INTO turns (session_id, kind, started_at) VALUES (?, 'unknown', ?)",
+                turn_id = conn.execute(
+                    "INSERT INTO turns (session_id, kind, started_at) VALUES ($1, 'unknown', $2)"
+                    " RETURNING id",
                     (session_id, at),
-                )
-                turn_id = cursor.lastrowid
+                ).fetchone()[0]
             else:
                 turn_id = row["id"]
             conn.execute(
-                "UPDATE turns SET stopped_at = ?, output = ?, failed = ? WHERE id = ?",
+                "UPDATE turns SET stopped_at = $1, output = $2, failed = $3 WHERE id = $4",
                 (at, output, int(failed), turn_id),
             )
-            return dict(conn.execute("SELECT * FROM turns WHERE id = ?", (turn_id,)).fetchone())
+            return dict(conn.execute("SELECT * FROM turns WHERE id = $1", (turn_id,)).fetchone())
 
     def has_prompt(self, session_id: str, prompt_id: str, prompt: str) -> bool:
         """Whether a turn of the session started with this prompt, by its id and text (its
         hook already ran: one event is handled once, by whichever of the HTTP and command
         hooks came first)."""
         row = self.conn.execute(
-            "SELECT 1 FROM turns WHERE session_id = ? AND prompt_id = ? AND prompt = ? LIMIT 1",
+            "SELECT 1 FROM turns WHERE session_id = $1 AND prompt_id = $2 AND prompt = $3 LIMIT 1",
             (session_id, prompt_id, prompt),
         ).fetchone()
         return row is not None
@@ -316,7 +316,7 @@ class SessionStore(StoreBase):
         """The last turns of a session, oldest first."""
         found = rows(
             self.conn.execute(
-                "SELECT * FROM turns WHERE session_id = ? ORDER BY id DESC LIMIT ?",
+                "SELECT * FROM turns WHERE session_id = $1 ORDER BY id DESC LIMIT $2",
                 (session_id, limit),
             )
         )
@@ -328,11 +328,17 @@ class SessionStore(StoreBase):
         with write_transaction(self.conn) as conn:
             conn.execute(
                 "INSERT INTO subagents (agent_id, session_id, agent_type, transcript_path,"
-                " stopped_at, output) VALUES (:agent_id, :session_id, :agent_type,"
-                " :transcript_path, :stopped_at, :output)"
+                " stopped_at, output) VALUES ($1, $2, $3, $4, $5, $6)"
                 " ON CONFLICT(agent_id) DO UPDATE SET stopped_at = excluded.stopped_at,"
                 " output = excluded.output",
-                {**facts, "stopped_at": at},
+                (
+                    facts["agent_id"],
+                    facts["session_id"],
+                    facts.get("agent_type"),
+                    facts.get("transcript_path"),
+                    at,
+                    facts.get("output"),
+                ),
             )
             event(
                 conn,
@@ -361,13 +367,13 @@ class SessionStore(StoreBase):
 
         with write_transaction(self.conn) as conn:
             row = conn.execute(
-                "SELECT rowid, session_id FROM sessions WHERE name = ? AND left_at IS NULL",
+                "SELECT rowid, session_id FROM sessions WHERE name = $1 AND left_at IS NULL",
                 (old,),
             ).fetchone()
             if row is None:
                 raise NotFound(f"@{old} is not in the room")
             taken = conn.execute(
-                "SELECT state FROM sessions WHERE name = ? AND left_at IS NULL", (new,)
+                "SELECT state FROM sessions WHERE name = $1 AND left_at IS NULL", (new,)
             ).fetchone()
             if taken is not None:
                 raise Refused(
@@ -375,25 +381,26 @@ class SessionStore(StoreBase):
                     f" (or free it first with: agent-room leave {new})"
                 )
             conn.execute(
-                "UPDATE sessions SET name = ?, updated_at = ? WHERE rowid = ?", (new, at, row[0])
+                "UPDATE sessions SET name = $1, updated_at = $2 WHERE rowid = $3", (new, at, row[0])
             )
             moved = conn.execute(
-                "UPDATE messages SET recipient = ? WHERE recipient = ? AND read_at IS NULL"
+                "UPDATE messages SET recipient = $1 WHERE recipient = $2 AND read_at IS NULL"
                 " AND status IN ('held', 'queued', 'delivered', 'failed')",
                 (new, old),
             ).rowcount
             conn.execute(
-                "UPDATE nudges SET recipient = ? WHERE recipient = ? AND state = 'open'", (new, old)
+                "UPDATE nudges SET recipient = $1 WHERE recipient = $2 AND state = 'open'",
+                (new, old),
             )
             conn.execute(
-                "UPDATE timers SET name = ? WHERE name = ? AND state = 'pending'", (new, old)
+                "UPDATE timers SET name = $1 WHERE name = $2 AND state = 'pending'", (new, old)
             )
-            conn.execute("DELETE FROM delivery_notes WHERE name = ?", (new,))
-            conn.execute("UPDATE delivery_notes SET name = ? WHERE name = ?", (new, old))
+            conn.execute("DELETE FROM delivery_notes WHERE name = $1", (new,))
+            conn.execute("UPDATE delivery_notes SET name = $1 WHERE name = $2", (new, old))
             if row["session_id"]:
                 for side in ("initiator", "responder"):
                     conn.execute(
-                        f"UPDATE links SET {side} = ? WHERE {side}_session = ?"
+                        f"UPDATE links SET {side} = $1 WHERE {side}_session = $2"
                         " AND state != 'closed'",
                         (new, row["session_id"]),
                     )
@@ -405,7 +412,7 @@ class SessionStore(StoreBase):
                 new,
                 data={"from": old, "to": new, "session_id": row["session_id"], "moved": moved},
             )
-            renamed = conn.execute("SELECT * FROM sessions WHERE rowid = ?", (row[0],)).fetchone()
+            renamed = conn.execute("SELECT * FROM sessions WHERE rowid = $1", (row[0],)).fetchone()
             return dict(renamed), moved
 
     def renamed_to(self, name: str) -> str | None:
@@ -417,7 +424,7 @@ class SessionStore(StoreBase):
         while True:
             found = self.conn.execute(
                 "SELECT json_extract(data, '$.to') FROM events WHERE kind = 'session.renamed'"
-                " AND json_extract(data, '$.from') = ? ORDER BY id DESC LIMIT 1",
+                " AND json_extract(data, '$.from') = $1 ORDER BY id DESC LIMIT 1",
                 (current,),
             ).fetchone()
             if found is None or found[0] in seen:
@@ -425,7 +432,7 @@ class SessionStore(StoreBase):
             current = str(found[0])
             seen.add(current)
             if self.conn.execute(
-                "SELECT 1 FROM sessions WHERE name = ? AND left_at IS NULL", (current,)
+                "SELECT 1 FROM sessions WHERE name = $1 AND left_at IS NULL", (current,)
             ).fetchone():
                 return current
         return None

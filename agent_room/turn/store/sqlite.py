@@ -9,6 +9,7 @@ from __future__ import annotations
 from agent_room.turn.core.errors import NotFound
 from agent_room.turn.store.db import write_transaction
 from agent_room.turn.store.delivery import DeliveryStore
+from agent_room.turn.store.params import Params
 from agent_room.turn.store.sessions import SessionStore
 from agent_room.turn.store.sqlite_base import event, rows
 from agent_room.turn.store.wake import poke
@@ -31,13 +32,13 @@ INBOX_STATUSES = ("queued", "delivered", "failed")
 
 
 def _unread(conn: sqlite3.Connection, name: str) -> list[Row]:
-    placeholders = ",".join("?" * len(INBOX_STATUSES))
+    p = Params()
     return rows(
         conn.execute(
             f"SELECT {_MESSAGE_COLUMNS} FROM {_MESSAGE_FROM}"
-            f" WHERE m.recipient = ? AND m.read_at IS NULL"
-            f" AND m.status IN ({placeholders}) ORDER BY m.id",
-            (name, *INBOX_STATUSES),
+            f" WHERE m.recipient = {p(name)} AND m.read_at IS NULL"
+            f" AND m.status IN ({p.each(INBOX_STATUSES)}) ORDER BY m.id",
+            p,
         )
     )
 
@@ -50,7 +51,7 @@ class SqliteStore(SessionStore, DeliveryStore):
     def holder(self, name: str) -> Row | None:
         """The session currently holding ``name``, if any."""
         row = self.conn.execute(
-            "SELECT * FROM sessions WHERE name = ? AND left_at IS NULL", (name,)
+            "SELECT * FROM sessions WHERE name = $1 AND left_at IS NULL", (name,)
         ).fetchone()
         return dict(row) if row else None
 
@@ -58,8 +59,8 @@ class SqliteStore(SessionStore, DeliveryStore):
         """The most recent session registered for a tmux pane id on this host (pane ids
         are per tmux server: every machine of a room has its own ``%0``)."""
         row = self.conn.execute(
-            "SELECT * FROM sessions WHERE pane = ? AND left_at IS NULL"
-            " AND coalesce(host, ?) = ?"
+            "SELECT * FROM sessions WHERE pane = $1 AND left_at IS NULL"
+            " AND coalesce(host, $2) = $3"
             " ORDER BY (state = 'ended'), updated_at DESC LIMIT 1",
             (pane, self.host, self.host),
         ).fetchone()
@@ -67,15 +68,15 @@ class SqliteStore(SessionStore, DeliveryStore):
 
     def members(self) -> list[Row]:
         """Every session holding a name, with its unread count, oldest first."""
-        placeholders = ",".join("?" * len(INBOX_STATUSES))
+        p = Params()
         return rows(
             self.conn.execute(
                 "SELECT s.*, (SELECT count(*) FROM messages m WHERE m.recipient = s.name"
-                f" AND m.read_at IS NULL AND m.status IN ({placeholders})) AS unread,"
+                f" AND m.read_at IS NULL AND m.status IN ({p.each(INBOX_STATUSES)})) AS unread,"
                 " (SELECT count(*) FROM messages m WHERE m.recipient = s.name"
                 " AND m.read_at IS NULL AND m.status = 'failed') AS failed"
                 " FROM sessions s WHERE s.left_at IS NULL ORDER BY s.started_at, s.rowid",
-                INBOX_STATUSES,
+                p,
             )
         )
 
@@ -103,28 +104,29 @@ class SqliteStore(SessionStore, DeliveryStore):
         the ended one, with its old pid, until its hooks register it."""
         with write_transaction(self.conn) as conn:
             row = conn.execute(
-                "SELECT rowid, state, session_id FROM sessions WHERE name = ? AND left_at IS NULL",
+                "SELECT rowid, state, session_id FROM sessions WHERE name = $1 AND left_at IS NULL",
                 (name,),
             ).fetchone()
             if row and pid is not None and row["state"] == "ended":
                 conn.execute(
-                    "UPDATE sessions SET left_at = ?, updated_at = ? WHERE rowid = ?",
+                    "UPDATE sessions SET left_at = $1, updated_at = $2 WHERE rowid = $3",
                     (at, at, row[0]),
                 )
                 event(conn, at, "session.superseded", name, row["session_id"], data={"by": "start"})
                 row = None
             if row:
                 conn.execute(
-                    "UPDATE sessions SET pane = coalesce(?, pane),"
-                    " tmux_socket = coalesce(?, tmux_socket), updated_at = ?,"
-                    " pid = coalesce(?, pid), pid_start = coalesce(?, pid_start),"
-                    " host = coalesce(?, host) WHERE rowid = ?",  # a pane: on this host
+                    "UPDATE sessions SET pane = coalesce($1, pane),"
+                    " tmux_socket = coalesce($2, tmux_socket), updated_at = $3,"
+                    " pid = coalesce($4, pid), pid_start = coalesce($5, pid_start),"
+                    " host = coalesce($6, host) WHERE rowid = $7",  # a pane: on this host
                     (pane, tmux_socket, at, pid, pid_start, self.host if pane else None, row[0]),
                 )
             else:
                 conn.execute(
                     "INSERT INTO sessions (name, agent, state, pane, tmux_socket, pid, pid_start,"
-                    " started_at, updated_at, host) VALUES (?, ?, 'idle', ?, ?, ?, ?, ?, ?, ?)",
+                    " started_at, updated_at, host) VALUES ($1, $2, 'idle', $3, $4, $5, $6, $7,"
+                    " $8, $9)",
                     (name, agent, pane, tmux_socket, pid, pid_start, at, at, self.host),
                 )
             event(conn, at, "session.joined", name, name, data={"pane": pane, "pid": pid})
@@ -136,7 +138,7 @@ class SqliteStore(SessionStore, DeliveryStore):
         """Give up ``name``: it leaves the room; its history stays."""
         with write_transaction(self.conn) as conn:
             cursor = conn.execute(
-                "UPDATE sessions SET left_at = ?, updated_at = ? WHERE name = ?"
+                "UPDATE sessions SET left_at = $1, updated_at = $2 WHERE name = $3"
                 " AND left_at IS NULL",
                 (at, at, name),
             )
@@ -179,13 +181,11 @@ class SqliteStore(SessionStore, DeliveryStore):
         handover_fields: dict[str, str] | None = None,
         link_id: int | None = None,
     ) -> int:
-        cursor = conn.execute(
+        message_id = conn.execute(
             "INSERT INTO messages (kind, sender, recipient, body, created_at, status, link_id)"
-            " VALUES (?,?,?,?,?,?,?)",
+            " VALUES ($1,$2,$3,$4,$5,$6,$7) RETURNING id",
             (kind, sender, recipient, body, at, status, link_id),
-        )
-        message_id = cursor.lastrowid
-        assert message_id is not None
+        ).fetchone()[0]
         event(
             conn,
             at,
@@ -200,16 +200,16 @@ class SqliteStore(SessionStore, DeliveryStore):
 
             conn.execute(
                 "INSERT INTO handovers (message_id, state, requested_at, fields)"
-                " VALUES (?, 'pending', ?, ?)",
+                " VALUES ($1, 'pending', $2, $3)",
                 (message_id, at, json.dumps(handover_fields)),
             )
             event(conn, at, "handover.requested", sender, recipient, message_id)
-        return message_id
+        return int(message_id)
 
     def message(self, message_id: int) -> Row | None:
         """One message by id."""
         row = self.conn.execute(
-            f"SELECT {_MESSAGE_COLUMNS} FROM {_MESSAGE_FROM} WHERE m.id = ?", (message_id,)
+            f"SELECT {_MESSAGE_COLUMNS} FROM {_MESSAGE_FROM} WHERE m.id = $1", (message_id,)
         ).fetchone()
         return dict(row) if row else None
 
@@ -236,8 +236,8 @@ class SqliteStore(SessionStore, DeliveryStore):
     def _mark_read(conn: sqlite3.Connection, name: str, ids: Sequence[int], at: float) -> None:
         for message_id in ids:
             cursor = conn.execute(
-                "UPDATE messages SET status = 'read', read_at = ? WHERE id = ?"
-                " AND recipient = ? AND read_at IS NULL",
+                "UPDATE messages SET status = 'read', read_at = $1 WHERE id = $2"
+                " AND recipient = $3 AND read_at IS NULL",
                 (at, message_id, name),
             )
             if cursor.rowcount:
@@ -255,9 +255,9 @@ class SqliteStore(SessionStore, DeliveryStore):
         with write_transaction(self.conn) as conn:
             for message_id in ids:
                 cursor = conn.execute(
-                    "UPDATE messages SET status = 'delivered', delivered_at = ?, read_at = ?,"
-                    " failure = NULL, failed_at = NULL, via = ?"
-                    " WHERE id = ? AND recipient = ? AND status IN ('queued', 'failed')",
+                    "UPDATE messages SET status = 'delivered', delivered_at = $1, read_at = $2,"
+                    " failure = NULL, failed_at = NULL, via = $3"
+                    " WHERE id = $4 AND recipient = $5 AND status IN ('queued', 'failed')",
                     (at, at, via, message_id, name),
                 )
                 if cursor.rowcount:
@@ -272,7 +272,7 @@ class SqliteStore(SessionStore, DeliveryStore):
         return rows(
             self.conn.execute(
                 f"SELECT {_MESSAGE_COLUMNS} FROM {_MESSAGE_FROM}"
-                " WHERE m.recipient = ? AND m.status = 'queued' ORDER BY m.id",
+                " WHERE m.recipient = $1 AND m.status = 'queued' ORDER BY m.id",
                 (name,),
             )
         )
@@ -282,7 +282,7 @@ class SqliteStore(SessionStore, DeliveryStore):
         with write_transaction(self.conn) as conn:
             cursor = conn.execute(
                 "UPDATE sessions SET stop_blocks = stop_blocks + 1"
-                " WHERE session_id = ? AND stop_blocks < ?",
+                " WHERE session_id = $1 AND stop_blocks < $2",
                 (session_id, limit),
             )
             return cursor.rowcount == 1
@@ -291,7 +291,7 @@ class SqliteStore(SessionStore, DeliveryStore):
         """The last ``limit`` messages of the room, oldest first."""
         found = rows(
             self.conn.execute(
-                f"SELECT {_MESSAGE_COLUMNS} FROM {_MESSAGE_FROM} ORDER BY m.id DESC LIMIT ?",
+                f"SELECT {_MESSAGE_COLUMNS} FROM {_MESSAGE_FROM} ORDER BY m.id DESC LIMIT $1",
                 (limit,),
             )
         )
@@ -304,7 +304,7 @@ class SqliteStore(SessionStore, DeliveryStore):
         """The handover record of a message, with the message's sender and recipient."""
         row = self.conn.execute(
             "SELECT h.*, m.sender, m.recipient FROM handovers h"
-            " JOIN messages m ON m.id = h.message_id WHERE h.message_id = ?",
+            " JOIN messages m ON m.id = h.message_id WHERE h.message_id = $1",
             (message_id,),
         ).fetchone()
         return dict(row) if row else None
@@ -339,17 +339,17 @@ class SqliteStore(SessionStore, DeliveryStore):
         message_status = "queued" if state == "approved" else "cancelled"
         with write_transaction(self.conn) as conn:
             cursor = conn.execute(
-                "UPDATE handovers SET state = ?, decided_at = ?, decided_by = ?, reason = ?"
-                " WHERE message_id = ? AND state = ?",
+                "UPDATE handovers SET state = $1, decided_at = $2, decided_by = $3, reason = $4"
+                " WHERE message_id = $5 AND state = $6",
                 (state, at, by, reason, message_id, expected),
             )
             if cursor.rowcount == 0:
                 return None
             row = conn.execute(
-                "SELECT sender, recipient FROM messages WHERE id = ?", (message_id,)
+                "SELECT sender, recipient FROM messages WHERE id = $1", (message_id,)
             ).fetchone()
             conn.execute(
-                "UPDATE messages SET status = ? WHERE id = ? AND status = 'held'",
+                "UPDATE messages SET status = $1 WHERE id = $2 AND status = 'held'",
                 (message_status, message_id),
             )
             event(
@@ -373,7 +373,7 @@ class SqliteStore(SessionStore, DeliveryStore):
         """Audit events with an id greater than ``after``, oldest first."""
         found = rows(
             self.conn.execute(
-                "SELECT * FROM events WHERE id > ? ORDER BY id LIMIT ?", (after, limit)
+                "SELECT * FROM events WHERE id > $1 ORDER BY id LIMIT $2", (after, limit)
             )
         )
         import json

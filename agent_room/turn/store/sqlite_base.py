@@ -9,6 +9,7 @@ from agent_room.turn.core.errors import RoomUnavailable
 from agent_room.turn.store.db import connect
 from agent_room.turn.store.engine import database_url, host_id, notices_to_log
 from agent_room.turn.store.home import DB_NAME, ensure_room_dir
+from agent_room.turn.store.params import Params
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,43 +36,40 @@ def event(
     data: dict[str, Any] | None = None,
 ) -> None:
     """Append one audit event inside the caller's transaction."""
-    sql, params = json_object(data or {})
+    p = Params()
+    values = p.each((at, kind, actor, subject, message_id))
+    data_sql = json_object(data or {}, p, getattr(conn, "JSON_OBJECT", "json_object"))
     conn.execute(
-        "INSERT INTO events (at, kind, actor, subject, message_id, data)"
-        f" VALUES (?, ?, ?, ?, ?, {sql})",
-        (at, kind, actor, subject, message_id, *params),
+        f"INSERT INTO events (at, kind, actor, subject, message_id, data) VALUES ({values},"
+        f" {data_sql})",
+        p,
     )
 
 
-def json_object(data: dict[str, Any]) -> tuple[str, list[Any]]:
-    """SQL building ``data`` as a JSON object, and its parameters.
+def json_object(data: dict[str, Any], p: Params, function: str = "json_object") -> str:
+    """SQL building ``data`` as a JSON object, its values added to ``p``.
 
-    SQLite writes the JSON (``json_object``): the processes that write the most, hooks
-    and ``agent-room send``, need not load the ``json`` module for a few flat fields.
-    Nested values are encoded by ``json`` and embedded with ``json()``; floats must be
-    finite (as in JSON itself).
+    The database writes the JSON (SQLite's ``json_object``; PostgreSQL's
+    ``json_build_object``, which its connection names as ``JSON_OBJECT``): the processes
+    that write the most, hooks and ``agent-room send``, need not load the ``json`` module
+    for a few flat fields. Nested values are encoded by ``json`` and embedded with
+    ``json()``; floats must be finite (as in JSON itself).
     """
     parts: list[str] = []
-    params: list[Any] = []
     for key, value in data.items():
         if isinstance(value, bool):
-            parts.append("?, json(?)")
-            params += [key, "true" if value else "false"]
+            parts.append(f"{p(key)}, json({p('true' if value else 'false')})")
         elif isinstance(value, float):  # SQLite would round it to 15 digits
-            parts.append("?, json(?)")
-            params += [key, repr(value)]
+            parts.append(f"{p(key)}, json({p(repr(value))})")
         elif value is None:  # typed (a PostgreSQL parameter alone would not be)
-            parts.append("?, json(?)")
-            params += [key, "null"]
+            parts.append(f"{p(key)}, json({p('null')})")
         elif isinstance(value, str | int):
-            parts.append("?, ?")
-            params += [key, value]
+            parts.append(f"{p(key)}, {p(value)}")
         else:
             import json
 
-            parts.append("?, json(?)")
-            params += [key, json.dumps(value)]
-    return f"json_object({', '.join(parts)})", params
+            parts.append(f"{p(key)}, json({p(json.dumps(value))})")
+    return f"{function}({', '.join(parts)})"
 
 
 class StoreBase:

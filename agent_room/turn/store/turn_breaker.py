@@ -38,7 +38,7 @@ class TurnBreaker(LoopStore):
     def turn_settings(self, conn: sqlite3.Connection | None = None) -> tuple[int, int, float]:
         """(turns per agent, turns per pair, window in seconds); a limit 0 is off."""
         found = (conn or self.conn).execute(
-            "SELECT key, value FROM settings WHERE key IN (?, ?, ?)",
+            "SELECT key, value FROM settings WHERE key IN ($1, $2, $3)",
             (TURNS_AGENT_KEY, TURNS_PAIR_KEY, TURN_WINDOW_KEY),
         )
         return turn_settings_from({key: setting_number(value) for key, value in found.fetchall()})
@@ -50,7 +50,7 @@ class TurnBreaker(LoopStore):
     @staticmethod
     def _holding(conn: sqlite3.Connection, name: str, peer: str | None) -> Hold | None:
         for hold_id, path in conn.execute(
-            "SELECT id, path FROM loop_holds WHERE released_at IS NULL AND reason = ?",
+            "SELECT id, path FROM loop_holds WHERE released_at IS NULL AND reason = $1",
             (TURNS,),
         ).fetchall():
             cycle = load_path(path)
@@ -81,12 +81,11 @@ class TurnBreaker(LoopStore):
             if path is None:
                 return None
             turns = own if is_turn_path(path) else exchanged(*pairs[path[0]])  # caused so far
-            cursor = conn.execute(
-                "INSERT INTO loop_holds (path, detected_at, reason) VALUES (?, ?, ?)",
+            hold_id = conn.execute(
+                "INSERT INTO loop_holds (path, detected_at, reason) VALUES ($1, $2, $3)"
+                " RETURNING id",
                 (store_path(path), at, TURNS),
-            )
-            hold_id = cursor.lastrowid
-            assert hold_id is not None
+            ).fetchone()[0]
             event(
                 conn,
                 at,
@@ -110,25 +109,25 @@ class TurnBreaker(LoopStore):
         the turns its hook stored with a cause, and each Stop that handed messages over
         (the turn goes on: one more model turn the room caused)."""
         released = conn.execute(
-            "SELECT max(released_at) FROM loop_holds WHERE reason = ? AND released_at > ?"
-            " AND (path = ? OR path LIKE ? OR path LIKE ?)",
+            "SELECT max(released_at) FROM loop_holds WHERE reason = $1 AND released_at > $2"
+            " AND (path = $3 OR path LIKE $4 OR path LIKE $5)",
             (TURNS, since, name, f"{name} %", f"% {name} %"),
         ).fetchone()[0]
         floor = max(since, float(released)) if released is not None else since
         where, args = "t.cause IS NOT NULL", list[str]()
         sent, sender = "", list[str]()
         if cause is not None:
-            where, args = "t.cause = ?", [cause]
-            sent, sender = " AND sender = ?", [cause]
+            where, args = "t.cause = $3", [cause]
+            sent, sender = " AND sender = $3", [cause]
         prompted = conn.execute(
             "SELECT count(*) FROM turns t WHERE t.session_id IN"
-            " (SELECT session_id FROM sessions WHERE name = ?)"
-            f" AND t.started_at > ? AND {where}",
+            " (SELECT session_id FROM sessions WHERE name = $1)"
+            f" AND t.started_at > $2 AND {where}",
             (name, floor, *args),
         ).fetchone()[0]
         continued = conn.execute(
-            "SELECT count(DISTINCT delivered_at) FROM messages WHERE recipient = ?"
-            f" AND delivered_at > ? AND via = 'stop'{sent}",
+            "SELECT count(DISTINCT delivered_at) FROM messages WHERE recipient = $1"
+            f" AND delivered_at > $2 AND via = 'stop'{sent}",
             (name, floor, *sender),
         ).fetchone()[0]
         return int(prompted) + int(continued)
