@@ -135,3 +135,15 @@ def test_the_turn_path_imports_nothing_of_the_package_outside_it_nor_beyond_the_
     foreign = {m for m in reached - outside if m.split(".")[0] not in sys.stdlib_module_names}
     assert outside == set()
     assert foreign == set()
+
+
+def test_outside_the_fence_no_module_hides_its_type_imports_from_the_interpreter() -> None:
+    """The start-up trick of the fence (``TYPE_CHECKING = False``, so that ``typing`` is
+    never loaded) stays inside it: everything else is ordinary Python."""
+    found = [
+        str(path.relative_to(REPO))
+        for path in sorted((REPO / "agent_room").rglob("*.py"))
+        if "TYPE_CHECKING = False" in path.read_text()
+        and (REPO / "agent_room" / "turn") not in path.parents
+    ]
+    assert found == []

@@ -10,13 +10,8 @@ from __future__ import annotations
 import os
 import sys
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
-    from typing import NoReturn
 
-
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     """Run one command; return the process exit code."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     if not args_list and sys.stdin.isatty() and sys.stdout.isatty():
@@ -66,7 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
-def _exit_now(code: int) -> NoReturn:
+def _exit_now(code: int) -> None:
     """End the process without the interpreter's teardown, which frees every module one
     by one (about a millisecond of every hook, on every turn of every agent). Only once
     the work is done: the room's connection closed, nothing registered to run at exit;
@@ -85,7 +80,7 @@ teardown (``_exit_now``), which costs every hook about a millisecond, a send a f
 CPU the deliverer is typing with, and ``who`` more the more sessions it printed."""
 
 
-def _done(code: int, argv: Sequence[str] | None, args_list: list[str]) -> int:
+def _done(code: int, argv: list[str] | None, args_list: list[str]) -> int:
     """``code``; a command of ``SHORT`` run as the process's own command line ends here."""
     if argv is None and args_list[:1] and args_list[0] in SHORT:
         _exit_now(code)
@@ -114,7 +109,7 @@ def _parse_and_run(args_list: list[str]) -> int:
 
         # one that is not private is refused, not passed over
         if not room_exists(room_home(os.environ)):
-            return _in_an_empty_room(lambda: run(args_list))
+            return _in_an_empty_room(args_list)
     return run(args_list)
 
 
@@ -148,15 +143,17 @@ def _reads_only(args_list: list[str]) -> bool:
     return command in WRITING and not rest & WRITING[command]
 
 
-def _in_an_empty_room(command: Callable[[], int]) -> int:
+def _in_an_empty_room(args_list: list[str]) -> int:
     """Run a reading command against a throw-away empty room instead of making one."""
     import tempfile
+
+    from agent_room.cli.app import run
 
     saved = os.environ.get("AGENT_ROOM_HOME")
     with tempfile.TemporaryDirectory(prefix="agent-room-empty-") as tmp:
         os.environ["AGENT_ROOM_HOME"] = f"{tmp}/room"
         try:
-            code = command()
+            code = run(args_list)
         finally:
             if saved is None:
                 del os.environ["AGENT_ROOM_HOME"]
