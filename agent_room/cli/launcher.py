@@ -35,6 +35,7 @@ from agent_room.cli.worktrees import start_worktree
 from agent_room.config.settings import RoomSettings
 from agent_room.core.client_launch import ci_markers
 from agent_room.core.enter import ATTACH_PAUSE
+from agent_room.demo.folder import forget_hint, stopped_demo
 from agent_room.plugin import claude_flags
 from agent_room.room import Room
 from agent_room.room.access import (
@@ -298,6 +299,12 @@ class StartOptions:
 def cmd_start(asked: StartOptions) -> int:
     """Start the agent in tmux session ``ac-NAME`` (or a window NAME when inside tmux)."""
     environ = dict(os.environ)
+    stale = stopped_demo(environ)
+    if stale is not None:  # else the user's first room would be made in the demo's folder
+        raise Refused(
+            f"this shell still points agent-room at the demo room in {stale}, which has"
+            f" stopped: run `{forget_hint()}` to start agents in your own room"
+        )
     settings = RoomSettings.load(environ)  # a bad setting: one line, nothing started
     name = parse_name(asked.name)
     cwd = Path(asked.cwd or Path.cwd()).expanduser().absolute()
