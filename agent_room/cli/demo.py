@@ -26,7 +26,7 @@ from agent_room.cli.params import SECONDS
 from agent_room.core.handover import HandoverFields
 from agent_room.demo import room as demo_room
 from agent_room.demo.folder import POINTERS, forget_hint
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.turn.core.errors import NotFound
 from agent_room.turn.core.format import format_terminal_messages
 from agent_room.turn.core.printable import printable

@@ -37,7 +37,6 @@ from agent_room.core.client_launch import ci_markers
 from agent_room.core.enter import ATTACH_PAUSE
 from agent_room.demo.folder import forget_hint, stopped_demo
 from agent_room.plugin import claude_flags
-from agent_room.room import Room
 from agent_room.room.access import (
     ENV_URL,
     HOOKS_VIA_HTTP,
@@ -47,6 +46,7 @@ from agent_room.room.access import (
     http_hooks,
 )
 from agent_room.room.clients import client_launch
+from agent_room.room.service import Room
 from agent_room.turn import procfs
 from agent_room.turn.core.errors import BadInput, NotFound, Refused, RoomError
 from agent_room.turn.core.names import is_valid_name, parse_name
@@ -60,7 +60,7 @@ from agent_room.turn.store.home import ensure_room_dir, room_home
 
 if TYPE_CHECKING:
     from agent_room.config.settings import RoomSettings
-    from agent_room.room import Room
+    from agent_room.room.service import Room
 
     Process = tuple[int, int | None]
     """A process's identity: pid and start ticks."""

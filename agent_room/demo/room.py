@@ -28,7 +28,7 @@ from typing import NamedTuple
 from agent_room.demo import others
 from agent_room.demo.conversation import AGENTS
 from agent_room.demo.folder import PREFIX
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.turn.core.errors import NotFound, Refused
 
 MARK = "demo.json"

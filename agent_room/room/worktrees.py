@@ -34,6 +34,7 @@ from agent_room.turn.core.errors import BadInput, NotFound, Refused, RoomError
 if TYPE_CHECKING:
     from typing import Any
 
+    from agent_room.room.base import RoomBase
     from agent_room.room.service import Room
 
 
@@ -44,7 +45,7 @@ STATE_READERS = 4
 class Worktrees:
     """The room's worktrees and the code agents change, for one room and one git."""
 
-    def __init__(self, room: Room, git: Git) -> None:
+    def __init__(self, room: RoomBase, git: Git) -> None:
         self.room = room
         self.store = room.store
         self.git = git
@@ -270,8 +271,8 @@ class Worktrees:
             return CodePreview(code, target, problem=str(exc))
         return CodePreview(code, target, files=files, merge=merge)
 
-    def approve(self, message_id: int) -> int:
-        """Approve a handover, its body first told how to take the code it carries (the
+    def prepare_approval(self, message_id: int) -> None:
+        """Before a handover is approved, tell its body how to take the code it carries (the
         commit, and merge, rebase or cherry-pick); the approval never fails for want of
         the code's preview."""
         row = self.store.handover(message_id)
@@ -287,7 +288,6 @@ class Worktrees:
             if preview is not None:
                 text = take_instructions(message_id, str(row["sender"]), preview)
                 store_worktrees.append_to_held(self.store, message_id, text)
-        return self.room.approve(message_id)
 
 
 def _stat_line(change: FileChange) -> str:
@@ -305,7 +305,13 @@ def stat_lines(changes: Changes) -> list[str]:
     return lines
 
 
-def code_of(room: Room, sender: str) -> CodeRef | None:
+def approve_with_code(room: Room, git: Git, message_id: int) -> int:
+    """Approve a handover, its body first told how to take the code it carries."""
+    Worktrees(room, git).prepare_approval(message_id)
+    return room.approve(message_id)
+
+
+def code_of(room: RoomBase, sender: str) -> CodeRef | None:
     """The sender's branch and commit for a handover (git's command line); a fault costs
     the record, never the handover (which says nothing of code then)."""
     try:

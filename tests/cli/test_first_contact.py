@@ -170,7 +170,7 @@ def test_as_that_disagrees_with_agent_room_name_is_refused(cli: Cli) -> None:
 
 
 def test_a_body_a_hook_hands_over_is_read_in_the_flow(cli: Cli) -> None:
-    from agent_room.room import Room
+    from agent_room.room.service import Room
     from agent_room.room.snapshot import SnapshotReader
 
     assert cli("join", "api").code == 0

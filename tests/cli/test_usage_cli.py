@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agent_room.core.usage import DAY, GROUPS, span_start
-from agent_room.room import Room
+from agent_room.room.service import Room
 from tests.cli.conftest import one_line_error
 from tests.conftest import Cli
 from tests.prices import listed_price
