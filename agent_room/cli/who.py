@@ -18,12 +18,12 @@ from agent_room.adapters.processes import SystemProbe
 from agent_room.cli.output import print_json
 from agent_room.cli.outside import outside_rows, print_outside
 from agent_room.cli.params import json_option
-from agent_room.cli.worktrees import branch_cells, branch_states, mark_branches
 from agent_room.core.links import links_summary
 from agent_room.core.tree import render_tree
 from agent_room.core.usage import money
 from agent_room.room.native import outside_nodes
 from agent_room.room.roster import Roster, session_tree
+from agent_room.room.worktrees import branch_cells, branch_states, mark_branches
 from agent_room.store.views import live_worktrees
 from agent_room.turn.core.printable import printable
 from agent_room.turn.room.registry import Registry

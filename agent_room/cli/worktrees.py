@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,12 +19,10 @@ import click
 from agent_room.adapters.git import GitCli
 from agent_room.cli.output import print_json
 from agent_room.cli.params import MESSAGE_ID, json_option
-from agent_room.core.tree import TreeNode
-from agent_room.core.worktrees import BranchState, Worktree
+from agent_room.core.worktrees import Worktree
 from agent_room.room.base import RoomBase
 from agent_room.room.worktrees import Worktrees, approve_with_code, stat_lines
 from agent_room.store import memory
-from agent_room.store import worktrees as store_worktrees
 from agent_room.turn.core.errors import BadInput, NotFound
 from agent_room.turn.core.names import parse_name
 from agent_room.turn.core.printable import printable
@@ -76,44 +73,6 @@ def remove_worktree(name: str, *, force: bool) -> str:
         return _worktrees(room).remove(name, force=force)
     finally:
         room.close()
-
-
-# -- who / tree ---------------------------------------------------------------------------
-
-
-def branch_cells(room: RoomBase, names: Sequence[str]) -> list[str] | None:
-    """The ``BRANCH`` column of ``who`` (``NAME ↑ahead ↓behind ●dirty``), or None when
-    nobody in the room has a worktree (the column is left out)."""
-    trees = store_worktrees.live(room.store)
-    if not trees or not set(names) & trees.keys():
-        return None
-    worktrees = _worktrees(room)
-    cells = []
-    for name in names:
-        state = worktrees.state(trees[name]) if name in trees else None
-        cells.append(state.short() if state else ("(gone)" if name in trees else "-"))
-    return cells
-
-
-def branch_states(room: RoomBase) -> dict[str, BranchState | None]:
-    """Every worktree's state by agent (``who --json``, ``tree``)."""
-    if not store_worktrees.live(room.store):
-        return {}
-    return _worktrees(room).states()
-
-
-def mark_branches(room: RoomBase, roots: list[TreeNode]) -> None:
-    """Put each worktree agent's branch on its node of the session tree."""
-    states = branch_states(room)
-    if not states:
-        return
-    stack = list(roots)
-    while stack:
-        node = stack.pop()
-        stack.extend(node.children)
-        if node.kind == "session" and node.label in states:
-            state = states[node.label]
-            node.branch = state.short() if state else "(worktree gone)"
 
 
 # -- send --handover / approve ---------------------------------------------------------------
