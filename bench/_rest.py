@@ -186,7 +186,7 @@ def hook_to_screen(
 
 def seed_idle(home: Path, pids: list[int]) -> None:
     """50 registered idle agents, each a live process; ``idle-N`` is agent-NN's session."""
-    from agent_room.room import Room
+    from agent_room.room.service import Room
     from agent_room.turn.procfs import read_stat
     from agent_room.turn.room.registry import Registry, SessionFacts
 

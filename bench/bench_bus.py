@@ -56,7 +56,7 @@ from _common import (
     write_result,
 )
 
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.turn.store.db import write_transaction
 
 BUDGET_MS = 150.0

@@ -76,7 +76,7 @@ from _installs import (
     rounds,
 )
 
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.room.snapshot import SnapshotReader
 from agent_room.turn.store.db import write_transaction
 

@@ -85,7 +85,7 @@ from _tmux_observer import SESSION, Control, TmuxServer, perf
 
 from agent_room.adapters.processes import SystemProbe
 from agent_room.adapters.tmux import Tmux
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.turn.core.prompts import nudge_text
 from agent_room.turn.procfs import read_stat
 from agent_room.turn.room.registry import Registry, SessionFacts
@@ -583,7 +583,7 @@ import time
 t0 = time.perf_counter()
 import os
 from agent_room.turn.send import quick_send
-from agent_room.room import Room
+from agent_room.room.service import Room
 t1 = time.perf_counter()
 room = Room.open(os.environ)
 t2 = time.perf_counter()

@@ -188,7 +188,7 @@ def one_send(ctl: Control, lane: Lane, n: int) -> float:
 
 def commit_cost(runs: int = 200) -> float:
     """One send's commit in process (the part of the floor that is the room's own)."""
-    from agent_room.room import Room
+    from agent_room.room.service import Room
 
     with tempfile.TemporaryDirectory() as tmp:
         room = Room.open({"AGENT_ROOM_HOME": str(Path(tmp) / "room")})

@@ -34,9 +34,9 @@ from typing import Any
 
 from _common import median, ms, p95, print_table, write_result
 
-from agent_room.room import Room
 from agent_room.room.crossing import Crossings
 from agent_room.room.links import Links
+from agent_room.room.service import Room
 
 REST_BUDGET = 0.020
 CROSSING_BUDGET = 0.005

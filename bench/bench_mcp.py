@@ -61,8 +61,8 @@ from _common import (
 )
 
 from agent_room.demo.model_api import ModelApi, Recorded, Script
-from agent_room.room import Room
 from agent_room.room.access import mint, read_token, serving_pid, url
+from agent_room.room.service import Room
 
 CLAUDE = ROOT / ".tools" / "claude-code" / "node_modules" / ".bin" / "claude"
 API_KEY = "sk-ant-api03-standin-0123456789abcdefghijklmnop"

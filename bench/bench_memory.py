@@ -39,10 +39,10 @@ from _common import ROOT, median, ms, p95, print_table, progress, write_result
 
 from agent_room.core.entities import Mention
 from agent_room.core.handover import HandoverFields
-from agent_room.room import Room
 from agent_room.room.checkpoints import Checkpoints
 from agent_room.room.entities import Entities
 from agent_room.room.memory import Memory
+from agent_room.room.service import Room
 from agent_room.store import memory as store_memory
 from agent_room.turn.core.cycles import closes_cycle
 

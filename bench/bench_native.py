@@ -49,10 +49,10 @@ from _common import (
     write_result,
 )
 
+from agent_room.core.native import SETTING
 from agent_room.demo.model_api import ModelApi, Script
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.store.settings import SettingsStore
-from agent_room.workers.native import SETTING
 
 CLAUDE = ROOT / ".tools" / "claude-code" / "node_modules" / ".bin" / "claude"
 API_KEY = "sk-ant-api03-standin-0123456789abcdefghijklmnop"

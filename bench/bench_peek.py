@@ -43,7 +43,7 @@ from _common import (
 )
 
 from agent_room.adapters.transcripts import read_tail
-from agent_room.room import Room
+from agent_room.room.service import Room
 
 FIXTURE = ROOT / "tests" / "fixtures" / "transcripts" / "spotter_short.jsonl"
 READ_BUDGET = 0.020

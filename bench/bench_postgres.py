@@ -52,7 +52,7 @@ from _common import (
     write_result,
 )
 
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.workers.deliverer import Deliverer
 
 sys.path.insert(0, str(ROOT))  # the throw-away cluster of the tests

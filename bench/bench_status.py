@@ -39,7 +39,7 @@ from _common import (
     write_result,
 )
 
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.turn.core.status_line import DEFAULT_STATUS_FORMAT, render_status
 from agent_room.turn.store.attention import status_counts
 

@@ -64,8 +64,8 @@ from _common import (
 )
 
 from agent_room.adapters.processes import SystemProbe
-from agent_room.room import Room
 from agent_room.room.memory import Memory
+from agent_room.room.service import Room
 from agent_room.room.usage import Usage
 from agent_room.store import usage as store_usage
 from agent_room.store.usage import last_usage_id

@@ -54,7 +54,7 @@ from bench_console import (
 
 from agent_room.adapters.git import GitCli
 from agent_room.core.worktrees import Worktree
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.store import worktrees as store_worktrees
 from agent_room.turn.store.db import write_transaction
 

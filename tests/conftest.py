@@ -13,7 +13,7 @@ from typing import IO, TYPE_CHECKING
 
 import pytest
 
-from agent_room.room import Room
+from agent_room.room.service import Room
 
 if TYPE_CHECKING:
     from tests.pgcluster import Cluster

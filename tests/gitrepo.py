@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 from agent_room.adapters.git import GitCli
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.room.worktrees import Worktrees
 from tests.room.conftest import register
 

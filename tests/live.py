@@ -19,8 +19,8 @@ import pytest
 
 from agent_room.demo.client_api import StandIn
 from agent_room.demo.model_api import ModelApi
-from agent_room.room import Room
 from agent_room.room.access import serving_pid
+from agent_room.room.service import Room
 from tests.conftest import Cli, Result
 from tests.poll import wait_for
 

@@ -3,7 +3,7 @@ code block that is neither run by a test nor marked as an example (``tests/docs.
 
 from __future__ import annotations
 
-from tests.conftest import REPO
+from tests.conftest import REPO, Cli
 from tests.docs import blocks, pages, quick_start
 
 
@@ -25,3 +25,16 @@ def test_the_quick_start_is_about_five_commands() -> None:
     commands = quick_start()
     assert 4 <= len(commands) <= 7, commands
     assert all(c.split()[0] == "agent-room" for c in commands)
+
+
+def test_the_quick_starts_who_shows_the_columns_who_prints(cli: Cli) -> None:
+    """The README's picture of ``who`` has the header ``who`` prints today."""
+    (example,) = [
+        b
+        for b in blocks(REPO / "README.md")
+        if b.section == "Quick start" and b.lines and b.lines[0].startswith("NAME")
+    ]
+    assert cli("join", "api").code == 0
+    shown = cli("who")
+    assert shown.code == 0, shown.err
+    assert example.lines[0].split() == shown.out.splitlines()[0].split()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_room.room import Room
+from agent_room.room.service import Room
 from tests.conftest import REPO
 
 HEAVY = ("textual", "libtmux", "watchfiles", "psutil", "sqlite3", "subprocess")
@@ -114,6 +114,39 @@ def test_reading_messages_loads_only_the_turn_path_and_the_cli(
     loaded = ast.literal_eval(result.stderr.strip().splitlines()[-1])
     assert "agent_room.cli.messages" in loaded  # the check itself works
     assert [m for m in loaded if not m.startswith(("agent_room.cli", "agent_room.turn"))] == []
+
+
+@pytest.mark.parametrize("command", [["who"], ["who", "--json"], ["tree"]])
+def test_who_loads_the_roster_not_the_whole_room(command: list[str], tmp_path: Path) -> None:
+    """``who`` opens ``RoomCore`` and reads the roster: nothing of the room's memory
+    (rapidfuzz, the checkpoints), its handover rules (``Room``), nor psutil (Linux
+    answers from ``/proc``)."""
+    room = tmp_path / "room"
+    opened = Room.open({"AGENT_ROOM_HOME": str(room)})
+    opened.join("api")
+    opened.close()
+    code, out, _ = _run_cli(command, room)
+    assert code in (0, None)
+    assert "api" in out  # the check itself works
+    script = (
+        "import sys\n"
+        "from agent_room.cli import main\n"
+        f"main({command!r})\n"
+        "print(sorted(sys.modules), file=sys.stderr)"
+    )
+    env = {**os.environ, "AGENT_ROOM_HOME": str(room)}
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+        env=env,
+    )
+    loaded = set(ast.literal_eval(result.stderr.strip().splitlines()[-1]))
+    assert "agent_room.room.roster" in loaded
+    unneeded = {"agent_room.room.service", "agent_room.room.memory", "rapidfuzz", "psutil"}
+    assert loaded & unneeded == set()
 
 
 def test_import_linter_contracts_hold() -> None:

@@ -1,31 +1,32 @@
 """The process probe used by the command line and the console.
 
-Linux answers from ``/proc`` (the same start ticks the hooks record); elsewhere psutil
-tells whether the PID runs and is not a zombie.
+Linux answers from ``/proc`` (the same start ticks the hooks record; psutil would read
+``/proc`` there too, and is not loaded: ``who`` starts faster without it); elsewhere
+psutil tells whether the PID runs and is not a zombie.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import psutil
+import sys
 
 from agent_room.turn import procfs
+
+if sys.platform.startswith("linux"):
+    _is_alive = procfs.is_alive
+else:
+    import psutil
+
+    def _is_alive(pid: int, start_ticks: int | None) -> bool:
+        del start_ticks  # psutil tells a zombie, not a reused PID
+        try:
+            return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+        except psutil.Error:
+            return False
 
 
 class SystemProbe:
     """``ProcessProbe`` over the running system."""
 
-    _procfs: bool | None = None
-    """Whether ``/proc`` answers here (looked at once: ``who`` asks about every session)."""
-
     def is_alive(self, pid: int, start_ticks: int | None) -> bool:
         """True while the process ``pid`` that started at ``start_ticks`` runs."""
-        if self._procfs is None:
-            self._procfs = Path(procfs.PROC).is_dir()
-        if self._procfs:
-            return procfs.is_alive(pid, start_ticks)
-        try:
-            return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-        except psutil.Error:
-            return False
+        return _is_alive(pid, start_ticks)

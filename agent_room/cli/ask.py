@@ -29,10 +29,10 @@ from agent_room.core.intercom import OPERATOR_PARENT
 from agent_room.core.intercom_state import CorruptState, SeedState, empty_state, read_seed_state
 from agent_room.core.ports import HeadlessClient
 from agent_room.plugin import claude_flags
-from agent_room.room import Room
 from agent_room.room.clients import client_launch
 from agent_room.room.intercom import Asker, Intercom
 from agent_room.room.intercom_sessions import forget, import_sessions, listing
+from agent_room.room.service import Room
 from agent_room.turn.core.errors import BadInput
 from agent_room.turn.core.files import read_regular
 from agent_room.turn.core.names import MAX_NAME_LENGTH, is_valid_name

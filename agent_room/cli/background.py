@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.turn.core.errors import Refused
 from agent_room.turn.core.files import read_regular
 from agent_room.turn.procfs import cmdline, is_alive, read_stat
@@ -34,7 +34,7 @@ from agent_room.workers.deliverer import delivery_lease
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from agent_room.room import Room
+    from agent_room.room.service import Room
 
 PID_FILE = "watch.pid"
 """The background watch's pid, start time and command line (JSON), written by itself,

@@ -28,7 +28,7 @@ class _FirstRead(threading.Thread):
 
     def run(self) -> None:
         # imported in this thread, beside the main thread's import of the interface
-        from agent_room.room import Room
+        from agent_room.room.service import Room
         from agent_room.room.snapshot import SnapshotReader
         from agent_room.turn.core.errors import RoomError
 

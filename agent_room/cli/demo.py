@@ -25,7 +25,8 @@ import click
 from agent_room.cli.params import SECONDS
 from agent_room.core.handover import HandoverFields
 from agent_room.demo import room as demo_room
-from agent_room.room import Room
+from agent_room.demo.folder import POINTERS, forget_hint
+from agent_room.room.service import Room
 from agent_room.turn.core.errors import NotFound
 from agent_room.turn.core.format import format_terminal_messages
 from agent_room.turn.core.printable import printable
@@ -57,7 +58,7 @@ def cmd_demo(
         print(
             f"The demo room runs with {kind} in {demo.root}.\n"
             f"Watch it: {attach}   (detach: C-b d)\n"
-            f"Use {_me()} on it: eval the two export lines above.\n"
+            f"Use {_me()} on it: {_exports_told()}\n"
             f"Stop it: {_me()} demo --stop {demo.root}",
             file=sys.stderr,
         )
@@ -65,6 +66,14 @@ def cmd_demo(
     if terminal and seconds is None:
         return _attach(demo, kind)
     return _look(demo, kind, LOOK if seconds is None else seconds)
+
+
+def _exports_told() -> str:
+    """What to do with the export lines: on a terminal they are above; captured, as by
+    ``eval "$(agent-room demo --detach)"``, they have already been taken."""
+    if sys.stdout.isatty():
+        return "eval the two export lines above."
+    return "the two export lines it printed on standard output point it there, where eval ran them."
 
 
 def _attach(demo: Demo, kind: str) -> int:
@@ -129,6 +138,12 @@ def stop_demos(which: str) -> int:
     for demo in stopped:
         demo_room.stop(demo)
         print(f"stopped the demo room in {demo.root}", file=sys.stderr)
+        if any(Path(os.environ.get(v) or "/").parent == demo.root for v in POINTERS):
+            print(
+                f"this shell still points agent-room at it: {forget_hint()}"
+                " (then agent-room uses your own room)",
+                file=sys.stderr,
+            )
     return 0
 
 

@@ -19,8 +19,8 @@ from agent_room.cli.params import SECONDS
 from agent_room.config.settings import RoomSettings
 from agent_room.core.enter import Move, Plan, parent_note
 from agent_room.plugin import claude_flags
-from agent_room.room import Room
 from agent_room.room.enter import Navigator, Where
+from agent_room.room.service import Room
 from agent_room.turn.core.errors import Refused
 from agent_room.turn.core.names import tmux_socket_of
 from agent_room.turn.core.printable import printable

@@ -13,7 +13,7 @@ import click
 from agent_room.cli.output import print_json
 from agent_room.cli.params import MESSAGE_ID, Group, own
 from agent_room.cli.worktrees import approve, previews
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.store import memory
 from agent_room.turn.core.cycles import render_cycle
 from agent_room.turn.core.format import iso_timestamp

@@ -35,8 +35,8 @@ from agent_room.cli.worktrees import start_worktree
 from agent_room.config.settings import RoomSettings
 from agent_room.core.client_launch import ci_markers
 from agent_room.core.enter import ATTACH_PAUSE
+from agent_room.demo.folder import forget_hint, stopped_demo
 from agent_room.plugin import claude_flags
-from agent_room.room import Room
 from agent_room.room.access import (
     ENV_URL,
     HOOKS_VIA_HTTP,
@@ -46,6 +46,7 @@ from agent_room.room.access import (
     http_hooks,
 )
 from agent_room.room.clients import client_launch
+from agent_room.room.service import Room
 from agent_room.turn import procfs
 from agent_room.turn.core.errors import BadInput, NotFound, Refused, RoomError
 from agent_room.turn.core.names import is_valid_name, parse_name
@@ -59,7 +60,7 @@ from agent_room.turn.store.home import ensure_room_dir, room_home
 
 if TYPE_CHECKING:
     from agent_room.config.settings import RoomSettings
-    from agent_room.room import Room
+    from agent_room.room.service import Room
 
     Process = tuple[int, int | None]
     """A process's identity: pid and start ticks."""
@@ -298,6 +299,12 @@ class StartOptions:
 def cmd_start(asked: StartOptions) -> int:
     """Start the agent in tmux session ``ac-NAME`` (or a window NAME when inside tmux)."""
     environ = dict(os.environ)
+    stale = stopped_demo(environ)
+    if stale is not None:  # else the user's first room would be made in the demo's folder
+        raise Refused(
+            f"this shell still points agent-room at the demo room in {stale}, which has"
+            f" stopped: run `{forget_hint()}` to start agents in your own room"
+        )
     settings = RoomSettings.load(environ)  # a bad setting: one line, nothing started
     name = parse_name(asked.name)
     cwd = Path(asked.cwd or Path.cwd()).expanduser().absolute()

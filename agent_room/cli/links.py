@@ -24,8 +24,8 @@ from agent_room.cli.params import (
     sentence,
 )
 from agent_room.core.links import parse_loop
-from agent_room.room import Room
 from agent_room.room.links import Links
+from agent_room.room.service import Room
 from agent_room.turn.core.printable import printable
 from agent_room.turn.core.timers import format_duration, parse_duration
 

@@ -16,8 +16,8 @@ import click
 from agent_room.cli.links import _caller
 from agent_room.cli.params import MESSAGE_ID, Group, as_option, json_option, own
 from agent_room.core.links import parse_loop
-from agent_room.room import Room
 from agent_room.room.loops import Loops
+from agent_room.room.service import Room
 from agent_room.turn.core.cycles import render_cycle
 from agent_room.turn.core.loops import TURNS, describe, describe_turns, parse_turns
 from agent_room.turn.core.printable import printable_json

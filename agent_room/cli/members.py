@@ -12,7 +12,7 @@ from agent_room.cli.background import ensure_deliverer
 from agent_room.cli.messages import me
 from agent_room.cli.params import no_watch_option
 from agent_room.config.settings import RoomSettings
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.turn.core.names import tmux_socket_of
 from agent_room.turn.core.printable import printable
 from agent_room.turn.store.home import room_home

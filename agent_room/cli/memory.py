@@ -17,11 +17,11 @@ from agent_room.cli.start import start_command
 from agent_room.core.checkpoints import check_mode
 from agent_room.core.ledger import OUTCOMES
 from agent_room.core.memory import CHARS_PER_TOKEN
-from agent_room.room import Room
 from agent_room.room.checkpoints import Checkpoints, cancel_resume, queue_resume
 from agent_room.room.entities import Entities
 from agent_room.room.ledger import Ledger
 from agent_room.room.memory_settings import change_settings
+from agent_room.room.service import Room
 from agent_room.turn.core.errors import BadInput
 from agent_room.turn.core.names import parse_name
 from agent_room.turn.core.printable import printable

@@ -10,18 +10,18 @@ from typing import Any
 
 import click
 
-from agent_room.core.native import DEFAULT_PREFERENCE, Preference
-from agent_room.room import Room
+from agent_room.core.native import DEFAULT_PREFERENCE, SETTING, Preference
+from agent_room.room.base import RoomBase
 from agent_room.room.native import native_registry, outside_sessions
 from agent_room.store.settings import SettingsStore
 from agent_room.turn.core.printable import printable
-from agent_room.workers.native import SETTING
+from agent_room.turn.room.service import RoomCore
 
 HEADER = ("NAME", "STATUS", "KIND", "PANE", "PID", "CWD")
 
 
 def outside_rows(
-    room: Room, members: Callable[[], Sequence[Mapping[str, Any]]] | None = None
+    room: RoomBase, members: Callable[[], Sequence[Mapping[str, Any]]] | None = None
 ) -> list[dict[str, Any]]:
     """The sessions the client lists that are not in the room (``members``: the room's
     sessions as the caller read them, if it did)."""
@@ -57,7 +57,7 @@ def print_outside(rows: list[dict[str, Any]]) -> None:
 
 def cmd_transport(*, mode: str | None) -> int:
     """Show or set the room's delivery transport (read by the deliverer on every pass)."""
-    room = Room.open(os.environ)
+    room = RoomCore.open(os.environ)
     try:
         store = SettingsStore(room.store)
         if mode is not None:

@@ -20,8 +20,8 @@ from agent_room.cli.output import print_json
 from agent_room.cli.params import Group, json_option
 from agent_room.core.attention import Alert, alerts
 from agent_room.core.overlaps import overlap_facts
-from agent_room.room import Room
 from agent_room.room.code import CodeTracker
+from agent_room.room.service import Room
 from agent_room.store.attention import facts
 from agent_room.turn.core.errors import BadInput
 from agent_room.turn.core.files import SETTINGS_LIMIT, read_regular

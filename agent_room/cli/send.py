@@ -17,8 +17,8 @@ import click
 
 from agent_room.cli.messages import me, read_body
 from agent_room.cli.params import as_option
-from agent_room.room import Room
 from agent_room.room.outbox import SendRequest, check_fields, send
+from agent_room.room.service import Room
 from agent_room.turn.send import parse_send
 
 

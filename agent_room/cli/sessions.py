@@ -17,8 +17,8 @@ import click
 
 from agent_room.cli.params import COUNT, json_option
 from agent_room.core.transcript import render_turns
-from agent_room.room import Room
 from agent_room.room.peek import peek
+from agent_room.room.service import Room
 from agent_room.turn.core.errors import Refused
 from agent_room.turn.core.names import parse_name
 from agent_room.turn.core.printable import printable, printable_json

@@ -29,8 +29,8 @@ from agent_room.core.usage import (
     price_of,
     span_start,
 )
-from agent_room.room import Room
 from agent_room.room.budgets import Budgets
+from agent_room.room.service import Room
 from agent_room.room.usage import Usage
 from agent_room.room.usage_report import Reports, Summary
 from agent_room.store.settings import SettingsStore

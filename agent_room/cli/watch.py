@@ -26,7 +26,7 @@ from agent_room.cli.background import (
 from agent_room.config.notify import NotifySettings
 from agent_room.config.settings import RoomSettings
 from agent_room.mcp.serve import Serving
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.turn.core.errors import RoomError, RoomUnavailable
 from agent_room.turn.core.names import tmux_socket_of
 from agent_room.turn.store import engine

@@ -1,5 +1,9 @@
 """``who`` and ``tree``: the sessions in the room, as a table or as the tree of who
-started whom (with the agents outside the room beside them)."""
+started whom (with the agents outside the room beside them).
+
+Both open the turn path's ``RoomCore``, not ``Room``: they read the roster, and load
+nothing of the room's memory or handover rules (``tests/test_layering.py``).
+"""
 
 from __future__ import annotations
 
@@ -14,16 +18,16 @@ from agent_room.adapters.processes import SystemProbe
 from agent_room.cli.output import print_json
 from agent_room.cli.outside import outside_rows, print_outside
 from agent_room.cli.params import json_option
-from agent_room.cli.worktrees import branch_cells, branch_states, mark_branches
 from agent_room.core.links import links_summary
 from agent_room.core.tree import render_tree
 from agent_room.core.usage import money
-from agent_room.room import Room
 from agent_room.room.native import outside_nodes
 from agent_room.room.roster import Roster, session_tree
+from agent_room.room.worktrees import branch_cells, branch_states, mark_branches
 from agent_room.store.views import live_worktrees
 from agent_room.turn.core.printable import printable
 from agent_room.turn.room.registry import Registry
+from agent_room.turn.room.service import RoomCore
 from agent_room.turn.store.hosts import SILENT_AFTER
 
 
@@ -34,7 +38,7 @@ def _age(seconds: float) -> str:
     return f"{int(seconds)}s"
 
 
-def _registry(room: Room) -> Registry:
+def _registry(room: RoomCore) -> Registry:
 
     registry = Registry(room, SystemProbe())
     registry.refresh()
@@ -43,7 +47,7 @@ def _registry(room: Room) -> Registry:
 
 def cmd_who(*, as_json: bool) -> int:
 
-    room = Room.open(os.environ)
+    room = RoomCore.open(os.environ)
     try:
         _registry(room)
         roster = Roster(room)
@@ -146,7 +150,7 @@ def _printable_cells(cells: list[str]) -> list[str]:
 
 def cmd_tree(*, as_json: bool) -> int:
 
-    room = Room.open(os.environ)
+    room = RoomCore.open(os.environ)
     _registry(room)  # the sessions that ended unseen are marked first
     roots = session_tree(room) + outside_nodes(outside_rows(room))
     if live_worktrees(room.store):

@@ -11,26 +11,28 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from agent_room.adapters.git import GitCli
 from agent_room.cli.output import print_json
 from agent_room.cli.params import MESSAGE_ID, json_option
-from agent_room.core.tree import TreeNode
-from agent_room.core.worktrees import BranchState, Worktree
-from agent_room.room import Room
-from agent_room.room.worktrees import Worktrees, stat_lines
+from agent_room.core.worktrees import Worktree
+from agent_room.room.base import RoomBase
+from agent_room.room.worktrees import Worktrees, approve_with_code, stat_lines
 from agent_room.store import memory
-from agent_room.store import worktrees as store_worktrees
 from agent_room.turn.core.errors import BadInput, NotFound
 from agent_room.turn.core.names import parse_name
 from agent_room.turn.core.printable import printable
+from agent_room.turn.room.service import RoomCore
+
+if TYPE_CHECKING:  # approve's room decides: the whole room, which the rest does without
+    from agent_room.room.service import Room
 
 
-def _worktrees(room: Room) -> Worktrees:
+def _worktrees(room: RoomBase) -> Worktrees:
     return Worktrees(room, GitCli())
 
 
@@ -40,7 +42,7 @@ def _worktrees(room: Room) -> Worktrees:
 def start_worktree(name: str, cwd: Path, branch: str | None) -> tuple[Path, str]:
     """Make (or reuse) ``name``'s worktree of the repository at ``cwd``; return the
     folder the agent starts in and what to say about it."""
-    room = Room.open(os.environ)
+    room = RoomCore.open(os.environ)
     try:
         worktree, reused = _worktrees(room).make(name, str(cwd), branch or None)
     finally:
@@ -57,7 +59,7 @@ def start_worktree(name: str, cwd: Path, branch: str | None) -> tuple[Path, str]
 def check_removal(name: str, *, force: bool) -> Worktree:
     """Before ``stop --remove-worktree`` stops anything: the worktree to remove, refused
     now if it holds work not merged anywhere (nothing is stopped then)."""
-    room = Room.open(os.environ)
+    room = RoomCore.open(os.environ)
     try:
         return _worktrees(room).removable(name, force=force)
     finally:
@@ -66,49 +68,11 @@ def check_removal(name: str, *, force: bool) -> Worktree:
 
 def remove_worktree(name: str, *, force: bool) -> str:
     """Remove the agent's worktree now that it is stopped; say what was done."""
-    room = Room.open(os.environ)
+    room = RoomCore.open(os.environ)
     try:
         return _worktrees(room).remove(name, force=force)
     finally:
         room.close()
-
-
-# -- who / tree ---------------------------------------------------------------------------
-
-
-def branch_cells(room: Room, names: Sequence[str]) -> list[str] | None:
-    """The ``BRANCH`` column of ``who`` (``NAME ↑ahead ↓behind ●dirty``), or None when
-    nobody in the room has a worktree (the column is left out)."""
-    trees = store_worktrees.live(room.store)
-    if not trees or not set(names) & trees.keys():
-        return None
-    worktrees = _worktrees(room)
-    cells = []
-    for name in names:
-        state = worktrees.state(trees[name]) if name in trees else None
-        cells.append(state.short() if state else ("(gone)" if name in trees else "-"))
-    return cells
-
-
-def branch_states(room: Room) -> dict[str, BranchState | None]:
-    """Every worktree's state by agent (``who --json``, ``tree``)."""
-    if not store_worktrees.live(room.store):
-        return {}
-    return _worktrees(room).states()
-
-
-def mark_branches(room: Room, roots: list[TreeNode]) -> None:
-    """Put each worktree agent's branch on its node of the session tree."""
-    states = branch_states(room)
-    if not states:
-        return
-    stack = list(roots)
-    while stack:
-        node = stack.pop()
-        stack.extend(node.children)
-        if node.kind == "session" and node.label in states:
-            state = states[node.label]
-            node.branch = state.short() if state else "(worktree gone)"
 
 
 # -- send --handover / approve ---------------------------------------------------------------
@@ -116,7 +80,7 @@ def mark_branches(room: Room, roots: list[TreeNode]) -> None:
 
 def approve(room: Room, message_id: int) -> int:
     """Approve, telling the recipient how to take the code the handover carries."""
-    return _worktrees(room).approve(message_id)
+    return approve_with_code(room, GitCli(), message_id)
 
 
 # -- diff -----------------------------------------------------------------------------------
@@ -125,7 +89,7 @@ def approve(room: Room, message_id: int) -> int:
 def cmd_diff(*, name: str, file: str | None, stat: bool, as_json: bool) -> int:
     """``agent-room diff NAME [--stat] [--json] [FILE]``."""
     agent = parse_name(name)
-    room = Room.open(os.environ)
+    room = RoomCore.open(os.environ)
     try:
         worktrees = _worktrees(room)
         changes = worktrees.changes(agent)
@@ -166,7 +130,7 @@ def cmd_handover_show(*, id: int, as_json: bool) -> int:
     """``agent-room handovers show ID``: the handover as the console previews it (its
     body, the context prepared from the sender's transcript) and the code it carries
     against the recipient's branch (files, whether it merges cleanly)."""
-    room = Room.open(os.environ)
+    room = RoomCore.open(os.environ)
     try:
         row = room.store.handover(id)
         if row is None:
@@ -207,7 +171,7 @@ def cmd_handover_show(*, id: int, as_json: bool) -> int:
     return 0
 
 
-def previews(room: Room, rows: list[dict[str, object]]) -> dict[int, dict[str, object] | None]:
+def previews(room: RoomBase, rows: list[dict[str, object]]) -> dict[int, dict[str, object] | None]:
     """Each pending handover's code preview for ``handovers --json``."""
     worktrees = _worktrees(room)
     found: dict[int, dict[str, object] | None] = {}

@@ -41,6 +41,8 @@ class Preference(StrEnum):
     """Only through the socket: an agent without one keeps its messages, with the reason."""
 
 
+SETTING = "delivery_transport"
+"""The room setting that holds the ``Preference``."""
 DEFAULT_PREFERENCE = Preference.NATIVE_FIRST
 
 

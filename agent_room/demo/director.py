@@ -25,7 +25,7 @@ from agent_room.core.delivery import settle_for
 from agent_room.demo.client_api import StandIn
 from agent_room.demo.conversation import AGENTS, LATER, PING, PROMPTS, demo_script
 from agent_room.demo.model_api import ModelApi
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.turn.core.errors import RoomError
 
 PINGS = (("backend", "infra"), ("infra", "frontend"), ("frontend", "backend"))

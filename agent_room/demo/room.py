@@ -27,10 +27,10 @@ from typing import NamedTuple
 
 from agent_room.demo import others
 from agent_room.demo.conversation import AGENTS
-from agent_room.room import Room
+from agent_room.demo.folder import PREFIX
+from agent_room.room.service import Room
 from agent_room.turn.core.errors import NotFound, Refused
 
-PREFIX = "agent-room-demo-"
 MARK = "demo.json"
 SESSION = "demo"
 API_KEY = "sk-ant-api03-agent-room-demo-0123456789abcdefghij"
@@ -39,6 +39,8 @@ DIALOG_SECONDS = 90.0
 """How long a simulated agent's permission dialog stays open unless answered in its pane."""
 STOP_GRACE = 10.0
 """Seconds the agents get to exit when the demo stops."""
+SERVER_GRACE = 2.0
+"""Seconds the tmux server gets to exit once told to, before what holds it is ended."""
 CLIENT_TIMEOUT = 60.0
 """Seconds the model stand-in may take to come up."""
 LEAKED: tuple[str, ...] = ("TMUX", "TMUX_PANE", "AGENT_ROOM_NAME", "AGENT_ROOM_PARENT")
@@ -308,13 +310,7 @@ def current(environ: Mapping[str, str]) -> Demo | None:
 
 
 def _pane_pids(demo: Demo) -> list[int]:
-    proc = subprocess.run(
-        [_tmux(), "-S", str(demo.socket), "list-panes", "-a", "-F", "#{pane_pid}"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    return [int(p) for p in proc.stdout.split() if p.isdigit()] if proc.returncode == 0 else []
+    return _ask_tmux(demo, "list-panes", "-a", "-F", "#{pane_pid}")
 
 
 def _alive(pid: int) -> bool:
@@ -336,9 +332,15 @@ def stop(demo: Demo) -> None:
     and that hook writes into the room.
     """
     pids: list[int] = []
+    server: list[int] = []
+    control: list[int] = []
     if demo.socket.exists():
         with contextlib.suppress(NotFound):
             pids = _pane_pids(demo)
+            server = _ask_tmux(demo, "display-message", "-p", "#{pid}")
+            control = _ask_tmux(
+                demo, "list-clients", "-F", "#{?client_control_mode,#{client_pid},}"
+            )
             subprocess.run(
                 [_tmux(), "-S", str(demo.socket), "kill-server"], capture_output=True, check=False
             )
@@ -346,7 +348,33 @@ def stop(demo: Demo) -> None:
     while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.05)
     _end(pid for pid in pids if _alive(pid))
+    _end_server(server, control)
     shutil.rmtree(demo.root, ignore_errors=True)
+
+
+def _end_server(server: list[int], control: list[int]) -> None:
+    """Make sure the tmux server has gone. It waits for its clients to leave before it
+    exits, and a control-mode client whose reader died with output queued for it (the
+    deliverer's kept client, when the hang-up ends the deliverer first) never leaves:
+    such a client is ended by its pid, then the server if it still lingers."""
+    deadline = time.monotonic() + SERVER_GRACE
+    while any(_alive(pid) for pid in server) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    if not any(_alive(pid) for pid in server):
+        return
+    _end(pid for pid in control if _alive(pid))
+    deadline = time.monotonic() + SERVER_GRACE
+    while any(_alive(pid) for pid in server) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    _end(pid for pid in server if _alive(pid))
+
+
+def _ask_tmux(demo: Demo, *args: str) -> list[int]:
+    """The pids a tmux command on the demo's server prints, one a line."""
+    proc = subprocess.run(
+        [_tmux(), "-S", str(demo.socket), *args], capture_output=True, text=True, check=False
+    )
+    return [int(p) for p in proc.stdout.split() if p.isdigit()] if proc.returncode == 0 else []
 
 
 def _end(pids: Iterable[int]) -> None:

@@ -18,9 +18,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from agent_room.mcp.tools import Caller, ClientFactory, Rooms, RoomTools, ToolFailed
-from agent_room.room import Room
 from agent_room.room.access import Tokens, bearer
 from agent_room.room.outbox import SendRequest
+from agent_room.room.service import Room
 from agent_room.turn.core.errors import BadInput
 
 SERVER_NAME = "agent-room"

@@ -18,12 +18,12 @@ from typing import Any, Protocol
 from agent_room.adapters.processes import SystemProbe
 from agent_room.core.ports import HeadlessClient
 from agent_room.core.transcript import render_turns
-from agent_room.room import Room
 from agent_room.room.intercom import Asker, Intercom
 from agent_room.room.links import Links
 from agent_room.room.outbox import SendRequest, send
 from agent_room.room.peek import peek
 from agent_room.room.roster import Roster
+from agent_room.room.service import Room
 from agent_room.turn.core.errors import BadInput, RoomError
 from agent_room.turn.core.format import format_terminal_messages
 from agent_room.turn.core.printable import printable

@@ -3,8 +3,10 @@
 ``Checkpoints``, ``Entities``, ``Links``, ``Memory``, ``Roster`` and the memory settings
 are handed the room they work in; they type it with ``RoomBase`` instead of importing
 ``room.service``, so that the room imports its sub-services (when a method needs one)
-and never the reverse. ``Room`` satisfies it as it is; a test may hand in anything else
-that does.
+and never the reverse. ``Room`` satisfies it as it is, and so does the turn path's
+``RoomCore`` (what ``who`` opens: it loads nothing of the memory); a test may hand in
+anything else that does. The memory and the checkpoints need ``MemoryRoom``, which also
+reads transcripts.
 """
 
 from __future__ import annotations
@@ -36,6 +38,11 @@ class RoomBase(Protocol):
     def silent_hosts(self, now: float) -> set[str]:
         """Hosts whose watcher has gone silent (none on SQLite)."""
         ...
+
+
+class MemoryRoom(RoomBase, Protocol):
+    """The room as its memory and checkpoints see it: a checkpoint reads the session's
+    transcript into the memory first (``Room.follow_transcript``)."""
 
     def follow_transcript(self, session_id: str, path: str) -> int:
         """Read what was appended to a session's transcript into the room's memory."""

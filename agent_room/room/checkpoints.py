@@ -17,7 +17,7 @@ from agent_room.turn.core.prompts import COMPACTING, RESUME_MARK
 from agent_room.turn.store.hosts import on_this_host
 
 if TYPE_CHECKING:
-    from agent_room.room.base import RoomBase
+    from agent_room.room.base import MemoryRoom
     from agent_room.turn.store.sqlite_base import Row
 
 COMPACTING_KEY = "checkpoint_compaction_cursor"
@@ -35,7 +35,7 @@ PreCompact hook asked for is that same compaction."""
 class Checkpoints:
     """The room's checkpoints."""
 
-    def __init__(self, room: RoomBase) -> None:
+    def __init__(self, room: MemoryRoom) -> None:
         self.room = room
         self.store = room.store
 
@@ -181,7 +181,7 @@ class Checkpoints:
         return rules.render(checkpoint, chosen, len(timeline), mode, entities=named)
 
 
-def queue_resume(room: RoomBase, name: str, text: str) -> int:
+def queue_resume(room: MemoryRoom, name: str, text: str) -> int:
     """Leave the resume context for the agent about to start as ``name``; return its id.
 
     Refused while a live session holds the name: that agent would get it instead.
@@ -194,6 +194,6 @@ def queue_resume(room: RoomBase, name: str, text: str) -> int:
     )
 
 
-def cancel_resume(room: RoomBase, message_id: int) -> None:
+def cancel_resume(room: MemoryRoom, message_id: int) -> None:
     """Withdraw a resume context whose agent did not start."""
     store_checkpoints.cancel(room.store, message_id)

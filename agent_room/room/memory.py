@@ -32,7 +32,7 @@ from agent_room.turn.store.hosts import on_this_host
 
 if TYPE_CHECKING:
     from agent_room.core.memory import Candidate
-    from agent_room.room.base import RoomBase
+    from agent_room.room.base import MemoryRoom
 
 KEEP_DAYS = 30
 """Days a session's items are kept after its transcript was last read."""
@@ -45,7 +45,7 @@ UNREADABLE = "cannot read"
 class Memory:
     """Follows transcripts into the memory tables; prepares and attaches contexts."""
 
-    def __init__(self, room: RoomBase, *, budget: int | None = None) -> None:
+    def __init__(self, room: MemoryRoom, *, budget: int | None = None) -> None:
         self.room = room
         self.store = room.store
         self.budget = budget

@@ -18,7 +18,7 @@ from agent_room.adapters.processes import SystemProbe
 from agent_room.core.native import outside
 from agent_room.core.ports import NativeRegistry
 from agent_room.core.tree import TreeNode
-from agent_room.room.service import Room
+from agent_room.room.base import RoomBase
 from agent_room.turn import procfs
 
 OUTSIDE_KIND = "outside"
@@ -33,7 +33,7 @@ def native_registry(environ: Mapping[str, str]) -> NativeRegistry | None:
 
 
 def outside_sessions(
-    room: Room,
+    room: RoomBase,
     registry: NativeRegistry | None,
     members: Callable[[], Sequence[Mapping[str, Any]]] | None = None,
 ) -> list[dict[str, Any]]:
@@ -44,7 +44,7 @@ def outside_sessions(
     sessions = registry.sessions()
     if not sessions:  # nobody to compare: the members' query grows with the room
         return []
-    here = str(Path(room.home).resolve())
+    here = str(Path(room.store.home).resolve())
     sessions = [s for s in sessions if not _in_another_room(s.pid, here)]
     known = room.store.members() if members is None else members()
     return outside(sessions, known, room.clock())

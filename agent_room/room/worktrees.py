@@ -10,11 +10,13 @@ Every method runs git, which blocks: the console calls them from workers.
 from __future__ import annotations
 
 import json
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from agent_room.adapters.git import GitCli
+from agent_room.core.tree import TreeNode
 from agent_room.core.worktrees import (
     WORKTREES_DIR,
     BranchState,
@@ -32,10 +34,15 @@ from agent_room.store import worktrees as store_worktrees
 from agent_room.turn.core.errors import BadInput, NotFound, Refused, RoomError
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
+    from agent_room.room.base import RoomBase
     from agent_room.room.service import Room
 
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
 
 STATE_READERS = 4
 """Worktrees whose state ``who`` reads at once."""
@@ -44,7 +51,7 @@ STATE_READERS = 4
 class Worktrees:
     """The room's worktrees and the code agents change, for one room and one git."""
 
-    def __init__(self, room: Room, git: Git) -> None:
+    def __init__(self, room: RoomBase, git: Git) -> None:
         self.room = room
         self.store = room.store
         self.git = git
@@ -117,8 +124,8 @@ class Worktrees:
         """Every worktree's state, by agent (for ``who`` and ``tree``); a few at once,
         since each is git processes that mostly wait on the disk."""
         trees = store_worktrees.live(self.store)
-        with ThreadPoolExecutor(max_workers=STATE_READERS) as pool:
-            return dict(zip(trees, pool.map(self.state, trees.values()), strict=True))
+        states = _at_once(self.state, list(trees.values()), STATE_READERS)
+        return dict(zip(trees, states, strict=True))
 
     def removable(self, name: str, *, force: bool) -> Worktree:
         """The agent's worktree, refused while it holds work not merged anywhere
@@ -270,8 +277,8 @@ class Worktrees:
             return CodePreview(code, target, problem=str(exc))
         return CodePreview(code, target, files=files, merge=merge)
 
-    def approve(self, message_id: int) -> int:
-        """Approve a handover, its body first told how to take the code it carries (the
+    def prepare_approval(self, message_id: int) -> None:
+        """Before a handover is approved, tell its body how to take the code it carries (the
         commit, and merge, rebase or cherry-pick); the approval never fails for want of
         the code's preview."""
         row = self.store.handover(message_id)
@@ -287,7 +294,74 @@ class Worktrees:
             if preview is not None:
                 text = take_instructions(message_id, str(row["sender"]), preview)
                 store_worktrees.append_to_held(self.store, message_id, text)
-        return self.room.approve(message_id)
+
+
+def _at_once(work: Callable[[_T], _R], items: list[_T], threads: int) -> list[_R]:
+    """``work`` over ``items`` on up to ``threads`` threads, the results in order; the
+    first error is raised once all are done. (Threads of its own: concurrent.futures
+    loads logging, a tenth of what ``who`` costs, and ``who`` rarely needs any.)"""
+    done: dict[int, _R] = {}
+    failed: list[BaseException] = []
+    left = iter(range(len(items)))
+    lock = threading.Lock()
+
+    def run() -> None:
+        while not failed:
+            with lock:
+                index = next(left, None)
+            if index is None:
+                return
+            try:
+                done[index] = work(items[index])
+            except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread
+                failed.append(exc)
+
+    started = [threading.Thread(target=run, daemon=True) for _ in range(min(threads, len(items)))]
+    for thread in started:
+        thread.start()
+    for thread in started:
+        thread.join()
+    if failed:
+        raise failed[0]
+    return [done[index] for index in range(len(items))]
+
+
+# -- who / tree: the branch of each agent in a worktree ------------------------------
+
+
+def branch_cells(room: RoomBase, names: Sequence[str]) -> list[str] | None:
+    """The ``BRANCH`` column of ``who`` (``NAME ↑ahead ↓behind ●dirty``), or None when
+    nobody in the room has a worktree (the column is left out)."""
+    trees = store_worktrees.live(room.store)
+    if not trees or not set(names) & trees.keys():
+        return None
+    worktrees = Worktrees(room, GitCli())
+    cells = []
+    for name in names:
+        state = worktrees.state(trees[name]) if name in trees else None
+        cells.append(state.short() if state else ("(gone)" if name in trees else "-"))
+    return cells
+
+
+def branch_states(room: RoomBase) -> dict[str, BranchState | None]:
+    """Every worktree's state by agent (``who --json``, ``tree``)."""
+    if not store_worktrees.live(room.store):
+        return {}
+    return Worktrees(room, GitCli()).states()
+
+
+def mark_branches(room: RoomBase, roots: list[TreeNode]) -> None:
+    """Put each worktree agent's branch on its node of the session tree."""
+    states = branch_states(room)
+    if not states:
+        return
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        stack.extend(node.children)
+        if node.kind == "session" and node.label in states:
+            state = states[node.label]
+            node.branch = state.short() if state else "(worktree gone)"
 
 
 def _stat_line(change: FileChange) -> str:
@@ -305,7 +379,13 @@ def stat_lines(changes: Changes) -> list[str]:
     return lines
 
 
-def code_of(room: Room, sender: str) -> CodeRef | None:
+def approve_with_code(room: Room, git: Git, message_id: int) -> int:
+    """Approve a handover, its body first told how to take the code it carries."""
+    Worktrees(room, git).prepare_approval(message_id)
+    return room.approve(message_id)
+
+
+def code_of(room: RoomBase, sender: str) -> CodeRef | None:
     """The sender's branch and commit for a handover (git's command line); a fault costs
     the record, never the handover (which says nothing of code then)."""
     try:

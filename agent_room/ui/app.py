@@ -38,9 +38,9 @@ from agent_room.config.notify import NotifySettings
 from agent_room.core.overlaps import CodeSnapshot
 from agent_room.core.ports import Clock, Multiplexer
 from agent_room.core.snapshot import RoomSnapshot, with_code
-from agent_room.room import Room
 from agent_room.room.enter import Where
 from agent_room.room.native import native_registry
+from agent_room.room.service import Room
 from agent_room.room.snapshot import SnapshotReader
 from agent_room.room.worktrees import Worktrees
 from agent_room.turn.core.errors import RoomError

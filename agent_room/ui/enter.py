@@ -24,7 +24,7 @@ from agent_room.ui.screens.modals import ConfirmScreen
 
 if TYPE_CHECKING:
     from agent_room.core.ports import Multiplexer
-    from agent_room.room import Room
+    from agent_room.room.service import Room
     from agent_room.turn.core.ports import ProcessProbe
 
 

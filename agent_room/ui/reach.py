@@ -14,7 +14,7 @@ from textual.app import App
 
 from agent_room.adapters.git import GitCli
 from agent_room.core.attention import OPERATOR
-from agent_room.room.worktrees import Worktrees
+from agent_room.room.worktrees import approve_with_code
 from agent_room.ui.messages import InboxRead, Notice
 from agent_room.ui.room_work import RoomWork
 from agent_room.ui.screens.modals import RejectScreen
@@ -22,7 +22,7 @@ from agent_room.ui.screens.voice import OperatorInbox, WriteScreen
 
 if TYPE_CHECKING:
     from agent_room.core.snapshot import HandoverRow, RoomSnapshot
-    from agent_room.room import Room
+    from agent_room.room.service import Room
 
 
 class OperatorVoice:
@@ -104,7 +104,7 @@ def _inbox(room: Room) -> InboxRead | Notice:
 def _decide(room: Room, handover_id: int, reason: str | None) -> Notice:
     """Approve (no reason) or reject a handover; say which."""
     if reason is None:  # the recipient is told how to take the code it carries
-        Worktrees(room, GitCli()).approve(handover_id)
+        approve_with_code(room, GitCli(), handover_id)
         return Notice(f"Handover #{handover_id} approved.")
     room.reject(handover_id, reason)
     return Notice(f"Handover #{handover_id} rejected.")

@@ -23,7 +23,7 @@ from agent_room.turn.core.errors import RoomError
 from agent_room.ui.messages import Notice, RefreshWanted
 
 if TYPE_CHECKING:  # the room service loads beside the first paint, in its own thread
-    from agent_room.room import Room
+    from agent_room.room.service import Room
 
 T = TypeVar("T")
 

@@ -31,7 +31,7 @@ from agent_room.core.delivery import (
 )
 from agent_room.core.heal import RECHECK
 from agent_room.core.ports import Multiplexer
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.turn.core.errors import PaneUnavailable
 from agent_room.turn.core.ports import ProcessProbe
 from agent_room.turn.core.prompts import nudge_text

@@ -33,7 +33,7 @@ from agent_room.core.heal import (
 )
 from agent_room.core.native import NativeSession
 from agent_room.core.ports import Multiplexer, NativeRegistry
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.turn.core.errors import PaneUnavailable
 from agent_room.turn.core.ports import ProcessProbe
 from agent_room.turn.core.states import ENDED, IDLE, WAITING

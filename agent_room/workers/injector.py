@@ -25,9 +25,9 @@ import threading
 from collections.abc import Callable
 
 from agent_room.adapters.exits import Process, ProcessExits
-from agent_room.room import Room
 from agent_room.room.crossing import Crossings
 from agent_room.room.links import Links
+from agent_room.room.service import Room
 from agent_room.turn.core.ports import ProcessProbe
 from agent_room.turn.core.timers import wait_for
 from agent_room.turn.room.registry import Registry

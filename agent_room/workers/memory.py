@@ -21,11 +21,11 @@ import contextlib
 import threading
 from collections.abc import Callable
 
-from agent_room.room import Room
 from agent_room.room.budgets import Budgets
 from agent_room.room.checkpoints import Checkpoints
 from agent_room.room.entities import Entities
 from agent_room.room.memory import PROBLEM, Memory
+from agent_room.room.service import Room
 from agent_room.room.usage import PASS_BUDGET, Usage
 from agent_room.store import memory as store_memory
 from agent_room.turn.core.ports import ProcessProbe

@@ -31,6 +31,7 @@ from agent_room.adapters.processes import SystemProbe
 from agent_room.core.delivery import Action, Failed, OpenNudge, decide
 from agent_room.core.native import (
     DEFAULT_PREFERENCE,
+    SETTING,
     NativeSession,
     Outcome,
     Preference,
@@ -44,7 +45,7 @@ from agent_room.core.native import (
     user_frame,
 )
 from agent_room.core.ports import NativeRegistry, NativeTransport
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.store.settings import SettingsStore
 from agent_room.turn.core.prompts import nudge_text
 from agent_room.turn.room.gate import prompt_refusal
@@ -54,8 +55,6 @@ from agent_room.turn.store.wake import poke
 if TYPE_CHECKING:
     from agent_room.turn.store.sqlite_base import Row  # a type alias only the checker knows
 
-SETTING = "delivery_transport"
-"""The room setting that chooses the transport (``core.native.Preference``)."""
 FALLBACK_FOR = 30.0
 """Seconds a recipient whose socket failed or refused is reached through its pane."""
 IGNORED_LOGGED = 5

@@ -28,8 +28,8 @@ from agent_room.core.attention import (
 )
 from agent_room.core.overlaps import overlap_facts
 from agent_room.core.worktrees import Git
-from agent_room.room import Room
 from agent_room.room.code import CodeTracker
+from agent_room.room.service import Room
 from agent_room.store import attention
 from agent_room.turn.core.ports import ProcessProbe
 from agent_room.turn.store.db import write_transaction

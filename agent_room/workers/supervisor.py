@@ -25,7 +25,7 @@ from typing import Protocol
 
 from agent_room.adapters.exits import ProcessExits
 from agent_room.core.ports import Multiplexer
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.turn.core.ports import ProcessProbe
 from agent_room.workers.deliverer import Deliverer
 from agent_room.workers.guard import describe

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from agent_room.room import Room
+from agent_room.room.service import Room
 from tests.conftest import REPO, require_tool
 from tests.poll import wait_for
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_room.room import Room
+from agent_room.room.service import Room
 from tests.browser.conftest import CHROMIUM, FLAGS, Screen, Served, require_chromium, status
 
 pytestmark = pytest.mark.browser

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from agent_room.adapters.web import COOKIE, DEFAULT_MAX_CONSOLES
-from agent_room.room import Room
+from agent_room.room.service import Room
 from tests.browser.conftest import (
     CHROMIUM,
     FLAGS,

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from agent_room.plugin import plugin_dir
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.room.views import audit_events
 from tests.conftest import Cli, Result
 from tests.poll import wait_for

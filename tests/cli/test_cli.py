@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agent_room.core.models import Message
-from agent_room.room import Room
+from agent_room.room.service import Room
 from tests.cli.conftest import one_line_error
 from tests.conftest import FIXTURES, Cli
 

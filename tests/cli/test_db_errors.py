@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_room.room import Room
+from agent_room.room.service import Room
 from tests.cli.conftest import one_line_error
 from tests.conftest import Cli
 from tests.faults import corrupt_data_pages, tiny_disk

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from agent_room.core.enums import SessionState
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.turn.room.registry import Registry, SessionFacts
 from agent_room.turn.store.sqlite import SqliteStore
 from tests.conftest import Cli, Result

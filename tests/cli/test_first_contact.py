@@ -71,7 +71,8 @@ def test_demo_claude_finds_the_client_pinned_in_the_checkout() -> None:
 
 @pytest.mark.sqlite
 def test_stop_stops_the_demo_this_terminal_points_at_and_no_other(cli: Cli, tmp_path: Path) -> None:
-    from agent_room.demo.room import MARK, PREFIX
+    from agent_room.demo.folder import PREFIX
+    from agent_room.demo.room import MARK
 
     rooms = []
     for n in range(2):
@@ -84,7 +85,11 @@ def test_stop_stops_the_demo_this_terminal_points_at_and_no_other(cli: Cli, tmp_
     refused = cli("demo", "--stop", env=env)
     one_line_error(refused, 1, "this terminal uses no demo room", str(rooms[0]), str(rooms[1]))
     stopped = cli("demo", "--stop", env={**env, "AGENT_ROOM_HOME": str(rooms[1] / "room")})
-    assert stopped.err == f"stopped the demo room in {rooms[1]}\n"
+    assert stopped.err.splitlines() == [
+        f"stopped the demo room in {rooms[1]}",
+        "this shell still points agent-room at it: unset AGENT_ROOM_HOME AGENT_ROOM_TMUX"
+        " (then agent-room uses your own room)",
+    ]
     assert [p.name for p in tmp_path.iterdir()] == [rooms[0].name]
     inside = cli("demo", "--stop", env={**env, "TMUX": f"{rooms[0]}/t,123,0"})
     assert inside.err == f"stopped the demo room in {rooms[0]}\n"
@@ -165,7 +170,7 @@ def test_as_that_disagrees_with_agent_room_name_is_refused(cli: Cli) -> None:
 
 
 def test_a_body_a_hook_hands_over_is_read_in_the_flow(cli: Cli) -> None:
-    from agent_room.room import Room
+    from agent_room.room.service import Room
     from agent_room.room.snapshot import SnapshotReader
 
     assert cli("join", "api").code == 0

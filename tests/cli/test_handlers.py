@@ -29,7 +29,7 @@ from agent_room.cli.messages import cmd_history
 from agent_room.cli.send import send_message
 from agent_room.cli.start import start_command
 from agent_room.cli.usage import cmd_budget_set
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.turn.core.errors import BadInput
 from agent_room.turn.send import parse_send
 

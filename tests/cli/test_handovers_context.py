@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from agent_room.core.memory import Context
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.store import memory
 from tests.conftest import Cli
 

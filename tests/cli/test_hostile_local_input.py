@@ -25,7 +25,7 @@ import pytest
 
 from agent_room.adapters.claude_native import FileRegistry
 from agent_room.adapters.processes import SystemProbe
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.store.memory import cursor
 from agent_room.turn.procfs import read_stat
 from agent_room.turn.store.wake import listening

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from agent_room.room import Room
+from agent_room.room.service import Room
 from tests.conftest import Cli
 
 

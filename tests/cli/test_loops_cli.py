@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from agent_room.room import Room
+from agent_room.room.service import Room
 from tests.conftest import Cli
 
 

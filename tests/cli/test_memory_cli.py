@@ -49,7 +49,7 @@ def test_ledger_bad_input(cli: Cli) -> None:
 
 
 def test_checkpoint_and_resume_print(cli: Cli) -> None:
-    from agent_room.room import Room
+    from agent_room.room.service import Room
     from tests.room.conftest import register
 
     room = Room.open({"AGENT_ROOM_HOME": str(cli.home)})
@@ -90,8 +90,8 @@ def test_checkpoint_bad_input(cli: Cli) -> None:
 
 def test_entities_search_merge_and_bad_input(cli: Cli) -> None:
     from agent_room.core.entities import Mention
-    from agent_room.room import Room
     from agent_room.room.entities import Entities
+    from agent_room.room.service import Room
 
     room = Room.open({"AGENT_ROOM_HOME": str(cli.home)})
     entities = Entities(room, threshold=0.99)

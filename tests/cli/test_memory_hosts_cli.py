@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_room.room import Room
 from agent_room.room.memory import PROBLEM
+from agent_room.room.service import Room
 from agent_room.room.views import audit_events
 from agent_room.store import memory as store_memory
 from agent_room.workers.memory import memory_lease

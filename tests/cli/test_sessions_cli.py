@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_room.room import Room
+from agent_room.room.service import Room
 from tests.conftest import FIXTURES, Cli
 from tests.room.conftest import register
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_room.core.usage import GROUPS
-from agent_room.room import Room
+from agent_room.core.usage import DAY, GROUPS, span_start
+from agent_room.room.service import Room
 from tests.cli.conftest import one_line_error
 from tests.conftest import Cli
 from tests.prices import listed_price
@@ -25,22 +25,44 @@ EXCERPT = (
 )
 
 
-def _today(source: Path, target: Path) -> None:
-    """The transcript with every time moved to the last hour (the rest untouched)."""
-    now = time.time()
+MARGIN = 120.0
+"""Seconds a test of this file takes at most (its commands run as processes, whose
+"today" is the wall clock's UTC day)."""
+
+
+@pytest.fixture
+def now() -> float:
+    """The test's time, in the same UTC day as every command the test runs: a test that
+    would start less than ``MARGIN`` before midnight UTC waits for midnight first."""
+    at = time.time()
+    left = span_start(at) + DAY - at
+    if left < MARGIN:
+        time.sleep(left + 1.0)
+        at = time.time()
+    return at
+
+
+def _at(now: float) -> str:
+    """A minute before ``now``, but not before its UTC day began: a time of today."""
+    return datetime.fromtimestamp(max(now - 60, span_start(now)), UTC).isoformat()
+
+
+def _today(source: Path, target: Path, now: float) -> None:
+    """The transcript with every time moved to today, just before ``now`` (the rest
+    untouched)."""
     lines = []
     for line in source.read_text().splitlines():
         data = json.loads(line)
         if "timestamp" in data:
-            data["timestamp"] = datetime.fromtimestamp(now - 60, UTC).isoformat()
+            data["timestamp"] = _at(now)
         lines.append(json.dumps(data))
     target.write_text("\n".join(lines) + "\n")
 
 
 @pytest.fixture
-def web(room: Room, tmp_path: Path) -> Path:
+def web(room: Room, tmp_path: Path, now: float) -> Path:
     path = tmp_path / "web.jsonl"
-    _today(EXCERPT, path)
+    _today(EXCERPT, path, now)
     register(room, "web", transcript_path=str(path))
     register(room, "api")
     return path
@@ -97,12 +119,12 @@ def test_a_budget_spent_shows_in_who_usage_and_to_a_sender(cli: Cli, web: Path) 
 
 
 def test_an_unknown_model_has_tokens_and_an_unknown_cost_until_priced(
-    cli: Cli, room: Room, tmp_path: Path
+    cli: Cli, room: Room, tmp_path: Path, now: float
 ) -> None:
     path = tmp_path / "x.jsonl"
     line = {
         "type": "assistant",
-        "timestamp": datetime.now(UTC).isoformat(),
+        "timestamp": _at(now),
         "message": {
             "id": "msg_1",
             "model": "house-model-7",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -12,8 +13,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
+from agent_room.demo import room as demo_room
 from agent_room.demo.conversation import AGENTS
 from tests.conftest import Cli, require_tool
 from tests.poll import wait_for
@@ -28,11 +31,25 @@ def _need_tmux() -> None:
 
 
 @pytest.fixture
-def tmp_root(tmp_path: Path) -> Path:
-    """The temporary directory the demo makes its room in (``$TMPDIR``)."""
+def tmp_root(tmp_path: Path) -> Iterator[Path]:
+    """The temporary directory the demo makes its room in (``$TMPDIR``). Whatever a test
+    leaves of a demo there is ended afterwards, also when the demo's process was killed
+    (a timeout) before it could stop its room: its tmux server, the agents, the deliverer
+    and its kept tmux clients, each by its pid."""
     root = tmp_path / "t"
     root.mkdir()
-    return root
+    yield root
+    for left in root.glob("agent-room-demo-*"):
+        demo_room.stop(demo_room.Demo(left))
+    named = [
+        p
+        for p in psutil.process_iter(["cmdline"])
+        if str(root) in " ".join(p.info["cmdline"] or [])
+    ]
+    for process in named:
+        with contextlib.suppress(psutil.Error):
+            process.kill()
+    psutil.wait_procs(named, timeout=5)
 
 
 @pytest.fixture
@@ -43,6 +60,7 @@ def demo(cli: Cli, tmp_root: Path) -> Iterator[dict[str, str]]:
     exports = dict(line.removeprefix("export ").split("=", 1) for line in started.out.splitlines())
     assert set(exports) == {"AGENT_ROOM_HOME", "AGENT_ROOM_TMUX"}
     assert "agent-room demo --stop" in started.err
+    assert "lines above" not in started.err  # captured, as eval "$(...)" does: not shown
     yield {**exports, "TMPDIR": str(tmp_root)}
     cli("demo", "--stop", "all", env={"TMPDIR": str(tmp_root)})
 
@@ -129,9 +147,20 @@ def test_the_demo_room_runs_and_a_handover_is_approved(
     stopped = cli("demo", "--stop", env=demo)  # the room this terminal points at
     assert stopped.code == 0, stopped.err
     root = Path(demo["AGENT_ROOM_HOME"]).parent
-    assert stopped.err == f"stopped the demo room in {root}\n"
+    assert stopped.err.splitlines() == [
+        f"stopped the demo room in {root}",
+        "this shell still points agent-room at it: unset AGENT_ROOM_HOME AGENT_ROOM_TMUX"
+        " (then agent-room uses your own room)",
+    ]
     assert list(tmp_root.iterdir()) == []
     assert _tmux(demo, "list-sessions") == []
+    # the user's first agent, in a shell that still has the demo's exports: not in there
+    work = tmp_root.parent / "api"
+    work.mkdir()
+    started = cli("start", "api", "--cwd", str(work), "--detach", env=demo)
+    assert started.code != 0
+    assert "unset AGENT_ROOM_HOME AGENT_ROOM_TMUX" in started.err
+    assert list(tmp_root.iterdir()) == []
 
 
 def test_without_a_terminal_the_demo_prints_the_room_and_stops(cli: Cli, tmp_root: Path) -> None:

@@ -4,12 +4,14 @@ closing tmux server sends (Gemini CLI does), so nothing of the demo keeps runnin
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
+from agent_room.adapters.tmux_control import ControlClient
 from agent_room.demo import room as demo_room
 
 pytestmark = pytest.mark.tmux
@@ -44,3 +46,31 @@ def test_stop_ends_an_agent_that_ignores_the_hang_up(
     finally:
         if _alive(pid):
             os.kill(pid, 9)
+
+
+def test_stop_ends_a_server_that_a_client_holds(tmp_path: Path) -> None:
+    """tmux's server waits for its clients to leave before it exits. The deliverer's kept
+    control client does not when the hang-up ends the deliverer just as the server tells
+    the client to go (its reader gone, the exit unread): a stopped client stands in for
+    it here, and ``stop`` ends it and the server."""
+    demo = demo_room.Demo(tmp_path / "demo")
+    demo.root.mkdir()
+    tmux = ["tmux", "-S", str(demo.socket), "-f", "/dev/null"]
+    subprocess.run([*tmux, "new-session", "-d", "-x", "80", "-y", "24", "sleep 600"], check=True)
+    shown = [*tmux, "display-message", "-p", "#{pid} #{pane_id}"]
+    server, pane = subprocess.run(shown, capture_output=True, text=True, check=True).stdout.split()
+    kept = ControlClient(str(demo.socket))
+    assert kept.run(pane, "display-message", "-p", "-t", pane, "#{pane_id}") == (True, [pane])
+    clients = [*tmux, "list-clients", "-F", "#{client_pid}"]
+    listed = subprocess.run(clients, capture_output=True, text=True, check=True)
+    (client,) = map(int, listed.stdout.split())
+    held = [int(server), client]
+    os.kill(client, signal.SIGSTOP)
+    try:
+        demo_room.stop(demo)
+        assert [pid for pid in held if _alive(pid)] == []
+        assert not demo.root.exists()
+    finally:
+        for pid in held:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.turn.hooks import handlers, run_hook
 from tests.hooks.conftest import (
     Hook,

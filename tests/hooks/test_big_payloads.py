@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.turn.hooks.handlers import OUTPUT_KEEP
 from agent_room.turn.hooks.payload import (
     READ_LIMIT,

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.turn.core.clients import CLIENTS
 from agent_room.turn.core.prompts import nudge_text
 from tests.conftest import FIXTURES

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.room.views import audit_events
 from agent_room.turn.core.prompts import nudge_text
 from tests.hooks.conftest import Hook, new_session

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_room.room import Room
+from agent_room.room.service import Room
 from tests.hooks.conftest import Hook, fixture_payload
 
 VERSIONS = ("claude-code-2.1.197", "claude-code-2.1.330")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.turn.hooks import HOOK_BUDGET, SESSION_END_BUDGET
 from agent_room.turn.store.db import write_transaction
 from agent_room.turn.store.sqlite import SqliteStore

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agent_room.room import Room
 from agent_room.room.crossing import Crossings
 from agent_room.room.links import Links
+from agent_room.room.service import Room
 from agent_room.room.views import link_views
 from tests.hooks.conftest import Hook, fixture_payload, new_session
 

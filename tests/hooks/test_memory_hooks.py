@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.store import checkpoints as store_checkpoints
 from agent_room.workers.memory import MemoryWorker
 from tests.hooks.conftest import Hook, new_session

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_room.core.native import wrap
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.turn.core.format import format_terminal_messages
 from tests.conftest import FIXTURES
 from tests.hooks.conftest import Hook, new_session

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from agent_room.adapters.processes import SystemProbe
 from agent_room.core.tree import render_tree
-from agent_room.room import Room
 from agent_room.room.roster import session_tree
+from agent_room.room.service import Room
 from agent_room.room.views import audit_events
 from agent_room.store.attention import facts
 from agent_room.turn.room.registry import Registry

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agent_room.mcp.serve import Serving
-from agent_room.room import Room
+from agent_room.room.service import Room
 
 
 @pytest.fixture

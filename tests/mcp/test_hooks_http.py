@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from agent_room.mcp.serve import Serving
-from agent_room.room import Room
 from agent_room.room.access import http_hooks, mint, read_token, url
+from agent_room.room.service import Room
 from tests.hooks.conftest import one_logged_line, room_rows
 from tests.room.conftest import register
 

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from agent_room.mcp.serve import Serving
-from agent_room.room import Room
 from agent_room.room.access import mint, read_token, url
+from agent_room.room.service import Room
 from tests.room.conftest import register
 
 INIT = {

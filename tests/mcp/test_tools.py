@@ -19,8 +19,8 @@ from mcp import Client
 
 from agent_room.mcp.serve import Serving
 from agent_room.mcp.server import Identity, build_server
-from agent_room.room import Room
 from agent_room.room.access import mint, read_token, url
+from agent_room.room.service import Room
 from agent_room.room.views import timer_views
 from tests.room.conftest import register
 

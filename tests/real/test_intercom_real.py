@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from agent_room.demo.model_api import ModelApi, Reply, Script
-from agent_room.room import Room
+from agent_room.room.service import Room
 from tests.real.conftest import API_KEY, claude_binary
 from tests.real.model import Conversations, everything
 

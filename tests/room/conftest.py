@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from agent_room.room import Room
+from agent_room.room.service import Room
 
 
 class Clock:

@@ -10,7 +10,7 @@ import pytest
 from agent_room.core.enums import DeliveryStatus
 from agent_room.core.handover import HandoverFields
 from agent_room.core.models import AuditEvent, Message, Session
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.room.views import audit_events, message_views, session_views
 from agent_room.turn.core.errors import BadInput, NotFound, Refused, UnknownName
 from agent_room.turn.store.sqlite import SqliteStore

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from agent_room.room import Room
 from agent_room.room.checkpoints import Checkpoints, queue_resume
 from agent_room.room.memory import Memory
+from agent_room.room.service import Room
 from agent_room.store import checkpoints as store_checkpoints
 from agent_room.turn.core.errors import BadInput, NotFound, Refused
 from agent_room.workers.memory import MemoryWorker

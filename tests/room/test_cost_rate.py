@@ -7,8 +7,8 @@ from __future__ import annotations
 from agent_room.core.handover import HandoverFields
 from agent_room.core.usage import Record, Tokens
 from agent_room.core.usage_records import Client
-from agent_room.room import Room
 from agent_room.room.loops import Loops
+from agent_room.room.service import Room
 from agent_room.room.usage_report import Reports
 from agent_room.store import usage as store_usage
 from agent_room.store.settings import SettingsStore

@@ -13,8 +13,8 @@ import pytest
 from agent_room.adapters.git import GitCli
 from agent_room.core.enter import Move
 from agent_room.core.enums import SessionState
-from agent_room.room import Room
 from agent_room.room.enter import Navigator, Where
+from agent_room.room.service import Room
 from agent_room.room.worktrees import Worktrees
 from agent_room.turn.core.errors import BadInput, NotFound, Refused
 from agent_room.turn.room.registry import Registry, SessionFacts

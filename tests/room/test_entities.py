@@ -10,9 +10,9 @@ import pytest
 
 from agent_room.core.entities import Mention
 from agent_room.core.handover import HandoverFields
-from agent_room.room import Room
 from agent_room.room.entities import Entities
 from agent_room.room.memory import Memory
+from agent_room.room.service import Room
 from agent_room.room.views import audit_events
 from agent_room.turn.core.errors import BadInput, NotFound
 from agent_room.workers.memory import MemoryWorker

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.room.snapshot import SnapshotReader
 from agent_room.turn.store.sqlite import SqliteStore
 from tests.ui.seed import FrozenClock

@@ -13,8 +13,8 @@ import pytest
 
 from agent_room.adapters.claude import ClientMissing, Run
 from agent_room.core.intercom import RESUME_WINDOW
-from agent_room.room import Room
 from agent_room.room.intercom import Asker, AskFailed, Intercom
+from agent_room.room.service import Room
 from agent_room.room.snapshot import SnapshotReader
 from agent_room.room.views import audit_events
 

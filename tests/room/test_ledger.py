@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from agent_room.core.handover import HandoverFields
-from agent_room.room import Room
 from agent_room.room.ledger import Ledger
+from agent_room.room.service import Room
 
 
 def _hand(room: Room, sender: str, recipient: str) -> int:

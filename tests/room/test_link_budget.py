@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent_room.room import Room
 from agent_room.room.links import Links
+from agent_room.room.service import Room
 from agent_room.room.views import audit_events
 from agent_room.turn.core.errors import BadInput, Refused
 from tests.room.test_links import link, ping_pong

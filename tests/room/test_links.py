@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from agent_room.room import Room
 from agent_room.room.crossing import Crossings
 from agent_room.room.links import Links
+from agent_room.room.service import Room
 from agent_room.room.views import audit_events
 from agent_room.turn.core.errors import Refused
 from tests.room.conftest import register

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.room.views import audit_events
 from agent_room.turn.core.errors import Refused
 

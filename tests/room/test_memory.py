@@ -9,8 +9,8 @@ import pytest
 
 from agent_room.adapters import follow
 from agent_room.core.handover import HandoverFields
-from agent_room.room import Room
 from agent_room.room.memory import PROBLEM, Memory
+from agent_room.room.service import Room
 from agent_room.room.views import audit_events
 from agent_room.store import memory as store_memory
 from agent_room.workers.memory import MemoryWorker

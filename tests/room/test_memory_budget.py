@@ -10,8 +10,8 @@ import pytest
 
 from agent_room.core.handover import HandoverFields
 from agent_room.core.memory import DEFAULT_BUDGET
-from agent_room.room import Room
 from agent_room.room.memory_settings import change_settings, settings
+from agent_room.room.service import Room
 from agent_room.store import memory as store_memory
 from agent_room.turn.core.errors import BadInput
 from agent_room.workers.memory import MemoryWorker

@@ -15,11 +15,11 @@ import pytest
 from agent_room.adapters.processes import SystemProbe
 from agent_room.core.entities import from_text
 from agent_room.core.handover import HandoverFields
-from agent_room.room import Room
 from agent_room.room.checkpoints import HOOKED_COMPACTION, Checkpoints
 from agent_room.room.entities import Entities
 from agent_room.room.memory import PROBLEM
 from agent_room.room.peek import peek
+from agent_room.room.service import Room
 from agent_room.room.views import audit_events
 from agent_room.store import checkpoints as store_checkpoints
 from agent_room.store import entities as store_entities

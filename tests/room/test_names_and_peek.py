@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from agent_room.core.enums import SessionState
-from agent_room.room import Room
 from agent_room.room.links import Links
 from agent_room.room.peek import peek
+from agent_room.room.service import Room
 from agent_room.turn.core.errors import BadInput, NotFound, Refused, UnknownName
 from tests.conftest import FIXTURES
 from tests.room.conftest import register

@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from agent_room.core.native import NativeSession, SocketFacts, parse_entry
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.room.snapshot import SnapshotReader
 from agent_room.turn.room.registry import Registry, SessionFacts
 from agent_room.turn.store.native import record_traffic

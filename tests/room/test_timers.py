@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from agent_room.core.models import LinkView, TimerView
-from agent_room.room import Room
 from agent_room.room.links import Links
+from agent_room.room.service import Room
 from agent_room.room.views import link_views, timer_views
 from agent_room.turn.core.errors import BadInput, Refused
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from agent_room.adapters.processes import SystemProbe
 from agent_room.core.attention import NotifyPolicy, NotifyState, alerts, decide
-from agent_room.room import Room
 from agent_room.room.crossing import Crossings
 from agent_room.room.links import Links
 from agent_room.room.loops import Loops
+from agent_room.room.service import Room
 from agent_room.store import attention
 from agent_room.turn.room.delivery import deliver_at_stop
 from agent_room.turn.room.gate import prompt_refusal

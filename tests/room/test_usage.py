@@ -13,8 +13,8 @@ import pytest
 
 from agent_room.adapters.prices import Prices
 from agent_room.core.usage import ROOM, STOP_AT, WARN_AT, Price, Tokens, span_start
-from agent_room.room import Room
 from agent_room.room.budgets import Budgets
+from agent_room.room.service import Room
 from agent_room.room.usage import Usage
 from agent_room.room.usage_report import Reports
 from agent_room.room.views import audit_events

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_room.room import Room
 from agent_room.room.intercom import Asker, Intercom
+from agent_room.room.service import Room
 from agent_room.room.usage_report import Reports
 from tests.room.test_intercom_room import Clock, FakeClient
 

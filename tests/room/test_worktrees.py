@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from agent_room.adapters.git import GitCli
-from agent_room.room import Room
 from agent_room.room import code as code_module
 from agent_room.room.code import CodeTracker
-from agent_room.room.worktrees import Worktrees
+from agent_room.room.service import Room
+from agent_room.room.worktrees import Worktrees, approve_with_code
 from agent_room.turn.core.errors import BadInput, Refused
 from tests.gitrepo import agents_in_worktrees, commit, git, make_repo, refs
 from tests.room.conftest import register
@@ -163,7 +163,7 @@ def test_a_conflicting_handover_says_so_and_approval_tells_how_to_take_it(
     assert preview.merge is not None
     assert not preview.merge.clean
     assert preview.merge.conflicts == ("f.txt",)
-    trees.approve(hid)
+    approve_with_code(room, GitCli(), hid)
     body = str((room.store.message(hid) or {})["body"])
     assert body.startswith("take it")
     assert f"commit {sha} (branch alpha)" in body
@@ -182,7 +182,7 @@ def test_a_handover_to_another_repository_is_approved_with_plain_instructions(
     assert preview is not None
     assert preview.merge is None
     assert preview.problem == "@web works in another repository"
-    trees.approve(hid)
+    approve_with_code(room, GitCli(), hid)
     assert f"git merge {sha} (@web works in another repository)" in str(
         (room.store.message(hid) or {})["body"]
     )

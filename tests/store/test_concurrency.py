@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_room.room import Room
+from agent_room.room.service import Room
 from tests.poll import wait_for
 
 SENDERS = 20
@@ -20,7 +20,7 @@ RECIPIENTS = ("r0", "r1", "r2", "r3")
 
 SENDER_SCRIPT = """
 import os, sys
-from agent_room.room import Room
+from agent_room.room.service import Room
 room = Room.open(os.environ)
 me = sys.argv[1]
 recipients = sys.argv[2].split(",")

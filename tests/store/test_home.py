@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.turn.core.errors import RoomUnavailable, UnsafeRoom
 from agent_room.turn.store.db import connect
 from agent_room.turn.store.home import ensure_room_dir, inside_room, room_home

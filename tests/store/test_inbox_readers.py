@@ -8,14 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agent_room.room import Room
+from agent_room.room.service import Room
 
 READERS = 4
 MESSAGES = 300
 
 READER_SCRIPT = """
 import json, os, sys, time
-from agent_room.room import Room
+from agent_room.room.service import Room
 room = Room.open(os.environ)
 seen, quiet = [], 0
 while quiet < 100:

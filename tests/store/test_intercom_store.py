@@ -7,7 +7,7 @@ import multiprocessing
 from pathlib import Path
 from typing import Any
 
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.room.views import audit_events, message_views
 from agent_room.store.intercom import IntercomStore
 from agent_room.turn.store.schema import MIGRATIONS, SCHEMA_VERSION

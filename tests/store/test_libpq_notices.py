@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from agent_room.room import Room
+from agent_room.room.service import Room
 from tests.conftest import FIXTURES, write_room_conf
 from tests.pgcluster import DATABASE, ROLE, Cluster
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_room.room import Room
 from agent_room.room.roster import session_tree
+from agent_room.room.service import Room
 from agent_room.turn.core.errors import RoomUnavailable, UnsafeRoom
 from agent_room.turn.room.registry import Registry
 from agent_room.turn.store.engine import database_url, describe

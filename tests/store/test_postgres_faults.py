@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.turn.core.errors import RoomUnavailable
 from agent_room.turn.hooks import HOOK_BUDGET, _passing
 from agent_room.turn.store.postgres import _unopened

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.turn.core.errors import RoomUnavailable
 from agent_room.turn.store.db import connect
 from agent_room.turn.store.home import MARKER

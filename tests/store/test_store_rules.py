@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from agent_room.core.memory import Item
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.store import memory
 from agent_room.store.attention import facts
 from agent_room.turn.core.errors import RoomUnavailable

@@ -12,7 +12,7 @@ import pytest
 
 from agent_room.adapters.processes import SystemProbe
 from agent_room.adapters.tmux import Tmux
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.room.views import audit_events
 from agent_room.workers.deliverer import Deliverer, delivery_lease
 from tests.poll import wait_for

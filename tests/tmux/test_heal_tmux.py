@@ -17,7 +17,7 @@ from pathlib import Path
 import libtmux
 import pytest
 
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.room.views import audit_events
 from tests.faults import write_lock_held
 from tests.poll import wait_for

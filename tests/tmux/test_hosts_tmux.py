@@ -13,8 +13,8 @@ import pytest
 
 from agent_room.adapters.processes import SystemProbe
 from agent_room.adapters.tmux import Tmux
-from agent_room.room import Room
 from agent_room.room.enter import Where
+from agent_room.room.service import Room
 from agent_room.turn.store.hosts import SILENT_AFTER
 from agent_room.ui.app import make_app
 from agent_room.ui.widgets.handovers import HandoverQueue

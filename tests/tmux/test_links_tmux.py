@@ -18,8 +18,8 @@ import pytest
 
 from agent_room.adapters.processes import SystemProbe
 from agent_room.adapters.tmux import Tmux
-from agent_room.room import Room
 from agent_room.room.links import Links
+from agent_room.room.service import Room
 from agent_room.room.views import audit_events
 from agent_room.workers.deliverer import Deliverer
 from agent_room.workers.injector import Injector

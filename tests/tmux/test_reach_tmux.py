@@ -20,7 +20,7 @@ import pytest
 
 from agent_room.adapters.processes import SystemProbe
 from agent_room.adapters.reach import TmuxChannel
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.workers.notifier import Notifier
 from tests.conftest import REPO, Cli
 from tests.poll import wait_for

@@ -19,7 +19,7 @@ from pathlib import Path
 import libtmux
 import pytest
 
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.workers.memory import memory_lease
 from tests.conftest import Cli
 from tests.faults import corrupt_data_pages, tiny_disk, write_lock_held

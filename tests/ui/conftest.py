@@ -11,8 +11,8 @@ import pytest
 from textual.pilot import Pilot
 
 from agent_room.core.snapshot import RoomSnapshot
-from agent_room.room import Room
 from agent_room.room.enter import Where
+from agent_room.room.service import Room
 from agent_room.room.snapshot import SnapshotReader
 from agent_room.ui.app import RoomConsole, make_app
 from agent_room.ui.settings import ConsoleSettings

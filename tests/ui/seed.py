@@ -12,8 +12,8 @@ from pathlib import Path
 
 from agent_room.core.enums import SessionState
 from agent_room.core.handover import HandoverFields
-from agent_room.room import Room
 from agent_room.room.links import Links
+from agent_room.room.service import Room
 from agent_room.turn.room.registry import Registry, SessionFacts
 from agent_room.turn.store.sqlite import SqliteStore
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.ui.app import RoomConsole
 from agent_room.ui.widgets.sessions import FIRST_ROWS, SessionsTable
 from agent_room.ui.widgets.tree import FIRST_NODES, SessionTree

@@ -25,8 +25,8 @@ from agent_room.core.worktrees import (
     FileChange,
     MergeCheck,
 )
-from agent_room.room import Room
 from agent_room.room.enter import Where
+from agent_room.room.service import Room
 from agent_room.room.worktrees import Worktrees
 from agent_room.ui.app import RoomConsole, make_app
 from agent_room.ui.messages import CodeReady

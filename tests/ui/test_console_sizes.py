@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from textual.widgets import DataTable
 
-from agent_room.room import Room
 from agent_room.room.enter import Where
+from agent_room.room.service import Room
 from agent_room.ui.app import make_app
 from agent_room.ui.widgets.handovers import HandoverQueue
 from agent_room.ui.widgets.sessions import SessionsTable
@@ -140,3 +140,16 @@ def test_the_readmes_picture_is_the_current_console() -> None:
     picture = snapshot / "test_console_pictures[120x35-agent-room-dark].svg"
     assert (root / "docs" / "console.svg").read_bytes() == picture.read_bytes()
     assert "docs/console.svg" in (root / "README.md").read_text()
+
+
+async def test_the_flow_counts_one_message_in_the_singular(room: Room) -> None:
+    room.join("api")
+    room.join("web")
+    room.send("api", "web", "GET /tasks is live")
+    settings, snapshot = still_snapshot(room)
+    where = Where(socket=None, pane=None, session_id=None, actor="operator")
+    app = make_app(settings, mux=FakeMux(), probe=AliveProbe(), where=where, snapshot=snapshot)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await pilot.pause()
+        flow = app.screen.query_one("#flow", DataTable)
+        assert flow.border_title == "Message flow · 1 message"

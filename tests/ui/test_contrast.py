@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from textual.color import Color
 
-from agent_room.room import Room
+from agent_room.room.service import Room
 from tests.ui.conftest import THEMES, settle_queue, still_app
 from tests.ui.seed import FrozenClock
 

@@ -20,7 +20,7 @@ from textual.widgets.tree import TreeNode
 
 from agent_room.core.enums import SessionState
 from agent_room.plugin import claude_flags
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.turn.room.registry import Registry
 from agent_room.turn.store.sqlite import SqliteStore
 from agent_room.ui.app import RoomConsole

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from agent_room.adapters.claude import Run
-from agent_room.room import Room
 from agent_room.room.intercom import Asker, Intercom
+from agent_room.room.service import Room
 from agent_room.ui.app import RoomConsole
 from agent_room.ui.widgets.tree import SessionTree
 from tests.ui.conftest import until

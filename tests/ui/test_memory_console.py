@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from textual.widgets import DataTable, Input
 
-from agent_room.room import Room
 from agent_room.room.checkpoints import Checkpoints
+from agent_room.room.service import Room
 from agent_room.turn.store.sqlite import SqliteStore
 from agent_room.ui.app import RoomConsole
 from agent_room.ui.screens.checkpoints import CheckpointsScreen

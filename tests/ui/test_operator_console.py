@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input
 
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.turn.store.sqlite import SqliteStore
 from agent_room.ui.app import RoomConsole
 from agent_room.ui.screens.voice import OperatorInbox, WriteScreen

@@ -12,7 +12,7 @@ from pathlib import Path
 from rich.text import Text
 
 from agent_room.core.snapshot import SessionRow
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.room.snapshot import SnapshotReader
 from agent_room.turn.room.registry import Registry
 from agent_room.ui.columns import COLUMNS, CellContext, age, matches, short_path, visible

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input, Static
 
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.turn.store.sqlite import SqliteStore
 from agent_room.ui.app import RoomConsole
 from agent_room.ui.screens.modals import RenameScreen

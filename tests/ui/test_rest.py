@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from agent_room.core.native import NativeSession
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.room.snapshot import SnapshotReader
 from agent_room.turn.room.registry import Registry
 from agent_room.ui import reading as reading_module

@@ -12,7 +12,7 @@ from textual.app import App, ComposeResult
 from textual.message import Message
 from textual.widgets import Static
 
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.turn.store.sqlite import SqliteStore
 from agent_room.ui.messages import Notice, RefreshWanted
 from agent_room.ui.room_work import RoomWork

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import pytest
 
-from agent_room.room import Room
+from agent_room.room.service import Room
 from tests.ui.conftest import THEMES, settle_queue, still_app
 from tests.ui.seed import FrozenClock
 

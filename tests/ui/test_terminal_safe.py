@@ -15,7 +15,7 @@ import pytest
 from textual.pilot import Pilot
 
 from agent_room.core.enums import SessionState
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.turn.room.registry import Registry, SessionFacts
 from agent_room.ui.app import RoomConsole
 from agent_room.ui.screens.modals import ConfirmScreen

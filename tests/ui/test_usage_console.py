@@ -16,8 +16,8 @@ from textual_plotext import PlotextPlot
 
 from agent_room.core.usage import Record, Tokens
 from agent_room.core.usage_records import Client
-from agent_room.room import Room
 from agent_room.room.budgets import Budgets
+from agent_room.room.service import Room
 from agent_room.room.usage import Usage
 from agent_room.room.usage_report import Reports, usage_view
 from agent_room.store import usage as store_usage

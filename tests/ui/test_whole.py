@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from textual.widgets import DataTable
 
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.ui.widgets.sessions import SessionsTable
 from tests.ui.conftest import settle_queue, still_app
 from tests.ui.seed import FrozenClock

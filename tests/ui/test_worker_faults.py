@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from agent_room.room import Room
 from agent_room.room.enter import Where
+from agent_room.room.service import Room
 from agent_room.ui.app import make_app
 from agent_room.ui.widgets.status import StatusBar
 from agent_room.workers.deliverer import Deliverer

@@ -11,8 +11,8 @@ import pytest
 
 from agent_room.core.usage import ROOM, Record, Tokens
 from agent_room.core.usage_records import Client
-from agent_room.room import Room
 from agent_room.room.budgets import Budgets
+from agent_room.room.service import Room
 from agent_room.store import usage as store_usage
 from agent_room.store.usage import Priced
 from agent_room.turn.room.delivery import deliver_at_stop

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agent_room.adapters.processes import SystemProbe
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.workers.deliverer import REST_INTERVAL, SAFETY_INTERVAL, Deliverer
 from tests.fakes import FakeMux
 

@@ -18,7 +18,7 @@ from agent_room.core.delivery import (
     RETRY_AFTER,
     settle_for,
 )
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.room.views import audit_events
 from agent_room.turn.core.errors import PaneUnavailable
 from agent_room.turn.room.delivery import receive

@@ -18,7 +18,7 @@ from agent_room.adapters import inotify
 from agent_room.adapters.claude_native import FileRegistry
 from agent_room.core.heal import GRACE, IDLE_RECHECK, RECHECK, REGISTRY_GRACE, STALE_AFTER
 from agent_room.core.native import NativeSession
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.turn.room.registry import Registry, SessionFacts
 from agent_room.turn.store.sqlite import SqliteStore
 from agent_room.workers.healer import Healer

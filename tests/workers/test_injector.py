@@ -11,8 +11,8 @@ import pytest
 from agent_room.adapters import exits
 from agent_room.adapters.exits import ProcessExits
 from agent_room.adapters.processes import SystemProbe
-from agent_room.room import Room
 from agent_room.room.links import Links
+from agent_room.room.service import Room
 from agent_room.turn.procfs import read_stat
 from agent_room.workers import injector as injector_module
 from agent_room.workers.injector import SAFETY_INTERVAL, Injector

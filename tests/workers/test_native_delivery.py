@@ -27,8 +27,8 @@ from agent_room.adapters.claude_native import FileRegistry
 from agent_room.adapters.claude_peer import PeerSocket
 from agent_room.adapters.processes import SystemProbe
 from agent_room.core.delivery import RECEIPT_TIMEOUT
-from agent_room.core.native import SOCKET_WAIT, NativeSession, SocketFacts
-from agent_room.room import Room
+from agent_room.core.native import SETTING, SOCKET_WAIT, NativeSession, SocketFacts
+from agent_room.room.service import Room
 from agent_room.store.settings import SettingsStore
 from agent_room.turn.room.delivery import receive
 from agent_room.turn.room.registry import Registry, SessionFacts
@@ -36,7 +36,7 @@ from agent_room.turn.store.db import write_transaction
 from agent_room.turn.store.native import NativeStore
 from agent_room.turn.store.sqlite import SqliteStore
 from agent_room.workers.deliverer import Deliverer
-from agent_room.workers.native import SETTING, NativeDelivery
+from agent_room.workers.native import NativeDelivery
 from tests.conftest import FIXTURES
 from tests.ui.seed import AliveProbe
 from tests.workers.test_deliverer_retries import Clock, ScriptedMux

@@ -13,7 +13,7 @@ import pytest
 
 from agent_room.adapters.reach import CommandChannel
 from agent_room.core.attention import Alert, NotifyPolicy
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.turn.store.sqlite import SqliteStore
 from agent_room.workers.notifier import NOTIFIED, Notifier
 from tests.conftest import Cli

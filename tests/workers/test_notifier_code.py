@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent_room.adapters.git import GitCli
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.workers.notifier import Notifier
 from tests.gitrepo import agents_in_worktrees, commit, make_repo
 from tests.room.conftest import register

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from agent_room.adapters.processes import SystemProbe
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.workers.deliverer import Deliverer
 from agent_room.workers.injector import Injector
 from agent_room.workers.wakeup import STOP_CHECK, RoomWatch

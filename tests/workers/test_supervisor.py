@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from agent_room.adapters.processes import SystemProbe
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.workers.lease import LEASE_TTL
 from agent_room.workers.supervisor import Job, Report, State, Supervisor, room_jobs
 from agent_room.workers.wakeup import RoomWatch

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agent_room.adapters.processes import SystemProbe
-from agent_room.room import Room
+from agent_room.room.service import Room
 from agent_room.turn.store.wake import WAKE_NAME, poke
 from agent_room.workers.deliverer import Deliverer
 from agent_room.workers.wakeup import WakeListener

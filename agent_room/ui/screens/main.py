@@ -39,7 +39,7 @@ from agent_room.ui.widgets.traffic import TrafficMatrix
 from agent_room.ui.widgets.tree import SessionTree
 
 if TYPE_CHECKING:
-    from agent_room.room import Room
+    from agent_room.room.service import Room
     from agent_room.room.usage_report import UsageView
 
 

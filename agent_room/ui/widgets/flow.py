@@ -157,7 +157,7 @@ class FlowTimeline(KeptCellsTable):
         self._cells = {key: cells for key, cells in self._cells.items() if key in shown}
         self.scroll_end(animate=False)
         total = self.snapshot.messages if self.snapshot else 0
-        self.border_title = f"Message flow · {total:,} messages"
+        self.border_title = f"Message flow · {total:,} message{'' if total == 1 else 's'}"
 
     def _cells_of(self, event: FlowEvent, colours: dict[str, str]) -> dict[str, Text]:
         """An event's cells: those it had when drawn before (a new status cell if only
