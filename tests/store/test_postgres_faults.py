@@ -21,7 +21,7 @@ import pytest
 from agent_room.room import Room
 from agent_room.turn.core.errors import RoomUnavailable
 from agent_room.turn.hooks import HOOK_BUDGET, _passing
-from agent_room.turn.store.postgres import _unopened
+from agent_room.turn.store.postgres import unopened
 from tests.conftest import Cli, throwaway_cluster, write_room_conf
 from tests.fakes import IdleMux
 from tests.hooks.conftest import Hook, new_session, one_logged_line, room_rows
@@ -315,6 +315,6 @@ def test_a_restarting_server_is_a_passing_fault_and_a_refusal_is_not(
     """A server that answers while it restarts (SQLSTATE 57P03) is not there yet: a hook
     tries again within its budget, as for one that does not answer. A wrong password or
     database is said at once."""
-    problem = RoomUnavailable(_unopened("PostgreSQL at db:5432", answer))
+    problem = RoomUnavailable(unopened("PostgreSQL at db:5432", answer))
     assert _passing(problem) is passing
     assert "\n" not in str(problem)
