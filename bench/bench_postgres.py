@@ -22,6 +22,16 @@ temporary directory, on this machine: the network is the loopback. The parts:
    100,000 messages, one deliverer per host (each its own host id and lease); a burst of
    messages to sessions spread over the active hosts, timed until every one is typed:
    deliveries per second and the send → nudge latency as hosts (and sessions) grow.
+4. **The console's read**: what the console's reader does on every wake-up
+   (``SnapshotReader.read``: the roster, inboxes, handovers, links ...) on a room of 50
+   sessions and 5,000 messages, timed on the same connection again and again.
+
+The deliverers and the console's reader open the room as the long-lived processes do
+(``Room.open(long_lived=True)``: psycopg); the sends and the receipts stand for
+``agent-room send`` and the agent's hook (the libpq binding). ``--clients`` runs the
+PostgreSQL parts once per client of the long-lived side: ``psycopg`` (what they use),
+``libpq`` (what they used before), ``psycopg-unprepared`` (psycopg without preparing
+the statements it repeats).
 
 Results go to ``bench/results/postgres.json``.
 """
@@ -53,6 +63,8 @@ from _common import (
 )
 
 from agent_room.room import Room
+from agent_room.room.snapshot import SnapshotReader
+from agent_room.store import psycopg_conn
 from agent_room.workers.deliverer import Deliverer
 
 sys.path.insert(0, str(ROOT))  # the throw-away cluster of the tests
@@ -61,8 +73,20 @@ from tests.pgcluster import Cluster, server_bin
 
 HOOK_BUDGET = 4.0
 """The hook on PostgreSQL, as a multiple of the bare interpreter's start."""
-PARTS = ("nudge", "hooks", "fleet")
-"""The parts ``--only`` picks: send → nudge, the whole processes, the fleet."""
+PARTS = ("nudge", "hooks", "fleet", "reads")
+"""The parts ``--only`` picks: send → nudge, the whole processes, the fleet, the
+console's read."""
+CLIENTS = ("psycopg", "libpq", "psycopg-unprepared")
+"""The long-lived side's client on PostgreSQL (``--clients``)."""
+LONG_LIVED = {"long_lived": True}
+"""How the deliverers and the console's reader open the room (``_open``)."""
+
+
+def use_client(client: str) -> None:
+    """Open the long-lived side's rooms through ``client`` from now on."""
+    LONG_LIVED["long_lived"] = client != "libpq"
+    unprepared = client == "psycopg-unprepared"
+    psycopg_conn.PREPARE_THRESHOLD = None if unprepared else 5
 
 
 class Alive:
@@ -87,9 +111,12 @@ def engine_home(kind: str, cluster: Cluster | None, label: str) -> Iterator[Path
         yield home
 
 
-def _open(home: Path, host: str = "bench") -> Room:
+def _open(home: Path, host: str = "bench", *, long_lived: bool = False) -> Room:
+    """The room as a short command opens it, or (``long_lived``) as the long-lived
+    processes of this run do (``use_client``)."""
     os.environ["AGENT_ROOM_HOST"] = host
-    return Room.open({"AGENT_ROOM_HOME": str(home)})
+    wanted = long_lived and LONG_LIVED["long_lived"]
+    return Room.open({"AGENT_ROOM_HOME": str(home)}, long_lived=wanted)
 
 
 def _register(room: Room, name: str, pane: str) -> None:
@@ -112,8 +139,8 @@ class Fleet:
         self.threads: list[threading.Thread] = []
         self.rooms: list[Room] = []
         for host in hosts:
-            room = _open(home, host)
-            receipts = _open(home, host)
+            room = _open(home, host, long_lived=True)  # the deliverer's, as in watch
+            receipts = _open(home, host)  # the agent's hook's
             self.rooms += [room, receipts]
             mux = IdleMux(self._typed_by(receipts))
             worker = Deliverer(room, mux, Alive(), receipt_timeout=5.0)  # type: ignore[arg-type]
@@ -238,6 +265,29 @@ def bench_processes(home: Path, runs: int, baseline: Path | None) -> dict[str, S
     return {label: Stats.of(values) for label, values in timings.items()}
 
 
+def bench_reads(home: Path, count: int) -> Stats:
+    """The console's reader: one snapshot of a room of 50 sessions, ``count`` times on
+    the same connection (after a few reads that warm it)."""
+    seed_history(home, 5_000)
+    room = _open(home)
+    for n in range(50):
+        _register(room, f"agent{n}", f"%p-{n}")
+    for n in range(200):
+        room.send(f"agent{n % 50}", f"agent{(n + 1) % 50}", f"unread {n}")
+    room.close()
+    reader_room = _open(home, long_lived=True)
+    reader = SnapshotReader(reader_room)
+    for _ in range(10):
+        reader.read()
+    timings = []
+    for _ in range(count):
+        start = time.perf_counter()
+        reader.read()
+        timings.append(time.perf_counter() - start)
+    reader_room.close()
+    return Stats.of(timings)
+
+
 def seed_history(home: Path, messages: int) -> None:
     """``messages`` already read messages between ten names, with their audit events."""
     room = _open(home)
@@ -305,12 +355,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--runs", type=int, default=0, help="runs of each whole process")
     parser.add_argument(
+        "--clients",
+        default="psycopg",
+        help=f"the long-lived side's clients on PostgreSQL, comma-separated ({', '.join(CLIENTS)})",
+    )
+    parser.add_argument(
         "--baseline",
         metavar="REV",
         help="time this git revision's send and hook beside (or a folder's agent_room)",
     )
     args = parser.parse_args(argv)
+    clients = args.clients.split(",")
+    if not set(clients) <= set(CLIENTS):
+        parser.error(f"--clients: one or more of {', '.join(CLIENTS)}")
     parts = set(args.only or PARTS)
+    reads = 50 if args.quick else 300
     sends, runs = (20, 5) if args.quick else (200, 30)
     runs = args.runs or runs
     history, burst = (5_000, 100) if args.quick else (100_000, 500)
@@ -321,13 +380,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     cluster = Cluster(bindir)
     os.environ.update(cluster.env())
-    results: dict[str, Any] = {"send_to_nudge": {}, "processes": {}, "fleet": []}
+    results: dict[str, Any] = {"send_to_nudge": {}, "processes": {}, "fleet": [], "reads": {}}
     results["baseline"] = args.baseline
+    results["clients"] = clients
     try:
         for kind in ("sqlite", "postgresql"):
-            if "nudge" in parts:
-                with engine_home(kind, cluster, "nudge") as home:
-                    results["send_to_nudge"][kind] = bench_send_to_nudge(home, sends).as_ms()
             if "hooks" in parts:
                 with (
                     engine_home(kind, cluster, "proc") as home,
@@ -335,10 +392,25 @@ def main(argv: Sequence[str] | None = None) -> int:
                 ):
                     stats = bench_processes(home, runs, baseline)
                     results["processes"][kind] = {k: v.as_ms() for k, v in stats.items()}
-        for hosts in fleet_hosts if "fleet" in parts else ():
-            with engine_home("postgresql", cluster, f"fleet{hosts}") as home:
-                seed_history(home, history)
-                results["fleet"].append(bench_fleet(home, hosts, 50, burst))
+            for client in clients if kind == "postgresql" else ["sqlite"]:
+                use_client(client)
+                label = kind if len(clients) == 1 or kind == "sqlite" else f"{kind} ({client})"
+                if "nudge" in parts:
+                    with engine_home(kind, cluster, f"nudge_{client}".replace("-", "_")) as home:
+                        nudged = bench_send_to_nudge(home, sends)
+                        results["send_to_nudge"][label] = nudged.as_ms()
+                if "reads" in parts:
+                    with engine_home(kind, cluster, f"reads_{client}".replace("-", "_")) as home:
+                        results["reads"][label] = bench_reads(home, reads).as_ms()
+        for client in clients if "fleet" in parts else ():
+            use_client(client)
+            for hosts in fleet_hosts:
+                with engine_home(
+                    "postgresql", cluster, f"fleet{hosts}_{client}".replace("-", "_")
+                ) as home:
+                    seed_history(home, history)
+                    result = bench_fleet(home, hosts, 50, burst)
+                    results["fleet"].append({"client": client, **result})
     finally:
         cluster.destroy()
     report(results, history)
@@ -361,6 +433,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def report(results: dict[str, Any], history: int) -> None:
     """The tables of the parts that ran."""
+    if reads := results["reads"]:
+        print_table(
+            ["engine", "median ms", "p95 ms"],
+            [[k, str(v["median_ms"]), str(v["p95_ms"])] for k, v in reads.items()],
+            title="the console's read (50 sessions, 5,000 messages; one connection)",
+        )
     if nudge := results["send_to_nudge"]:
         print_table(
             ["engine", "median ms", "p95 ms"],
@@ -375,9 +453,10 @@ def report(results: dict[str, Any], history: int) -> None:
         print_table(["engine", "process", "median ms", "p95 ms"], rows, title="whole processes")
     if results["fleet"]:
         print_table(
-            ["hosts", "sessions", "burst", "deliveries/s", "median ms", "p95 ms"],
+            ["client", "hosts", "sessions", "burst", "deliveries/s", "median ms", "p95 ms"],
             [
                 [
+                    str(f["client"]),
                     str(f["hosts"]),
                     str(f["sessions"]),
                     str(f["burst"]),

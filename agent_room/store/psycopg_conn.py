@@ -51,9 +51,13 @@ from agent_room.turn.store.postgres import (
     unopened,
 )
 
-PREPARE_THRESHOLD = 5
+PREPARE_THRESHOLD: int | None = 5
 """Executions of one statement on a connection after which psycopg prepares it
-(psycopg's own default)."""
+(psycopg's own default): a worker's repeated statements are parsed and planned once."""
+PLAN_CHANGED = "0A000"
+"""SQLSTATE of a prepared statement whose result's columns changed under it ("cached plan
+must not change result type"): another process migrated the room (a newer agent-room
+added a column to a table read with ``SELECT *``)."""
 
 
 class _AnyDumper(Dumper):
@@ -119,6 +123,8 @@ class PsycopgConnection:
         self.where = describe(url)
         self.timeout = timeout
         self._trace: Callable[[str], object] | None = None
+        self._stale = False
+        """Its prepared statements met a migration of the room: open it again."""
         self.raw, version = self._open()
         migrate(self, self.where, version)
 
@@ -167,7 +173,7 @@ class PsycopgConnection:
         """One statement, as ``sqlite3.Connection.execute`` runs it."""
         if self._trace is not None:
             self._trace(sql)
-        if (self.raw.broken or self.raw.closed) and not self.in_transaction:
+        if (self._stale or self.raw.broken or self.raw.closed) and not self.in_transaction:
             self._reconnect()
         if sql == "PRAGMA user_version":  # the schema's version, as SQLite keeps it
             return self._run("SELECT version FROM agent_room_schema", ())
@@ -190,11 +196,20 @@ class PsycopgConnection:
         """One statement written for PostgreSQL, untranslated: its rows."""
         return self._run(sql, params).fetchall()
 
-    def _run(self, text: str, params: Sequence[Any], returning: str | None = None) -> PgCursor:
+    def _run(
+        self, text: str, params: Sequence[Any], returning: str | None = None, *, again: bool = True
+    ) -> PgCursor:
         with self.raw.cursor() as cursor:
             try:
                 cursor.execute(text, params or None)  # none: one round trip for a script
             except psycopg.Error as exc:
+                if exc.sqlstate == PLAN_CHANGED:
+                    # the connection's prepared statements are stale: a new connection
+                    # has none (now, or once the transaction that met it has ended)
+                    self._stale = True
+                    if again and not self.in_transaction:
+                        self._reconnect()
+                        return self._run(text, params, returning, again=False)
                 raise self._mapped(exc, self.raw) from None
             described = cursor.description
             rows = cursor.fetchall() if described else []
@@ -216,6 +231,7 @@ class PsycopgConnection:
             raise sqlite3.OperationalError(str(exc)) from None
         self.raw.close()
         self.raw = fresh
+        self._stale = False
 
     def close(self) -> None:
         """Let the server go."""

@@ -156,3 +156,38 @@ def test_a_server_that_cannot_be_reached_is_said_alike(pg_url: str, pg_cluster: 
             connect(unreachable, timeout=2.0)
         said.append(str(failed.value))
     assert said[0] == said[1]
+
+
+def _last_column(cursor: Any) -> str:
+    return str(cursor.description[-1][0])
+
+
+def test_statements_psycopg_prepared_outlive_a_migration_by_another_process(
+    pg_url: str,
+) -> None:
+    """A console or watch runs on while a newer agent-room adds a column to a table they
+    read with ``SELECT *``: the statements psycopg prepared for it no longer fit ("cached
+    plan must not change result type"). Outside a transaction the statement is run again
+    on a new connection; inside one, that transaction fails and the next one works."""
+    conn = psycopg_conn.connect(pg_url, timeout=2.0)
+    newer = postgres.connect(pg_url, timeout=2.0)
+    hosts, sessions = "SELECT * FROM hosts WHERE host = ?", "SELECT * FROM sessions WHERE name = ?"
+    repeats = (psycopg_conn.PREPARE_THRESHOLD or 0) + 2
+    try:
+        for _ in range(repeats):
+            conn.execute(hosts, ("laptop",))
+        newer.execute("ALTER TABLE hosts ADD COLUMN added integer")
+        assert _last_column(conn.execute(hosts, ("laptop",))) == "added"
+        for _ in range(repeats):
+            conn.execute(sessions, ("api",))
+        newer.execute("ALTER TABLE sessions ADD COLUMN added integer")
+        conn.execute("BEGIN IMMEDIATE")
+        with pytest.raises(sqlite3.OperationalError, match="cached plan"):
+            conn.execute(sessions, ("api",))
+        conn.execute("ROLLBACK")
+        conn.execute("BEGIN IMMEDIATE")
+        assert _last_column(conn.execute(sessions, ("api",))) == "added"
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+        newer.close()
