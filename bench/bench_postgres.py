@@ -47,7 +47,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -181,22 +181,30 @@ class Fleet:
         raise RuntimeError(f"{sum(i not in self.typed for i in ids)} messages never typed")
 
 
-def bench_send_to_nudge(home: Path, count: int) -> Stats:
-    """One recipient, one deliverer: send → typed, one message at a time."""
-    room = _open(home)
-    room.join("backend")
-    _register(room, "frontend", "%p-frontend")
-    latencies = []
-    with Fleet(home, ["bench"]) as fleet:
-        time.sleep(1.0)  # the deliverer holds its lease and listens
+def bench_send_to_nudge(homes: dict[str, Path], count: int) -> dict[str, Stats]:
+    """One recipient, one deliverer: send → typed, one message at a time. One room per
+    client of the deliverer (``homes``), each with its deliverer running; the sends go
+    to each room in turn, so that a machine busy with something else slows each alike."""
+    senders: dict[str, Room] = {}
+    fleets: dict[str, Fleet] = {}
+    with ExitStack() as stack:
+        for client, home in homes.items():
+            room = senders[client] = _open(home)
+            stack.callback(room.close)
+            room.join("backend")
+            _register(room, "frontend", "%p-frontend")
+            use_client(client)
+            fleets[client] = stack.enter_context(Fleet(home, ["bench"]))
+        time.sleep(1.0)  # the deliverers hold their leases and listen
+        latencies: dict[str, list[float]] = {client: [] for client in homes}
         for n in range(count):
-            start = time.perf_counter()
-            message_id = room.send("backend", "frontend", f"message {n}")
-            fleet.wait([message_id], timeout=10)
-            latencies.append(fleet.typed[message_id] - start)
-            time.sleep(0.02)
-    room.close()
-    return Stats.of(latencies)
+            for client, room in senders.items():
+                start = time.perf_counter()
+                message_id = room.send("backend", "frontend", f"message {n}")
+                fleets[client].wait([message_id], timeout=10)
+                latencies[client].append(fleets[client].typed[message_id] - start)
+                time.sleep(0.02)
+    return {client: Stats.of(values) for client, values in latencies.items()}
 
 
 def compiled(source: Path) -> None:
@@ -265,9 +273,10 @@ def bench_processes(home: Path, runs: int, baseline: Path | None) -> dict[str, S
     return {label: Stats.of(values) for label, values in timings.items()}
 
 
-def bench_reads(home: Path, count: int) -> Stats:
+def bench_reads(home: Path, count: int, clients: Sequence[str]) -> dict[str, dict[str, Any]]:
     """The console's reader: one snapshot of a room of 50 sessions, ``count`` times on
-    the same connection (after a few reads that warm it)."""
+    each client's connection, in turn (after a few reads that warm them): the time it
+    takes, and the CPU time of the reading thread (what a busy machine varies least)."""
     seed_history(home, 5_000)
     room = _open(home)
     for n in range(50):
@@ -275,17 +284,27 @@ def bench_reads(home: Path, count: int) -> Stats:
     for n in range(200):
         room.send(f"agent{n % 50}", f"agent{(n + 1) % 50}", f"unread {n}")
     room.close()
-    reader_room = _open(home, long_lived=True)
-    reader = SnapshotReader(reader_room)
-    for _ in range(10):
-        reader.read()
-    timings = []
-    for _ in range(count):
-        start = time.perf_counter()
-        reader.read()
-        timings.append(time.perf_counter() - start)
-    reader_room.close()
-    return Stats.of(timings)
+    readers: dict[str, SnapshotReader] = {}
+    with ExitStack() as stack:
+        for client in clients:
+            use_client(client)
+            opened = _open(home, long_lived=True)
+            stack.callback(opened.close)
+            readers[client] = SnapshotReader(opened)
+            for _ in range(10):
+                readers[client].read()
+        wall: dict[str, list[float]] = {client: [] for client in clients}
+        cpu: dict[str, list[float]] = {client: [] for client in clients}
+        for _ in range(count):
+            for client, reader in readers.items():
+                start, started = time.perf_counter(), time.thread_time()
+                reader.read()
+                cpu[client].append(time.thread_time() - started)
+                wall[client].append(time.perf_counter() - start)
+    return {
+        client: {"wall": Stats.of(wall[client]).as_ms(), "cpu": Stats.of(cpu[client]).as_ms()}
+        for client in clients
+    }
 
 
 def seed_history(home: Path, messages: int) -> None:
@@ -392,16 +411,21 @@ def main(argv: Sequence[str] | None = None) -> int:
                 ):
                     stats = bench_processes(home, runs, baseline)
                     results["processes"][kind] = {k: v.as_ms() for k, v in stats.items()}
-            for client in clients if kind == "postgresql" else ["sqlite"]:
-                use_client(client)
-                label = kind if len(clients) == 1 or kind == "sqlite" else f"{kind} ({client})"
-                if "nudge" in parts:
-                    with engine_home(kind, cluster, f"nudge_{client}".replace("-", "_")) as home:
-                        nudged = bench_send_to_nudge(home, sends)
-                        results["send_to_nudge"][label] = nudged.as_ms()
-                if "reads" in parts:
-                    with engine_home(kind, cluster, f"reads_{client}".replace("-", "_")) as home:
-                        results["reads"][label] = bench_reads(home, reads).as_ms()
+            these = clients if kind == "postgresql" else ["sqlite"]
+            if "nudge" in parts:
+                with ExitStack() as homes:
+                    made = {
+                        client: homes.enter_context(
+                            engine_home(kind, cluster, f"nudge_{client}".replace("-", "_"))
+                        )
+                        for client in these
+                    }
+                    for client, nudged in bench_send_to_nudge(made, sends).items():
+                        results["send_to_nudge"][_label(kind, client, clients)] = nudged.as_ms()
+            if "reads" in parts:
+                with engine_home(kind, cluster, "reads") as home:
+                    for client, timed in bench_reads(home, reads, these).items():
+                        results["reads"][_label(kind, client, clients)] = timed
         for client in clients if "fleet" in parts else ():
             use_client(client)
             for hosts in fleet_hosts:
@@ -431,12 +455,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0 if ok else 1
 
 
+def _label(kind: str, client: str, clients: Sequence[str]) -> str:
+    """A result's name: the engine, and on PostgreSQL the client when several ran."""
+    return kind if kind == "sqlite" or len(clients) == 1 else f"{kind} ({client})"
+
+
 def report(results: dict[str, Any], history: int) -> None:
     """The tables of the parts that ran."""
     if reads := results["reads"]:
         print_table(
-            ["engine", "median ms", "p95 ms"],
-            [[k, str(v["median_ms"]), str(v["p95_ms"])] for k, v in reads.items()],
+            ["engine", "median ms", "p95 ms", "CPU median ms", "CPU p95 ms"],
+            [
+                [k, *(str(v[t][s]) for t in ("wall", "cpu") for s in ("median_ms", "p95_ms"))]
+                for k, v in reads.items()
+            ],
             title="the console's read (50 sessions, 5,000 messages; one connection)",
         )
     if nudge := results["send_to_nudge"]:
