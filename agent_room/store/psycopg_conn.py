@@ -180,7 +180,9 @@ class PsycopgConnection:
         if sql == "BEGIN IMMEDIATE":
             self._run(BEGIN_WRITE, ())  # no parameters: one round trip for both
             return PgCursor([], [], -1)
-        statement = translate(sql)  # (goes with the translator: the store's text as it is)
+        # removed with postgres.translate, as in PgConnection.execute: then the store's
+        # text and parameters go to the server as they are
+        statement = translate(sql)
         return self._run(statement.text, statement.params(params), statement.returning)
 
     def executemany(self, sql: str, seq: Any) -> None:
