@@ -22,6 +22,16 @@ temporary directory, on this machine: the network is the loopback. The parts:
    100,000 messages, one deliverer per host (each its own host id and lease); a burst of
    messages to sessions spread over the active hosts, timed until every one is typed:
    deliveries per second and the send → nudge latency as hosts (and sessions) grow.
+4. **The console's read**: what the console's reader does on every wake-up
+   (``SnapshotReader.read``: the roster, inboxes, handovers, links ...) on a room of 50
+   sessions and 5,000 messages, timed on the same connection again and again.
+
+The deliverers and the console's reader open the room as the long-lived processes do
+(``Room.open(long_lived=True)``: psycopg); the sends and the receipts stand for
+``agent-room send`` and the agent's hook (the libpq binding). ``--clients`` runs the
+PostgreSQL parts once per client of the long-lived side: ``psycopg`` (what they use),
+``libpq`` (what they used before), ``psycopg-unprepared`` (psycopg without preparing
+the statements it repeats).
 
 Results go to ``bench/results/postgres.json``.
 """
@@ -37,7 +47,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +63,8 @@ from _common import (
 )
 
 from agent_room.room.service import Room
+from agent_room.room.snapshot import SnapshotReader
+from agent_room.store import psycopg_conn
 from agent_room.workers.deliverer import Deliverer
 
 sys.path.insert(0, str(ROOT))  # the throw-away cluster of the tests
@@ -61,8 +73,20 @@ from tests.pgcluster import Cluster, server_bin
 
 HOOK_BUDGET = 4.0
 """The hook on PostgreSQL, as a multiple of the bare interpreter's start."""
-PARTS = ("nudge", "hooks", "fleet")
-"""The parts ``--only`` picks: send → nudge, the whole processes, the fleet."""
+PARTS = ("nudge", "hooks", "fleet", "reads")
+"""The parts ``--only`` picks: send → nudge, the whole processes, the fleet, the
+console's read."""
+CLIENTS = ("psycopg", "libpq", "psycopg-unprepared")
+"""The long-lived side's client on PostgreSQL (``--clients``)."""
+LONG_LIVED = {"long_lived": True}
+"""How the deliverers and the console's reader open the room (``_open``)."""
+
+
+def use_client(client: str) -> None:
+    """Open the long-lived side's rooms through ``client`` from now on."""
+    LONG_LIVED["long_lived"] = client != "libpq"
+    unprepared = client == "psycopg-unprepared"
+    psycopg_conn.PREPARE_THRESHOLD = None if unprepared else 5
 
 
 class Alive:
@@ -87,9 +111,12 @@ def engine_home(kind: str, cluster: Cluster | None, label: str) -> Iterator[Path
         yield home
 
 
-def _open(home: Path, host: str = "bench") -> Room:
+def _open(home: Path, host: str = "bench", *, long_lived: bool = False) -> Room:
+    """The room as a short command opens it, or (``long_lived``) as the long-lived
+    processes of this run do (``use_client``)."""
     os.environ["AGENT_ROOM_HOST"] = host
-    return Room.open({"AGENT_ROOM_HOME": str(home)})
+    wanted = long_lived and LONG_LIVED["long_lived"]
+    return Room.open({"AGENT_ROOM_HOME": str(home)}, long_lived=wanted)
 
 
 def _register(room: Room, name: str, pane: str) -> None:
@@ -112,8 +139,8 @@ class Fleet:
         self.threads: list[threading.Thread] = []
         self.rooms: list[Room] = []
         for host in hosts:
-            room = _open(home, host)
-            receipts = _open(home, host)
+            room = _open(home, host, long_lived=True)  # the deliverer's, as in watch
+            receipts = _open(home, host)  # the agent's hook's
             self.rooms += [room, receipts]
             mux = IdleMux(self._typed_by(receipts))
             worker = Deliverer(room, mux, Alive(), receipt_timeout=5.0)  # type: ignore[arg-type]
@@ -154,22 +181,30 @@ class Fleet:
         raise RuntimeError(f"{sum(i not in self.typed for i in ids)} messages never typed")
 
 
-def bench_send_to_nudge(home: Path, count: int) -> Stats:
-    """One recipient, one deliverer: send → typed, one message at a time."""
-    room = _open(home)
-    room.join("backend")
-    _register(room, "frontend", "%p-frontend")
-    latencies = []
-    with Fleet(home, ["bench"]) as fleet:
-        time.sleep(1.0)  # the deliverer holds its lease and listens
+def bench_send_to_nudge(homes: dict[str, Path], count: int) -> dict[str, Stats]:
+    """One recipient, one deliverer: send → typed, one message at a time. One room per
+    client of the deliverer (``homes``), each with its deliverer running; the sends go
+    to each room in turn, so that a machine busy with something else slows each alike."""
+    senders: dict[str, Room] = {}
+    fleets: dict[str, Fleet] = {}
+    with ExitStack() as stack:
+        for client, home in homes.items():
+            room = senders[client] = _open(home)
+            stack.callback(room.close)
+            room.join("backend")
+            _register(room, "frontend", "%p-frontend")
+            use_client(client)
+            fleets[client] = stack.enter_context(Fleet(home, ["bench"]))
+        time.sleep(1.0)  # the deliverers hold their leases and listen
+        latencies: dict[str, list[float]] = {client: [] for client in homes}
         for n in range(count):
-            start = time.perf_counter()
-            message_id = room.send("backend", "frontend", f"message {n}")
-            fleet.wait([message_id], timeout=10)
-            latencies.append(fleet.typed[message_id] - start)
-            time.sleep(0.02)
-    room.close()
-    return Stats.of(latencies)
+            for client, room in senders.items():
+                start = time.perf_counter()
+                message_id = room.send("backend", "frontend", f"message {n}")
+                fleets[client].wait([message_id], timeout=10)
+                latencies[client].append(fleets[client].typed[message_id] - start)
+                time.sleep(0.02)
+    return {client: Stats.of(values) for client, values in latencies.items()}
 
 
 def compiled(source: Path) -> None:
@@ -236,6 +271,40 @@ def bench_processes(home: Path, runs: int, baseline: Path | None) -> dict[str, S
     if errors.exists():  # a hook that failed (and exited 0) would time nothing
         raise RuntimeError(f"a hook failed: {errors.read_text().strip()}")
     return {label: Stats.of(values) for label, values in timings.items()}
+
+
+def bench_reads(home: Path, count: int, clients: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """The console's reader: one snapshot of a room of 50 sessions, ``count`` times on
+    each client's connection, in turn (after a few reads that warm them): the time it
+    takes, and the CPU time of the reading thread (what a busy machine varies least)."""
+    seed_history(home, 5_000)
+    room = _open(home)
+    for n in range(50):
+        _register(room, f"agent{n}", f"%p-{n}")
+    for n in range(200):
+        room.send(f"agent{n % 50}", f"agent{(n + 1) % 50}", f"unread {n}")
+    room.close()
+    readers: dict[str, SnapshotReader] = {}
+    with ExitStack() as stack:
+        for client in clients:
+            use_client(client)
+            opened = _open(home, long_lived=True)
+            stack.callback(opened.close)
+            readers[client] = SnapshotReader(opened)
+            for _ in range(10):
+                readers[client].read()
+        wall: dict[str, list[float]] = {client: [] for client in clients}
+        cpu: dict[str, list[float]] = {client: [] for client in clients}
+        for _ in range(count):
+            for client, reader in readers.items():
+                start, started = time.perf_counter(), time.thread_time()
+                reader.read()
+                cpu[client].append(time.thread_time() - started)
+                wall[client].append(time.perf_counter() - start)
+    return {
+        client: {"wall": Stats.of(wall[client]).as_ms(), "cpu": Stats.of(cpu[client]).as_ms()}
+        for client in clients
+    }
 
 
 def seed_history(home: Path, messages: int) -> None:
@@ -305,12 +374,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--runs", type=int, default=0, help="runs of each whole process")
     parser.add_argument(
+        "--clients",
+        default="psycopg",
+        help=f"the long-lived side's clients on PostgreSQL, comma-separated ({', '.join(CLIENTS)})",
+    )
+    parser.add_argument(
         "--baseline",
         metavar="REV",
         help="time this git revision's send and hook beside (or a folder's agent_room)",
     )
     args = parser.parse_args(argv)
+    clients = args.clients.split(",")
+    if not set(clients) <= set(CLIENTS):
+        parser.error(f"--clients: one or more of {', '.join(CLIENTS)}")
     parts = set(args.only or PARTS)
+    reads = 50 if args.quick else 300
     sends, runs = (20, 5) if args.quick else (200, 30)
     runs = args.runs or runs
     history, burst = (5_000, 100) if args.quick else (100_000, 500)
@@ -321,13 +399,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     cluster = Cluster(bindir)
     os.environ.update(cluster.env())
-    results: dict[str, Any] = {"send_to_nudge": {}, "processes": {}, "fleet": []}
+    results: dict[str, Any] = {"send_to_nudge": {}, "processes": {}, "fleet": [], "reads": {}}
     results["baseline"] = args.baseline
+    results["clients"] = clients
     try:
         for kind in ("sqlite", "postgresql"):
-            if "nudge" in parts:
-                with engine_home(kind, cluster, "nudge") as home:
-                    results["send_to_nudge"][kind] = bench_send_to_nudge(home, sends).as_ms()
             if "hooks" in parts:
                 with (
                     engine_home(kind, cluster, "proc") as home,
@@ -335,10 +411,30 @@ def main(argv: Sequence[str] | None = None) -> int:
                 ):
                     stats = bench_processes(home, runs, baseline)
                     results["processes"][kind] = {k: v.as_ms() for k, v in stats.items()}
-        for hosts in fleet_hosts if "fleet" in parts else ():
-            with engine_home("postgresql", cluster, f"fleet{hosts}") as home:
-                seed_history(home, history)
-                results["fleet"].append(bench_fleet(home, hosts, 50, burst))
+            these = clients if kind == "postgresql" else ["sqlite"]
+            if "nudge" in parts:
+                with ExitStack() as homes:
+                    made = {
+                        client: homes.enter_context(
+                            engine_home(kind, cluster, f"nudge_{client}".replace("-", "_"))
+                        )
+                        for client in these
+                    }
+                    for client, nudged in bench_send_to_nudge(made, sends).items():
+                        results["send_to_nudge"][_label(kind, client, clients)] = nudged.as_ms()
+            if "reads" in parts:
+                with engine_home(kind, cluster, "reads") as home:
+                    for client, timed in bench_reads(home, reads, these).items():
+                        results["reads"][_label(kind, client, clients)] = timed
+        for client in clients if "fleet" in parts else ():
+            use_client(client)
+            for hosts in fleet_hosts:
+                with engine_home(
+                    "postgresql", cluster, f"fleet{hosts}_{client}".replace("-", "_")
+                ) as home:
+                    seed_history(home, history)
+                    result = bench_fleet(home, hosts, 50, burst)
+                    results["fleet"].append({"client": client, **result})
     finally:
         cluster.destroy()
     report(results, history)
@@ -359,8 +455,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0 if ok else 1
 
 
+def _label(kind: str, client: str, clients: Sequence[str]) -> str:
+    """A result's name: the engine, and on PostgreSQL the client when several ran."""
+    return kind if kind == "sqlite" or len(clients) == 1 else f"{kind} ({client})"
+
+
 def report(results: dict[str, Any], history: int) -> None:
     """The tables of the parts that ran."""
+    if reads := results["reads"]:
+        print_table(
+            ["engine", "median ms", "p95 ms", "CPU median ms", "CPU p95 ms"],
+            [
+                [k, *(str(v[t][s]) for t in ("wall", "cpu") for s in ("median_ms", "p95_ms"))]
+                for k, v in reads.items()
+            ],
+            title="the console's read (50 sessions, 5,000 messages; one connection)",
+        )
     if nudge := results["send_to_nudge"]:
         print_table(
             ["engine", "median ms", "p95 ms"],
@@ -375,9 +485,10 @@ def report(results: dict[str, Any], history: int) -> None:
         print_table(["engine", "process", "median ms", "p95 ms"], rows, title="whole processes")
     if results["fleet"]:
         print_table(
-            ["hosts", "sessions", "burst", "deliveries/s", "median ms", "p95 ms"],
+            ["client", "hosts", "sessions", "burst", "deliveries/s", "median ms", "p95 ms"],
             [
                 [
+                    str(f["client"]),
                     str(f["hosts"]),
                     str(f["sessions"]),
                     str(f["burst"]),

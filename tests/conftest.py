@@ -164,10 +164,22 @@ def write_room_conf(home: Path, url: str) -> None:
     conf.write_text(f"database = {url}\n")
 
 
+PG_CLIENTS = ("libpq", "psycopg")
+"""The two clients of a room on PostgreSQL: the short commands' libpq binding (hooks,
+``send``), psycopg for the long-lived processes (the console, ``watch``, MCP)."""
+
+
 @pytest.fixture
-def room(room_home: Path) -> Iterator[Room]:
-    """The room service on the test's room."""
-    opened = Room.open({"AGENT_ROOM_HOME": str(room_home)})
+def pg_client() -> str:
+    """Which client the test's room service uses on PostgreSQL (``PG_CLIENTS``): the
+    short commands' unless a folder's tests run on both (``tests/store``)."""
+    return "libpq"
+
+
+@pytest.fixture
+def room(room_home: Path, pg_client: str) -> Iterator[Room]:
+    """The room service on the test's room, opened as a process of ``pg_client`` opens it."""
+    opened = Room.open({"AGENT_ROOM_HOME": str(room_home)}, long_lived=pg_client == "psycopg")
     yield opened
     opened.close()
 

@@ -18,7 +18,10 @@ class _FirstRead(threading.Thread):
     """Reads the room once while the main thread imports the user interface.
 
     SQLite releases the interpreter lock while it works, so the first picture is ready
-    about when Textual has loaded, and the console paints it on its first frame.
+    about when Textual has loaded, and the console paints it on its first frame. A room
+    on PostgreSQL is read here through the short commands' libpq binding, which loads
+    without the interpreter lock; psycopg's import would hold it against Textual's. The
+    console's workers, which keep the room open, use psycopg (``RoomConsole.open_room``).
     """
 
     def __init__(self, home: str) -> None:

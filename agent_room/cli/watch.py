@@ -62,7 +62,7 @@ def cmd_watch(*, debounce: int, step: int, background: bool) -> int:
     # the pid file is written before the deliverer listens: whoever sees it listen (start,
     # join) finds the background watch's pid
     idling = _start_idle_exit(stop, settings.watch_idle_exit) if background else None
-    workers = Supervisor(lambda: Room.open(os.environ), _tell, stop=stop)
+    workers = Supervisor(lambda: Room.open(os.environ, long_lived=True), _tell, stop=stop)
     workers.start(jobs)
     try:
         stop.wait()
@@ -120,7 +120,7 @@ def _start_idle_exit(stop: threading.Event, idle_exit: float) -> threading.Threa
     """The background watch's own end: once no agent has been alive in the room for
     ``idle_exit`` seconds (``RoomSettings.watch_idle_exit``), or the room is gone, it
     stops (and forgets its pid file)."""
-    room = Room.open(os.environ)
+    room = Room.open(os.environ, long_lived=True)
     write_pid_file(room.home)
 
     def watch_idle() -> None:
@@ -168,7 +168,7 @@ def _open_room(stop: threading.Event) -> Room | None:
     pause, said = FIRST_BACKOFF, ""
     while not stop.is_set():
         try:
-            return Room.open(os.environ)
+            return Room.open(os.environ, long_lived=True)
         except RoomUnavailable as exc:
             if str(exc) != said:
                 said = str(exc)

@@ -66,7 +66,7 @@ class Rooms:
         """This thread's room."""
         room: Room | None = getattr(self._local, "room", None)
         if room is None:
-            room = self._local.room = Room.open(self.environ, timeout=self.timeout)
+            room = self._local.room = Room.open(self.environ, timeout=self.timeout, long_lived=True)
         return room
 
     def drop(self) -> None:

@@ -9,8 +9,8 @@ roster, and the typed views that the console, the command line and the workers r
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Self
 
 from agent_room.core.enums import HandoverState, MessageKind
 from agent_room.core.handover import (
@@ -26,13 +26,29 @@ from agent_room.room.roster import Roster
 from agent_room.store.views import recent_handovers
 from agent_room.turn.core.bodies import DEFAULT_BODY_LIMIT, check_body
 from agent_room.turn.core.cycles import cycle_warnings
-from agent_room.turn.core.errors import BadInput, NotFound, Refused
+from agent_room.turn.core.errors import BadInput, NotFound, Refused, RoomUnavailable
 from agent_room.turn.core.names import OPERATOR, ROOM
 from agent_room.turn.room.service import RoomCore
+from agent_room.turn.store.home import room_home
 from agent_room.turn.store.sqlite import SqliteStore
 
 if TYPE_CHECKING:  # a type alias only the checker knows
+    from agent_room.store.psycopg_conn import PsycopgConnection
     from agent_room.turn.store.sqlite_base import Row
+
+
+def connect_long_lived(url: str, *, timeout: float) -> PsycopgConnection:
+    """A room on PostgreSQL for a process that keeps it open (the console, ``watch``, the
+    MCP server): over psycopg (``store.psycopg_conn``), loaded only now, for a room on
+    PostgreSQL (100-150 ms, and the ``postgres`` extra)."""
+    try:
+        from agent_room.store import psycopg_conn  # noqa: PLC0415 - PostgreSQL rooms only
+    except ImportError as exc:
+        raise RoomUnavailable(
+            f"the room is on PostgreSQL and psycopg cannot be loaded ({exc}):"
+            " pip install 'agent-room[postgres]'"
+        ) from None
+    return psycopg_conn.connect(url, timeout=timeout)
 
 
 class Room(RoomCore):
@@ -49,6 +65,22 @@ class Room(RoomCore):
         super().__init__(store, clock=clock, body_limit=body_limit)
         self.handover_ttl = handover_ttl
         """Seconds a handover waits for a decision."""
+
+    @classmethod
+    def open(
+        cls, environ: Mapping[str, str], *, timeout: float = 10.0, long_lived: bool = False
+    ) -> Self:
+        """Open the room named by ``$AGENT_ROOM_HOME`` (default ``~/.agent-room``).
+
+        ``long_lived``: for a process that keeps the room open (the console, ``watch``,
+        the MCP server), whose room on PostgreSQL is reached through psycopg; a short
+        command's through the turn path's libpq binding, as a hook's."""
+        store = SqliteStore(
+            room_home(environ),
+            timeout=timeout,
+            open_postgres=connect_long_lived if long_lived else None,
+        )
+        return cls(store)
 
     def send_handover(
         self,

@@ -40,7 +40,7 @@ from agent_room.core.ports import Clock, Multiplexer
 from agent_room.core.snapshot import RoomSnapshot, with_code
 from agent_room.room.enter import Where
 from agent_room.room.native import native_registry
-from agent_room.room.service import Room
+from agent_room.room.service import Room, connect_long_lived
 from agent_room.room.snapshot import SnapshotReader
 from agent_room.room.worktrees import Worktrees
 from agent_room.turn.core.errors import RoomError
@@ -379,8 +379,10 @@ class RoomConsole(App[int]):
         self.voice.show_inbox(message.found)
 
     def open_room(self) -> Room:
-        """A fresh connection to the room, for one worker thread."""
-        return Room(SqliteStore(self.settings.home), clock=self.clock)
+        """A fresh connection to the room, for one worker thread (psycopg's, for a room
+        on PostgreSQL: the console keeps it open)."""
+        store = SqliteStore(self.settings.home, open_postgres=connect_long_lived)
+        return Room(store, clock=self.clock)
 
     # -- workers ----------------------------------------------------------------------
 

@@ -7,6 +7,7 @@ engine the rest of the pass uses.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import threading
@@ -16,15 +17,22 @@ from pathlib import Path
 
 import pytest
 
+from agent_room.mcp.tools import Rooms
 from agent_room.room.roster import session_tree
 from agent_room.room.service import Room
+from agent_room.store.psycopg_conn import PsycopgConnection
 from agent_room.turn.core.errors import RoomUnavailable, UnsafeRoom
 from agent_room.turn.room.registry import Registry
 from agent_room.turn.store.engine import database_url, describe
 from agent_room.turn.store.hosts import SILENT_AFTER, host_seen
 from agent_room.turn.store.urls import has_password
+from agent_room.turn.store.wake import listening
+from agent_room.ui.app import make_app
+from agent_room.ui.settings import ConsoleSettings
 from agent_room.workers.wakeup import RoomWatch
 from tests.conftest import Cli, write_room_conf
+from tests.fakes import FakeMux
+from tests.hooks.conftest import new_session
 from tests.pgcluster import Cluster
 from tests.poll import wait_for
 
@@ -346,3 +354,74 @@ def test_send_to_another_hosts_agent_does_not_ask_for_a_watch_here(
     host_seen(devbox.store, at=time.time() - SILENT_AFTER - 5, pid=2)
     sent = Cli(pg_home)("send", "@web", "hello", name="api", env=laptop_cli)
     assert "(host devbox is silent: delivered once its watch is back)" in sent.err
+
+
+OPENED_BY = """
+import atexit, sys
+from agent_room.store.psycopg_conn import PsycopgConnection
+from agent_room.turn.store.postgres import PgConnection
+
+opened = []
+for kind in (PgConnection, PsycopgConnection):
+    def counted(self, *args, _init=kind.__init__, _name=kind.__name__, **kwargs):
+        opened.append(_name)
+        _init(self, *args, **kwargs)
+    kind.__init__ = counted
+atexit.register(lambda: print("opened:", *sorted(set(opened)), file=sys.stderr))
+from agent_room.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+"""``agent-room ARGS`` in a fresh interpreter that says at its exit which clients'
+connections to the room it opened."""
+
+
+def test_watch_reaches_the_room_through_psycopg(pg_home: Path) -> None:
+    """The long-lived watch (and the background deliverer, which is one) keeps every
+    connection it opens on psycopg; the hooks' binding is not used."""
+    env = {"AGENT_ROOM_HOME": str(pg_home), "PATH": "/bin:/usr/bin", "AGENT_ROOM_MCP": "off"}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", OPENED_BY, "watch"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        wait_for(lambda: listening(str(pg_home)), timeout=30, what="the watch delivering")
+    finally:
+        proc.terminate()
+        _out, err = proc.communicate(timeout=30)
+    assert err.decode().splitlines()[-1] == "opened: PsycopgConnection"
+
+
+def test_a_hook_and_send_reach_the_room_through_the_binding(
+    pg_home: Path, agent_proc: subprocess.Popen[bytes]
+) -> None:
+    env = {"AGENT_ROOM_HOME": str(pg_home), "PATH": "/bin", "CLAUDE_PID": str(agent_proc.pid)}
+    payload = json.dumps(new_session("SessionStart")).encode()
+    hooked = subprocess.run(
+        [sys.executable, "-c", OPENED_BY, "hook", "SessionStart"],
+        input=payload, env=env, capture_output=True, check=True,
+    )  # fmt: skip
+    assert hooked.stderr.decode().splitlines()[-1] == "opened: PgConnection"
+    room = Room.open({"AGENT_ROOM_HOME": str(pg_home)})
+    (joined,) = [m["name"] for m in room.store.members()]
+    room.join("web")
+    room.close()
+    sent = subprocess.run(
+        [sys.executable, "-c", OPENED_BY, "send", "@web", "hello"],
+        env={**env, "AGENT_ROOM_NAME": joined}, capture_output=True, check=True,
+    )  # fmt: skip
+    assert sent.stderr.decode().splitlines()[-1] == "opened: PgConnection"
+
+
+def test_the_console_and_the_mcp_server_keep_the_room_on_psycopg(pg_home: Path) -> None:
+    settings = ConsoleSettings.load({"AGENT_ROOM_HOME": str(pg_home)})
+    console_room = make_app(settings, mux=FakeMux(), probe=Probe()).open_room()
+    served = Rooms({"AGENT_ROOM_HOME": str(pg_home)})
+    try:
+        assert isinstance(console_room.store.conn, PsycopgConnection)
+        assert isinstance(served.get().store.conn, PsycopgConnection)
+    finally:
+        console_room.close()
+        served.drop()

@@ -21,7 +21,8 @@ import pytest
 from agent_room.room.service import Room
 from agent_room.turn.core.errors import RoomUnavailable
 from agent_room.turn.hooks import HOOK_BUDGET, _passing
-from agent_room.turn.store.postgres import _unopened
+from agent_room.turn.store.engine import describe
+from agent_room.turn.store.postgres import unopened
 from tests.conftest import Cli, throwaway_cluster, write_room_conf
 from tests.fakes import IdleMux
 from tests.hooks.conftest import Hook, new_session, one_logged_line, room_rows
@@ -107,17 +108,26 @@ def test_send_fails_clearly_and_nothing_is_lost(down: tuple[Path, Cluster]) -> N
     assert bodies == ["acknowledged before the outage", "after the outage"]
 
 
+@pytest.mark.parametrize("long_lived", [True, False], ids=["psycopg", "libpq"])
 def test_a_workers_connection_comes_back_with_the_server(
-    tmp_path: Path, own_cluster: Cluster
+    tmp_path: Path, own_cluster: Cluster, long_lived: bool
 ) -> None:
+    """On either client (a worker's is psycopg's; the libpq binding's behaves alike):
+    the server gone is said as the room unreachable, and the next statement once it is
+    back opens the connection again."""
     home = tmp_path / "room"
     write_room_conf(home, own_cluster.new_room(f"room_{time.monotonic_ns()}"))
-    room = Room.open({"AGENT_ROOM_HOME": str(home)})
+    room = Room.open({"AGENT_ROOM_HOME": str(home)}, long_lived=long_lived)
     room.join("api")
     own_cluster.stop("immediate")
     try:
-        with pytest.raises(sqlite3.OperationalError, match="unreachable"):
+        with pytest.raises(sqlite3.OperationalError) as gone:
             room.store.members()
+        assert str(gone.value) == (
+            f"the room's database {describe(room.store.url or '')} is unreachable"
+        )
+        with pytest.raises(sqlite3.OperationalError, match="unreachable"):
+            room.store.members()  # still away: opening it again fails alike
     finally:
         own_cluster.start()
 
@@ -246,7 +256,8 @@ def test_ten_seconds_without_the_server_lose_nothing(
         alive=lambda *_: True,
     )
     typist = IdleMux()
-    worker = Deliverer(Room.open({"AGENT_ROOM_HOME": str(home)}), typist, AliveProbe())  # type: ignore[arg-type]
+    worker_room = Room.open({"AGENT_ROOM_HOME": str(home)}, long_lived=True)  # as watch's
+    worker = Deliverer(worker_room, typist, AliveProbe())  # type: ignore[arg-type]
     stop = threading.Event()
     problems: list[str | None] = []
     thread = threading.Thread(
@@ -315,6 +326,6 @@ def test_a_restarting_server_is_a_passing_fault_and_a_refusal_is_not(
     """A server that answers while it restarts (SQLSTATE 57P03) is not there yet: a hook
     tries again within its budget, as for one that does not answer. A wrong password or
     database is said at once."""
-    problem = RoomUnavailable(_unopened("PostgreSQL at db:5432", answer))
+    problem = RoomUnavailable(unopened("PostgreSQL at db:5432", answer))
     assert _passing(problem) is passing
     assert "\n" not in str(problem)

@@ -12,7 +12,7 @@ import pytest
 from agent_room.core.usage import ROOM, Record, Tokens
 from agent_room.core.usage_records import Client
 from agent_room.room.budgets import Budgets
-from agent_room.room.service import Room
+from agent_room.room.service import Room, connect_long_lived
 from agent_room.store import usage as store_usage
 from agent_room.store.usage import Priced
 from agent_room.turn.room.delivery import deliver_at_stop
@@ -28,7 +28,7 @@ from tests.workers.test_notifier import Recording
 def room(room_home: Path) -> Iterator[Room]:
     clock = Clock()
     clock.now = 1_795_000_000.0  # 2026-11-18, early in the UTC day
-    opened = Room(SqliteStore(str(room_home)), clock=clock)
+    opened = Room(SqliteStore(str(room_home), open_postgres=connect_long_lived), clock=clock)
     opened.join("backend")
     opened.join("frontend", pane="%1")
     yield opened

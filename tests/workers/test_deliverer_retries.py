@@ -18,7 +18,7 @@ from agent_room.core.delivery import (
     RETRY_AFTER,
     settle_for,
 )
-from agent_room.room.service import Room
+from agent_room.room.service import Room, connect_long_lived
 from agent_room.room.views import audit_events
 from agent_room.turn.core.errors import PaneUnavailable
 from agent_room.turn.room.delivery import receive
@@ -89,7 +89,7 @@ def clock() -> Clock:
 
 @pytest.fixture
 def room(room_home: Path, clock: Clock) -> Iterator[Room]:
-    opened = Room(SqliteStore(str(room_home)), clock=clock)
+    opened = Room(SqliteStore(str(room_home), open_postgres=connect_long_lived), clock=clock)
     opened.join("backend")
     opened.join("frontend", pane="%1")
     yield opened

@@ -18,7 +18,7 @@ from agent_room.adapters import inotify
 from agent_room.adapters.claude_native import FileRegistry
 from agent_room.core.heal import GRACE, IDLE_RECHECK, RECHECK, REGISTRY_GRACE, STALE_AFTER
 from agent_room.core.native import NativeSession
-from agent_room.room.service import Room
+from agent_room.room.service import Room, connect_long_lived
 from agent_room.turn.room.registry import Registry, SessionFacts
 from agent_room.turn.store.sqlite import SqliteStore
 from agent_room.workers.healer import Healer
@@ -55,7 +55,7 @@ def clock() -> FrozenClock:
 
 @pytest.fixture
 def room(room_home: Path, clock: FrozenClock, tmp_path: Path) -> Iterator[Room]:
-    opened = Room(SqliteStore(str(room_home)), clock=clock)
+    opened = Room(SqliteStore(str(room_home), open_postgres=connect_long_lived), clock=clock)
     Registry(opened, AliveProbe()).register(
         SessionFacts(
             session_id=SESSION,

@@ -20,7 +20,7 @@ from tests.poll import wait_for
 
 
 def open_room(home: Path) -> Room:
-    return Room.open({"AGENT_ROOM_HOME": str(home)})
+    return Room.open({"AGENT_ROOM_HOME": str(home)}, long_lived=True)
 
 
 def _register_live(room: Room, name: str) -> subprocess.Popen[bytes]:

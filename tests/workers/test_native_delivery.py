@@ -28,7 +28,7 @@ from agent_room.adapters.claude_peer import PeerSocket
 from agent_room.adapters.processes import SystemProbe
 from agent_room.core.delivery import RECEIPT_TIMEOUT
 from agent_room.core.native import SETTING, SOCKET_WAIT, NativeSession, SocketFacts
-from agent_room.room.service import Room
+from agent_room.room.service import Room, connect_long_lived
 from agent_room.store.settings import SettingsStore
 from agent_room.turn.room.delivery import receive
 from agent_room.turn.room.registry import Registry, SessionFacts
@@ -153,7 +153,7 @@ def client(folder: Path) -> Iterator[Client]:
 
 @pytest.fixture
 def room(room_home: Path, clock: Clock) -> Iterator[Room]:
-    opened = Room(SqliteStore(str(room_home)), clock=clock)
+    opened = Room(SqliteStore(str(room_home), open_postgres=connect_long_lived), clock=clock)
     opened.join("backend")
     Registry(opened, AliveProbe()).register(
         SessionFacts(

@@ -13,7 +13,7 @@ import pytest
 
 from agent_room.adapters.reach import CommandChannel
 from agent_room.core.attention import Alert, NotifyPolicy
-from agent_room.room.service import Room
+from agent_room.room.service import Room, connect_long_lived
 from agent_room.turn.store.sqlite import SqliteStore
 from agent_room.workers.notifier import NOTIFIED, Notifier
 from tests.conftest import Cli
@@ -35,7 +35,7 @@ def clock() -> Clock:
 
 @pytest.fixture
 def timed_room(room_home: Path, clock: Clock) -> Iterator[Room]:
-    opened = Room(SqliteStore(room_home), clock=clock)
+    opened = Room(SqliteStore(room_home, open_postgres=connect_long_lived), clock=clock)
     yield opened
     opened.close()
 

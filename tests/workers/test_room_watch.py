@@ -80,7 +80,7 @@ def test_the_workers_of_a_process_share_one_watch(room: Room, shared: RoomWatch)
     before = _watchers()
     stop = threading.Event()
     env = {"AGENT_ROOM_HOME": room.home}
-    delivery_room, injector_room = Room.open(env), Room.open(env)
+    delivery_room, injector_room = Room.open(env, long_lived=True), Room.open(env, long_lived=True)
     deliverer = Deliverer(delivery_room, FakeMux(), SystemProbe(), room_watch=shared)
     injector = Injector(injector_room, SystemProbe(), room_watch=shared)
     threads = [threading.Thread(target=w.run, args=(stop,)) for w in (deliverer, injector)]
@@ -167,7 +167,7 @@ def test_on_postgresql_a_lease_renewed_notifies_nobody(tmp_path: Path, pg_cluste
     lease is one (an event), its renewals are not."""
     home = tmp_path / "pgroom"
     write_room_conf(home, pg_cluster.new_room(f"room_{time.monotonic_ns()}"))
-    room = Room.open({"AGENT_ROOM_HOME": str(home)})
+    room = Room.open({"AGENT_ROOM_HOME": str(home)}, long_lived=True)
     watch = RoomWatch(str(home), debounce=10, step=5, stop=threading.Event())
     listener = Counter()
 

@@ -62,7 +62,7 @@ def opened(room_home: Path) -> Iterator[Callable[[], Room]]:
     rooms: list[Room] = []
 
     def open_room() -> Room:
-        rooms.append(Room.open({"AGENT_ROOM_HOME": str(room_home)}))
+        rooms.append(Room.open({"AGENT_ROOM_HOME": str(room_home)}, long_lived=True))
         return rooms[-1]
 
     yield open_room

@@ -69,7 +69,7 @@ def test_a_file_in_the_fifos_place_is_never_written(room: Room) -> None:
 
 
 def _running(room_home: str) -> tuple[Deliverer, Callable[[], None]]:
-    own = Room.open({"AGENT_ROOM_HOME": room_home})
+    own = Room.open({"AGENT_ROOM_HOME": room_home}, long_lived=True)
     mux = FakeMux()
     worker = Deliverer(own, mux, SystemProbe())
     stop = threading.Event()

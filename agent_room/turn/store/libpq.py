@@ -59,6 +59,12 @@ class PgError(Exception):
         """The connection is lost (the server gone, the network down)."""
 
 
+def lost(sqlstate: str) -> bool:
+    """Whether an error's SQLSTATE says the connection is lost: a connection exception
+    (class 08), or the server shutting down, crashed or not yet accepting connections."""
+    return sqlstate.startswith("08") or sqlstate in ("57P01", "57P02", "57P03")
+
+
 def _load() -> Any:
     """libpq, loaded once per process."""
     global _lib  # noqa: PLW0603 - loaded once per process, on first use
@@ -369,8 +375,7 @@ class Connection:
         primary = lib.PQresultErrorField(result, _PRIMARY)
         whole = lib.PQresultErrorMessage(result) or lib.PQerrorMessage(self.handle) or b""
         message = (primary or whole).decode(errors="replace").strip()
-        broken = self.broken or state.startswith("08") or state in ("57P01", "57P02", "57P03")
-        return PgError(state, message, broken=broken)
+        return PgError(state, message, broken=self.broken or lost(state))
 
     def close(self) -> None:
         """Let the server go."""

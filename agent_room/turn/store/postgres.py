@@ -26,13 +26,23 @@ import _sqlite3 as sqlite3  # its errors; the package would load datetime (see s
 from agent_room.turn.core.errors import UNREACHABLE_PREFIX, RoomUnavailable
 from agent_room.turn.store.db import _statements
 from agent_room.turn.store.engine import describe
-from agent_room.turn.store.libpq import Connection, PgError, Result, lock_timeout, opening
+from agent_room.turn.store.libpq import Connection, PgError, lock_timeout, opening
 from agent_room.turn.store.schema import SCHEMA_VERSION
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # not at run time: ``typing`` loads ``re``, 4 ms of every hook
-    from collections.abc import Callable, Iterator
-    from typing import Any
+    from collections.abc import Callable, Iterator, Sequence
+    from typing import Any, Protocol, Self
+
+    class Migratable(Protocol):
+        """A room's connection, either client's (what ``migrate`` needs)."""
+
+        @property
+        def in_transaction(self) -> bool: ...
+
+        def run(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+            """Run one statement; its rows (``sqlite3`` errors)."""
+
 
 CHANNEL = "agent_room"
 """LISTEN/NOTIFY channel of the wake-ups; the payload is the room's schema and a host
@@ -84,7 +94,9 @@ session runs on (empty for the rest; no tab where there is no such host, as for 
 on one machine): each host's deliverer passes over other hosts' wake-ups."""
 
 
-def _migrate(conn: Connection, where: str, version: int | None) -> None:
+def migrate(conn: Migratable, where: str, version: int | None) -> None:
+    """Bring the room to this agent-room's schema (made first if ``version`` is
+    ``None``), over either client's connection."""
     if version == SCHEMA_VERSION:
         return
     if version is not None and version > SCHEMA_VERSION:
@@ -94,28 +106,28 @@ def _migrate(conn: Connection, where: str, version: int | None) -> None:
         )
     from agent_room.turn.store.postgres_schema import MAKE_SCHEMA, MIGRATIONS
 
-    conn.execute("BEGIN")
+    conn.run("BEGIN")
     try:
         if version is None:
-            conn.execute(MAKE_SCHEMA)
-        conn.execute("SELECT pg_advisory_xact_lock(hashtext(current_schema() || ':schema'))")
+            conn.run(MAKE_SCHEMA)
+        conn.run("SELECT pg_advisory_xact_lock(hashtext(current_schema() || ':schema'))")
 
         for statement in _statements(_COMPAT):
-            conn.execute(statement)
-        rows = conn.execute("SELECT version FROM agent_room_schema").rows
+            conn.run(statement)
+        rows = conn.run("SELECT version FROM agent_room_schema")
         version = int(rows[0][0]) if rows else 0
         for index in range(version, SCHEMA_VERSION):
             for statement in MIGRATIONS[index].split(";\n"):
                 if statement.strip():
-                    conn.execute(statement)
+                    conn.run(statement)
         for statement in _statements(_WAKE):
-            conn.execute(statement)
-        conn.execute("DELETE FROM agent_room_schema")
-        conn.execute("INSERT INTO agent_room_schema (version) VALUES ($1)", [SCHEMA_VERSION])
-        conn.execute("COMMIT")
+            conn.run(statement)
+        conn.run("DELETE FROM agent_room_schema")
+        conn.run("INSERT INTO agent_room_schema (version) VALUES ($1)", [SCHEMA_VERSION])
+        conn.run("COMMIT")
     except BaseException:
         if conn.in_transaction:
-            conn.execute("ROLLBACK")
+            conn.run("ROLLBACK")
         raise
 
 
@@ -137,25 +149,39 @@ class PgRow(tuple):  # type: ignore[type-arg]
         return list(self.columns)
 
 
+def row_maker(columns: Sequence[str]) -> Callable[[Sequence[Any]], PgRow]:
+    """Makes a result's rows, whose columns are ``columns`` (the first of two equal
+    names wins, as in ``sqlite3.Row``)."""
+    index: dict[str, int] = {}
+    for position, name in enumerate(columns):
+        index.setdefault(name, position)
+
+    def make(values: Sequence[Any]) -> PgRow:
+        row = PgRow(values)
+        row.columns = index
+        return row
+
+    return make
+
+
 class PgCursor:
     """The part of ``sqlite3.Cursor`` the store uses, over rows already fetched."""
 
-    def __init__(self, result: Result) -> None:
-        self.rowcount = result.rowcount
+    def __init__(self, columns: Sequence[str], rows: list[PgRow], rowcount: int) -> None:
+        self.rowcount = rowcount
         self.description: list[tuple[str | None, ...]] | None = None
-        self._rows: list[PgRow] = []
-        if result.columns:
-            self.description = [
-                (name, None, None, None, None, None, None) for name in result.columns
-            ]
-            index: dict[str, int] = {}
-            for position, name in enumerate(result.columns):
-                index.setdefault(name, position)
-            for values in result.rows:
-                row = PgRow(values)
-                row.columns = index
-                self._rows.append(row)
+        if columns:
+            self.description = [(name, None, None, None, None, None, None) for name in columns]
+        self._rows = rows
         self._next = 0
+
+    @classmethod
+    def of(cls, columns: Sequence[str], rows: Sequence[Any], count: int) -> Self:
+        """The cursor of a statement's result."""
+        if rows and not isinstance(rows[0], PgRow):
+            make = row_maker(columns)
+            rows = [make(values) for values in rows]
+        return cls(columns, list(rows), count)
 
     def fetchone(self) -> PgRow | None:
         if self.description is None or self._next >= len(self._rows):
@@ -177,22 +203,28 @@ class PgCursor:
         return iter(self.fetchall())
 
 
-_NO_TABLE = "42P01"
+NO_TABLE = "42P01"
 """SQLSTATE of a table that does not exist."""
 
 
-def _mapped(exc: PgError, where: str) -> sqlite3.Error:
-    """The ``sqlite3`` error its callers already handle for a PostgreSQL one."""
-    if exc.sqlstate.startswith("23"):
-        return sqlite3.IntegrityError(exc.message)
-    if exc.sqlstate in ("55P03", "57014", "40P01"):
-        return sqlite3.OperationalError(f"database is locked: {exc.message}")
-    if exc.broken:
+def mapped_error(sqlstate: str, message: str, where: str, *, broken: bool) -> sqlite3.Error:
+    """The ``sqlite3`` error its callers already handle for a PostgreSQL one, whichever
+    client met it: its SQLSTATE, its message, and whether the connection is lost."""
+    if sqlstate.startswith("23"):
+        return sqlite3.IntegrityError(message)
+    if sqlstate in ("55P03", "57014", "40P01"):
+        return sqlite3.OperationalError(f"database is locked: {message}")
+    if broken:
         return sqlite3.OperationalError(f"{UNREACHABLE_PREFIX}{where} is unreachable")
-    return sqlite3.OperationalError(exc.message)
+    return sqlite3.OperationalError(message)
 
 
-def _unopened(where: str, message: str) -> str:
+def _mapped(exc: PgError, where: str) -> sqlite3.Error:
+    """``mapped_error`` for the libpq binding's error."""
+    return mapped_error(exc.sqlstate, exc.message, where, broken=exc.broken)
+
+
+def unopened(where: str, message: str) -> str:
     """One line for a connection that failed: libpq's reason spans lines (the server's
     answer first, then where the password came from), and a server that answered
     (a wrong password, no such role or database) is not unreachable."""
@@ -220,7 +252,7 @@ _WHERE_PASSWORDS_GO = (
 )
 
 
-_BEGIN_WRITE = "BEGIN; SELECT pg_advisory_xact_lock(hashtext(current_schema() || ':write'))"
+BEGIN_WRITE = "BEGIN; SELECT pg_advisory_xact_lock(hashtext(current_schema() || ':write'))"
 """``BEGIN IMMEDIATE``: a transaction holding the room's writers' lock, in one round trip."""
 
 
@@ -236,13 +268,13 @@ class PgConnection:
         self.timeout = timeout
         self._trace: Callable[[str], object] | None = None
         self.raw = self._open()
-        _migrate(self.raw, self.where, self._version(self.raw))
+        migrate(self, self.where, self._version(self.raw))
 
     def _open(self) -> Connection:
         try:
             conn = Connection(*opening(self.url, self.timeout))
         except PgError as exc:
-            raise RoomUnavailable(_unopened(self.where, exc.message)) from None
+            raise RoomUnavailable(unopened(self.where, exc.message)) from None
         return conn
 
     def _version(self, conn: Connection) -> int | None:
@@ -250,7 +282,7 @@ class PgConnection:
         statement, which also set its lock timeout (every process of the room asks:
         one round trip, sent while a hook still imports; a second for a new room)."""
         if isinstance(conn.first, PgError):
-            if conn.first.sqlstate != _NO_TABLE:
+            if conn.first.sqlstate != NO_TABLE:
                 raise conn.first
             conn.script(lock_timeout(self.timeout))
             return None
@@ -271,9 +303,10 @@ class PgConnection:
             return self._run("SELECT version FROM agent_room_schema", [])
         if sql == "BEGIN IMMEDIATE":
             try:
-                return PgCursor(self.raw.script(_BEGIN_WRITE))
+                self.raw.script(BEGIN_WRITE)
             except PgError as exc:
                 raise _mapped(exc, self.where) from None
+            return PgCursor([], [], -1)
         return self._run(sql, list(params))
 
     def executemany(self, sql: str, seq: Any) -> None:
@@ -285,11 +318,19 @@ class PgConnection:
         """Hand each statement (as the store wrote it) to ``callback``, as SQLite does."""
         self._trace = callback
 
-    def _run(self, text: str, params: list[Any]) -> PgCursor:
+    def run(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """One statement: its rows."""
         try:
-            return PgCursor(self.raw.execute(text, params))
+            return self.raw.execute(sql, params).rows
         except PgError as exc:
             raise _mapped(exc, self.where) from None
+
+    def _run(self, text: str, params: list[Any]) -> PgCursor:
+        try:
+            result = self.raw.execute(text, params)
+        except PgError as exc:
+            raise _mapped(exc, self.where) from None
+        return PgCursor.of(result.columns, result.rows, result.rowcount)
 
     def _reconnect(self) -> None:
         try:

@@ -13,12 +13,19 @@ from agent_room.turn.store.params import Params
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Protocol
 
     from agent_room.turn.store.home import StrPath
 
     Row = dict[str, Any]
     """A row as the store returns it: column name to value."""
+
+    class PostgresConnector(Protocol):
+        """Opens the room at a PostgreSQL URL behind the ``sqlite3`` interface the store
+        speaks (``store.postgres``), migrated to the current schema; raises
+        ``RoomUnavailable`` when it cannot."""
+
+        def __call__(self, url: str, *, timeout: float) -> Any: ...
 
 
 def rows(cursor: sqlite3.Cursor) -> list[Row]:
@@ -73,9 +80,21 @@ def json_object(data: dict[str, Any], p: Params, function: str = "json_object") 
 
 
 class StoreBase:
-    """Owns the connection to ``<home>/room.db``."""
+    """Owns the connection to ``<home>/room.db``, or to the room's PostgreSQL database.
 
-    def __init__(self, home: StrPath, *, timeout: float = 10.0) -> None:
+    A room on PostgreSQL is reached through ``open_postgres``: the turn path's libpq
+    binding unless the caller gives another. The long-lived processes (the console,
+    ``watch``, the MCP server) give psycopg's (``agent_room.room.service.connect_long_lived``);
+    a hook, ``send`` or another short command gives none, and never loads psycopg.
+    """
+
+    def __init__(
+        self,
+        home: StrPath,
+        *,
+        timeout: float = 10.0,
+        open_postgres: PostgresConnector | None = None,
+    ) -> None:
         self.home = os.fspath(home)
         self.timeout = timeout
         self.host = host_id()
@@ -85,7 +104,7 @@ class StoreBase:
         if self.url is None:
             self.conn = connect(home, timeout=timeout)
         else:
-            self.conn = _connect_postgres(self.home, self.url, timeout)
+            self.conn = _connect_postgres(self.home, self.url, timeout, open_postgres)
         self._files = _files(self.home)
 
     @property
@@ -159,14 +178,20 @@ class StoreBase:
         return True
 
 
-def _connect_postgres(home: str, url: str, timeout: float) -> sqlite3.Connection:
+def _connect_postgres(
+    home: str, url: str, timeout: float, connector: PostgresConnector | None
+) -> sqlite3.Connection:
     """The room on PostgreSQL, behind the ``sqlite3`` interface the store speaks (see
-    ``store.postgres``); the room directory stays, private, for this host's own files."""
-    from agent_room.turn.store.postgres import connect as connect_postgres
+    ``store.postgres``), through ``connector`` (else the libpq binding); the room
+    directory stays, private, for this host's own files."""
+    if connector is None:
+        from agent_room.turn.store.postgres import connect
+
+        connector = connect
 
     ensure_room_dir(home)
     notices_to_log(home)
-    conn: Any = connect_postgres(url, timeout=timeout)
+    conn: Any = connector(url, timeout=timeout)
     return conn  # type: ignore[no-any-return]
 
 
