@@ -65,7 +65,7 @@ def _outcome(conn: Any, sql: str, params: Any = ()) -> Any:
         cursor = conn.execute(sql, params)
         rows = cursor.fetchall()
         named = [dict(zip(row.keys(), row, strict=True)) for row in rows]
-        return [tuple(row) for row in rows], named, cursor.rowcount, cursor.lastrowid
+        return [tuple(row) for row in rows], named, cursor.rowcount
     except sqlite3.Error as exc:
         return type(exc), str(exc)
     finally:
@@ -75,15 +75,15 @@ def _outcome(conn: Any, sql: str, params: Any = ()) -> Any:
 
 STATEMENTS = [
     (
-        "SELECT ? AS a, ? AS b, ? AS c, ? AS d, ? AS e, CAST(2.5 AS numeric) AS f,"
-        " CAST(7 AS numeric) AS g, NULL AS h, json_object('k', ?) AS j",
+        "SELECT $1 AS a, $2 AS b, $3 AS c, $4 AS d, $5 AS e, CAST(2.5 AS numeric) AS f,"
+        " CAST(7 AS numeric) AS g, NULL AS h, json_build_object('k', $6) AS j",
         (-(2**40), 0.1, True, "é ✓ \\ '", None, 3),
     ),
     ("SELECT sum(x) AS total, avg(x) AS mean FROM (VALUES (1), (2)) v(x)", ()),
-    ("SELECT name, state FROM sessions WHERE name = :name", {"name": "nobody"}),
-    ("INSERT INTO events (at, kind, actor) VALUES (?, ?, ?)", (1.5, "test", "api")),
+    ("SELECT name, state FROM sessions WHERE name = $1", ("nobody",)),
+    ("INSERT INTO events (at, kind, actor) VALUES ($1, $2, $3) RETURNING id", (1.5, "t", "a")),
     ("UPDATE events SET kind = kind WHERE id < 0", ()),
-    ("SELECT * FROM events ORDER BY id LIMIT ?", (-1,)),
+    ("SELECT * FROM events ORDER BY id LIMIT $1", (5,)),
     ("PRAGMA user_version", ()),
     ("INSERT INTO sessions (session_id) VALUES (NULL)", ()),  # a constraint
     ("SELECT nothing FROM sessions", ()),  # a mistake of the statement
@@ -171,7 +171,10 @@ def test_statements_psycopg_prepared_outlive_a_migration_by_another_process(
     on a new connection; inside one, that transaction fails and the next one works."""
     conn = psycopg_conn.connect(pg_url, timeout=2.0)
     newer = postgres.connect(pg_url, timeout=2.0)
-    hosts, sessions = "SELECT * FROM hosts WHERE host = ?", "SELECT * FROM sessions WHERE name = ?"
+    hosts, sessions = (
+        "SELECT * FROM hosts WHERE host = $1",
+        "SELECT * FROM sessions WHERE name = $1",
+    )
     repeats = (psycopg_conn.PREPARE_THRESHOLD or 0) + 2
     try:
         for _ in range(repeats):
