@@ -178,8 +178,6 @@ class PsycopgConnection:
             self._trace(sql)
         if (self._stale or self.raw.broken or self.raw.closed) and not self.in_transaction:
             self._reconnect()
-        if sql == "PRAGMA user_version":  # the schema's version, as SQLite keeps it
-            return self._run("SELECT version FROM agent_room_schema", ())
         if sql == "BEGIN IMMEDIATE":
             self._run(BEGIN_WRITE, ())  # no parameters: one round trip for both
             return PgCursor([], [], -1)

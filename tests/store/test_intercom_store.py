@@ -36,8 +36,7 @@ def _session(sid: str, **over: Any) -> dict[str, Any]:
 def test_the_table_is_a_migration_of_its_own(room: Room) -> None:
     assert len(MIGRATIONS) == SCHEMA_VERSION
     assert any("CREATE TABLE intercom_sessions" in m for m in MIGRATIONS)
-    version = room.store.conn.execute("PRAGMA user_version").fetchone()[0]
-    assert version == SCHEMA_VERSION
+    assert room.store.schema_version() == SCHEMA_VERSION
 
 
 def test_a_session_is_claimed_by_one_ask_at_a_time(room: Room) -> None:

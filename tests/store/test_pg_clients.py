@@ -84,7 +84,7 @@ STATEMENTS = [
     ("INSERT INTO events (at, kind, actor) VALUES ($1, $2, $3) RETURNING id", (1.5, "t", "a")),
     ("UPDATE events SET kind = kind WHERE id < 0", ()),
     ("SELECT * FROM events ORDER BY id LIMIT $1", (5,)),
-    ("PRAGMA user_version", ()),
+    ("SELECT version FROM agent_room_schema", ()),
     ("INSERT INTO sessions (session_id) VALUES (NULL)", ()),  # a constraint
     ("SELECT nothing FROM sessions", ()),  # a mistake of the statement
 ]

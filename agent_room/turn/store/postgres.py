@@ -299,8 +299,6 @@ class PgConnection:
             self._trace(sql)
         if self.raw.broken and not self.raw.in_transaction:
             self._reconnect()
-        if sql == "PRAGMA user_version":  # the schema's version, as SQLite keeps it
-            return self._run("SELECT version FROM agent_room_schema", [])
         if sql == "BEGIN IMMEDIATE":
             try:
                 self.raw.script(BEGIN_WRITE)

@@ -112,6 +112,12 @@ class StoreBase:
         """``sqlite`` or ``postgresql``."""
         return "sqlite" if self.url is None else "postgresql"
 
+    def schema_version(self) -> int:
+        """How many of the schema's migrations the room has (``store.schema``)."""
+        if self.url is None:
+            return int(self.conn.execute("PRAGMA user_version").fetchone()[0])
+        return int(self.conn.execute("SELECT version FROM agent_room_schema").fetchone()[0])
+
     def changes(self) -> int | None:
         """The room's change count (see ``write_transaction``): where it stands still,
         nothing but leases and hosts' renewals was written. ``None`` on PostgreSQL,
