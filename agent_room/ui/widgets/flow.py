@@ -85,8 +85,11 @@ class FlowTimeline(KeptCellsTable):
         """The columns shown (a narrow panel leaves some out)."""
 
     def on_mount(self) -> None:
-        """Columns are added when the rows are drawn, fitted to the width."""
+        """Columns are added when the rows are drawn, fitted to the width; the newest
+        event stays in sight (the flow is anchored to its end, wherever the rows' height
+        is settled), unless the reader scrolls back."""
         self.watch(self.app, "theme", lambda _t: self._redraw(force=True), init=False)
+        self.anchor()
 
     def on_resize(self) -> None:
         """The message column takes a new width (a resize also comes when rows are added:
