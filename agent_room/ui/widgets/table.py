@@ -24,6 +24,7 @@ from typing import Any
 
 from rich.segment import Segment
 from rich.style import Style
+from rich.text import Text
 from textual._two_way_dict import TwoWayDict
 from textual.cache import LRUCache
 from textual.widgets import DataTable
@@ -49,6 +50,9 @@ class KeptCellsTable(DataTable[object]):
         super().__init__(**options)
         self._kept: LRUCache[tuple[Any, ...], tuple[object, int, Lines]] = LRUCache(KEPT_CELLS)
         """(value, row index, lines) of each cell drawn, by its key, column and looks."""
+        self._shared: LRUCache[tuple[Any, ...], tuple[int, Lines]] = LRUCache(KEPT_CELLS)
+        """(row index, lines) of a cell drawn, by what it shows, its column and looks: a
+        new cell showing the same as one drawn before takes its lines."""
 
     def update_cell(
         self,
@@ -131,10 +135,58 @@ class KeptCellsTable(DataTable[object]):
                 return kept[2]
             lines = _moved(kept[2], row_index, column_index)
         else:
-            lines = super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
+            looks = (header, *key[1:])
+            like = self._drawn_like(value, looks, row_index, column_index)
+            if like is None:
+                like = super()._render_cell(
+                    row_index, column_index, base_style, width, cursor, hover
+                )
+                self._shared_set(value, looks, row_index, like)
+            lines = like
         self._kept.discard(key)  # ``set`` leaves a key's old value in place
         self._kept.set(key, (value, row_index, lines))
         return lines
+
+    def _drawn_like(
+        self, value: object, looks: tuple[Any, ...], row_index: int, column_index: int
+    ) -> Lines | None:
+        """The lines of a cell of another row that shows the same in the same column and
+        looks (a flow's status, route or message repeats from row to row), with this
+        cell's place stamped on; None if there is none."""
+        content = _content(value)
+        if content is None:
+            return None
+        shared = self._shared.get((content, looks))
+        if shared is None:
+            return None
+        drawn_at, lines = shared
+        return lines if drawn_at == row_index else _moved(lines, row_index, column_index)
+
+    def _shared_set(
+        self, value: object, looks: tuple[Any, ...], row_index: int, lines: Lines
+    ) -> None:
+        content = _content(value)
+        if content is not None:
+            self._shared.set((content, looks), (row_index, lines))
+
+
+def _content(value: object) -> tuple[object, ...] | None:
+    """What a cell shows, as a key: its text, styles and how it is laid out (None for a
+    value other than text)."""
+    if isinstance(value, str):
+        return ("str", value)
+    if type(value) is Text:
+        return (
+            value.plain,
+            value.style,
+            tuple(value.spans),
+            value.justify,
+            value.overflow,
+            value.no_wrap,
+            value.end,
+            value.tab_size,
+        )
+    return None
 
 
 @lru_cache(maxsize=KEPT_CELLS)
