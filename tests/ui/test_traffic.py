@@ -19,6 +19,7 @@ from agent_room.ui.widgets.traffic import (
     SHADES,
     Grid,
     KeptMatrix,
+    ShrunkMatrix,
     TrafficMatrix,
     busiest_names,
     shade,
@@ -94,6 +95,41 @@ def test_the_matrix_drawn_by_hand_is_richs_table_wherever_it_fits() -> None:
         assert [line[:-1] for line in by_hand] == table  # each ends with its new line
         drawn += 1
     assert drawn > 100
+
+
+def test_a_matrix_too_wide_is_drawn_cell_by_cell_as_richs_table_shrinks_it() -> None:
+    """Where the matrix does not fit its natural widths, Rich's table measures the columns
+    (once for each set of labels and width) and each line is put together of cells drawn
+    by Rich once: segment for segment the table, labels cut with an ellipsis, columns
+    shrunk to nothing and lines cut at the panel's edge included."""
+    rng = random.Random(27)
+    shrunk = 0
+    for _ in range(400):
+        n = rng.randint(1, MAX_NAMES)
+        names = ["agent0", "backen", "fr", "ü", "测试", "[b]x"]
+        labels = tuple(rng.choice(names) for _ in range(n))
+        rows = tuple(
+            (
+                rng.choice(["@agent03", "@backend", "@frontend1", "@测试", "@[i]x"]),
+                tuple(rng.choice(SHADES[1:] + EMPTY) for _ in range(n)),
+            )
+            for _ in range(n)
+        )
+        grid = Grid(labels, rows, rng.choice(["#ff0000", "", "bold blue"]))
+        width = rng.randint(8, 70)
+        console = Console(width=width, color_system="truecolor")
+        matrix = ShrunkMatrix()
+        widths = matrix.widths(grid, console, console.options)
+        if grid.natural_widths(width) is not None or widths[0] <= 1:
+            continue  # drawn by hand, or a sliver that Rich's table draws whole
+        table = console.render_lines(KeptMatrix(grid), console.options, pad=False)
+        lines = [
+            matrix.header(grid, widths, console, console.options),
+            *(matrix.row(grid, row, widths, console, console.options) for row in rows),
+        ]
+        assert [line[:-1] for line in lines] == table
+        shrunk += 1
+    assert shrunk > 100
 
 
 def _traffic(step: int, agents: int = 10) -> tuple[Edge, ...]:

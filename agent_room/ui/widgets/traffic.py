@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from functools import partial
 
 from rich.cells import cell_len
-from rich.console import Console, ConsoleOptions, RenderResult
+from rich.console import Console, ConsoleOptions, JustifyMethod, RenderableType, RenderResult
+from rich.padding import Padding
 from rich.segment import Segment
 from rich.style import Style
 from rich.table import Table
@@ -102,8 +103,10 @@ class TrafficMatrix(Widget):
         """The width, base style and traffic colour the lines were drawn for."""
         self._kept: dict[object, list[Strip]] = {}
         """The lines of each matrix row, edge line and header, by what they show."""
+        self._shrunk = ShrunkMatrix()
+        """The columns and cells of a matrix too wide for its natural columns."""
         self._matrix: KeptMatrix | None = None
-        """The Rich table of a matrix too wide for its natural columns, as last drawn."""
+        """Rich's table of a matrix in a sliver of a panel, as last drawn."""
 
     def on_mount(self) -> None:
         """Redraw in the new colours when the theme changes."""
@@ -193,12 +196,19 @@ class TrafficMatrix(Widget):
         )
         blocks: list[tuple[object, Callable[[], Iterable[Segment]]]] = []
         widths = grid.natural_widths(width)
-        if widths is None:  # too narrow: Rich shrinks the columns
+        shrunk = self._shrunk.widths(grid, console, options) if widths is None else None
+        if shrunk is not None and shrunk[0] <= 1:  # a sliver: Rich's table, as it is
             if self._matrix is None or self._matrix.grid != grid:
                 self._matrix = KeptMatrix(grid)
             matrix = self._matrix
             blocks.append((("matrix", grid), lambda: console.render(matrix, options)))
-        else:
+        elif shrunk is not None:  # too narrow: Rich shrinks the columns; cells by Rich
+            header = partial(self._shrunk.header, grid, shrunk, console, options)
+            blocks.append((("shrunk header", grid.columns, shrunk), header))
+            for row in grid.rows:
+                drawn = partial(self._shrunk.row, grid, row, shrunk, console, options)
+                blocks.append((("shrunk row", row, shrunk, colour), drawn))
+        elif widths is not None:
             blocks.append((("header", grid.columns, widths), lambda: grid.header(widths)))
             for row in grid.rows:
                 blocks.append((("row", row, widths, colour), partial(grid.row, row, widths)))
@@ -280,6 +290,94 @@ def _styled(segments: Iterable[Segment], base: Style, width: int) -> list[list[S
             segments, width, include_new_lines=False, pad=False
         )
     ]
+
+
+class ShrunkMatrix:
+    """A matrix too wide for its natural columns, as Rich's table draws it: the columns'
+    widths measured by the table once for each set of labels and width (every shade is
+    one cell wide), then each line put together of its cells, each drawn by Rich once
+    (a Rich table measures and draws every cell at each drawing)."""
+
+    def __init__(self) -> None:
+        self._widths: dict[tuple[object, ...], tuple[int, ...]] = {}
+        self._cells: dict[tuple[object, ...], list[Segment]] = {}
+
+    def widths(self, grid: Grid, console: Console, options: ConsoleOptions) -> tuple[int, ...]:
+        """Each column's width with its padding, as the table gives them."""
+        key = (grid.columns, tuple(label for label, _ in grid.rows), options.max_width)
+        found = self._widths.get(key)
+        if found is None:
+            if len(self._widths) > KEPT_LINES:
+                self._widths.clear()
+            table = KeptMatrix(grid).table()
+            measured = options.update(height=None).update_width(options.max_width)
+            found = self._widths[key] = tuple(table._calculate_column_widths(console, measured))
+        return found
+
+    def header(
+        self, grid: Grid, widths: tuple[int, ...], console: Console, options: ConsoleOptions
+    ) -> list[Segment]:
+        """The header line."""
+        style = console.get_style("table.header")
+        cells = [(CORNER, CORNER, style), *((label, label, style) for label in grid.columns)]
+        return self._line(cells, widths, console, options)
+
+    def row(
+        self,
+        grid: Grid,
+        row: tuple[str, tuple[str, ...]],
+        widths: tuple[int, ...],
+        console: Console,
+        options: ConsoleOptions,
+    ) -> list[Segment]:
+        """A sender's line."""
+        label, shades = row
+        plain = console.get_style("")
+        cells: list[tuple[object, RenderableType, Style]] = [
+            (label, label, console.get_style("bold"))
+        ]
+        for mark in shades:
+            style = "dim" if mark == EMPTY else grid.colour
+            cells.append(((mark, style), Text(mark, style=style), plain))
+        return self._line(cells, widths, console, options)
+
+    def _line(
+        self,
+        cells: Sequence[tuple[object, RenderableType, Style]],
+        widths: tuple[int, ...],
+        console: Console,
+        options: ConsoleOptions,
+    ) -> list[Segment]:
+        """A line of cells, each drawn as the table draws it (``Table._render``)."""
+        if len(self._cells) > 4 * KEPT_LINES:
+            self._cells.clear()
+        table_options = options.update(width=sum(widths), highlight=False, height=None)
+        last = len(cells) - 1
+        line: list[Segment] = []
+        for n, ((what, renderable, style), width) in enumerate(zip(cells, widths, strict=True)):
+            padding = (0, 0 if n == last else 1, 0, 0 if n == 0 else 1)
+            justify: JustifyMethod = "left" if n == 0 else "center"
+            key = (what, style, padding, width, justify)
+            segments = self._cells.get(key)
+            if segments is None:
+                cell_options = table_options.update(
+                    width=width,
+                    justify=justify,
+                    no_wrap=True,
+                    overflow="ellipsis",
+                    height=None,
+                    highlight=False,
+                )
+                lines = console.render_lines(
+                    Padding(renderable, padding), cell_options, style=style
+                )
+                aligned = Segment.align_top(lines, width, 1, style)  # an empty cell: blank
+                segments = self._cells[key] = Segment.set_shape(aligned, width, 1)[0]
+            line.extend(segments)
+        if sum(widths) > options.max_width:  # cut as the table's lines are
+            line = Segment.adjust_line_length(line, options.max_width, pad=False)
+        line.append(Segment.line())
+        return line
 
 
 class KeptMatrix:
