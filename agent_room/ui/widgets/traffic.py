@@ -216,11 +216,8 @@ class TrafficMatrix(Widget):
         blocks.append(("gap", lambda: console.render(gap, options)))
         for edge in edges[:TOP_EDGES]:
             length = max(1, round(edge.count / most * BAR))
-            line = Text(f"@{edge.sender}"[:10].rjust(10) + " ")
-            line.append("━" * length + "▶", style=colour)
-            line.append(f" @{edge.recipient}"[:11].ljust(12))
-            line.append(f"{edge.count:,}", style="bold")
-            blocks.append((("edge", line.plain, colour), partial(console.render, line, options)))
+            edge_line = partial(_edge_line, edge, length, colour, console, options)
+            blocks.append((("edge", edge, length, colour), edge_line))
         return blocks
 
 
@@ -256,6 +253,17 @@ class Grid:
         colour = Style.parse(self.colour) if self.colour else None
         cells = [(mark, DIM if mark == EMPTY else colour) for mark in shades]
         return _line(Segment(_left(label, widths[0]), BOLD), cells, widths[1:], PLAIN)
+
+
+def _edge_line(
+    edge: Edge, length: int, colour: str, console: Console, options: ConsoleOptions
+) -> Iterable[Segment]:
+    """An edge under the matrix: sender, a bar as long as its share, recipient, count."""
+    line = Text(f"@{edge.sender}"[:10].rjust(10) + " ")
+    line.append("━" * length + "▶", style=colour)
+    line.append(f" @{edge.recipient}"[:11].ljust(12))
+    line.append(f"{edge.count:,}", style="bold")
+    return console.render(line, options)
 
 
 def _left(text: str, width: int) -> str:
