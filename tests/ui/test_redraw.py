@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import pytest
 from textual.app import App, ComposeResult
@@ -125,7 +126,9 @@ async def test_unchanged_cells_keep_their_rendering() -> None:
         assert "read" in "".join(s.text for line in after[status] for s in line)
 
 
-async def test_cells_and_lines_that_show_the_same_are_drawn_once_each_in_its_own_row() -> None:
+async def test_cells_and_lines_that_show_the_same_are_drawn_once_each_in_its_own_row(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Cells of new rows that show what a cell drawn before shows, in the same column and
     looks (a status, a route), take its lines, and rows that moved keep their lines,
     each with its own row stamped on for the mouse: the flow, moved on row by row, shows
@@ -137,17 +140,17 @@ async def test_cells_and_lines_that_show_the_same_are_drawn_once_each_in_its_own
         drawn = 0
         render = DataTable._render_cell
 
-        def counted(table: DataTable[object], *args: object, **options: object) -> object:
+        def counted(table: DataTable[object], *args: Any, **options: Any) -> Any:
             nonlocal drawn
             drawn += 1
-            return render(table, *args, **options)  # type: ignore[arg-type]
+            return render(table, *args, **options)
 
         for n in range(1, len(events) + 1):
             flow.snapshot = RoomSnapshot(taken_at=T0, home="/h", flow=events[max(0, n - 8) : n])
             await pilot.pause()
             if n == 1:  # the first row's cells are drawn: count the rows after it
-                DataTable._render_cell = counted  # type: ignore[method-assign]
-        DataTable._render_cell = render  # type: ignore[method-assign]
+                monkeypatch.setattr(DataTable, "_render_cell", counted)
+        monkeypatch.undo()
         lines = [list(flow.render_line(y)) for y in range(1, 9)]
         for row, line in enumerate(lines):
             assert {s.style.meta.get("row") for s in line if s.style and s.style.meta} == {row}
