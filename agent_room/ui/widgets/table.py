@@ -145,7 +145,7 @@ class KeptCellsTable(DataTable[object]):
                 return kept[2]
             lines = _moved(kept[2], row_index, column_index)
         else:
-            looks = (header, *key[1:])
+            looks = (header, self.app.theme, *key[1:])  # by content: the theme too
             like = self._drawn_like(value, looks, row_index, column_index)
             if like is None:
                 like = super()._render_cell(
@@ -191,6 +191,7 @@ class KeptCellsTable(DataTable[object]):
             self.show_cursor,
             self._show_hover_cursor,
             self._pseudo_class_state,
+            self.app.theme,
         )
         kept = self._lines.get(looks)
         if kept is not None and len(kept[0]) == len(values) and all(map(is_, kept[0], values)):
