@@ -60,6 +60,18 @@ class CodeTracker:
         """How many agents' changes were read from git (for the tests and the bench)."""
         self.pending = False
         """Pairs were left for the next pass (``DRY_RUNS``): call ``refresh`` again."""
+        self._last: (
+            tuple[
+                tuple[dict[str, _Seen], dict[str, Worktree]],
+                tuple[tuple[Changes, ...], tuple[Overlap, ...]],
+            ]
+            | None
+        ) = None
+        """What the last pass found the sessions and worktrees at, and what it made of
+        them: a pass that finds them the same reads nothing again (most changes to the
+        room are messages, not turns)."""
+        self._retry = False
+        """A merge dry run failed in the last pass: the next one tries it again."""
 
     def _top(self, folder: str) -> str | None:
         if folder not in self._tops:
@@ -73,15 +85,18 @@ class CodeTracker:
         """The room's code now, reading again only the agents whose turn moved on (and,
         with ``previews``, the pending handovers' code)."""
         trees = store_worktrees.live(self.store)
-        members = {str(m["name"]): m for m in self.store.members()}
         wanted: dict[str, _Seen] = {}
-        for name, member in members.items():
-            if member["state"] == "ended" and name not in trees:
+        for name, (state, updated_at, cwd) in store_worktrees.member_folders(self.store).items():
+            if state == "ended" and name not in trees:
                 continue
-            folder = trees[name].path if name in trees else str(member["cwd"] or "")
-            wanted[name] = _Seen(str(member["state"]), float(member["updated_at"]), folder)
+            folder = trees[name].path if name in trees else cwd
+            wanted[name] = _Seen(state, updated_at, folder)
         for name, worktree in trees.items():
             wanted.setdefault(name, _Seen("ended", worktree.created_at, worktree.path))
+        if self._last is not None and not self.pending and (wanted, trees) == self._last[0]:
+            # no session moved and no worktree came or went: nothing to read again
+            agents, overlaps = self._last[1]
+            return CodeSnapshot(agents, overlaps, self._previews() if previews else ())
         plain = [
             (n, top)
             for n, seen in wanted.items()
@@ -109,10 +124,12 @@ class CodeTracker:
             except RoomError as exc:
                 self._changes[name] = Changes(name, seen.folder, "", problem=str(exc))
         agents = tuple(self._changes[n] for n in sorted(self._changes))
+        self._last = None
+        overlaps = tuple(self._overlaps(agents, trees))
+        if not self._retry:
+            self._last = ((wanted, trees), (agents, overlaps))
         return CodeSnapshot(
-            agents=agents,
-            overlaps=tuple(self._overlaps(agents, trees)),
-            previews=self._previews() if previews else (),
+            agents=agents, overlaps=overlaps, previews=self._previews() if previews else ()
         )
 
     def _previews(self) -> tuple[tuple[int, CodePreview], ...]:
@@ -154,6 +171,7 @@ class CodeTracker:
         by_name = {c.name: c for c in agents}
         runs = 0
         self.pending = False
+        failed = False
         for first, second in conflict_candidates(code):
             if runs >= DRY_RUNS:  # many agents on one file: the rest at the next pass
                 self.pending = True
@@ -167,10 +185,12 @@ class CodeTracker:
                 try:
                     self._merges[key] = self.git.merge_check(*key)
                 except RoomError:
+                    failed = True  # tried again at the next pass
                     continue
             check = self._merges[key]
             if not check.clean:
                 found.append(Overlap(first.name, second.name, check.conflicts, "conflict"))
+        self._retry = failed
         return found
 
     def _tip(self, changes: Changes) -> str | None:

@@ -122,6 +122,11 @@ def _mark_waiting(sessions: tuple[SessionRow, ...], pending: list[Row]) -> tuple
     return tuple(marked)
 
 
+def _edge_order(edge: Edge) -> tuple[int, str, str]:
+    """Busiest first, then by sender and recipient."""
+    return (-edge.count, edge.sender, edge.recipient)
+
+
 class SnapshotReader:
     """Builds snapshots of one room; not thread-safe (one reader thread owns it)."""
 
@@ -248,23 +253,28 @@ class SnapshotReader:
         messages to the new name: those counted under the old one are set right then)."""
         store, before, window = self.room.store, self._last_message, self.traffic_window
         counts = self._counts
+        moved: set[tuple[str, str]] | None = None  # the pairs whose count moved
         if before <= 0 or not 0 < last - before < window or last // RECOUNT != before // RECOUNT:
             counts = Counter()
             found = views.traffic(store, last, window)
         else:
+            moved = set()
             found = views.traffic(store, last, last - before)  # came in: (before, last]
             for r in views.traffic(store, last - window, last - before):  # left the window
                 counts[(r["sender"], r["recipient"])] -= int(r["count"])
+                moved.add((r["sender"], r["recipient"]))
         for r in found:
             counts[(r["sender"], r["recipient"])] += int(r["count"])
+            if moved is not None:
+                moved.add((r["sender"], r["recipient"]))
         self._counts = +counts  # the pairs whose messages all left the window go
         self._last_message = last
-        self._traffic = tuple(
-            sorted(
-                (Edge(sender, recipient, n) for (sender, recipient), n in self._counts.items()),
-                key=lambda e: (-e.count, e.sender, e.recipient),
-            )
-        )
+        if moved is None:  # counted whole: every edge anew
+            edges = [Edge(sender, recipient, n) for (sender, recipient), n in self._counts.items()]
+        else:  # the edges kept in their order, the moved ones anew (a sort of a few moves)
+            edges = [e for e in self._traffic if (e.sender, e.recipient) not in moved]
+            edges += (Edge(s, r, n) for s, r in moved if (n := self._counts.get((s, r), 0)) > 0)
+        self._traffic = tuple(sorted(edges, key=_edge_order))
 
     def _costs_today(self, now: float) -> dict[str, tuple[float, bool]]:
         """Each agent's cost today, summed again only when the usage or the day moved on."""

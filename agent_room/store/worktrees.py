@@ -65,6 +65,16 @@ def live(store: StoreBase) -> dict[str, Worktree]:
     return {str(r["name"]): _worktree(dict(r)) for r in found}
 
 
+def member_folders(store: StoreBase) -> dict[str, tuple[str, float, str]]:
+    """Each member's state, last change and folder, by name, oldest first: what the code
+    tracker reads its changes again by (``store.members`` also counts every inbox)."""
+    found = store.conn.execute(
+        "SELECT name, state, updated_at, cwd FROM sessions WHERE left_at IS NULL"
+        " ORDER BY started_at, rowid"
+    ).fetchall()
+    return {str(r[0]): (str(r[1]), float(r[2]), str(r[3] or "")) for r in found}
+
+
 def removed(store: StoreBase, name: str, *, at: float) -> None:
     """Mark the agent's worktree removed (its row stays for the record)."""
     with write_transaction(store.conn) as conn:

@@ -181,18 +181,29 @@ SPARE = ("pane", "age")
 """Left out before a name, an agent or a state is cut."""
 
 
-def natural_widths(rows: Sequence[SessionRow], ctx: CellContext) -> dict[str, int]:
-    """Each column as wide as its label and its widest cell, within its ``most``."""
+def cell_lengths(row: SessionRow, ctx: CellContext) -> dict[str, int]:
+    """How wide each of a row's cells is drawn whole (the time moves its age on)."""
+    return {
+        # the folder is drawn cut to the width it gets
+        col.key: len(printable(row.cwd or "")) if col.key == "cwd" else col.cell(row, ctx).cell_len
+        for col in COLUMNS
+    }
+
+
+def natural_widths(
+    rows: Sequence[SessionRow],
+    ctx: CellContext,
+    lengths: Callable[[SessionRow], Mapping[str, int]] | None = None,
+) -> dict[str, int]:
+    """Each column as wide as its label and its widest cell, within its ``most``;
+    ``lengths`` gives a row's ``cell_lengths`` (kept by the caller, say)."""
     spent = any(row.cost is not None or row.over_budget for row in rows)
     shown = [c for c in COLUMNS if spent or c.key != "cost"]  # no usage read: no column
     widths = {c.key: len(c.label) for c in shown}
     for row in rows:
+        found = lengths(row) if lengths is not None else cell_lengths(row, ctx)
         for col in shown:
-            if col.key == "cwd":
-                length = len(printable(row.cwd or ""))  # drawn cut to the width it gets
-            else:
-                length = col.cell(row, ctx).cell_len
-            widths[col.key] = max(widths[col.key], length)
+            widths[col.key] = max(widths[col.key], found[col.key])
     if not any(row.branch for row in rows):  # nobody in a worktree: no branch column
         del widths["branch"]
     return {c.key: max(min(widths[c.key], c.most), c.least) for c in shown if c.key in widths}

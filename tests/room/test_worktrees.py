@@ -312,3 +312,26 @@ def test_a_new_worktrees_index_is_settled_so_reading_it_never_rereads_every_file
     ]
     assert len(seconds) == 20
     assert max(seconds) < written  # none racily clean: a status trusts them all
+
+
+def test_tracker_passes_over_messages_and_sees_a_member_leave(room: Room, repo: Path) -> None:
+    """Most changes to a room are messages, which move no session: a pass after them
+    reads nothing again and finds the same overlaps; a member that leaves is gone from
+    the next pass, its overlaps with it."""
+    tracker = CodeTracker(room, GitCli())
+    _join(room, "one", str(repo))
+    _join(room, "two", str(repo))
+    (repo / "f.txt").write_text("changed\n")
+    first = tracker.refresh()
+    assert [(o.first, o.second) for o in first.overlaps] == [("one", "two")]
+    reads = tracker.reads
+    for n in range(5):
+        room.send("one", "two", f"message {n}")
+    again = tracker.refresh()
+    assert tracker.reads == reads
+    assert again.overlaps == first.overlaps
+    assert again.agents == first.agents
+    room.leave("two")
+    left = tracker.refresh()
+    assert [c.name for c in left.agents] == ["one"]
+    assert left.overlaps == ()

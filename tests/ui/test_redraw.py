@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import pytest
 from textual.app import App, ComposeResult
 from textual.coordinate import Coordinate
 from textual.geometry import Region
+from textual.widgets import DataTable
 
 from agent_room.core.snapshot import FlowEvent, RoomSnapshot, SessionRow
 from agent_room.ui.widgets.flow import FlowTimeline
@@ -122,6 +124,42 @@ async def test_unchanged_cells_keep_their_rendering() -> None:
         for column, (old, new) in enumerate(zip(before, after, strict=True)):
             assert (old is new) == (column != status)
         assert "read" in "".join(s.text for line in after[status] for s in line)
+
+
+async def test_cells_and_lines_that_show_the_same_are_drawn_once_each_in_its_own_row(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Cells of new rows that show what a cell drawn before shows, in the same column and
+    looks (a status, a route), take its lines, and rows that moved keep their lines,
+    each with its own row stamped on for the mouse: the flow, moved on row by row, shows
+    segment for segment what a flow drawn at once shows."""
+    events = tuple(replace(_event(n), sender="a", recipient="b", summary="same") for n in range(16))
+    app, fresh = FlowApp(), FlowApp()
+    async with app.run_test(size=(160, 30)) as pilot:
+        flow = app.query_one(FlowTimeline)
+        drawn = 0
+        render = DataTable._render_cell
+
+        def counted(table: DataTable[object], *args: Any, **options: Any) -> Any:
+            nonlocal drawn
+            drawn += 1
+            return render(table, *args, **options)
+
+        for n in range(1, len(events) + 1):
+            flow.snapshot = RoomSnapshot(taken_at=T0, home="/h", flow=events[max(0, n - 8) : n])
+            await pilot.pause()
+            if n == 1:  # the first row's cells are drawn: count the rows after it
+                monkeypatch.setattr(DataTable, "_render_cell", counted)
+        monkeypatch.undo()
+        lines = [list(flow.render_line(y)) for y in range(1, 9)]
+        for row, line in enumerate(lines):
+            assert {s.style.meta.get("row") for s in line if s.style and s.style.meta} == {row}
+    async with fresh.run_test(size=(160, 30)) as pilot:
+        other = fresh.query_one(FlowTimeline)
+        other.snapshot = RoomSnapshot(taken_at=T0, home="/h", flow=events[-8:])
+        await pilot.pause()
+        assert [list(other.render_line(y)) for y in range(1, 9)] == lines
+    assert drawn <= 2 * (len(events) - 1)  # the times: one new a row, drawn once a look
 
 
 class SessionsApp(App[None]):

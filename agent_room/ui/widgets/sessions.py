@@ -7,6 +7,7 @@ across redraws.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import ClassVar
 
 from textual.binding import Binding, BindingType
@@ -19,6 +20,7 @@ from agent_room.ui.columns import (
     CellContext,
     Column,
     age,
+    cell_lengths,
     fit_widths,
     natural_widths,
     visible,
@@ -62,6 +64,9 @@ class SessionsTable(KeptCellsTable):
         """The border title as last set."""
         self._fitted_to = -1
         """The width the columns were last fitted to on a resize."""
+        self._lengths: dict[tuple[SessionRow, str], Mapping[str, int]] = {}
+        """Each row's cell lengths as last measured, by the row and its age: a new
+        picture measures only the rows that changed."""
 
     def on_mount(self) -> None:
         """Columns come from ``ui.columns``, sized when the rows are drawn."""
@@ -142,8 +147,18 @@ class SessionsTable(KeptCellsTable):
         self._retitle(len(snapshot.sessions))  # a new filter or order shows at once
         if drawn == self._drawn and not force:
             return
+        kept: dict[tuple[SessionRow, str], Mapping[str, int]] = {}
+
+        def lengths(row: SessionRow) -> Mapping[str, int]:
+            key = (row, age(ctx.now - row.started_at))
+            found = self._lengths.get(key)
+            kept[key] = found = cell_lengths(row, ctx) if found is None else found
+            return found
+
+        natural = natural_widths(shown, ctx, lengths)
+        self._lengths = kept
         widths = fit_widths(
-            natural_widths(shown, ctx),
+            natural,
             self.scrollable_content_region.width,
             padding=2 * self.cell_padding,
         )

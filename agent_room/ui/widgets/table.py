@@ -20,12 +20,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import lru_cache
+from operator import is_
 from typing import Any
 
 from rich.segment import Segment
 from rich.style import Style
+from rich.text import Text
 from textual._two_way_dict import TwoWayDict
 from textual.cache import LRUCache
+from textual.strip import Strip
 from textual.widgets import DataTable
 from textual.widgets.data_table import (
     CellDoesNotExist,
@@ -38,6 +41,9 @@ from textual.widgets.data_table import (
 KEPT_CELLS = 4096
 """Cell renderings kept: a few screenfuls of a wide table, in each state of the cursor."""
 
+KEPT_LINES = 1024
+"""Lines kept of a table without a cursor: a few screenfuls."""
+
 Lines = list[list[Segment]]
 """A cell's lines of segments, as Textual's table renders them."""
 
@@ -49,6 +55,14 @@ class KeptCellsTable(DataTable[object]):
         super().__init__(**options)
         self._kept: LRUCache[tuple[Any, ...], tuple[object, int, Lines]] = LRUCache(KEPT_CELLS)
         """(value, row index, lines) of each cell drawn, by its key, column and looks."""
+        self._shared: LRUCache[tuple[Any, ...], tuple[int, Lines]] = LRUCache(KEPT_CELLS)
+        """(row index, lines) of a cell drawn, by what it shows, its column and looks: a
+        new cell showing the same as one drawn before takes its lines."""
+        self._lines: LRUCache[
+            tuple[Any, ...], tuple[tuple[object, ...], int, Strip, list[int | None]]
+        ] = LRUCache(KEPT_LINES)
+        """(values, row index, line, each segment's column) of each line drawn of a table
+        without a cursor, by its row and looks."""
 
     def update_cell(
         self,
@@ -131,10 +145,107 @@ class KeptCellsTable(DataTable[object]):
                 return kept[2]
             lines = _moved(kept[2], row_index, column_index)
         else:
-            lines = super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
+            looks = (header, self.app.theme, *key[1:])  # by content: the theme too
+            like = self._drawn_like(value, looks, row_index, column_index)
+            if like is None:
+                like = super()._render_cell(
+                    row_index, column_index, base_style, width, cursor, hover
+                )
+                self._shared_set(value, looks, row_index, like)
+            lines = like
         self._kept.discard(key)  # ``set`` leaves a key's old value in place
         self._kept.set(key, (value, row_index, lines))
         return lines
+
+    def _render_line(self, y: int, x1: int, x2: int, base_style: Style) -> Strip:
+        """A line of a table without a cursor (the flow), kept while its row shows the
+        same values at the same widths and looks: a row that moved (rows added below,
+        removed above) gets its kept line with its new row stamped on, instead of each of
+        its cells put together again (Textual keys its own lines by the count of changes)."""
+        if self.cursor_type != "none" or self.fixed_columns or self._labelled_row_exists:
+            return super()._render_line(y, x1, x2, base_style)
+        try:
+            row_key, line_no = self._get_offsets(y)
+        except LookupError:
+            return super()._render_line(y, x1, x2, base_style)
+        columns = self.ordered_columns
+        header = row_key is self._header_row_key
+        row_index = -1 if header else self._row_locations.get(row_key)
+        if row_index is None:
+            return super()._render_line(y, x1, x2, base_style)
+        values = (
+            tuple(column.label for column in columns)
+            if header
+            else tuple(self._data[row_key].get(column.key) for column in columns)
+        )
+        looks = (
+            row_key,
+            line_no,
+            x1,
+            x2,
+            self.size.width,
+            base_style,
+            tuple(column.get_render_width(self) for column in columns),
+            row_index < self.fixed_rows,
+            self.zebra_stripes and row_index % 2,
+            self.show_cursor,
+            self._show_hover_cursor,
+            self._pseudo_class_state,
+            self.app.theme,
+        )
+        kept = self._lines.get(looks)
+        if kept is not None and len(kept[0]) == len(values) and all(map(is_, kept[0], values)):
+            if kept[1] == row_index:
+                return kept[2]
+            strip = _restamped(kept[2], kept[3], row_index)
+            places = kept[3]
+        else:
+            strip = super()._render_line(y, x1, x2, base_style)
+            places = [_column_of(segment.style) for segment in strip]
+        self._lines.discard(looks)
+        self._lines.set(looks, (values, row_index, strip, places))
+        return strip
+
+    def _drawn_like(
+        self, value: object, looks: tuple[Any, ...], row_index: int, column_index: int
+    ) -> Lines | None:
+        """The lines of a cell of another row that shows the same in the same column and
+        looks (a flow's status, route or message repeats from row to row), with this
+        cell's place stamped on; None if there is none."""
+        content = _content(value)
+        if content is None:
+            return None
+        shared = self._shared.get((content, looks))
+        if shared is None:
+            return None
+        drawn_at, lines = shared
+        return lines if drawn_at == row_index else _moved(lines, row_index, column_index)
+
+    def _shared_set(
+        self, value: object, looks: tuple[Any, ...], row_index: int, lines: Lines
+    ) -> None:
+        content = _content(value)
+        if content is not None:
+            self._shared.set((content, looks), (row_index, lines))
+
+
+def _content(value: object) -> tuple[object, ...] | None:
+    """What a cell shows, as a key: its text, styles and how it is laid out (None for a
+    value other than text)."""
+    if isinstance(value, str):
+        return ("str", value)
+    if type(value) is Text:
+        return (
+            value.plain,
+            value.style,
+            tuple(value.spans),
+            value.justify,
+            value.overflow,
+            value.no_wrap,
+            value.end,
+            value.tab_size,
+        )
+    return None
 
 
 @lru_cache(maxsize=KEPT_CELLS)
@@ -151,3 +262,24 @@ def _moved(lines: Lines, row_index: int, column_index: int) -> Lines:
         [Segment(text, style + place if style else style, control) for text, style, control in line]
         for line in lines
     ]
+
+
+def _column_of(style: Style | None) -> int | None:
+    """The column a segment's meta places it in (None: no place)."""
+    if style is None or style._meta is None:
+        return None
+    column = style.meta.get("column")
+    return column if isinstance(column, int) else None
+
+
+def _restamped(strip: Strip, columns: list[int | None], row_index: int) -> Strip:
+    """A line with its segments' places moved to ``row_index``, each in its column."""
+    return Strip(
+        [
+            segment
+            if column is None or segment.style is None
+            else Segment(segment.text, segment.style + _place(row_index, column), segment.control)
+            for segment, column in zip(strip, columns, strict=True)
+        ],
+        strip.cell_length,
+    )

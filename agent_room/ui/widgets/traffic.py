@@ -8,24 +8,38 @@ draw grids far better than node-link diagrams, so the picture is a matrix.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
-from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, JustifyMethod, RenderableType, RenderResult
+from rich.padding import Padding
 from rich.segment import Segment
+from rich.style import Style
 from rich.table import Table
 from rich.text import Text
+from textual.geometry import Region
 from textual.reactive import var
+from textual.strip import Strip
 from textual.widget import Widget
 
 from agent_room.core.snapshot import Edge, RoomSnapshot
 
 SHADES = " ░▒▓█"
+CORNER = "from \\ to"
+"""The label column's header."""
 EMPTY = "·"
 """A cell of a pair that did not talk."""
 MAX_NAMES = 8
 """Names in the matrix: the busiest ones; the rest only appear in the edge list."""
 TOP_EDGES = 5
 BAR = 14
+KEPT_LINES = 256
+"""Lines kept for reuse (matrix rows, edge lines) before the cache starts over."""
+BOLD = Style(bold=True)
+DIM = Style(dim=True)
+PLAIN = Style()
 
 
 def busiest_names(edges: tuple[Edge, ...], limit: int = MAX_NAMES) -> list[str]:
@@ -70,7 +84,9 @@ def _shape(edges: tuple[Edge, ...] | None) -> tuple[int, ...]:
 
 
 class TrafficMatrix(Widget):
-    """Who talks to whom."""
+    """Who talks to whom, drawn line by line (Textual's line API): each line is kept
+    while what it shows stays, and a new picture of the room repaints only the lines
+    that changed (a message moves a count or two, and a shade now and then)."""
 
     DEFAULT_CSS = """
     TrafficMatrix { height: auto; }
@@ -81,8 +97,16 @@ class TrafficMatrix(Widget):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
+        self._drawn: list[tuple[object, Strip]] | None = None
+        """Each line as last drawn, with what it shows; None: draw them all again."""
+        self._look: tuple[object, ...] | None = None
+        """The width, base style and traffic colour the lines were drawn for."""
+        self._kept: dict[object, list[Strip]] = {}
+        """The lines of each matrix row, edge line and header, by what they show."""
+        self._shrunk = ShrunkMatrix()
+        """The columns and cells of a matrix too wide for its natural columns."""
         self._matrix: KeptMatrix | None = None
-        """The matrix as last drawn."""
+        """Rich's table of a matrix in a sliver of a panel, as last drawn."""
 
     def on_mount(self) -> None:
         """Redraw in the new colours when the theme changes."""
@@ -92,19 +116,69 @@ class TrafficMatrix(Widget):
         self.refresh(layout=True)
 
     def watch_snapshot(self, old: RoomSnapshot | None, new: RoomSnapshot | None) -> None:
-        """Redraw only when the traffic changed; lay the screen out again only when the
+        """Repaint only the lines that changed; lay the screen out again only when the
         matrix may take another height (that redraws every panel, and the counts move
         on with every message)."""
         before, after = (old.traffic if old else None), (new.traffic if new else None)
-        if before != after:
+        if before == after:
+            return
+        drawn = self._drawn
+        if _shape(before) != _shape(after) or drawn is None or not self.is_mounted:
+            self._drawn = None
             self.refresh(layout=_shape(before) != _shape(after))
+            return
+        look = self._look
+        lines = self._lines()
+        if self._look != look:  # another width or colours: every line is new
+            self.refresh()
+            return
+        width = self.size.width
+        for y in range(max(len(drawn), len(lines))):
+            if y >= len(drawn) or y >= len(lines) or drawn[y][0] != lines[y][0]:
+                self.refresh(Region(0, y, width, 1))
 
-    def render(self) -> RenderableType:
-        """The matrix and the busiest edges."""
+    def render_line(self, y: int) -> Strip:
+        """One line of the matrix and the edges under it."""
+        lines = self._drawn
+        if lines is None or self._look != self._current_look():
+            lines = self._lines()
+        if y < len(lines):
+            return lines[y][1]
+        return Strip.blank(self.size.width, self.visual_style.rich_style)
+
+    def _current_look(self) -> tuple[int, Style, str]:
+        """What every line depends on: the width, the widget's style, the edges' colour."""
+        colour = self.app.theme_variables.get("traffic-edge", "")
+        return (self.size.width, self.visual_style.rich_style, colour)
+
+    def _lines(self) -> list[tuple[object, Strip]]:
+        """Every line of the picture, each with what it shows (its key), drawn again
+        only where no line showing the same is kept."""
+        look = self._current_look()
+        width, base, colour = look
+        if look != self._look:
+            self._look, self._kept = look, {}
+        elif len(self._kept) > KEPT_LINES:
+            self._kept.clear()
+        lines: list[tuple[object, Strip]] = []
+        for key, draw in self._blocks(width, colour):
+            strips = self._kept.get(key)
+            if strips is None:
+                strips = self._kept[key] = [Strip(line) for line in _styled(draw(), base, width)]
+            lines.extend(((key, n), strip) for n, strip in enumerate(strips))
+        self._drawn = lines
+        return lines
+
+    def _blocks(
+        self, width: int, colour: str
+    ) -> list[tuple[object, Callable[[], Iterable[Segment]]]]:
+        """The picture as blocks of lines, each with what it shows and how to draw it."""
+        console = self.app.console
+        options = self.app.console_options.update(highlight=False, width=width, height=None)
         edges = self.snapshot.traffic if self.snapshot else ()
         if not edges:
-            return Text("No messages yet.", style="dim")
-        colour = self.app.theme_variables.get("traffic-edge", "")
+            empty = Text("No messages yet.", style="dim")
+            return [("empty", lambda: console.render(empty, options))]
         names = busiest_names(edges)
         labels = short_labels(names)
         counts = {(e.sender, e.recipient): e.count for e in edges}
@@ -120,17 +194,31 @@ class TrafficMatrix(Widget):
             ),
             colour,
         )
-        if self._matrix is None or self._matrix.grid != grid:
-            self._matrix = KeptMatrix(grid)
-        lines: list[RenderableType] = [self._matrix, Text("")]
+        blocks: list[tuple[object, Callable[[], Iterable[Segment]]]] = []
+        widths = grid.natural_widths(width)
+        shrunk = self._shrunk.widths(grid, console, options) if widths is None else None
+        if shrunk is not None and shrunk[0] <= 1:  # a sliver: Rich's table, as it is
+            if self._matrix is None or self._matrix.grid != grid:
+                self._matrix = KeptMatrix(grid)
+            matrix = self._matrix
+            blocks.append((("matrix", grid), lambda: console.render(matrix, options)))
+        elif shrunk is not None:  # too narrow: Rich shrinks the columns; cells by Rich
+            header = partial(self._shrunk.header, grid, shrunk, console, options)
+            blocks.append((("shrunk header", grid.columns, shrunk), header))
+            for row in grid.rows:
+                drawn = partial(self._shrunk.row, grid, row, shrunk, console, options)
+                blocks.append((("shrunk row", row, shrunk, colour), drawn))
+        elif widths is not None:
+            blocks.append((("header", grid.columns, widths), lambda: grid.header(widths)))
+            for row in grid.rows:
+                blocks.append((("row", row, widths, colour), partial(grid.row, row, widths)))
+        gap = Text("")
+        blocks.append(("gap", lambda: console.render(gap, options)))
         for edge in edges[:TOP_EDGES]:
             length = max(1, round(edge.count / most * BAR))
-            line = Text(f"@{edge.sender}"[:10].rjust(10) + " ")
-            line.append("━" * length + "▶", style=colour)
-            line.append(f" @{edge.recipient}"[:11].ljust(12))
-            line.append(f"{edge.count:,}", style="bold")
-            lines.append(line)
-        return Group(*lines)
+            edge_line = partial(_edge_line, edge, length, colour, console, options)
+            blocks.append((("edge", edge, length, colour), edge_line))
+        return blocks
 
 
 @dataclass(frozen=True)
@@ -141,6 +229,163 @@ class Grid:
     columns: tuple[str, ...]
     rows: tuple[tuple[str, tuple[str, ...]], ...]
     colour: str
+
+    def natural_widths(self, width: int) -> tuple[int, ...] | None:
+        """Each column's width as Rich's table gives it when the matrix fits ``width``
+        at its natural widths (the label column, then one per name); None when it does
+        not (Rich then shrinks the columns: ``KeptMatrix`` draws it)."""
+        if not self.columns or any(cell_len(label) == 0 for label in self.columns):
+            return None
+        first = max(cell_len(CORNER), *(cell_len(label) for label, _ in self.rows))
+        widths = (first, *(cell_len(label) for label in self.columns))
+        if sum(widths) + 2 * len(self.columns) > width:
+            return None
+        return widths
+
+    def header(self, widths: tuple[int, ...]) -> list[Segment]:
+        """The header line, as Rich's table draws it at ``widths``."""
+        cells = [(label, BOLD) for label in self.columns]
+        return _line(Segment(_left(CORNER, widths[0]), BOLD), cells, widths[1:], BOLD)
+
+    def row(self, row: tuple[str, tuple[str, ...]], widths: tuple[int, ...]) -> list[Segment]:
+        """A sender's line, as Rich's table draws it at ``widths``."""
+        label, shades = row
+        colour = Style.parse(self.colour) if self.colour else None
+        cells = [(mark, DIM if mark == EMPTY else colour) for mark in shades]
+        return _line(Segment(_left(label, widths[0]), BOLD), cells, widths[1:], PLAIN)
+
+
+def _edge_line(
+    edge: Edge, length: int, colour: str, console: Console, options: ConsoleOptions
+) -> Iterable[Segment]:
+    """An edge under the matrix: sender, a bar as long as its share, recipient, count."""
+    line = Text(f"@{edge.sender}"[:10].rjust(10) + " ")
+    line.append("━" * length + "▶", style=colour)
+    line.append(f" @{edge.recipient}"[:11].ljust(12))
+    line.append(f"{edge.count:,}", style="bold")
+    return console.render(line, options)
+
+
+def _left(text: str, width: int) -> str:
+    return text + " " * (width - cell_len(text))
+
+
+def _line(
+    first: Segment, cells: Sequence[tuple[str, Style | None]], widths: tuple[int, ...], pad: Style
+) -> list[Segment]:
+    """A line of the matrix as Rich's table draws it (no box, one cell of padding either
+    side but at the edges): the label column, then each cell centred in its column."""
+    line = [first, Segment(" ", first.style)]
+    last = len(cells) - 1
+    for n, ((text, style), width) in enumerate(zip(cells, widths, strict=True)):
+        left = (width - cell_len(text)) // 2
+        centred = " " * left + text + " " * (width - cell_len(text) - left)
+        line += [Segment(" ", pad), Segment(centred, style)]
+        if n < last:
+            line.append(Segment(" ", pad))
+    line.append(Segment.line())
+    return line
+
+
+def _styled(segments: Iterable[Segment], base: Style, width: int) -> list[list[Segment]]:
+    """Lines as Textual makes them of a widget's Rich rendering: the widget's style
+    under each segment's, cut into lines no wider than the widget (not padded)."""
+    if base:
+        segments = (Segment(text, base + style, control) for text, style, control in segments)
+    return [
+        [Segment(text, style) if style else Segment(text) for text, style, _ in line]
+        for line in Segment.split_and_crop_lines(
+            segments, width, include_new_lines=False, pad=False
+        )
+    ]
+
+
+class ShrunkMatrix:
+    """A matrix too wide for its natural columns, as Rich's table draws it: the columns'
+    widths measured by the table once for each set of labels and width (every shade is
+    one cell wide), then each line put together of its cells, each drawn by Rich once
+    (a Rich table measures and draws every cell at each drawing)."""
+
+    def __init__(self) -> None:
+        self._widths: dict[tuple[object, ...], tuple[int, ...]] = {}
+        self._cells: dict[tuple[object, ...], list[Segment]] = {}
+
+    def widths(self, grid: Grid, console: Console, options: ConsoleOptions) -> tuple[int, ...]:
+        """Each column's width with its padding, as the table gives them."""
+        key = (grid.columns, tuple(label for label, _ in grid.rows), options.max_width)
+        found = self._widths.get(key)
+        if found is None:
+            if len(self._widths) > KEPT_LINES:
+                self._widths.clear()
+            table = KeptMatrix(grid).table()
+            measured = options.update(height=None).update_width(options.max_width)
+            found = self._widths[key] = tuple(table._calculate_column_widths(console, measured))
+        return found
+
+    def header(
+        self, grid: Grid, widths: tuple[int, ...], console: Console, options: ConsoleOptions
+    ) -> list[Segment]:
+        """The header line."""
+        style = console.get_style("table.header")
+        cells = [(CORNER, CORNER, style), *((label, label, style) for label in grid.columns)]
+        return self._line(cells, widths, console, options)
+
+    def row(
+        self,
+        grid: Grid,
+        row: tuple[str, tuple[str, ...]],
+        widths: tuple[int, ...],
+        console: Console,
+        options: ConsoleOptions,
+    ) -> list[Segment]:
+        """A sender's line."""
+        label, shades = row
+        plain = console.get_style("")
+        cells: list[tuple[object, RenderableType, Style]] = [
+            (label, label, console.get_style("bold"))
+        ]
+        for mark in shades:
+            style = "dim" if mark == EMPTY else grid.colour
+            cells.append(((mark, style), Text(mark, style=style), plain))
+        return self._line(cells, widths, console, options)
+
+    def _line(
+        self,
+        cells: Sequence[tuple[object, RenderableType, Style]],
+        widths: tuple[int, ...],
+        console: Console,
+        options: ConsoleOptions,
+    ) -> list[Segment]:
+        """A line of cells, each drawn as the table draws it (``Table._render``)."""
+        if len(self._cells) > 4 * KEPT_LINES:
+            self._cells.clear()
+        table_options = options.update(width=sum(widths), highlight=False, height=None)
+        last = len(cells) - 1
+        line: list[Segment] = []
+        for n, ((what, renderable, style), width) in enumerate(zip(cells, widths, strict=True)):
+            padding = (0, 0 if n == last else 1, 0, 0 if n == 0 else 1)
+            justify: JustifyMethod = "left" if n == 0 else "center"
+            key = (what, style, padding, width, justify)
+            segments = self._cells.get(key)
+            if segments is None:
+                cell_options = table_options.update(
+                    width=width,
+                    justify=justify,
+                    no_wrap=True,
+                    overflow="ellipsis",
+                    height=None,
+                    highlight=False,
+                )
+                lines = console.render_lines(
+                    Padding(renderable, padding), cell_options, style=style
+                )
+                aligned = Segment.align_top(lines, width, 1, style)  # an empty cell: blank
+                segments = self._cells[key] = Segment.set_shape(aligned, width, 1)[0]
+            line.extend(segments)
+        if sum(widths) > options.max_width:  # cut as the table's lines are
+            line = Segment.adjust_line_length(line, options.max_width, pad=False)
+        line.append(Segment.line())
+        return line
 
 
 class KeptMatrix:
@@ -157,7 +402,7 @@ class KeptMatrix:
     def table(self) -> Table:
         """The matrix as a Rich table."""
         table = Table(box=None, padding=(0, 1), show_edge=False, pad_edge=False)
-        table.add_column("from \\ to", style="bold", no_wrap=True)
+        table.add_column(CORNER, style="bold", no_wrap=True)
         for label in self.grid.columns:
             table.add_column(label, justify="center", no_wrap=True)
         for label, shades in self.grid.rows:
