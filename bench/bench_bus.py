@@ -526,6 +526,7 @@ def query_profile(home: Path) -> list[dict[str, Any]]:
 
     try:
         conn = room.store.conn
+        assert isinstance(conn, sqlite3.Connection)  # counts SQLite's virtual machine steps
         paths: list[tuple[str, Callable[[], object]]] = [
             ("history 20", lambda: room.history(20)),
             ("inbox --peek", lambda: room.inbox(READER, peek=True)),

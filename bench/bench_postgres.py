@@ -324,7 +324,7 @@ def seed_history(home: Path, messages: int) -> None:
         )
         for i in range(messages)
     ]
-    conn.execute("BEGIN IMMEDIATE")
+    conn.begin_write()
     conn.executemany(
         "INSERT INTO messages (kind, sender, recipient, body, created_at, status,"
         " delivered_at, read_at) VALUES ($1,$2,$3,$4,$5,$6,$7,$8)",

@@ -42,6 +42,7 @@ from _common import (
 from agent_room.room.service import Room
 from agent_room.turn.core.status_line import DEFAULT_STATUS_FORMAT, render_status
 from agent_room.turn.store.attention import status_counts
+from agent_room.turn.store.db import write_transaction
 
 RATIO = 3.0
 
@@ -76,7 +77,7 @@ def fill(home: Path, sessions: int, messages: int) -> str:
             ("chat", sender, recipient, f"message {i}", now - 3000 + i * 0.01, status, read)
         )
     conn = room.store.conn
-    with conn:
+    with write_transaction(conn):
         conn.executemany(
             "INSERT INTO messages (kind, sender, recipient, body, created_at, status, read_at)"
             " VALUES ($1,$2,$3,$4,$5,$6,$7)",

@@ -4,13 +4,12 @@ path's (``agent_room.turn.store.attention``)."""
 
 from __future__ import annotations
 
-import sqlite3
-
 from agent_room.core.attention import RoomFacts
 from agent_room.turn.core.status_line import OPERATOR
+from agent_room.turn.store.port import Connection
 
 
-def facts(conn: sqlite3.Connection, now: float) -> RoomFacts:
+def facts(conn: Connection, now: float) -> RoomFacts:
     """Everything that may need the operator now (``core.attention.alerts`` decides)."""
     handovers = conn.execute(
         "SELECT h.message_id, m.sender, m.recipient FROM handovers h"

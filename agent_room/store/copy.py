@@ -28,7 +28,7 @@ def copy_room(
     try:
         tables = _parents_first(source)
         counts: dict[str, int] = {}
-        target.execute("BEGIN IMMEDIATE")
+        target.begin_write()
         try:
             if not replace:
                 _refuse_a_room(target, tables)

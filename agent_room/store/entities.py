@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import sqlite3
 from typing import TYPE_CHECKING
 
 from agent_room.turn.store.db import write_transaction
 from agent_room.turn.store.params import Params
+from agent_room.turn.store.port import Connection
 from agent_room.turn.store.sqlite_base import event, rows
 
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ def add(
 
 
 def _mention(
-    conn: sqlite3.Connection,
+    conn: Connection,
     entity_id: int,
     agent: str,
     session_id: str | None,

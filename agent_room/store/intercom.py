@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 
 from agent_room.turn.store.db import write_transaction
 from agent_room.turn.store.params import placeholders
+from agent_room.turn.store.port import Connection
 from agent_room.turn.store.sqlite_base import event, rows
 from agent_room.turn.store.view import StoreView
 
 if TYPE_CHECKING:
-    import sqlite3
     from collections.abc import Iterable
     from typing import Any
 
@@ -177,7 +177,7 @@ class IntercomStore(StoreView):
 
 
 def _message(
-    conn: sqlite3.Connection,
+    conn: Connection,
     store: SqliteStore,
     kind: str,
     sender: str,

@@ -26,10 +26,10 @@ from agent_room.turn.core.origins import REMINDER_PREFIX
 from agent_room.turn.core.timers import REMIND_EVERY
 from agent_room.turn.store.db import write_transaction
 from agent_room.turn.store.params import Params
+from agent_room.turn.store.port import Connection
 from agent_room.turn.store.sqlite_base import event, rows
 
 if TYPE_CHECKING:
-    import sqlite3
     from collections.abc import Callable, Sequence
 
     from agent_room.store.timers import Notices
@@ -212,14 +212,14 @@ class LinkStore(TimerStore):
             return message_id
 
     @staticmethod
-    def _cancel_held(conn: sqlite3.Connection, link_id: int, reason: str) -> None:
+    def _cancel_held(conn: Connection, link_id: int, reason: str) -> None:
         conn.execute(
             "UPDATE messages SET status = 'cancelled', failure = $1 WHERE link_id = $2"
             " AND kind = 'link' AND status = 'held'",
             (f"not delivered: {reason}", link_id),
         )
 
-    def _release_held(self, conn: sqlite3.Connection, link_id: int, at: float) -> None:
+    def _release_held(self, conn: Connection, link_id: int, at: float) -> None:
         """On thaw, held outputs cross in order, each spending the budget like any other."""
         link = conn.execute("SELECT * FROM links WHERE id = $1", (link_id,)).fetchone()
         left = int(link["budget"]) - int(link["crossings"])
@@ -346,7 +346,7 @@ class LinkStore(TimerStore):
 
     @staticmethod
     def _facts(
-        conn: sqlite3.Connection,
+        conn: Connection,
         link: Row,
         speaker: str,
         at: float,
@@ -379,7 +379,7 @@ class LinkStore(TimerStore):
 
     def _write_verdict(
         self,
-        conn: sqlite3.Connection,
+        conn: Connection,
         link: Row,
         at: float,
         crossing: CrossingOutput,

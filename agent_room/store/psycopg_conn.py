@@ -10,7 +10,7 @@ they hand the store (``StoreBase``'s ``open_postgres``).
 
 ``PsycopgConnection`` offers what ``PgConnection`` offers the store, and behaves alike:
 the same first statement (the lock timeout and the schema's version, one round trip),
-the same migration (``postgres.migrate``), ``BEGIN IMMEDIATE`` as ``BEGIN`` and the
+the same migration (``postgres.migrate``), ``begin_write`` as ``BEGIN`` and the
 room's writers' lock, errors mapped to the same ``sqlite3`` errors by the same rules
 (``postgres.mapped_error``), a lost connection opened again before the next statement
 outside a transaction, rows by name and position (``PgRow``). Values go both ways as the
@@ -116,7 +116,7 @@ def pg_rows(cursor: psycopg.Cursor[Any]) -> RowMaker[PgRow]:
 
 
 class PsycopgConnection:
-    """The part of ``sqlite3.Connection`` the store uses, over psycopg."""
+    """The store's connection (``store.port.Connection``) over psycopg."""
 
     JSON_OBJECT = PgConnection.JSON_OBJECT
     """PostgreSQL's name for SQLite's ``json_object`` (see ``sqlite_base.json_object``)."""
@@ -173,15 +173,20 @@ class PsycopgConnection:
         return status in (pq.TransactionStatus.INTRANS, pq.TransactionStatus.INERROR)
 
     def execute(self, sql: str, params: Any = ()) -> PgCursor:
-        """One statement, as ``sqlite3.Connection.execute`` runs it."""
+        """One statement, its parameters in order."""
         if self._trace is not None:
             self._trace(sql)
         if (self._stale or self.raw.broken or self.raw.closed) and not self.in_transaction:
             self._reconnect()
-        if sql == "BEGIN IMMEDIATE":
-            self._run(BEGIN_WRITE, ())  # no parameters: one round trip for both
-            return PgCursor([], [], -1)
         return self._run(sql, params)
+
+    def begin_write(self) -> None:
+        """``BEGIN`` and the room's writers' lock, in one round trip (``BEGIN_WRITE``)."""
+        if self._trace is not None:
+            self._trace(BEGIN_WRITE)
+        if (self._stale or self.raw.broken or self.raw.closed) and not self.in_transaction:
+            self._reconnect()
+        self._run(BEGIN_WRITE, ())  # no parameters: one round trip for both
 
     def executemany(self, sql: str, seq: Any) -> None:
         """One statement for each parameter set."""

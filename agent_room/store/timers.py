@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from agent_room.turn.store.db import write_transaction
+from agent_room.turn.store.port import Connection
 from agent_room.turn.store.sqlite_base import event, rows
 from agent_room.turn.store.view import StoreView
 
 if TYPE_CHECKING:
-    import sqlite3
     from collections.abc import Sequence
 
     from agent_room.turn.store.sqlite_base import Row
@@ -30,7 +30,7 @@ class TimerStore(StoreView):
 
     def _message(
         self,
-        conn: sqlite3.Connection,
+        conn: Connection,
         kind: str,
         sender: str,
         recipient: str,
@@ -44,9 +44,7 @@ class TimerStore(StoreView):
             conn, kind, sender, recipient, body, at, status, None, link_id
         )
 
-    def _notify(
-        self, conn: sqlite3.Connection, notices: Notices, at: float, link_id: int | None
-    ) -> None:
+    def _notify(self, conn: Connection, notices: Notices, at: float, link_id: int | None) -> None:
         for recipient, body in notices:
             self._message(conn, "system", ROOM, recipient, body, at, link_id=link_id)
 

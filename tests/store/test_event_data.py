@@ -8,6 +8,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
+from agent_room.turn.store.db import RoomConnection
 from agent_room.turn.store.sqlite_base import event
 
 SCALARS = st.one_of(
@@ -26,7 +27,7 @@ DATA = st.dictionaries(
 def test_event_data_reads_back_as_written(data: dict[str, Any]) -> None:
     import json
 
-    conn = sqlite3.connect(":memory:")
+    conn = sqlite3.connect(":memory:", factory=RoomConnection)
     conn.execute(
         "CREATE TABLE events (id INTEGER PRIMARY KEY, at REAL, kind TEXT, actor TEXT,"
         " subject TEXT, message_id INTEGER, data TEXT)"

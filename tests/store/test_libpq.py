@@ -169,14 +169,14 @@ def test_begin_immediate_takes_the_writers_lock_in_one_round_trip(
     writer, other = connect(pg_url, timeout=0.5), connect(pg_url, timeout=0.5)
     try:
         before = len(counted.by_this_thread())
-        writer.execute("BEGIN IMMEDIATE")
+        writer.begin_write()
         assert len(counted.by_this_thread()) == before + 1
         assert writer.in_transaction
         with pytest.raises(sqlite3.OperationalError, match="database is locked"):
-            other.execute("BEGIN IMMEDIATE")  # waits for the lock: its timeout
+            other.begin_write()  # waits for the lock: its timeout
         other.execute("ROLLBACK")
         writer.execute("COMMIT")
-        other.execute("BEGIN IMMEDIATE")
+        other.begin_write()
         other.execute("COMMIT")
     finally:
         writer.close()

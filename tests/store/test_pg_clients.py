@@ -112,15 +112,15 @@ def test_the_writers_lock_is_held_across_clients(both: dict[str, Any]) -> None:
     one that waits past its lock timeout says the room is locked, in the same words."""
     said = []
     for first, second in (("psycopg", "libpq"), ("libpq", "psycopg")):
-        both[first].execute("BEGIN IMMEDIATE")
+        both[first].begin_write()
         assert both[first].in_transaction
         with pytest.raises(sqlite3.OperationalError, match="database is locked") as locked:
-            both[second].execute("BEGIN IMMEDIATE")
+            both[second].begin_write()
         said.append(str(locked.value))
         assert both[second].in_transaction  # the failed BEGIN's transaction, to roll back
         both[second].execute("ROLLBACK")
         both[first].execute("COMMIT")
-        both[second].execute("BEGIN IMMEDIATE")
+        both[second].begin_write()
         both[second].execute("COMMIT")
     assert said[0] == said[1]
 
@@ -184,11 +184,11 @@ def test_statements_psycopg_prepared_outlive_a_migration_by_another_process(
         for _ in range(repeats):
             conn.execute(sessions, ("api",))
         newer.execute("ALTER TABLE sessions ADD COLUMN added integer")
-        conn.execute("BEGIN IMMEDIATE")
+        conn.begin_write()
         with pytest.raises(sqlite3.OperationalError, match="cached plan"):
             conn.execute(sessions, ("api",))
         conn.execute("ROLLBACK")
-        conn.execute("BEGIN IMMEDIATE")
+        conn.begin_write()
         assert _last_column(conn.execute(sessions, ("api",))) == "added"
         conn.execute("COMMIT")
     finally:

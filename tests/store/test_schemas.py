@@ -93,6 +93,6 @@ def test_a_statement_in_sqlites_own_spelling_fails_on_sqlite_too(tmp_path: Path)
         with pytest.raises(sqlite3.ProgrammingError):
             store.conn.execute("SELECT ?", (1,))
         with pytest.raises(TypeError, match="in order"):
-            store.conn.execute("SELECT :n", {"n": 1})
+            store.conn.execute("SELECT :n", {"n": 1})  # type: ignore[arg-type]
     finally:
         store.close()

@@ -187,6 +187,7 @@ def test_watch_outlives_damaged_pages_until_the_room_is_restored(
     room, pane, watchers = watched
     _delivered(room, pane, "before the damage")
     backup = sqlite3.connect(tmp_path / "backup.db")
+    assert isinstance(room.store.conn, sqlite3.Connection)  # a SQLite room's own file
     room.store.conn.backup(backup)
     corrupt_data_pages(room_home / "room.db")
     with contextlib.suppress(sqlite3.DatabaseError):

@@ -17,7 +17,7 @@ from agent_room.turn.store.home import DB_NAME, ensure_room_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import sqlite3
+    from agent_room.turn.store.port import Connection
 
 
 _COUNTS = (
@@ -40,7 +40,7 @@ def room_exists(home: str) -> bool:
     return os.path.exists(os.path.join(home, DB_NAME))
 
 
-def status_counts(conn: sqlite3.Connection) -> StatusCounts:
+def status_counts(conn: Connection) -> StatusCounts:
     """The numbers of the status line, in one statement."""
     row = conn.execute(_COUNTS, (OPERATOR, OPERATOR)).fetchone()
     return StatusCounts(*(int(v) for v in row))

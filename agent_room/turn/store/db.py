@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from agent_room.turn.store.home import StrPath
+    from agent_room.turn.store.port import Connection
 
 
 def _migrate(conn: sqlite3.Connection, path: str) -> None:
@@ -100,6 +101,11 @@ class RoomConnection(sqlite3.Connection):
             sql, ({str(n): v for n, v in enumerate(params, 1)} for params in seq)
         )
 
+    def begin_write(self) -> None:
+        """``BEGIN IMMEDIATE``: the write lock from the start, so that a transaction
+        never has to upgrade a read lock (which is what makes writers fail at once)."""
+        self.execute("BEGIN IMMEDIATE")
+
 
 def _log_of(path: str) -> tuple[str, int] | None:
     log = path + "-wal"
@@ -109,7 +115,7 @@ def _log_of(path: str) -> tuple[str, int] | None:
         return None
 
 
-def _log_moved(conn: sqlite3.Connection) -> bool:
+def _log_moved(conn: Connection) -> bool:
     """Whether the room's log is no longer the file this connection uses."""
     log: tuple[str, int] | None = getattr(conn, "log", None)
     if log is None:
@@ -118,7 +124,7 @@ def _log_moved(conn: sqlite3.Connection) -> bool:
     return found is None or found[1] != log[1]
 
 
-def connect(home: StrPath, *, timeout: float = 10.0) -> sqlite3.Connection:
+def connect(home: StrPath, *, timeout: float = 10.0) -> RoomConnection:
     """Open (creating if needed) the room's database, migrated to the current schema."""
     room = ensure_room_dir(home)
     path = os.path.join(room, DB_NAME)
@@ -183,7 +189,7 @@ _COUNT_CHANGE = (
 )
 
 
-def count_change(conn: sqlite3.Connection) -> None:
+def count_change(conn: Connection) -> None:
     """Move the room's change count (SQLite; PostgreSQL's watchers hear its triggers)."""
     if hasattr(conn, "total_changes"):
         conn.execute(_COUNT_CHANGE)
@@ -207,14 +213,14 @@ class write_transaction:
     """Transactions committed by this process: a hook that failed before its first
     commit may try its event again (``hooks._handle_retrying``)."""
 
-    def __init__(self, conn: sqlite3.Connection, *, renewal: bool = False) -> None:
+    def __init__(self, conn: Connection, *, renewal: bool = False) -> None:
         self.conn = conn
         self.renewal = renewal
         self._before: int | None = None
 
-    def __enter__(self) -> sqlite3.Connection:
+    def __enter__(self) -> Connection:
         try:
-            self.conn.execute("BEGIN IMMEDIATE")
+            self.conn.begin_write()
         except sqlite3.OperationalError as exc:
             self._rollback()  # PostgreSQL's BEGIN stays open, aborted, when the lock times out
             said = str(exc)  # a PostgreSQL room out of reach says so itself: not busy
@@ -235,7 +241,8 @@ class write_transaction:
             self._rollback()
             return
         try:
-            if self._before is not None and self.conn.total_changes != self._before:
+            changes = getattr(self.conn, "total_changes", None)  # SQLite's own count
+            if self._before is not None and changes != self._before:
                 self.conn.execute(_COUNT_CHANGE)
             self.conn.execute("COMMIT")
             write_transaction.commits += 1

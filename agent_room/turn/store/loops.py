@@ -27,8 +27,7 @@ from agent_room.turn.store.wake import poke
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import sqlite3
-
+    from agent_room.turn.store.port import Connection
     from agent_room.turn.store.sqlite_base import Row
 
     Hold = tuple[int, tuple[str, ...]]
@@ -51,7 +50,7 @@ def setting_number(text: str) -> int | float | None:
             return None
 
 
-def _at_least(conn: sqlite3.Connection, count: int, where: str, args: tuple[object, ...]) -> bool:
+def _at_least(conn: Connection, count: int, where: str, args: tuple[object, ...]) -> bool:
     """Whether ``count`` agents' messages match ``where``: it reads no more than that many,
     so a flood one way costs what a quiet room does."""
     found = conn.execute(
@@ -62,7 +61,7 @@ def _at_least(conn: sqlite3.Connection, count: int, where: str, args: tuple[obje
     return bool(found >= count)
 
 
-def cost_hold(conn: sqlite3.Connection, sender: str, recipient: str, at: float) -> Hold | None:
+def cost_hold(conn: Connection, sender: str, recipient: str, at: float) -> Hold | None:
     """Open a hold when a pair messaging each other spends too fast (``core.cost_rate``);
     None when it does not. Its common case is one indexed read: whether ``recipient``
     wrote to ``sender`` within the window."""
@@ -99,7 +98,7 @@ def cost_hold(conn: sqlite3.Connection, sender: str, recipient: str, at: float) 
 class LoopStore(StoreView):
     """Loop holds of one room, on the connection of a ``SqliteStore``."""
 
-    def settings(self, conn: sqlite3.Connection | None = None) -> tuple[int, float]:
+    def settings(self, conn: Connection | None = None) -> tuple[int, float]:
         """(messages per step, window in seconds) of the loop breaker."""
         found = (conn or self.conn).execute(
             "SELECT key, value FROM settings WHERE key IN ($1, $2)", (PER_EDGE_KEY, WINDOW_KEY)
@@ -149,7 +148,7 @@ class LoopStore(StoreView):
         """The unreleased hold on the step ``sender -> recipient``, if any."""
         return self._active(self.conn, sender, recipient)
 
-    def _active(self, conn: sqlite3.Connection, sender: str, recipient: str) -> Hold | None:
+    def _active(self, conn: Connection, sender: str, recipient: str) -> Hold | None:
         """The unreleased hold whose cycle has the step ``sender -> recipient``."""
         for hold_id, path in conn.execute(
             "SELECT id, path FROM loop_holds WHERE released_at IS NULL"
@@ -161,7 +160,7 @@ class LoopStore(StoreView):
 
     def _detect(
         self,
-        conn: sqlite3.Connection,
+        conn: Connection,
         sender: str,
         recipient: str,
         at: float,

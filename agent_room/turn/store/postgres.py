@@ -1,14 +1,14 @@
 """The room on PostgreSQL: the same store code, a second engine.
 
-The store runs its statements through the standard library's ``sqlite3`` connection
-interface (``execute`` returning a cursor with rows by name and position, ``BEGIN
-IMMEDIATE`` ... ``COMMIT``). ``PgConnection`` offers that interface over libpq
-(``store.libpq``). Every statement of the store is written once in the SQL both engines
-run as it is (``$1`` parameters, ``RETURNING``, ``ON CONFLICT``; see ``store.params``):
-the text goes to the server unchanged. PostgreSQL errors come back as the ``sqlite3``
-errors the callers already handle (a constraint, a database that is unreachable or busy).
+The store runs its statements through its connection (``store.port.Connection``:
+``execute`` returning a cursor with rows by name and position, ``begin_write`` ...
+``COMMIT``). ``PgConnection`` offers it over libpq (``store.libpq``). Every statement of
+the store is written once in the SQL both engines run as it is (``$1`` parameters,
+``RETURNING``, ``ON CONFLICT``; see ``store.params``): the text goes to the server
+unchanged. PostgreSQL errors come back as the ``sqlite3`` errors the callers already
+handle (a constraint, a database that is unreachable or busy).
 
-Writers are serialised as in SQLite: ``BEGIN IMMEDIATE`` takes a transaction-level
+Writers are serialised as in SQLite: ``begin_write`` takes a transaction-level
 advisory lock of the room (in the same round trip), so a read-then-write inside a
 transaction sees no other writer between its read and its write. A room is a schema
 (the first of the connection's ``search_path``): several rooms can share one database.
@@ -165,7 +165,7 @@ def row_maker(columns: Sequence[str]) -> Callable[[Sequence[Any]], PgRow]:
 
 
 class PgCursor:
-    """The part of ``sqlite3.Cursor`` the store uses, over rows already fetched."""
+    """A statement's result (``store.port.Cursor``), over rows already fetched."""
 
     def __init__(self, columns: Sequence[str], rows: list[PgRow], rowcount: int) -> None:
         self.rowcount = rowcount
@@ -253,11 +253,11 @@ _WHERE_PASSWORDS_GO = (
 
 
 BEGIN_WRITE = "BEGIN; SELECT pg_advisory_xact_lock(hashtext(current_schema() || ':write'))"
-"""``BEGIN IMMEDIATE``: a transaction holding the room's writers' lock, in one round trip."""
+"""``begin_write``: a transaction holding the room's writers' lock, in one round trip."""
 
 
 class PgConnection:
-    """The part of ``sqlite3.Connection`` the store uses, over libpq."""
+    """The store's connection (``store.port.Connection``) over libpq."""
 
     JSON_OBJECT = "json_build_object"
     """PostgreSQL's name for SQLite's ``json_object`` (see ``sqlite_base.json_object``)."""
@@ -294,18 +294,23 @@ class PgConnection:
         return self.raw.in_transaction
 
     def execute(self, sql: str, params: Any = ()) -> PgCursor:
-        """One statement, as ``sqlite3.Connection.execute`` runs it."""
+        """One statement, its parameters in order."""
         if self._trace is not None:
             self._trace(sql)
         if self.raw.broken and not self.raw.in_transaction:
             self._reconnect()
-        if sql == "BEGIN IMMEDIATE":
-            try:
-                self.raw.script(BEGIN_WRITE)
-            except PgError as exc:
-                raise _mapped(exc, self.where) from None
-            return PgCursor([], [], -1)
         return self._run(sql, list(params))
+
+    def begin_write(self) -> None:
+        """``BEGIN`` and the room's writers' lock, in one round trip (``BEGIN_WRITE``)."""
+        if self._trace is not None:
+            self._trace(BEGIN_WRITE)
+        if self.raw.broken and not self.raw.in_transaction:
+            self._reconnect()
+        try:
+            self.raw.script(BEGIN_WRITE)
+        except PgError as exc:
+            raise _mapped(exc, self.where) from None
 
     def executemany(self, sql: str, seq: Any) -> None:
         """One statement for each parameter set."""

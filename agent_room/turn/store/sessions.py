@@ -12,10 +12,10 @@ from agent_room.turn.store.sqlite_base import StoreBase, event, rows
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import sqlite3
     from collections.abc import Iterable
     from typing import Any
 
+    from agent_room.turn.store.port import Connection
     from agent_room.turn.store.sqlite_base import Row
 
 
@@ -134,7 +134,7 @@ class SessionStore(StoreBase):
             return dict(row)
 
     @staticmethod
-    def _update(conn: sqlite3.Connection, rowid: int, columns: dict[str, Any], at: float) -> None:
+    def _update(conn: Connection, rowid: int, columns: dict[str, Any], at: float) -> None:
         if not columns:
             return
         p = Params()
@@ -145,7 +145,7 @@ class SessionStore(StoreBase):
 
     @staticmethod
     def _claim(
-        conn: sqlite3.Connection,
+        conn: Connection,
         wanted: str,
         session_id: str,
         explicit: bool,

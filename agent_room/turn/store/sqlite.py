@@ -16,10 +16,10 @@ from agent_room.turn.store.wake import poke
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import sqlite3
     from collections.abc import Sequence
     from typing import Any
 
+    from agent_room.turn.store.port import Connection
     from agent_room.turn.store.sqlite_base import Row
 
 _MESSAGE_COLUMNS = (
@@ -31,7 +31,7 @@ INBOX_STATUSES = ("queued", "delivered", "failed")
 """Messages in these states sit in the recipient's inbox until read."""
 
 
-def _unread(conn: sqlite3.Connection, name: str) -> list[Row]:
+def _unread(conn: Connection, name: str) -> list[Row]:
     p = Params()
     return rows(
         conn.execute(
@@ -171,7 +171,7 @@ class SqliteStore(SessionStore, DeliveryStore):
 
     def _insert_message(
         self,
-        conn: sqlite3.Connection,
+        conn: Connection,
         kind: str,
         sender: str,
         recipient: str,
@@ -233,7 +233,7 @@ class SqliteStore(SessionStore, DeliveryStore):
             self._mark_read(conn, name, ids, at)
 
     @staticmethod
-    def _mark_read(conn: sqlite3.Connection, name: str, ids: Sequence[int], at: float) -> None:
+    def _mark_read(conn: Connection, name: str, ids: Sequence[int], at: float) -> None:
         for message_id in ids:
             cursor = conn.execute(
                 "UPDATE messages SET status = 'read', read_at = $1 WHERE id = $2"

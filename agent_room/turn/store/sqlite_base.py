@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from typing import Any, Protocol
 
     from agent_room.turn.store.home import StrPath
+    from agent_room.turn.store.port import Connection, Cursor
 
     Row = dict[str, Any]
     """A row as the store returns it: column name to value."""
@@ -28,13 +29,13 @@ if TYPE_CHECKING:
         def __call__(self, url: str, *, timeout: float) -> Any: ...
 
 
-def rows(cursor: sqlite3.Cursor) -> list[Row]:
+def rows(cursor: Cursor) -> list[Row]:
     """Every row of a cursor as a plain dict."""
     return [dict(row) for row in cursor.fetchall()]
 
 
 def event(
-    conn: sqlite3.Connection,
+    conn: Connection,
     at: float,
     kind: str,
     actor: str,
@@ -101,6 +102,8 @@ class StoreBase:
         """The machine this process runs on: its sessions, panes and processes are ours."""
         self.url = database_url(self.home)
         """The PostgreSQL room this store uses, or ``None`` for ``<home>/room.db``."""
+        self.conn: Connection
+        """The room's database (SQLite's file, or PostgreSQL's through ``open_postgres``)."""
         if self.url is None:
             self.conn = connect(home, timeout=timeout)
         else:
@@ -186,7 +189,7 @@ class StoreBase:
 
 def _connect_postgres(
     home: str, url: str, timeout: float, connector: PostgresConnector | None
-) -> sqlite3.Connection:
+) -> Connection:
     """The room on PostgreSQL, behind the ``sqlite3`` interface the store speaks (see
     ``store.postgres``), through ``connector`` (else the libpq binding); the room
     directory stays, private, for this host's own files."""

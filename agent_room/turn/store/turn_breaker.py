@@ -10,7 +10,6 @@ rules come from ``core.loops``.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 
 from agent_room.turn.core.loops import (
@@ -29,13 +28,17 @@ from agent_room.turn.store.db import write_transaction
 from agent_room.turn.store.loops import ROOM, LoopStore, setting_number
 from agent_room.turn.store.sqlite_base import event
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from agent_room.turn.store.port import Connection
+
 Hold = tuple[int, tuple[str, ...]]
 
 
 class TurnBreaker(LoopStore):
     """Turn holds of one room, on the connection of a ``SqliteStore``."""
 
-    def turn_settings(self, conn: sqlite3.Connection | None = None) -> tuple[int, int, float]:
+    def turn_settings(self, conn: Connection | None = None) -> tuple[int, int, float]:
         """(turns per agent, turns per pair, window in seconds); a limit 0 is off."""
         found = (conn or self.conn).execute(
             "SELECT key, value FROM settings WHERE key IN ($1, $2, $3)",
@@ -48,7 +51,7 @@ class TurnBreaker(LoopStore):
         return self._holding(self.conn, name, peer)
 
     @staticmethod
-    def _holding(conn: sqlite3.Connection, name: str, peer: str | None) -> Hold | None:
+    def _holding(conn: Connection, name: str, peer: str | None) -> Hold | None:
         for hold_id, path in conn.execute(
             "SELECT id, path FROM loop_holds WHERE released_at IS NULL AND reason = $1",
             (TURNS,),
@@ -103,7 +106,7 @@ class TurnBreaker(LoopStore):
             return (hold_id, path), turns
 
     @staticmethod
-    def _caused(conn: sqlite3.Connection, name: str, cause: str | None, since: float) -> int:
+    def _caused(conn: Connection, name: str, cause: str | None, since: float) -> int:
         """Turns the room caused ``name`` since ``since`` (``cause`` given: those that
         peer's messages started), counted afresh after a turn hold on them was released:
         the turns its hook stored with a cause, and each Stop that handed messages over

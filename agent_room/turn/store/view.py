@@ -7,9 +7,11 @@ settings) is a view over the same store and its connection, made where it is use
 
 from __future__ import annotations
 
-import _sqlite3 as sqlite3  # as in store.db: the hooks load no datetime adapters
-
 from agent_room.turn.store.sqlite import SqliteStore
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from agent_room.turn.store.port import Connection
 
 
 class StoreView:
@@ -19,6 +21,6 @@ class StoreView:
         self.store = store
 
     @property
-    def conn(self) -> sqlite3.Connection:
+    def conn(self) -> Connection:
         """The store's connection now (a worker reopens it when the room's files move)."""
         return self.store.conn
