@@ -97,7 +97,10 @@ def _wait(check: Callable[[], object], cli: Cli, env: dict[str, str]) -> object:
     except AssertionError as exc:
         panes = "\n".join(f"--- @{n}:\n{_screen(env, n)}" for n in AGENTS)
         history = cli("history", "20", env=env).out
-        raise AssertionError(f"{exc}\n{cli('who', env=env).out}\n{history}\n{panes}") from None
+        log = Path(env["AGENT_ROOM_HOME"]) / "errors.log"
+        logged = log.read_text()[-4000:] if log.exists() else "(no errors.log)"
+        said = f"{cli('who', env=env).out}\n{history}\n{panes}\n--- errors.log:\n{logged}"
+        raise AssertionError(f"{exc}\n{said}") from None
 
 
 def test_the_demo_room_runs_and_a_handover_is_approved(
