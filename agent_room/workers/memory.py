@@ -39,6 +39,11 @@ INTERVAL = 1.0
 REST_INTERVAL = RENEW_INTERVAL
 """Seconds between passes with every agent of this host between turns (what changes in
 the room wakes the worker at once)."""
+GAP = 0.5
+"""The shortest time (seconds) between the starts of two passes woken by the room's
+changes: a message makes several changes (sent, delivered, a turn begun and ended, a
+receipt), and a burst of them makes one pass. A handover's context has seconds (the
+operator decides), a transcript is followed every second anyway."""
 PRUNE_INTERVAL = 3600.0
 """Seconds between clear-outs of old sessions' memory."""
 
@@ -134,6 +139,6 @@ class MemoryWorker(LeasedWorker):
         woken = threading.Event()
         try:
             with room_changes(self.room_watch, self.room.home, stop, woken.set):
-                guard.poll(stop, self.run_once, self.next_wait, after, woken=woken)
+                guard.poll(stop, self.run_once, self.next_wait, after, woken=woken, gap=GAP)
         finally:
             self.release()
