@@ -11,11 +11,11 @@ the others stand by. Correctness does not rest on the lease: a turn's verdict ha
 primary key and each state change is a compare and set, so two injectors racing (a
 lease handed over mid-pass) still cross each turn once.
 
-It wakes on changes to the room directory (a Stop hook's write), when an agent's
-process ends (``adapters.exits``: a session killed without its SessionEnd hook still
-severs its links), and when the next timer is due; otherwise it sleeps as long as its
-lease allows (``REST_INTERVAL``). Where a process cannot be watched it checks them all
-every ``LIVENESS_INTERVAL`` instead.
+It wakes on changes to the room directory (a Stop hook's write; a burst of them makes
+one pass, at most one every ``GAP``), when an agent's process ends (``adapters.exits``: a
+session killed without its SessionEnd hook still severs its links), and when the next
+timer is due; otherwise it sleeps as long as its lease allows (``REST_INTERVAL``). Where
+a process cannot be watched it checks them all every ``LIVENESS_INTERVAL`` instead.
 """
 
 from __future__ import annotations
