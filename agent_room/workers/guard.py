@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -91,18 +92,25 @@ class Guard:
         after: Callable[[T | None], None],
         *,
         woken: threading.Event | None = None,
+        gap: float = 0.0,
     ) -> None:
         """Run ``one_pass`` every ``interval`` (longer while failing) until ``stop`` is set;
         ``after`` gets each pass's result (None when it failed). ``interval`` may be asked
         after each pass; ``woken`` (set by the room's changes, and by its watch ending at
-        ``stop``) starts the next pass at once, except while a fault lasts."""
+        ``stop``) starts the next pass, except while a fault lasts: at once, or, within
+        ``gap`` seconds of the last pass's start, at the end of that gap, so that the
+        changes of a burst (one message makes several, a few tens of ms apart) make one
+        pass. A change in the gap's tail is not lost: ``woken`` is cleared only just
+        before the pass that reads it."""
         while not stop.is_set():
+            started = time.monotonic()
             after(self.run(one_pass))
             wait = interval() if callable(interval) else interval
             if woken is None or self.failures:
                 stop.wait(self.pause(wait))
                 continue
-            woken.wait(wait)
+            if woken.wait(wait) and gap > 0:
+                stop.wait(max(0.0, started + gap - time.monotonic()))
             woken.clear()
 
     def pause(self, normal: float) -> float:

@@ -11,17 +11,18 @@ the others stand by. Correctness does not rest on the lease: a turn's verdict ha
 primary key and each state change is a compare and set, so two injectors racing (a
 lease handed over mid-pass) still cross each turn once.
 
-It wakes on changes to the room directory (a Stop hook's write), when an agent's
-process ends (``adapters.exits``: a session killed without its SessionEnd hook still
-severs its links), and when the next timer is due; otherwise it sleeps as long as its
-lease allows (``REST_INTERVAL``). Where a process cannot be watched it checks them all
-every ``LIVENESS_INTERVAL`` instead.
+It wakes on changes to the room directory (a Stop hook's write; a burst of them makes
+one pass, at most one every ``GAP``), when an agent's process ends (``adapters.exits``: a
+session killed without its SessionEnd hook still severs its links), and when the next
+timer is due; otherwise it sleeps as long as its lease allows (``REST_INTERVAL``). Where
+a process cannot be watched it checks them all every ``LIVENESS_INTERVAL`` instead.
 """
 
 from __future__ import annotations
 
 import select
 import threading
+import time
 from collections.abc import Callable
 
 from agent_room.adapters.exits import Process, ProcessExits
@@ -44,6 +45,11 @@ SAFETY_INTERVAL = LIVENESS_INTERVAL
 while standing by: timers wake it when due, room changes at once."""
 REST_INTERVAL = RENEW_INTERVAL
 """The longest sleep while every process is watched: as often as the lease is renewed."""
+GAP = 0.2
+"""The shortest time (seconds) between the starts of two passes woken by the room's
+changes: a message makes several changes (sent, delivered, a turn begun and ended, a
+receipt), and a burst of them makes one pass. A turn that ends on a link crosses at
+most this much later; an agent's process that ends is heard at once."""
 
 
 class Injector(LeasedWorker):
@@ -113,14 +119,17 @@ class Injector(LeasedWorker):
         ceiling = REST_INTERVAL if self._watched and self.active else SAFETY_INTERVAL
         return wait_for(self.links.next_due(), self.room.clock(), ceiling)
 
-    def wait(self, changed: ChangePipe, timeout: float) -> None:
+    def wait(self, changed: ChangePipe, timeout: float) -> bool:
         """Sleep until the room changes, a watched process ends, or ``timeout`` seconds
-        pass."""
+        pass; whether the room changed (and no process ended)."""
         poller = select.poll()
         for fd in [changed.fd, *(self.exits.fds() if self.exits and self._watched else [])]:
             poller.register(fd, select.POLLIN)
-        if any(fd == changed.fd for fd, _ in poller.poll(max(0.0, timeout) * 1000)):
+        ready = [fd for fd, _ in poller.poll(max(0.0, timeout) * 1000)]
+        if changed.fd in ready:
             changed.drain()
+            return len(ready) == 1
+        return False
 
     def run(
         self,
@@ -144,14 +153,20 @@ class Injector(LeasedWorker):
         changed = ChangePipe()
         try:
             with room_changes(self.room_watch, self.room.home, stop, changed.signal):
+                started = time.monotonic()
                 one_pass()
                 while not stop.is_set():
                     if guard.failures:  # wait the fault out: file events do not hurry a retry
                         stop.wait(guard.pause(SAFETY_INTERVAL))
                     else:
                         wait = guard.run(self.next_wait)
-                        self.wait(changed, SAFETY_INTERVAL if wait is None else wait)
+                        if self.wait(changed, SAFETY_INTERVAL if wait is None else wait):
+                            # the rest of the burst joins this pass (a change in the gap's
+                            # tail is read by it: taken just before the pass)
+                            stop.wait(max(0.0, started + GAP - time.monotonic()))
+                            changed.drain()
                     if not stop.is_set():
+                        started = time.monotonic()
                         one_pass()
         finally:
             self.release()

@@ -6,9 +6,10 @@ injector, under its host's lease (one acts per host, the others on that host sta
 a transcript is a file of its session's host, so each host's worker reads its own
 host's transcripts, prepares the contexts of its own agents' handovers and checkpoints
 its own sessions, into the one room every host builds contexts and resumes from. It
-passes when the room changes (a handover sent, a turn begun or ended), every second while
-an agent of its host is in a turn (its transcript grows) or a backlog is read, and
-otherwise as often as it renews its lease: a context must be ready before the operator
+passes when the room changes (a handover sent, a turn begun or ended; a burst of changes
+makes one pass, at most one every ``GAP``), every second while an agent of its host is
+in a turn (its transcript grows) or a backlog is read, and otherwise as often as it
+renews its lease: a context must be ready before the operator
 decides, which takes seconds, and a handover approved before the worker got to it is
 prepared by the approving process instead. A fault in a pass (an unreadable transcript
 is not one: it is logged and skipped) is reported and retried after a pause that grows
@@ -39,6 +40,11 @@ INTERVAL = 1.0
 REST_INTERVAL = RENEW_INTERVAL
 """Seconds between passes with every agent of this host between turns (what changes in
 the room wakes the worker at once)."""
+GAP = 0.5
+"""The shortest time (seconds) between the starts of two passes woken by the room's
+changes: a message makes several changes (sent, delivered, a turn begun and ended, a
+receipt), and a burst of them makes one pass. A handover's context has seconds (the
+operator decides), a transcript is followed every second anyway."""
 PRUNE_INTERVAL = 3600.0
 """Seconds between clear-outs of old sessions' memory."""
 
@@ -134,6 +140,6 @@ class MemoryWorker(LeasedWorker):
         woken = threading.Event()
         try:
             with room_changes(self.room_watch, self.room.home, stop, woken.set):
-                guard.poll(stop, self.run_once, self.next_wait, after, woken=woken)
+                guard.poll(stop, self.run_once, self.next_wait, after, woken=woken, gap=GAP)
         finally:
             self.release()

@@ -44,7 +44,12 @@ INTERVAL = 1.0
 threshold, or alerts wait for the rate limit): a person hears within about a second."""
 REST_INTERVAL = RENEW_INTERVAL
 """Seconds between passes with nothing timed: as often as the lease is renewed. What
-changes in the room wakes the notifier at once (the room's watch)."""
+changes in the room wakes the notifier (the room's watch; at most one pass every
+``GAP``)."""
+GAP = 0.5
+"""The shortest time (seconds) between the starts of two passes woken by the room's
+changes: a message makes several changes, and a burst of them makes one pass (a person
+still hears within about a second)."""
 NOTIFIED = "operator.notified"
 """The audit event of one alert told: subject is the agent, data has key, kind, text."""
 REMEMBER = 24 * 3600.0
@@ -172,7 +177,7 @@ class Notifier(LeasedWorker):
         woken = threading.Event()
         try:
             with room_changes(self.room_watch, self.room.home, stop, woken.set):
-                guard.poll(stop, self.run_once, self.next_wait, after, woken=woken)
+                guard.poll(stop, self.run_once, self.next_wait, after, woken=woken, gap=GAP)
         finally:
             self.release()
 

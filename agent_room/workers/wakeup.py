@@ -326,6 +326,7 @@ class ChangePipe:
 
     def __init__(self) -> None:
         self.fd, self._write = os.pipe()
+        os.set_blocking(self.fd, False)
         os.set_blocking(self._write, False)
 
     def signal(self) -> None:
@@ -334,8 +335,9 @@ class ChangePipe:
             os.write(self._write, b"!")
 
     def drain(self) -> None:
-        """Take the signals (only once the pipe was found readable)."""
-        os.read(self.fd, 4096)
+        """Take the signals waiting, if any."""
+        with contextlib.suppress(BlockingIOError):
+            os.read(self.fd, 4096)
 
     def close(self) -> None:
         os.close(self.fd)

@@ -104,6 +104,7 @@ def test_a_matrix_too_wide_is_drawn_cell_by_cell_as_richs_table_shrinks_it() -> 
     shrunk to nothing and lines cut at the panel's edge included."""
     rng = random.Random(27)
     shrunk = 0
+    matrix = ShrunkMatrix()  # kept across grids: widths kept by the columns' measurements
     for _ in range(400):
         n = rng.randint(1, MAX_NAMES)
         names = ["agent0", "backen", "fr", "ü", "测试", "[b]x"]
@@ -118,8 +119,9 @@ def test_a_matrix_too_wide_is_drawn_cell_by_cell_as_richs_table_shrinks_it() -> 
         grid = Grid(labels, rows, rng.choice(["#ff0000", "", "bold blue"]))
         width = rng.randint(8, 70)
         console = Console(width=width, color_system="truecolor")
-        matrix = ShrunkMatrix()
         widths = matrix.widths(grid, console, console.options)
+        measured = console.options.update(height=None)
+        assert widths == tuple(KeptMatrix(grid).table()._calculate_column_widths(console, measured))
         if grid.natural_widths(width) is not None or widths[0] <= 1:
             continue  # drawn by hand, or a sliver that Rich's table draws whole
         table = console.render_lines(KeptMatrix(grid), console.options, pad=False)

@@ -14,6 +14,7 @@ from functools import partial
 
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, JustifyMethod, RenderableType, RenderResult
+from rich.measure import Measurement
 from rich.padding import Padding
 from rich.segment import Segment
 from rich.style import Style
@@ -309,17 +310,52 @@ class ShrunkMatrix:
     def __init__(self) -> None:
         self._widths: dict[tuple[object, ...], tuple[int, ...]] = {}
         self._cells: dict[tuple[object, ...], list[Segment]] = {}
+        self._measured: dict[tuple[object, ...], tuple[int, int]] = {}
+        """Each label's and mark's measurement (narrowest, widest) by width."""
 
     def widths(self, grid: Grid, console: Console, options: ConsoleOptions) -> tuple[int, ...]:
-        """Each column's width with its padding, as the table gives them."""
-        key = (grid.columns, tuple(label for label, _ in grid.rows), options.max_width)
+        """Each column's width with its padding, as the table gives them.
+
+        The table sizes its columns by their measurements alone (each column's narrowest
+        and widest cell), so the widths are kept by those: the busiest names change
+        order with most messages, and names of one length measure alike."""
+        measured = options.update(height=None).update_width(options.max_width)
+        key = (options.max_width, self._columns(grid, console, measured))
         found = self._widths.get(key)
         if found is None:
             if len(self._widths) > KEPT_LINES:
                 self._widths.clear()
             table = KeptMatrix(grid).table()
-            measured = options.update(height=None).update_width(options.max_width)
             found = self._widths[key] = tuple(table._calculate_column_widths(console, measured))
+        return found
+
+    def _columns(
+        self, grid: Grid, console: Console, options: ConsoleOptions
+    ) -> tuple[tuple[int, int], ...]:
+        """Each column's measurement as the table takes it: the narrowest of its cells'
+        narrowest, the widest of their widest (the header's included)."""
+        first = [self._measure(CORNER, console, options)]
+        first += [self._measure(label, console, options) for label, _ in grid.rows]
+        columns = [(max(m[0] for m in first), max(m[1] for m in first))]
+        for n, label in enumerate(grid.columns):
+            cells = [self._measure(label, console, options)]
+            marks = {shades[n] for _, shades in grid.rows}
+            cells += [self._measure(Text(mark), console, options) for mark in marks]
+            columns.append((max(m[0] for m in cells), max(m[1] for m in cells)))
+        return tuple(columns)
+
+    def _measure(
+        self, cell: str | Text, console: Console, options: ConsoleOptions
+    ) -> tuple[int, int]:
+        """A cell's measurement as the table takes it (a label's markup read, as the
+        table reads it)."""
+        key = (type(cell), str(cell), options.max_width)
+        found = self._measured.get(key)
+        if found is None:
+            if len(self._measured) > 4 * KEPT_LINES:
+                self._measured.clear()
+            measurement = Measurement.get(console, options, cell)
+            found = self._measured[key] = (measurement.minimum, measurement.maximum)
         return found
 
     def header(
