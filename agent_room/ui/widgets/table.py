@@ -28,6 +28,7 @@ from rich.style import Style
 from rich.text import Text
 from textual._two_way_dict import TwoWayDict
 from textual.cache import LRUCache
+from textual.geometry import Region
 from textual.strip import Strip
 from textual.widgets import DataTable
 from textual.widgets.data_table import (
@@ -63,6 +64,9 @@ class KeptCellsTable(DataTable[object]):
         ] = LRUCache(KEPT_LINES)
         """(values, row index, line, each segment's column) of each line drawn of a table
         without a cursor, by its row and looks."""
+        self._frame: tuple[Style, int] | None = None
+        """While the table's lines are drawn: its style and the height of its fixed rows
+        (header included), the same for every line of one drawing."""
 
     def update_cell(
         self,
@@ -108,6 +112,34 @@ class KeptCellsTable(DataTable[object]):
         self._update_count += 1
         self.check_idle()
         self.refresh()
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """The lines asked for, with the table's style and the height of its fixed rows
+        found once for all of them (Textual's table finds them again for each line, and
+        its style walks up every ancestor)."""
+        fixed = 0
+        for index in range(self.fixed_rows):
+            key = self._row_locations.get_key(index)
+            if key is not None:
+                fixed += self.get_row_height(key)
+        if self.show_header:
+            fixed += self.get_row_height(self._header_row_key)
+        self._frame = (self.rich_style, fixed)
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._frame = None
+
+    def render_line(self, y: int) -> Strip:
+        """A line of the table, as Textual's table draws it (with the frame's style)."""
+        frame = self._frame
+        if frame is None:
+            return super().render_line(y)
+        base_style, fixed = frame
+        scroll_x, scroll_y = self.scroll_offset
+        if y >= fixed:
+            y += scroll_y
+        return self._render_line(y, scroll_x, scroll_x + self.size.width, base_style)
 
     def _render_cell(
         self,
