@@ -106,8 +106,9 @@ class KeptCellsTable(DataTable[object]):
                 self._updated_cells.discard(CellKey(key, column_key))
             del self.rows[key]
             del self._data[key]
-        self.cursor_coordinate = self.cursor_coordinate  # kept inside the table
-        self.hover_coordinate = self.hover_coordinate
+        cursor = self.cursor_coordinate
+        if self._clamp_cursor_coordinate(cursor) != cursor:  # kept inside the table
+            self.cursor_coordinate = cursor
         self._require_update_dimensions = True
         self._update_count += 1
         self.check_idle()
