@@ -67,6 +67,9 @@ class KeptCellsTable(DataTable[object]):
         self._frame: tuple[Style, int] | None = None
         """While the table's lines are drawn: its style and the height of its fixed rows
         (header included), the same for every line of one drawing."""
+        self._frame_looks: tuple[object, ...] | None = None
+        """While the table's lines are drawn: what every line's looks share (the widths,
+        the cursor's state, the theme), found at its first line."""
 
     def update_cell(
         self,
@@ -129,7 +132,7 @@ class KeptCellsTable(DataTable[object]):
         try:
             return super().render_lines(crop)
         finally:
-            self._frame = None
+            self._frame = self._frame_looks = None
 
     def render_line(self, y: int) -> Strip:
         """A line of the table, as Textual's table draws it (with the frame's style)."""
@@ -211,20 +214,27 @@ class KeptCellsTable(DataTable[object]):
             if header
             else tuple(self._data[row_key].get(column.key) for column in columns)
         )
+        common = self._frame_looks
+        if common is None:
+            common = (
+                self.size.width,
+                tuple(column.get_render_width(self) for column in columns),
+                self.show_cursor,
+                self._show_hover_cursor,
+                self._pseudo_class_state,
+                self.app.theme,
+            )
+            if self._frame is not None:  # the same for every line of this drawing
+                self._frame_looks = common
         looks = (
             row_key,
             line_no,
             x1,
             x2,
-            self.size.width,
             base_style,
-            tuple(column.get_render_width(self) for column in columns),
             row_index < self.fixed_rows,
             self.zebra_stripes and row_index % 2,
-            self.show_cursor,
-            self._show_hover_cursor,
-            self._pseudo_class_state,
-            self.app.theme,
+            common,
         )
         kept = self._lines.get(looks)
         if kept is not None and len(kept[0]) == len(values) and all(map(is_, kept[0], values)):
