@@ -28,6 +28,7 @@ from rich.style import Style
 from rich.text import Text
 from textual._two_way_dict import TwoWayDict
 from textual.cache import LRUCache
+from textual.geometry import Region
 from textual.strip import Strip
 from textual.widgets import DataTable
 from textual.widgets.data_table import (
@@ -63,6 +64,12 @@ class KeptCellsTable(DataTable[object]):
         ] = LRUCache(KEPT_LINES)
         """(values, row index, line, each segment's column) of each line drawn of a table
         without a cursor, by its row and looks."""
+        self._frame: tuple[Style, int] | None = None
+        """While the table's lines are drawn: its style and the height of its fixed rows
+        (header included), the same for every line of one drawing."""
+        self._frame_looks: tuple[object, ...] | None = None
+        """While the table's lines are drawn: what every line's looks share (the widths,
+        the cursor's state, the theme), found at its first line."""
 
     def update_cell(
         self,
@@ -102,12 +109,41 @@ class KeptCellsTable(DataTable[object]):
                 self._updated_cells.discard(CellKey(key, column_key))
             del self.rows[key]
             del self._data[key]
-        self.cursor_coordinate = self.cursor_coordinate  # kept inside the table
-        self.hover_coordinate = self.hover_coordinate
+        cursor = self.cursor_coordinate
+        if self._clamp_cursor_coordinate(cursor) != cursor:  # kept inside the table
+            self.cursor_coordinate = cursor
         self._require_update_dimensions = True
         self._update_count += 1
         self.check_idle()
         self.refresh()
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """The lines asked for, with the table's style and the height of its fixed rows
+        found once for all of them (Textual's table finds them again for each line, and
+        its style walks up every ancestor)."""
+        fixed = 0
+        for index in range(self.fixed_rows):
+            key = self._row_locations.get_key(index)
+            if key is not None:
+                fixed += self.get_row_height(key)
+        if self.show_header:
+            fixed += self.get_row_height(self._header_row_key)
+        self._frame = (self.rich_style, fixed)
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._frame = self._frame_looks = None
+
+    def render_line(self, y: int) -> Strip:
+        """A line of the table, as Textual's table draws it (with the frame's style)."""
+        frame = self._frame
+        if frame is None:
+            return super().render_line(y)
+        base_style, fixed = frame
+        scroll_x, scroll_y = self.scroll_offset
+        if y >= fixed:
+            y += scroll_y
+        return self._render_line(y, scroll_x, scroll_x + self.size.width, base_style)
 
     def _render_cell(
         self,
@@ -178,20 +214,27 @@ class KeptCellsTable(DataTable[object]):
             if header
             else tuple(self._data[row_key].get(column.key) for column in columns)
         )
+        common = self._frame_looks
+        if common is None:
+            common = (
+                self.size.width,
+                tuple(column.get_render_width(self) for column in columns),
+                self.show_cursor,
+                self._show_hover_cursor,
+                self._pseudo_class_state,
+                self.app.theme,
+            )
+            if self._frame is not None:  # the same for every line of this drawing
+                self._frame_looks = common
         looks = (
             row_key,
             line_no,
             x1,
             x2,
-            self.size.width,
             base_style,
-            tuple(column.get_render_width(self) for column in columns),
             row_index < self.fixed_rows,
             self.zebra_stripes and row_index % 2,
-            self.show_cursor,
-            self._show_hover_cursor,
-            self._pseudo_class_state,
-            self.app.theme,
+            common,
         )
         kept = self._lines.get(looks)
         if kept is not None and len(kept[0]) == len(values) and all(map(is_, kept[0], values)):

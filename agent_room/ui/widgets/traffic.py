@@ -72,13 +72,13 @@ def shade(count: int, most: int) -> str:
     return SHADES[max(1, round(count / most * (len(SHADES) - 1)))]
 
 
-def _shape(edges: tuple[Edge, ...] | None) -> tuple[int, ...]:
+def _shape(edges: tuple[Edge, ...] | None, names: list[str]) -> tuple[int, ...]:
     """What the matrix's height follows: how many names and edges it shows, how wide
     their labels and the longest edge line are (a line too wide for the panel wraps; an
-    edge line is as long as its bar and count, the rest is padded)."""
+    edge line is as long as its bar and count, the rest is padded); ``names`` are the
+    busiest (``busiest_names``)."""
     if not edges:
         return (0,)
-    names = busiest_names(edges)
     most = max(e.count for e in edges)
     lines = (round(e.count / most * BAR) + len(f"{e.count:,}") for e in edges[:TOP_EDGES])
     return (len(names), max(map(len, names)), min(len(edges), TOP_EDGES), max(lines))
@@ -108,6 +108,13 @@ class TrafficMatrix(Widget):
         """The columns and cells of a matrix too wide for its natural columns."""
         self._matrix: KeptMatrix | None = None
         """Rich's table of a matrix in a sliver of a panel, as last drawn."""
+        self._measured: tuple[tuple[Edge, ...] | None, tuple[int, ...], list[str]] = (
+            None,
+            (0,),
+            [],
+        )
+        """The traffic as last measured, its shape and its busiest names: each picture's
+        traffic is counted once (it is compared with the next picture's)."""
 
     def on_mount(self) -> None:
         """Redraw in the new colours when the theme changes."""
@@ -124,9 +131,10 @@ class TrafficMatrix(Widget):
         if before == after:
             return
         drawn = self._drawn
-        if _shape(before) != _shape(after) or drawn is None or not self.is_mounted:
+        reshaped = self._shape_of(before) != self._shape_of(after)
+        if reshaped or drawn is None or not self.is_mounted:
             self._drawn = None
-            self.refresh(layout=_shape(before) != _shape(after))
+            self.refresh(layout=reshaped)
             return
         look = self._look
         lines = self._lines()
@@ -137,6 +145,18 @@ class TrafficMatrix(Widget):
         for y in range(max(len(drawn), len(lines))):
             if y >= len(drawn) or y >= len(lines) or drawn[y][0] != lines[y][0]:
                 self.refresh(Region(0, y, width, 1))
+
+    def _measure(self, edges: tuple[Edge, ...] | None) -> tuple[tuple[int, ...], list[str]]:
+        """The shape and the busiest names of ``edges``, kept for the last traffic."""
+        kept, shape, names = self._measured
+        if kept is not edges:
+            names = busiest_names(edges) if edges else []
+            shape = _shape(edges, names)
+            self._measured = (edges, shape, names)
+        return shape, names
+
+    def _shape_of(self, edges: tuple[Edge, ...] | None) -> tuple[int, ...]:
+        return self._measure(edges)[0]
 
     def render_line(self, y: int) -> Strip:
         """One line of the matrix and the edges under it."""
@@ -180,7 +200,7 @@ class TrafficMatrix(Widget):
         if not edges:
             empty = Text("No messages yet.", style="dim")
             return [("empty", lambda: console.render(empty, options))]
-        names = busiest_names(edges)
+        names = self._measure(edges)[1]
         labels = short_labels(names)
         counts = {(e.sender, e.recipient): e.count for e in edges}
         most = max(e.count for e in edges)
