@@ -54,7 +54,7 @@ def stream(agents: int, pictures: int) -> list[RoomSnapshot]:
     sessions = [
         SessionRow(
             name=name, session_id=f"s-{name}", agent="claude", state="idle",
-            cwd=f"/work/{name}", pane=f"%{n}", tmux_socket="/tmp/tmux", pid=1000 + n,
+            cwd=f"/srv/{name}", pane=f"%{n}", tmux_socket="/tmp/tmux", pid=1000 + n,
             started_at=T0 - 3600 + n,
         )
         for n, name in enumerate(names)

@@ -182,11 +182,7 @@ class PsycopgConnection:
 
     def begin_write(self) -> None:
         """``BEGIN`` and the room's writers' lock, in one round trip (``BEGIN_WRITE``)."""
-        if self._trace is not None:
-            self._trace(BEGIN_WRITE)
-        if (self._stale or self.raw.broken or self.raw.closed) and not self.in_transaction:
-            self._reconnect()
-        self._run(BEGIN_WRITE, ())  # no parameters: one round trip for both
+        self.execute(BEGIN_WRITE)  # no parameters: one round trip for both
 
     def executemany(self, sql: str, seq: Any) -> None:
         """One statement for each parameter set."""

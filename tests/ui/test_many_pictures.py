@@ -42,7 +42,7 @@ def _pictures(count: int) -> list[RoomSnapshot]:
     sessions = [
         SessionRow(
             name=name, session_id=f"s-{name}", agent="claude", state="idle",
-            cwd=f"/work/{name}", pane=f"%{n}", tmux_socket="/tmp/t", pid=100 + n,
+            cwd=f"/srv/{name}", pane=f"%{n}", tmux_socket="/tmp/t", pid=100 + n,
             started_at=T0 - 600 * n,
         )
         for n, name in enumerate(names)

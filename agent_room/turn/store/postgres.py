@@ -295,22 +295,24 @@ class PgConnection:
 
     def execute(self, sql: str, params: Any = ()) -> PgCursor:
         """One statement, its parameters in order."""
-        if self._trace is not None:
-            self._trace(sql)
-        if self.raw.broken and not self.raw.in_transaction:
-            self._reconnect()
+        self._ready(sql)
         return self._run(sql, list(params))
 
     def begin_write(self) -> None:
         """``BEGIN`` and the room's writers' lock, in one round trip (``BEGIN_WRITE``)."""
-        if self._trace is not None:
-            self._trace(BEGIN_WRITE)
-        if self.raw.broken and not self.raw.in_transaction:
-            self._reconnect()
+        self._ready(BEGIN_WRITE)
         try:
             self.raw.script(BEGIN_WRITE)
         except PgError as exc:
             raise _mapped(exc, self.where) from None
+
+    def _ready(self, sql: str) -> None:
+        """Before a statement: hand it to the trace, and open a lost connection again
+        (outside a transaction, which a new connection would not have)."""
+        if self._trace is not None:
+            self._trace(sql)
+        if self.raw.broken and not self.raw.in_transaction:
+            self._reconnect()
 
     def executemany(self, sql: str, seq: Any) -> None:
         """One statement for each parameter set."""
