@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from agent_room.adapters.follow import read_from
+from agent_room.adapters.follow import read_from, unchanged
 from agent_room.core.checkpoints import PRE_COMPACT, epoch
 from agent_room.core.entities import from_handover, from_items, from_text
 from agent_room.core.memory import (
@@ -137,10 +137,15 @@ class Memory:
             entities.changed_files(session, changes.items())
 
     def follow_live(self) -> int:
-        """Follow the transcript of every live session of this host; return the items added."""
+        """Follow the transcript of every live session of this host; return the items
+        added. A transcript one ``stat`` finds where its cursor stands is not opened."""
         return sum(
             self.follow(str(r["session_id"]), str(r["transcript_path"]))
             for r in store_memory.followed(self.store)
+            if not (
+                r["cursor_path"] == r["transcript_path"]
+                and unchanged(str(r["transcript_path"]), int(r["offset"]), r["inode"])
+            )
         )
 
     def _problem(

@@ -148,6 +148,8 @@ class Usage:
         until = None if budget is None else time.monotonic() + budget
         stored = 0
         for done, r in enumerate(order, start=1):
+            if r["known"] and unchanged(str(r["path"]), int(r["offset"]), r["inode"]):
+                continue  # where its cursor stands: one stat, no query
             stored += self.follow(
                 str(r["session_id"]), str(r["path"]), name=r["name"], agent_id=r["agent_id"],
                 until=until,

@@ -212,3 +212,44 @@ def test_the_context_stops_at_the_request(room_home: Path, tmp_path: Path) -> No
     assert body is not None
     assert "the billing fix is in" in body["body"]
     assert "secret rewrite" not in body["body"]
+
+
+def test_a_pass_opens_only_the_transcripts_that_moved(
+    room_home: Path, transcript: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One query finds every live transcript with its cursor; a file one ``stat`` shows
+    where its cursor stands is neither opened nor its cursor read again; one that grew,
+    or was replaced, is read."""
+    room = _room_with_sender(room_home, transcript)
+    other = tmp_path / "web.jsonl"
+    shutil.copy(TRANSCRIPTS / EXCERPT, other)
+    register(room, "web", transcript_path=str(other))
+    memory = Memory(room)
+    assert memory.follow_live() > 0
+    opened: list[str] = []
+    cursors: list[str] = []
+    real_read, real_cursor = follow.read_from, store_memory.cursor
+
+    def read_from(path: str, *args: object, **options: object) -> follow.Chunk:
+        opened.append(path)
+        return real_read(path, *args, **options)  # type: ignore[arg-type]
+
+    def cursor(store: object, session_id: str) -> object:
+        cursors.append(session_id)
+        return real_cursor(store, session_id)  # type: ignore[arg-type]
+
+    monkeypatch.setattr("agent_room.room.memory.read_from", read_from)
+    monkeypatch.setattr(store_memory, "cursor", cursor)
+    assert memory.follow_live() == 0
+    assert (opened, cursors) == ([], [])
+    lines = (TRANSCRIPTS / EXCERPT).read_bytes().splitlines(keepends=True)
+    with other.open("ab") as handle:
+        handle.write(lines[-1])  # the web agent's turn went on
+    assert memory.follow_live() > 0
+    assert opened == [str(other)]
+    replaced = tmp_path / "replaced.jsonl"
+    shutil.copy(TRANSCRIPTS / EXCERPT, replaced)
+    replaced.replace(transcript)  # the same size, another file
+    opened.clear()
+    memory.follow_live()
+    assert opened == [str(transcript)]
