@@ -8,9 +8,6 @@ The stand-in agent in a real tmux pane writes its transcript as Claude Code does
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -19,6 +16,7 @@ import pytest
 
 from agent_room.room.service import Room
 from agent_room.room.views import audit_events
+from tests.conftest import Cli
 from tests.faults import write_lock_held
 from tests.poll import wait_for
 from tests.tmux.conftest import agent_command
@@ -47,33 +45,28 @@ def test_a_stop_lost_to_a_locked_room_is_healed_and_delivery_resumes(
     pane = session.active_window.active_pane
     assert pane is not None
     wait_for(lambda: "You are @frontend" in screen(pane))
-    env = {**os.environ, "AGENT_ROOM_HOME": str(room_home)}
-    watch = subprocess.Popen(
-        [sys.executable, "-m", "agent_room", "watch"], env=env, stderr=subprocess.DEVNULL
-    )
     try:
-        pane.send_keys("/work 2", enter=True)  # its Stop comes once the lock is held
-        wait_for(lambda: "WORKING" in screen(pane))
-        mid = room.send("backend", "frontend", "lost stop")
-        with write_lock_held(room_home / "room.db", LOCK_SECONDS):
-            lost_at = time.monotonic()
-            wait_for(lambda: "stop_hook_summary" in transcript.read_text(), timeout=15)
-            ended_at = time.monotonic()
-            assert ended_at - lost_at < LOCK_SECONDS  # the hook gave up within its budget
-        assert "hook Stop" in (room_home / "errors.log").read_text()
-        assert _state(room, "frontend") == "busy"  # what the lost hook left behind
-        wait_for(lambda: room.store.message(mid)["status"] == "delivered", timeout=30)  # type: ignore[index]
-        delivered_after = time.monotonic() - ended_at
-        assert "lost stop" in screen(pane)  # handed over by its UserPromptSubmit hook
-        healed = [
-            e for e in audit_events(room) if e.kind == "session.state" and e.data.get("healed")
-        ]
-        assert len(healed) == 1
-        assert healed[0].data["to"] == "idle"
-        assert "the transcript says idle" in str(healed[0].data["healed"])
-        assert screen(pane).count("PROMPT: [agent-room]") == 1  # one nudge, once
-        print(f"lost Stop to delivery: {delivered_after:.1f} s")
+        with Cli(room_home).watching():
+            pane.send_keys("/work 2", enter=True)  # its Stop comes once the lock is held
+            wait_for(lambda: "WORKING" in screen(pane))
+            mid = room.send("backend", "frontend", "lost stop")
+            with write_lock_held(room_home / "room.db", LOCK_SECONDS):
+                lost_at = time.monotonic()
+                wait_for(lambda: "stop_hook_summary" in transcript.read_text(), timeout=15)
+                ended_at = time.monotonic()
+                assert ended_at - lost_at < LOCK_SECONDS  # the hook gave up within its budget
+            assert "hook Stop" in (room_home / "errors.log").read_text()
+            assert _state(room, "frontend") == "busy"  # what the lost hook left behind
+            wait_for(lambda: room.store.message(mid)["status"] == "delivered", timeout=30)  # type: ignore[index]
+            delivered_after = time.monotonic() - ended_at
+            assert "lost stop" in screen(pane)  # handed over by its UserPromptSubmit hook
+            healed = [
+                e for e in audit_events(room) if e.kind == "session.state" and e.data.get("healed")
+            ]
+            assert len(healed) == 1
+            assert healed[0].data["to"] == "idle"
+            assert "the transcript says idle" in str(healed[0].data["healed"])
+            assert screen(pane).count("PROMPT: [agent-room]") == 1  # one nudge, once
+            print(f"lost Stop to delivery: {delivered_after:.1f} s")
     finally:
-        watch.terminate()
-        watch.wait(timeout=15)
         room.close()

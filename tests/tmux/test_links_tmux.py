@@ -4,10 +4,7 @@ deliverer and the injector run as they do under ``agent-room watch``."""
 from __future__ import annotations
 
 import json
-import os
 import shlex
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -273,11 +270,7 @@ def test_timers_fire_into_the_right_pane(
 ) -> None:
     a = start_agent(server, room_home, "a")
     b = start_agent(server, room_home, "b")
-    env = {**os.environ, "AGENT_ROOM_HOME": str(room_home)}
-    watcher = subprocess.Popen(
-        [sys.executable, "-m", "agent_room", "watch"], env=env, stderr=subprocess.DEVNULL
-    )
-    try:
+    with cli.watching():
         assert cli("timer", "anchor", "2s", "return to task 3", name="b").code == 0
         assert cli("timer", "check", "1s", "read @b's status", name="a").code == 0
         wait_for(lambda: "ANCHOR: return to task 3" in screen(b), 20)
@@ -286,6 +279,3 @@ def test_timers_fire_into_the_right_pane(
         assert "CHECK:" not in screen(b)
         assert [t["state"] for t in Links(room).timers(pending_only=False)] == ["fired"] * 2
         assert cli("timers").err.strip() == "no timers"
-    finally:
-        watcher.terminate()
-        watcher.wait(timeout=10)
