@@ -33,12 +33,15 @@ class CellContext:
 
 
 def age(seconds: float) -> str:
-    """A short age: ``42s``, ``7m``, ``3h``, ``2d``."""
+    """A short age: ``<1m``, ``7m``, ``3h``, ``2d``. Not to the second: a room of agents
+    started together would have every row of the sessions table tick each second for
+    their first minute (motion at the edge of the eye, and a redraw of every row each
+    second), for a precision nobody reads off a session's age."""
     seconds = max(0.0, seconds)
     for size, unit in ((86400, "d"), (3600, "h"), (60, "m")):
         if seconds >= size:
             return f"{int(seconds // size)}{unit}"
-    return f"{int(seconds)}s"
+    return "<1m"
 
 
 def short_path(path: str | None, width: int = 28) -> str:

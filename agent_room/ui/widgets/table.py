@@ -117,6 +117,23 @@ class KeptCellsTable(DataTable[object]):
         self.check_idle()
         self.refresh()
 
+    def _update_dimensions(self, new_rows: Iterable[RowKey]) -> None:
+        """The table's size after rows were added, without measuring the new rows' cells
+        where no column takes its width from its cells (each of ours is given its width):
+        Textual measures every cell of every new row through Rich, a cost paid at each
+        event the flow adds, for widths it then does not use. A row with a label or an
+        automatic height is still measured."""
+        if not self._labelled_row_exists and not any(
+            column.auto_width for column in self.columns.values()
+        ):
+            new_rows = [
+                key
+                for key in new_rows
+                if (row := self.rows.get(key)) is not None
+                and (row.label is not None or row.auto_height)
+            ]
+        super()._update_dimensions(new_rows)
+
     def render_lines(self, crop: Region) -> list[Strip]:
         """The lines asked for, with the table's style and the height of its fixed rows
         found once for all of them (Textual's table finds them again for each line, and
