@@ -10,10 +10,13 @@ from textual.app import App, ComposeResult
 from textual.coordinate import Coordinate
 from textual.geometry import Region
 from textual.widgets import DataTable
+from textual.widgets import _data_table as data_table
+from textual.widgets.data_table import ColumnKey
 
 from agent_room.core.snapshot import FlowEvent, RoomSnapshot, SessionRow
 from agent_room.ui.widgets.flow import FlowTimeline
 from agent_room.ui.widgets.sessions import SessionsTable
+from agent_room.ui.widgets.table import KeptCellsTable
 
 pytestmark = pytest.mark.anyio
 T0 = 1_790_000_000.0
@@ -199,3 +202,47 @@ async def test_sessions_change_only_the_cells_that_moved() -> None:
         assert "working" in str(table.get_cell_at(Coordinate(2, state)))
         assert table.selected is not None
         assert table.selected.name == "agent03"
+
+
+class TablesApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield KeptCellsTable(id="given")
+        yield KeptCellsTable(id="measured")
+
+
+async def test_rows_added_are_measured_only_where_a_column_takes_its_cells_width(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A table whose columns are all given widths does not measure the cells of the rows
+    added (the flow adds one an event); a column sized by its cells still grows to them,
+    and a row of automatic height still gets the height of its tallest cell."""
+    measured: list[object] = []
+    real = data_table.measure
+
+    def measure(console: Any, renderable: Any, default: int, **options: Any) -> int:
+        measured.append(renderable)
+        return real(console, renderable, default, **options)
+
+    monkeypatch.setattr(data_table, "measure", measure)
+    app = TablesApp()
+    async with app.run_test(size=(120, 30)) as pilot:
+        given = app.query_one("#given", KeptCellsTable)
+        given.add_column("A", key="a", width=6)
+        given.add_column("B", key="b", width=10)
+        await pilot.pause()
+        measured.clear()
+        for n in range(5):
+            given.add_row(f"a{n}", f"b{n}", key=str(n))
+        await pilot.pause()
+        assert measured == []
+        assert given.virtual_size.height == 6  # the header and five rows
+        tall = given.add_row("x\ny", "z", key="tall", height=None)
+        await pilot.pause()
+        assert given.rows[tall].height == 2
+        table = app.query_one("#measured", KeptCellsTable)
+        table.add_column("Grows", key="grows")
+        table.add_row("a much longer cell than its label")
+        await pilot.pause()
+        assert table.columns[ColumnKey("grows")].content_width == len(
+            "a much longer cell than its label"
+        )
