@@ -9,8 +9,8 @@ import pytest
 from textual.app import App, ComposeResult
 from textual.coordinate import Coordinate
 from textual.geometry import Region
+from textual.render import measure as real_measure
 from textual.widgets import DataTable
-from textual.widgets import _data_table as data_table
 from textual.widgets.data_table import ColumnKey
 
 from agent_room.core.snapshot import FlowEvent, RoomSnapshot, SessionRow
@@ -217,13 +217,12 @@ async def test_rows_added_are_measured_only_where_a_column_takes_its_cells_width
     added (the flow adds one an event); a column sized by its cells still grows to them,
     and a row of automatic height still gets the height of its tallest cell."""
     measured: list[object] = []
-    real = data_table.measure
 
     def measure(console: Any, renderable: Any, default: int, **options: Any) -> int:
         measured.append(renderable)
-        return real(console, renderable, default, **options)
+        return real_measure(console, renderable, default, **options)
 
-    monkeypatch.setattr(data_table, "measure", measure)
+    monkeypatch.setattr("textual.widgets._data_table.measure", measure)
     app = TablesApp()
     async with app.run_test(size=(120, 30)) as pilot:
         given = app.query_one("#given", KeptCellsTable)
