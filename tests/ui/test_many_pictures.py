@@ -37,7 +37,8 @@ def _pictures(count: int) -> list[RoomSnapshot]:
     """A room where agents talk: each picture an event more in the flow (sent, delivered,
     read by turns, the earlier events of its message showing its new status), a turn
     starting or ending, unread counts and the traffic moving; a session joins, a
-    subagent appears in the tree, a handover comes and is decided, and the ages tick."""
+    subagent appears in the tree, a handover comes and is decided, and the ages tick;
+    an event written late comes among those drawn, and one leaves from among them."""
     names = [f"agent{n:02d}" for n in range(12)]
     sessions = [
         SessionRow(
@@ -75,6 +76,8 @@ def _pictures(count: int) -> list[RoomSnapshot]:
         if picture % 7 == 3:  # an event written late, shown among those drawn
             flow.insert(len(flow) - 3, replace(flow[-1], id=1000 + picture, kind="retried"))
         flow = flow[-25:]
+        if picture % 11 == 5:  # the oldest written left the window from among the rows
+            del flow[len(flow) // 2]
         moved = sender if kind == "sent" else recipient
         state = "busy" if kind != "read" else ("waiting" if picture % 5 == 0 else "idle")
         sessions[moved] = replace(

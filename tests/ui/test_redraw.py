@@ -75,6 +75,33 @@ async def test_flow_changes_in_place_in_order() -> None:
         assert flow.get_cell("7", "summary") is kept  # under it: drawn again, same cells
 
 
+async def test_an_event_leaving_from_among_the_rows_takes_only_its_row(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The flow keeps the room's newest events by when they were written and shows them
+    by when they happened: the one that leaves as a new one comes may stand in the
+    middle. Its row goes, the new event's row is added, and no other row is added again."""
+    app = FlowApp()
+    async with app.run_test(size=(160, 30)) as pilot:
+        flow = app.query_one(FlowTimeline)
+        events = tuple(_event(n) for n in range(10))
+        flow.snapshot = RoomSnapshot(taken_at=T0, home="/h", flow=events)
+        await pilot.pause()
+        added: list[object] = []
+        real_add = flow.add_row
+
+        def add_row(*cells: Any, **options: Any) -> Any:
+            added.append(options.get("key"))
+            return real_add(*cells, **options)
+
+        monkeypatch.setattr(flow, "add_row", add_row)
+        moved_on = (*events[:4], *events[5:], _event(10))  # the fifth left, one came
+        flow.snapshot = RoomSnapshot(taken_at=T0, home="/h", flow=moved_on)
+        await pilot.pause()
+        assert _shown(flow) == [(str(e.id), e.status) for e in moved_on]
+        assert added == ["10"]
+
+
 async def test_a_full_flow_keeps_its_height_and_the_screen_its_layout() -> None:
     """A flow that moves on by as many events as leave it keeps the table's size, so the
     screen is not laid out again (that draws every panel anew); the rows that moved up

@@ -135,7 +135,8 @@ class FlowTimeline(KeptCellsTable):
         their rendering, and a full flow keeps its height (a table that grows or shrinks
         makes Textual lay out and draw the whole screen again). An event that comes
         between those drawn (the room's events are not written in the order they
-        happened) has the rows from there on drawn again, with the cells they had. New
+        happened) has the rows from there on drawn again, with the cells they had; one
+        that left from among them takes only its row away. New
         columns or a theme draw the flow anew. The rows always follow the snapshot's
         order.
         """
@@ -152,8 +153,8 @@ class FlowTimeline(KeptCellsTable):
             self.clear()
             self._cells.clear()
         else:
-            start, same, changed = _kept(self._rows, events)
-            self.remove_rows(str(e.id) for e in (*self._rows[:start], *self._rows[start + same :]))
+            gone, same, changed = _kept(self._rows, events)
+            self.remove_rows(str(e.id) for e in gone)
         if "status" in self._keys:
             for event in changed:
                 self.update_cell(str(event.id), "status", self._cells_of(event, colours)["status"])
@@ -204,19 +205,24 @@ class FlowTimeline(KeptCellsTable):
 
 def _kept(
     rows: tuple[FlowEvent, ...], events: tuple[FlowEvent, ...]
-) -> tuple[int, int, list[FlowEvent]]:
-    """How the table's ``rows`` become ``events``: (how many rows left the flow at the
-    top, how many rows after those are the flow's first events but for their status,
-    those among them whose status moved on); the rest of the rows are drawn again."""
+) -> tuple[list[FlowEvent], int, list[FlowEvent]]:
+    """How the table's ``rows`` become ``events``: (the rows to remove, how many rows left
+    after that are the flow's first events but for their status, those among them whose
+    status moved on); the events after those are added.
+
+    The rows that left the flow go wherever they stand, not only at the top: the reader
+    keeps the room's newest events by when they were written and shows them by when they
+    happened, so the one that leaves as a new one comes may stand anywhere (a burst's
+    events written late). A row kept whose event changed, and every row after it, are
+    drawn again."""
     ids = {event.id for event in events}
-    start = 0
-    while start < len(rows) and rows[start].id not in ids:
-        start += 1
+    gone = [row for row in rows if row.id not in ids]
+    left = [row for row in rows if row.id in ids]
     same, changed = 0, []
-    for old, new in zip(rows[start:], events, strict=False):
+    for old, new in zip(left, events, strict=False):
         if old is not new and _but_status(old) != _but_status(new):
             break
         if old.status != new.status:
             changed.append(new)
         same += 1
-    return start, same, changed
+    return [*gone, *left[same:]], same, changed
