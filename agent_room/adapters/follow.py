@@ -77,6 +77,24 @@ def read_from(
     return Chunk(lines, offset + last + 1, size, info.st_ino, restarted, skipped)
 
 
+def unreadable(path: str, strerror: str | None) -> str:
+    """The problem a reader keeps on its cursor when ``path`` cannot be read."""
+    return f"cannot read {path}: {strerror}"
+
+
+def settled(path: str, offset: int, inode: int | None, problem: object) -> bool:
+    """Whether a reader whose cursor stands at ``offset`` of ``inode``, having told
+    ``problem``, has nothing to do at ``path``: the file is still the one read up to
+    there, and no longer, or it still cannot be seen and that is what was told. One
+    ``stat`` and no open (a session whose transcript is not written yet, or is gone,
+    costs its reader no more than one that rests)."""
+    try:
+        info = os.stat(path)  # noqa: PTH116 - a plain stat, as the reads here are plain
+    except OSError as exc:
+        return problem == unreadable(path, exc.strerror)
+    return info.st_size == offset and (inode is None or info.st_ino == inode)
+
+
 def unchanged(path: str, offset: int, inode: int | None) -> bool:
     """Whether the file at ``path`` is still the one read up to ``offset``, and no longer:
     one ``stat`` and no open, the common case of a reader at rest (False when it cannot

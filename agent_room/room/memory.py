@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from agent_room.adapters.follow import read_from, unchanged
+from agent_room.adapters.follow import read_from, settled, unreadable
 from agent_room.core.checkpoints import PRE_COMPACT, epoch
 from agent_room.core.entities import from_handover, from_items, from_text
 from agent_room.core.memory import (
@@ -37,9 +37,10 @@ if TYPE_CHECKING:
 KEEP_DAYS = 30
 """Days a session's items are kept after its transcript was last read."""
 PROBLEM = "memory.problem"
-UNREADABLE = "cannot read"
-"""How a transcript that could not be opened is told; forgotten once it is read."""
 """The audit event of a transcript the worker could not read (fully)."""
+UNREADABLE = "cannot read"
+"""How a transcript that could not be opened is told (``follow.unreadable``); forgotten
+once it is read."""
 
 
 class Memory:
@@ -68,7 +69,7 @@ class Memory:
             try:
                 chunk = read_from(path, offset, inode)
             except OSError as exc:
-                self._problem(session_id, known, f"{UNREADABLE} {path}: {exc.strerror}", path)
+                self._problem(session_id, known, unreadable(path, exc.strerror), path)
                 return added
             if known is not None and same and chunk.end == offset and not chunk.restarted:
                 return added  # nothing new: no write (an idle room stays idle)
@@ -138,13 +139,14 @@ class Memory:
 
     def follow_live(self) -> int:
         """Follow the transcript of every live session of this host; return the items
-        added. A transcript one ``stat`` finds where its cursor stands is not opened."""
+        added. A transcript one ``stat`` finds where its cursor stands (or still missing,
+        as its cursor says) is not opened."""
         return sum(
             self.follow(str(r["session_id"]), str(r["transcript_path"]))
             for r in store_memory.followed(self.store)
             if not (
                 r["cursor_path"] == r["transcript_path"]
-                and unchanged(str(r["transcript_path"]), int(r["offset"]), r["inode"])
+                and settled(str(r["transcript_path"]), int(r["offset"]), r["inode"], r["problem"])
             )
         )
 

@@ -14,7 +14,7 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from agent_room.adapters.follow import read_from, unchanged, unread_bytes
+from agent_room.adapters.follow import read_from, settled, unchanged, unread_bytes, unreadable
 from agent_room.adapters.prices import Prices
 from agent_room.core.usage import MILLION, PRICES_KEY, Price, Tokens, overrides_from
 from agent_room.core.usage_records import ReadState, ask_records, records_of_lines
@@ -103,7 +103,7 @@ class Usage:
             try:
                 chunk = read_from(path, offset, inode, chunk=CHUNK, backlog=ALL)
             except OSError as exc:
-                self._problem(session_id, path, f"cannot read {path}: {exc.strerror}")
+                self._problem(session_id, path, unreadable(path, exc.strerror))
                 return stored
             if chunk.end == offset and not chunk.restarted and known is not None:
                 return stored
@@ -148,7 +148,7 @@ class Usage:
         until = None if budget is None else time.monotonic() + budget
         stored = 0
         for done, r in enumerate(order, start=1):
-            if r["known"] and unchanged(str(r["path"]), int(r["offset"]), r["inode"]):
+            if r["known"] and settled(str(r["path"]), int(r["offset"]), r["inode"], r["problem"]):
                 continue  # where its cursor stands: one stat, no query
             stored += self.follow(
                 str(r["session_id"]), str(r["path"]), name=r["name"], agent_id=r["agent_id"],

@@ -224,12 +224,13 @@ def attach(store: StoreBase, message_id: int, *, at: float) -> bool:
 def followed(store: StoreBase) -> list[Row]:
     """The live sessions of this host, whose transcripts its memory worker follows (the
     files of another host's sessions are on that host), each with where its cursor stands
-    (``cursor_path``, ``offset``, ``inode``; NULL before the first read): one query for a
-    pass, which then reads only the files that moved."""
+    (``cursor_path``, ``offset``, ``inode``, ``problem``; NULL before the first read): one
+    query for a pass, which then reads only the files that moved."""
     return rows(
         store.conn.execute(
             'SELECT s.name, s.session_id, s.transcript_path, c.path AS cursor_path, c."offset",'
-            " c.inode FROM sessions s LEFT JOIN memory_cursors c ON c.session_id = s.session_id"
+            " c.inode, c.problem FROM sessions s"
+            " LEFT JOIN memory_cursors c ON c.session_id = s.session_id"
             " WHERE s.left_at IS NULL AND s.state != 'ended' AND s.session_id IS NOT NULL"
             " AND s.transcript_path IS NOT NULL AND coalesce(s.host, $1) = $2",
             (store.host, store.host),

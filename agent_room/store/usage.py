@@ -134,12 +134,12 @@ def followed(store: StoreBase, now: float) -> list[dict[str, Any]]:
     """The record files this host reads: the transcripts of its live sessions (every
     client's) and of those that ended lately, and the subagents' transcripts of its
     sessions that a cursor has not finished yet. Each with where its cursor stands
-    (``known``, ``offset``, ``inode``): one query for a pass, which then reads only the
+    (``known``, ``offset``, ``inode``, ``problem``): one query for a pass, which then reads only the
     files that moved."""
     live = rows(
         store.conn.execute(
             "SELECT s.name, s.session_id, s.transcript_path AS path, NULL AS agent_id,"
-            ' c."offset", c.inode, c.path IS NOT NULL AS known FROM sessions s'
+            ' c."offset", c.inode, c.problem, c.path IS NOT NULL AS known FROM sessions s'
             " LEFT JOIN usage_cursors c ON c.path = s.transcript_path"
             " WHERE s.session_id IS NOT NULL AND s.transcript_path IS NOT NULL"
             " AND coalesce(s.host, $1) = $2 AND ((s.left_at IS NULL AND s.state != 'ended')"
@@ -150,7 +150,7 @@ def followed(store: StoreBase, now: float) -> list[dict[str, Any]]:
     subagents = rows(
         store.conn.execute(
             "SELECT s.name, a.session_id, a.transcript_path AS path, a.agent_id,"
-            ' NULL AS "offset", NULL AS inode, FALSE AS known FROM subagents a'
+            ' NULL AS "offset", NULL AS inode, NULL AS problem, FALSE AS known FROM subagents a'
             " JOIN sessions s ON s.session_id = a.session_id"
             " LEFT JOIN usage_cursors c ON c.path = a.transcript_path"
             " WHERE a.transcript_path IS NOT NULL AND c.path IS NULL"

@@ -253,3 +253,34 @@ def test_a_pass_opens_only_the_transcripts_that_moved(
     opened.clear()
     memory.follow_live()
     assert opened == [str(transcript)]
+
+
+def test_a_missing_transcript_is_told_once_and_then_costs_a_stat(
+    room_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session whose transcript is not written yet (or is gone): the first pass tells
+    the problem once; the next passes neither open it nor read its cursor; once the file
+    is there, it is read and the problem forgotten."""
+    room = Room.open({"AGENT_ROOM_HOME": str(room_home)})
+    later = tmp_path / "later.jsonl"
+    register(room, "api", transcript_path=str(later))
+    memory = Memory(room)
+    assert memory.follow_live() == 0
+    assert _problems(room) == [follow.unreadable(str(later), "No such file or directory")]
+    opened: list[str] = []
+    real_read = follow.read_from
+
+    def read_from(path: str, *args: object, **options: object) -> follow.Chunk:
+        opened.append(path)
+        return real_read(path, *args, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr("agent_room.room.memory.read_from", read_from)
+    assert memory.follow_live() == 0
+    assert opened == []
+    shutil.copy(TRANSCRIPTS / EXCERPT, later)
+    assert memory.follow_live() > 0
+    assert opened == [str(later)]
+    cursor = store_memory.cursor(room.store, "s-api")
+    assert cursor is not None
+    assert cursor["problem"] is None
+    assert len(_problems(room)) == 1

@@ -289,3 +289,31 @@ def test_a_session_that_ended_is_still_read_for_a_while(room: Room, tmp_path: Pa
     with path.open("ab") as handle:
         handle.write(b"".join(lines[6:]))
     assert usage.follow_live() == 0  # long ended: no longer read
+
+
+def test_a_pass_reads_no_cursor_and_opens_no_file_that_did_not_move(
+    room: Room, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One query finds the record files with their cursors; a file that rests, or is
+    still missing as its cursor says, costs a stat: no cursor read, no open. One that
+    grew, or appeared, is read."""
+    path = _agent(room, tmp_path, "web", EXCERPT)
+    later = tmp_path / "later.jsonl"
+    register(room, "api", transcript_path=str(later))
+    usage = Usage(room)
+    usage.follow_live()
+    cursors: list[str] = []
+    real_cursor = store_usage.cursor
+
+    def cursor(store: object, path: str) -> object:
+        cursors.append(path)
+        return real_cursor(store, path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store_usage, "cursor", cursor)
+    assert usage.follow_live() == 0
+    assert cursors == []
+    shutil.copy(CODEX, later)
+    with path.open("ab") as handle:
+        handle.write(b"\n")
+    usage.follow_live()
+    assert sorted(set(cursors)) == sorted({str(path), str(later)})
