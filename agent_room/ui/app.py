@@ -255,7 +255,7 @@ class RoomConsole(App[int]):
         """Tell every worker to finish (they check between passes)."""
         self._stop.set()
         self._wake.set()
-        self._code.wake.set()
+        self._code.stop()
         if self._watch_stop is not None:
             self._watch_stop.set()
         if self._supervisor is not None:

@@ -3,12 +3,16 @@
 Woken by the room's file watch and the reader's snapshots, the worker passes over a
 wake-up that left the room's change count where it was (a lease renewed, at rest), and
 otherwise asks ``room.code``'s tracker, which runs git only for the agents whose session
-moved since it last looked: a turn that ended. Nothing here polls.
+moved since it last looked: a turn that ended. Nothing here polls. While agents talk the
+room changes several times a message; the wake-ups within ``GAP`` of a pass's start make
+one more pass at the gap's end (a branch or a diff shows within half a second of the
+turn that made it).
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 
 from agent_room.adapters.git import GitCli
@@ -17,12 +21,23 @@ from agent_room.core.snapshot import RoomSnapshot
 from agent_room.room.code import CodeTracker
 from agent_room.room.service import Room
 
+GAP = 0.5
+"""Seconds from one pass's start to the next at the least."""
+
 
 class CodeReading:
-    """Owned by the app: ``moved`` from the event loop, ``run`` in the worker's thread."""
+    """Owned by the app: ``moved`` and ``stop`` from the event loop, ``run`` in the
+    worker's thread."""
 
-    def __init__(self) -> None:
+    def __init__(self, gap: float = GAP) -> None:
         self.wake = threading.Event()
+        self.gap = gap
+        self._stopping = threading.Event()
+
+    def stop(self) -> None:
+        """End ``run`` now, even within a gap."""
+        self._stopping.set()
+        self.wake.set()
 
     def moved(self, snapshot: RoomSnapshot) -> None:
         """The reader posted a new snapshot (it posts only when what it shows changed):
@@ -44,11 +59,16 @@ class CodeReading:
         last: CodeSnapshot | None = None
         told = ""
         seen: int | None = None
+        started = float("-inf")
         while True:
             self.wake.wait()
-            self.wake.clear()
-            if stopped():
+            left = started + self.gap - time.monotonic()
+            if left > 0 and self._stopping.wait(left):  # the burst's next changes wait
                 return
+            self.wake.clear()  # taken just before the pass: a change in the gap is read
+            if stopped() or self._stopping.is_set():
+                return
+            started = time.monotonic()
             try:
                 # most wake-ups at rest are leases renewed: the room's change count stands
                 count = room.store.changes()
