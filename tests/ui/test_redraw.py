@@ -44,11 +44,13 @@ def _shown(flow: FlowTimeline) -> list[tuple[str, str]]:
     return rows
 
 
-async def test_flow_changes_in_place_in_order() -> None:
+async def test_flow_changes_in_place_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
     """Events added at the end, statuses moving on and the oldest leaving the flow change
     the rows in place (the rows kept keep their cells); an event that comes between
-    others has the rows under it drawn again with the cells they had; the flow shown is
-    always the snapshot's events, in order."""
+    others has the rows under it drawn again with the cells they had; one that leaves
+    from among the rows (the flow keeps the newest events by when they were written and
+    shows them by when they happened) takes only its row, no other row added again; the
+    flow shown is always the snapshot's events, in order."""
     app = FlowApp()
     async with app.run_test(size=(160, 30)) as pilot:
         flow = app.query_one(FlowTimeline)
@@ -73,20 +75,6 @@ async def test_flow_changes_in_place_in_order() -> None:
         assert _shown(flow) == [(str(e.id), e.status) for e in between]
         assert flow.get_cell("4", "summary") is before  # above it: in place
         assert flow.get_cell("7", "summary") is kept  # under it: drawn again, same cells
-
-
-async def test_an_event_leaving_from_among_the_rows_takes_only_its_row(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """The flow keeps the room's newest events by when they were written and shows them
-    by when they happened: the one that leaves as a new one comes may stand in the
-    middle. Its row goes, the new event's row is added, and no other row is added again."""
-    app = FlowApp()
-    async with app.run_test(size=(160, 30)) as pilot:
-        flow = app.query_one(FlowTimeline)
-        events = tuple(_event(n) for n in range(10))
-        flow.snapshot = RoomSnapshot(taken_at=T0, home="/h", flow=events)
-        await pilot.pause()
         added: list[object] = []
         real_add = flow.add_row
 
@@ -95,11 +83,11 @@ async def test_an_event_leaving_from_among_the_rows_takes_only_its_row(
             return real_add(*cells, **options)
 
         monkeypatch.setattr(flow, "add_row", add_row)
-        moved_on = (*events[:4], *events[5:], _event(10))  # the fifth left, one came
-        flow.snapshot = RoomSnapshot(taken_at=T0, home="/h", flow=moved_on)
+        left = (*between[:2], *between[3:], _event(21))  # the third left, one came
+        flow.snapshot = RoomSnapshot(taken_at=T0, home="/h", flow=left)
         await pilot.pause()
-        assert _shown(flow) == [(str(e.id), e.status) for e in moved_on]
-        assert added == ["10"]
+        assert _shown(flow) == [(str(e.id), e.status) for e in left]
+        assert added == ["21"]
 
 
 async def test_a_full_flow_keeps_its_height_and_the_screen_its_layout() -> None:
