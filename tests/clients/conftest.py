@@ -32,6 +32,10 @@ READY = {"codex": "Ask Codex to do anything", "gemini": "Type your message"}
 """What each client's input line shows when it waits for a prompt."""
 ENTERS = 3
 """Enters at most for one typed prompt."""
+TYPINGS = 2
+"""Times a prompt is typed at most, when a client dropped the keys."""
+INPUT_LINES = 10
+"""The pane's last lines, where a client's input (wrapped) and its footer are."""
 KEY_SETTLE = 0.3
 """Seconds between a test's typed prompt and its Enter (the room's own are per client)."""
 BINARIES = {
@@ -150,15 +154,26 @@ class ClientRoom(LiveRoom[StandIn]):
 
     def type(self, name: str, line: str, target: str | None = None) -> None:
         """Type a prompt as the user would, then Enter; see the client's hook take it (a
-        client still loading a session can drop an Enter: it is pressed again)."""
+        client still loading a session, or drawing the end of a turn, can drop an Enter:
+        it is pressed again; or the keys typed: once its input shows none of the line, it
+        is typed again)."""
         target = target or f"=ac-{name}:"
-        self.server.cmd("send-keys", "-t", target, "-l", "--", line)
-        time.sleep(KEY_SETTLE)
-        for _ in range(ENTERS):
-            self.server.cmd("send-keys", "-t", target, "Enter")
-            if poll(lambda: self.prompted(name, line), timeout=TURN / ENTERS):
-                return
+        for _ in range(TYPINGS):
+            self.server.cmd("send-keys", "-t", target, "-l", "--", line)
+            time.sleep(KEY_SETTLE)
+            for _ in range(ENTERS):
+                self.server.cmd("send-keys", "-t", target, "Enter")
+                if poll(lambda: self.prompted(name, line), timeout=TURN / ENTERS):
+                    return
+                if not self._shows(target, line):
+                    break  # the keys were dropped, not the Enter
         raise AssertionError(f"@{name} did not take {line!r}:\n{self.screen(target)}")
+
+    def _shows(self, target: str, line: str) -> bool:
+        """Whether the bottom of the pane (the input and what was just submitted) shows
+        the start or the end of ``line`` (a wrapped line keeps both whole)."""
+        bottom = "".join(self.screen(target).splitlines()[-INPUT_LINES:])
+        return line[:20] in bottom or line[-12:] in bottom
 
     def prompted(self, name: str, line: str) -> bool:
         """Whether @name's hook has seen the prompt ``line``."""
