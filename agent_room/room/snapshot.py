@@ -10,6 +10,7 @@ process died without a hook shows as ended.
 from __future__ import annotations
 
 import json
+from bisect import insort
 from collections import Counter
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -267,14 +268,22 @@ class SnapshotReader:
             counts[(r["sender"], r["recipient"])] += int(r["count"])
             if moved is not None:
                 moved.add((r["sender"], r["recipient"]))
-        self._counts = +counts  # the pairs whose messages all left the window go
         self._last_message = last
         if moved is None:  # counted whole: every edge anew
+            self._counts = +counts  # the pairs whose messages all left the window go
             edges = [Edge(sender, recipient, n) for (sender, recipient), n in self._counts.items()]
-        else:  # the edges kept in their order, the moved ones anew (a sort of a few moves)
-            edges = [e for e in self._traffic if (e.sender, e.recipient) not in moved]
-            edges += (Edge(s, r, n) for s, r in moved if (n := self._counts.get((s, r), 0)) > 0)
-        self._traffic = tuple(sorted(edges, key=_edge_order))
+            self._traffic = tuple(sorted(edges, key=_edge_order))
+            return
+        # the edges kept in their order, each moved one put in its place (a room's
+        # traffic has a thousand pairs; a few messages move a few)
+        for pair in moved:
+            if counts[pair] <= 0:
+                del counts[pair]  # its messages all left the window
+        kept = [e for e in self._traffic if (e.sender, e.recipient) not in moved]
+        for sender, recipient in moved:
+            if (n := counts.get((sender, recipient), 0)) > 0:
+                insort(kept, Edge(sender, recipient, n), key=_edge_order)
+        self._traffic = tuple(kept)
 
     def _costs_today(self, now: float) -> dict[str, tuple[float, bool]]:
         """Each agent's cost today, summed again only when the usage or the day moved on."""
