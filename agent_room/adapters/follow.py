@@ -95,17 +95,6 @@ def settled(path: str, offset: int, inode: int | None, problem: object) -> bool:
     return info.st_size == offset and (inode is None or info.st_ino == inode)
 
 
-def unchanged(path: str, offset: int, inode: int | None) -> bool:
-    """Whether the file at ``path`` is still the one read up to ``offset``, and no longer:
-    one ``stat`` and no open, the common case of a reader at rest (False when it cannot
-    be seen: the reader opens it and says why)."""
-    try:
-        info = os.stat(path)  # noqa: PTH116 - a plain stat, as the reads here are plain
-    except OSError:
-        return False
-    return info.st_size == offset and (inode is None or info.st_ino == inode)
-
-
 def unread_bytes(path: str, offset: int) -> int:
     """How much of the file at ``path`` lies past ``offset`` (0 when it cannot be seen)."""
     try:

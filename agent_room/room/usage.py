@@ -14,7 +14,7 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from agent_room.adapters.follow import read_from, settled, unchanged, unread_bytes, unreadable
+from agent_room.adapters.follow import read_from, settled, unread_bytes, unreadable
 from agent_room.adapters.prices import Prices
 from agent_room.core.usage import MILLION, PRICES_KEY, Price, Tokens, overrides_from
 from agent_room.core.usage_records import ReadState, ask_records, records_of_lines
@@ -94,7 +94,7 @@ class Usage:
         known = store_usage.cursor(self.store, path)
         offset = known.offset if known else 0
         inode = known.inode if known else None
-        if known is not None and unchanged(path, offset, inode):
+        if known is not None and settled(path, offset, inode, known.problem):
             return 0
         prices: Prices | None = None
         stored = 0
