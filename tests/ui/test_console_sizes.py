@@ -8,11 +8,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from textual.widgets import DataTable
+from textual.widget import Widget
 
 from agent_room.room.enter import Where
 from agent_room.room.service import Room
 from agent_room.ui.app import make_app
+from agent_room.ui.widgets.flow import FlowTimeline
 from agent_room.ui.widgets.handovers import HandoverQueue
 from agent_room.ui.widgets.sessions import SessionsTable
 from tests.fakes import FakeMux
@@ -24,7 +25,7 @@ pytestmark = pytest.mark.anyio
 SIZES = [(80, 24), (120, 35), (250, 60)]
 
 
-def _fits(table: DataTable[object]) -> bool:
+def _fits(table: Widget) -> bool:
     """No sideways scrolling: the columns end within the table."""
     return (
         not table.show_horizontal_scrollbar
@@ -70,7 +71,7 @@ async def test_every_session_and_handover_is_in_view_without_sideways_scrolling(
         assert queue.display
         assert queue.region.height >= 4
         assert queue.border_title == "Handovers 2 pending"
-        flow = app.screen.query_one("#flow", DataTable)
+        flow = app.screen.query_one("#flow", FlowTimeline)
         if size == (80, 24):
             # compact: the flow and the matrix wait for a taller terminal
             assert not app.screen.query_one("#middle").display
@@ -151,5 +152,5 @@ async def test_the_flow_counts_one_message_in_the_singular(room: Room) -> None:
     app = make_app(settings, mux=FakeMux(), probe=AliveProbe(), where=where, snapshot=snapshot)
     async with app.run_test(size=(120, 35)) as pilot:
         await pilot.pause()
-        flow = app.screen.query_one("#flow", DataTable)
+        flow = app.screen.query_one("#flow", FlowTimeline)
         assert flow.border_title == "Message flow · 1 message"

@@ -10,7 +10,6 @@ from textual.app import App, ComposeResult
 from textual.coordinate import Coordinate
 from textual.geometry import Region
 from textual.render import measure as real_measure
-from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey
 
 from agent_room.core.snapshot import FlowEvent, RoomSnapshot, SessionRow
@@ -34,71 +33,74 @@ class FlowApp(App[None]):
         yield FlowTimeline(utc=True, id="flow")
 
 
-def _shown(flow: FlowTimeline) -> list[tuple[str, str]]:
-    """(row key, status) of every row, top to bottom."""
-    rows = []
-    for row in flow.ordered_rows:
-        key = row.key.value
-        assert key is not None
-        rows.append((key, str(flow.get_cell(key, "status"))))
-    return rows
+def _texts(flow: FlowTimeline) -> list[str]:
+    """The flow's lines on screen below the header, as text."""
+    return [flow.render_line(y).text.rstrip() for y in range(1, flow.size.height)]
 
 
-async def test_flow_changes_in_place_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Events added at the end, statuses moving on and the oldest leaving the flow change
-    the rows in place (the rows kept keep their cells); an event that comes between
-    others has the rows under it drawn again with the cells they had; one that leaves
-    from among the rows (the flow keeps the newest events by when they were written and
-    shows them by when they happened) takes only its row, no other row added again; the
-    flow shown is always the snapshot's events, in order."""
-    app = FlowApp()
+def _drawn(monkeypatch: pytest.MonkeyPatch, flow: FlowTimeline) -> list[str]:
+    """The lines the flow draws from now on (a kept line is not drawn again)."""
+    drawn: list[str] = []
+    draw = flow._line
+
+    def counted(*args: Any) -> Any:
+        line = draw(*args)
+        drawn.append(line.text.split()[0] if line.text.strip() else "")
+        return line
+
+    monkeypatch.setattr(flow, "_line", counted)
+    return drawn
+
+
+async def test_the_flow_shows_the_snapshots_events_in_order_as_a_fresh_flow_does() -> None:
+    """Events added at the end, statuses moving on, the oldest leaving, one leaving from
+    among the others (the reader keeps the newest events by when they were written and
+    shows them by when they happened), one coming between: after each picture the flow
+    shows, segment for segment, what a flow given only that picture shows."""
+    events = tuple(_event(n) for n in range(10))
+    steps = [
+        events,
+        (*events[1:], _event(10)),
+        (*events[1:4], replace(events[4], status="read"), *events[5:], _event(10)),
+        (*events[2:6], *events[7:], _event(10), _event(11)),
+        (*events[2:6], replace(_event(30), at=T0 + 6.5), *events[7:], _event(10), _event(11)),
+    ]
+    app, fresh = FlowApp(), FlowApp()
+    seen = []
     async with app.run_test(size=(160, 30)) as pilot:
         flow = app.query_one(FlowTimeline)
-        events = tuple(_event(n) for n in range(10))
-        flow.snapshot = RoomSnapshot(taken_at=T0, home="/h", flow=events)
-        await pilot.pause()
-        kept = flow.get_cell("7", "summary")
-        steps = [
-            (*events[2:], _event(10, "queued")),  # two left at the top, one added
-            (*events[2:], _event(10), _event(11, "queued")),  # a status moved on
-            (*events[3:6], _event(6, "failed"), *events[7:], _event(10), _event(11)),
-        ]
         for step in steps:
             flow.snapshot = RoomSnapshot(taken_at=T0, home="/h", flow=step)
             await pilot.pause()
-            assert _shown(flow) == [(str(e.id), e.status) for e in step]
-        assert flow.get_cell("7", "summary") is kept  # changed in place
-        before = flow.get_cell("4", "summary")
-        between = (*events[3:6], _event(20), *events[6:], _event(10))  # one among those drawn
-        flow.snapshot = RoomSnapshot(taken_at=T0, home="/h", flow=between)
-        await pilot.pause()
-        assert _shown(flow) == [(str(e.id), e.status) for e in between]
-        assert flow.get_cell("4", "summary") is before  # above it: in place
-        assert flow.get_cell("7", "summary") is kept  # under it: drawn again, same cells
-        added: list[object] = []
-        real_add = flow.add_row
-
-        def add_row(*cells: Any, **options: Any) -> Any:
-            added.append(options.get("key"))
-            return real_add(*cells, **options)
-
-        monkeypatch.setattr(flow, "add_row", add_row)
-        left = (*between[:2], *between[3:], _event(21))  # the third left, one came
-        flow.snapshot = RoomSnapshot(taken_at=T0, home="/h", flow=left)
-        await pilot.pause()
-        assert _shown(flow) == [(str(e.id), e.status) for e in left]
-        assert added == ["21"]
+            assert flow.events == step
+            seen.append([list(flow.render_line(y)) for y in range(flow.size.height)])
+    async with fresh.run_test(size=(160, 30)) as pilot:
+        other = fresh.query_one(FlowTimeline)
+        for step, lines in zip(steps, seen, strict=True):
+            other.snapshot = None
+            await pilot.pause()
+            other.snapshot = RoomSnapshot(taken_at=T0, home="/h", flow=step)
+            await pilot.pause()
+            assert [list(other.render_line(y)) for y in range(other.size.height)] == lines
+    texts = [" ".join(line.split()) for line in ("".join(s.text for s in row) for row in seen[-1])]
+    assert texts[1] == "14:13:22 → message sent @a2 → @a3 delivered body 2"
+    assert [text.split()[-1] for text in texts[1:11]] == [
+        "2", "3", "4", "5", "30", "7", "8", "9", "10", "11"
+    ]  # fmt: skip
 
 
-async def test_a_full_flow_keeps_its_height_and_the_screen_its_layout() -> None:
-    """A flow that moves on by as many events as leave it keeps the table's size, so the
-    screen is not laid out again (that draws every panel anew); the rows that moved up
-    keep their lines, with their new row for the mouse."""
+async def test_a_picture_draws_only_the_lines_of_new_or_changed_events(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A full flow moved on by one event draws that event's line alone (the others scroll
+    past as they were drawn), keeps its size, and lays nothing out again; an event whose
+    status moved on has its line drawn again, and that one only."""
     app = FlowApp()
-    async with app.run_test(size=(160, 30)) as pilot:
+    async with app.run_test(size=(160, 14)) as pilot:
         flow = app.query_one(FlowTimeline)
-        flow.snapshot = RoomSnapshot(taken_at=T0, home="/h", flow=tuple(map(_event, range(10))))
+        flow.snapshot = RoomSnapshot(taken_at=T0, home="/h", flow=tuple(map(_event, range(20))))
         await pilot.pause()
+        await pilot.pause()  # the scrollbar came: the message column is narrower
         size = flow.virtual_size
         layouts = []
         refresh = flow.refresh
@@ -108,76 +110,23 @@ async def test_a_full_flow_keeps_its_height_and_the_screen_its_layout() -> None:
             return refresh(*regions, **options)
 
         flow.refresh = counted  # type: ignore[method-assign]
-        column = flow.get_column_index("summary")
-        for start in range(1, 30):
-            before = flow._render_cell(9, column, flow.rich_style, 20)
-            window = tuple(_event(n) for n in range(start, start + 10))
+        drawn = _drawn(monkeypatch, flow)
+        for start in range(1, 12):
+            window = tuple(_event(n) for n in range(start, start + 20))
             flow.snapshot = RoomSnapshot(taken_at=T0, home="/h", flow=window)
             await pilot.pause()
-            assert _shown(flow) == [(str(e.id), e.status) for e in window]
             assert flow.virtual_size == size
-            moved = flow._render_cell(8, column, flow.rich_style, 20)
-            assert [[s.text for s in line] for line in moved] == [
-                [s.text for s in line] for line in before
-            ]
-            assert {s.style.meta["row"] for line in moved for s in line if s.style} == {8}
-        assert layouts  # the flow was drawn
+            assert _texts(flow)[-1].split()[-1] == str(start + 19)  # the newest in sight
+        assert len(drawn) == 11  # one line a picture
+        assert layouts
         assert not any(layouts)
-
-
-async def test_unchanged_cells_keep_their_rendering() -> None:
-    """A new status redraws that cell; the other cells keep the lines drawn before."""
-    app = FlowApp()
-    async with app.run_test(size=(160, 30)) as pilot:
-        flow = app.query_one(FlowTimeline)
-        events = tuple(_event(n) for n in range(5))
-        flow.snapshot = RoomSnapshot(taken_at=T0, home="/h", flow=events)
+        drawn.clear()
+        last = flow.events
+        moved = (*last[:-3], replace(last[-3], status="read"), *last[-2:])
+        flow.snapshot = RoomSnapshot(taken_at=T0, home="/h", flow=moved)
         await pilot.pause()
-        before = [flow._render_cell(4, c, flow.rich_style, 10) for c in range(6)]
-        changed = (*events[:4], replace(events[4], status="read"))
-        flow.snapshot = RoomSnapshot(taken_at=T0, home="/h", flow=changed)
-        await pilot.pause()
-        after = [flow._render_cell(4, c, flow.rich_style, 10) for c in range(6)]
-        status = flow.get_column_index("status")
-        for column, (old, new) in enumerate(zip(before, after, strict=True)):
-            assert (old is new) == (column != status)
-        assert "read" in "".join(s.text for line in after[status] for s in line)
-
-
-async def test_cells_and_lines_that_show_the_same_are_drawn_once_each_in_its_own_row(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Cells of new rows that show what a cell drawn before shows, in the same column and
-    looks (a status, a route), take its lines, and rows that moved keep their lines,
-    each with its own row stamped on for the mouse: the flow, moved on row by row, shows
-    segment for segment what a flow drawn at once shows."""
-    events = tuple(replace(_event(n), sender="a", recipient="b", summary="same") for n in range(16))
-    app, fresh = FlowApp(), FlowApp()
-    async with app.run_test(size=(160, 30)) as pilot:
-        flow = app.query_one(FlowTimeline)
-        drawn = 0
-        render = DataTable._render_cell
-
-        def counted(table: DataTable[object], *args: Any, **options: Any) -> Any:
-            nonlocal drawn
-            drawn += 1
-            return render(table, *args, **options)
-
-        for n in range(1, len(events) + 1):
-            flow.snapshot = RoomSnapshot(taken_at=T0, home="/h", flow=events[max(0, n - 8) : n])
-            await pilot.pause()
-            if n == 1:  # the first row's cells are drawn: count the rows after it
-                monkeypatch.setattr(DataTable, "_render_cell", counted)
-        monkeypatch.undo()
-        lines = [list(flow.render_line(y)) for y in range(1, 9)]
-        for row, line in enumerate(lines):
-            assert {s.style.meta.get("row") for s in line if s.style and s.style.meta} == {row}
-    async with fresh.run_test(size=(160, 30)) as pilot:
-        other = fresh.query_one(FlowTimeline)
-        other.snapshot = RoomSnapshot(taken_at=T0, home="/h", flow=events[-8:])
-        await pilot.pause()
-        assert [list(other.render_line(y)) for y in range(1, 9)] == lines
-    assert drawn <= 2 * (len(events) - 1)  # the times: one new a row, drawn once a look
+        assert len(drawn) == 1
+        assert "read" in _texts(flow)[-3].split()
 
 
 class SessionsApp(App[None]):

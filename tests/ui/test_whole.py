@@ -4,9 +4,9 @@ terminal it supports (80x24), names, agents and statuses at 120x35."""
 from __future__ import annotations
 
 import pytest
-from textual.widgets import DataTable
 
 from agent_room.room.service import Room
+from agent_room.ui.widgets.flow import FlowTimeline
 from agent_room.ui.widgets.sessions import SessionsTable
 from tests.ui.conftest import settle_queue, still_app
 from tests.ui.seed import FrozenClock
@@ -47,6 +47,6 @@ async def test_names_agents_and_statuses_are_whole(
         widths = {str(key.value): column.width for key, column in table.columns.items()}
         assert widths["name"] >= len("    @reviewer")
         assert widths["agent"] >= len("claude")
-        flow = app.screen.query_one("#flow", DataTable)
-        status = next(c for k, c in flow.columns.items() if k.value == "status")
+        flow = app.screen.query_one("#flow", FlowTimeline)
+        status = next(c for c in flow.columns if c.key == "status")
         assert status.width >= len("delivered")

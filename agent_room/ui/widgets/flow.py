@@ -4,24 +4,31 @@ Each line is one audit event of a message (sent, delivered, read, failed) or a
 handover (requested, approved, rejected, expired), sender -> recipient, with the status
 the message had at that moment and the start of its body, escaped (``core.printable``),
 in the order the events happened.
+
+The flow is a log of lines, not a table: a header and one line per event, each drawn
+once (Rich lays its cells out) and kept until the event or the flow's looks change. A
+new picture of the room only says which events the flow holds; the lines scroll past
+as they are, with no row bookkeeping. While agents talk a picture comes about once a
+message, and each moves every line of the panel up by one.
 """
 
 from __future__ import annotations
 
-from dataclasses import fields
+from collections.abc import Sequence
 from datetime import UTC, datetime
-from operator import attrgetter
+from typing import ClassVar, NamedTuple
 
+from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
+from textual.color import Color
+from textual.geometry import Region, Size
 from textual.reactive import var
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 
 from agent_room.core.snapshot import FlowEvent, RoomSnapshot
 from agent_room.turn.core.printable import printable
-from agent_room.ui.widgets.table import KeptCellsTable
-
-_but_status = attrgetter(*(f.name for f in fields(FlowEvent) if f.name != "status"))
-"""What an event shows but its status (which moves on while it stays in the flow), as a
-tuple: quicker to compare than copies made with ``dataclasses.replace``."""
 
 STATUS_COLOURS = {
     "queued": "warning",
@@ -44,185 +51,224 @@ EVENT_MARKS = {
     "expired": "⌛",
 }
 
+
+class FlowColumn(NamedTuple):
+    """A column of the flow: its label, its key and its width (padding aside)."""
+
+    label: str
+    key: str
+    width: int
+
+
 FIXED_COLUMNS = (
-    ("Time", "time", 8),
-    ("", "mark", 2),
-    ("Event", "event", 18),
-    ("From → To", "route", 26),
-    ("Status", "status", 9),
+    FlowColumn("Time", "time", 8),
+    FlowColumn("", "mark", 2),
+    FlowColumn("Event", "event", 18),
+    FlowColumn("From → To", "route", 26),
+    FlowColumn("Status", "status", 9),
 )
 """The flow's columns before the message, with their widths."""
 NARROW_COLUMNS = (
-    ("Time", "time", 8),
-    ("", "mark", 2),
-    ("Event", "event", 18),
-    ("From → To", "route", 20),
-    ("Status", "status", 9),
+    FlowColumn("Time", "time", 8),
+    FlowColumn("", "mark", 2),
+    FlowColumn("Event", "event", 18),
+    FlowColumn("From → To", "route", 20),
+    FlowColumn("Status", "status", 9),
 )
 """The same in a panel under ``NARROW`` cells: the message keeps room to be read (the
 status stays whole: "delivered" is its longest)."""
 NARROW = 100
-TINY_COLUMNS = (("Time", "time", 8), ("", "mark", 2), ("From → To", "route", 20))
+TINY_COLUMNS = (
+    FlowColumn("Time", "time", 8),
+    FlowColumn("", "mark", 2),
+    FlowColumn("From → To", "route", 20),
+)
 """In a panel under ``TINY`` cells: the route and the message, the mark for the event."""
 TINY = 80
+PADDING = 1
+"""Cells of padding each side of a column."""
 
 
-class FlowTimeline(KeptCellsTable):
+class FlowTimeline(ScrollView, can_focus=True):
     """The message flow of the room."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"flow--header"}
+    DEFAULT_CSS = """
+    FlowTimeline {
+        background: $surface;
+        color: $foreground;
+        &:focus {
+            background-tint: $foreground 5%;
+            & > .flow--header { background-tint: $foreground 5%; }
+        }
+        & > .flow--header {
+            text-style: bold;
+            background: $panel;
+            color: $foreground;
+        }
+        &:ansi > .flow--header {
+            background: ansi_bright_blue;
+            color: ansi_default;
+        }
+    }
+    """
 
     snapshot: var[RoomSnapshot | None] = var(None)
     """The room, as last read."""
 
     def __init__(self, *, utc: bool = False, id: str | None = None) -> None:
-        super().__init__(id=id, cursor_type="none", zebra_stripes=False, show_cursor=False)
+        super().__init__(id=id)
         self.utc = utc
         """Times in UTC rather than local time."""
-        self._drawn: tuple[FlowEvent, ...] | None = None
-        """The snapshot's flow as last drawn."""
-        self._rows: tuple[FlowEvent, ...] = ()
-        """The events of the table's rows, in order (the flow drawn)."""
-        self._cells: dict[int, tuple[FlowEvent, dict[str, Text]]] = {}
-        """The cells of each event in the table, by its id: a row drawn again gets the
-        same value objects, so the table keeps their lines."""
-        self._summary_width = 0
-        """The message column's width as last fitted."""
-        self._keys: tuple[str, ...] = ()
-        """The columns shown (a narrow panel leaves some out)."""
+        self.events: tuple[FlowEvent, ...] = ()
+        """The events shown, top to bottom."""
+        self.columns: tuple[FlowColumn, ...] = ()
+        """The columns shown (a narrow panel leaves some out), the message's last."""
+        self._lines: dict[int, tuple[FlowEvent, Strip]] = {}
+        """Each shown event's line as last drawn, by the event's id."""
+        self._header: Strip | None = None
+        self._looks: tuple[object, ...] = ()
+        """What every line was drawn with (the columns, the styles, the theme): lines
+        drawn with other looks are drawn again."""
+        self._frame: tuple[Style, Style] | None = None
+        """While lines are drawn: the widget's style and the header's."""
 
     def on_mount(self) -> None:
-        """Columns are added when the rows are drawn, fitted to the width; the newest
-        event stays in sight (the flow is anchored to its end, wherever the rows' height
-        is settled), unless the reader scrolls back."""
+        """Columns are fitted when the flow is drawn; the newest event stays in sight
+        (the flow is anchored to its end), unless the reader scrolls back."""
         self.watch(self.app, "theme", lambda _t: self._redraw(force=True), init=False)
         self.anchor()
 
     def on_resize(self) -> None:
-        """The message column takes a new width (a resize also comes when rows are added:
-        the table's virtual size grows; ``_fit_columns`` tells the two apart)."""
+        """The message column takes a new width."""
         self._redraw()
 
-    def _fit_columns(self) -> bool:
-        """Fixed widths (no measuring of every cell) but the message's, which takes what
-        the window leaves; whether the columns changed (the rows are then drawn anew)."""
-        room = self.scrollable_content_region.width
-        fixed = TINY_COLUMNS if room < TINY else NARROW_COLUMNS if room < NARROW else FIXED_COLUMNS
-        used = sum(width for _, _, width in fixed) + 2 * self.cell_padding * (len(fixed) + 1)
-        summary = max(12, room - used)
-        if summary == self._summary_width and len(fixed) + 1 == len(self._keys):
-            return False
-        self._summary_width = summary
-        self.clear(columns=True)
-        self._keys = (*(key for _, key, _ in fixed), "summary")
-        for label, key, width in fixed:
-            self.add_column(label, key=key, width=width)
-        self.add_column("Message", key="summary", width=summary)
-        return True
+    def watch_show_vertical_scrollbar(self) -> None:
+        """The scrollbar came or went: the message column takes the width it leaves."""
+        self._redraw()
 
     def watch_snapshot(self) -> None:
         """A new room picture."""
         self._redraw()
 
-    def _time(self, at: float) -> str:
-        moment = datetime.fromtimestamp(at, tz=UTC if self.utc else None)
-        return moment.strftime("%H:%M:%S")
+    def _fit_columns(self) -> bool:
+        """Fixed widths but the message's, which takes what the window leaves; whether
+        the columns changed."""
+        room = self.scrollable_content_region.width
+        fixed = TINY_COLUMNS if room < TINY else NARROW_COLUMNS if room < NARROW else FIXED_COLUMNS
+        used = sum(column.width for column in fixed) + 2 * PADDING * (len(fixed) + 1)
+        columns = (*fixed, FlowColumn("Message", "summary", max(12, room - used)))
+        if columns == self.columns:
+            return False
+        self.columns = columns
+        return True
 
     def _redraw(self, *, force: bool = False) -> None:
-        """Draw the snapshot's flow, changing only what moved since the last draw.
-
-        The flow mostly moves by events added at the end, the oldest leaving it at the
-        top and the status of a few messages moving on: the rows that left are removed,
-        the new ones added and the changed status cells replaced, so the other rows keep
-        their rendering, and a full flow keeps its height (a table that grows or shrinks
-        makes Textual lay out and draw the whole screen again). An event that comes
-        between those drawn (the room's events are not written in the order they
-        happened) has the rows from there on drawn again, with the cells they had; one
-        that left from among them takes only its row away. New
-        columns or a theme draw the flow anew. The rows always follow the snapshot's
-        order.
-        """
+        """Show the snapshot's flow: its events in its order, the newest in sight."""
         if not self.is_mounted:
             return
         events = self.snapshot.flow if self.snapshot else ()
-        force = self._fit_columns() or force
-        drawn, self._drawn = self._drawn, events
-        if events == drawn and not force:
+        if not (self._fit_columns() or force) and events == self.events:
             return
-        colours = self.app.theme_variables
-        same, changed = 0, list[FlowEvent]()
-        if force or drawn is None:
-            self.clear()
-            self._cells.clear()
-        else:
-            gone, same, changed = _kept(self._rows, events)
-            self.remove_rows(str(e.id) for e in gone)
-        if "status" in self._keys:
-            for event in changed:
-                self.update_cell(str(event.id), "status", self._cells_of(event, colours)["status"])
-        for event in events[same:]:
-            cells = self._cells_of(event, colours)
-            self.add_row(*(cells[key] for key in self._keys), key=str(event.id))
-        self._rows = events
+        if force:
+            self._looks = ()
+        self.events = events
         shown = {event.id for event in events}
-        self._cells = {key: cells for key, cells in self._cells.items() if key in shown}
-        self.scroll_end(animate=False)
+        self._lines = {key: line for key, line in self._lines.items() if key in shown}
+        width = sum(column.width + 2 * PADDING for column in self.columns)
+        self.virtual_size = Size(width, len(events) + 1)  # the header and a line each
+        self.refresh()
+        self.scroll_end(animate=False, immediate=True)
         total = self.snapshot.messages if self.snapshot else 0
         title = f"Message flow · {total:,} message{'' if total == 1 else 's'}"
         if title != self.border_title:  # setting it repaints every line, even to the same
             self.border_title = title
 
-    def _cells_of(self, event: FlowEvent, colours: dict[str, str]) -> dict[str, Text]:
-        """An event's cells: those it had when drawn before (a new status cell if only
-        its status moved on), else new ones."""
-        known = self._cells.get(event.id)
-        if known is not None and known[0] == event:
-            return known[1]
-        if known is not None and _but_status(known[0]) == _but_status(event):
-            cells = {**known[1], "status": self._status(event, colours)}
-        else:
-            kind = f"{event.message_kind} {event.kind}" if event.message_kind else event.kind
-            cells = {
-                "time": Text(self._time(event.at), style="dim"),
-                "mark": Text(EVENT_MARKS.get(event.kind, "·")),
-                "event": Text(kind, overflow="ellipsis", no_wrap=True),
-                "route": Text.assemble(
-                    f"@{event.sender}",
-                    (" → ", "dim"),
-                    f"@{event.recipient}",
-                    overflow="ellipsis",
-                    no_wrap=True,
-                ),
-                "status": self._status(event, colours),
-                "summary": Text(printable(event.summary), overflow="ellipsis", no_wrap=True),
-            }
-        self._cells[event.id] = (event, cells)
-        return cells
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """The lines asked for, with the styles and looks found once for all of them
+        (a widget's style walks up every ancestor)."""
+        base = self.rich_style
+        header = self.get_component_rich_style("flow--header")
+        looks = (self.columns, self.size.width, base, header, self.app.theme)
+        if looks != self._looks:
+            self._looks = looks
+            self._lines.clear()
+            self._header = None
+        self._frame = (base, header)
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._frame = None
 
-    @staticmethod
-    def _status(event: FlowEvent, colours: dict[str, str]) -> Text:
-        colour = colours.get(STATUS_COLOURS.get(event.status, ""), "")
-        return Text(event.status, style=colour, overflow="ellipsis", no_wrap=True)
+    def render_line(self, y: int) -> Strip:
+        """The header at the top; below it the events from the scroll position on."""
+        if self._frame is None:  # called on its own: the looks as they are now
+            return self.render_lines(Region(0, y, self.size.width, 1))[0]
+        base, header = self._frame
+        if y == 0:
+            if self._header is None:
+                labels = [Text(column.label) for column in self.columns]
+                self._header = self._line(labels, header, base)
+            return self._header
+        index = y - 1 + self.scroll_offset.y
+        if index >= len(self.events):
+            return Strip.blank(self.size.width, base)
+        event = self.events[index]
+        kept = self._lines.get(event.id)
+        if kept is not None and kept[0] == event:
+            return kept[1]
+        line = self._line(self._cells(event), base, base)
+        self._lines[event.id] = (event, line)
+        return line
 
+    def _line(self, cells: Sequence[Text], style: Style, base: Style) -> Strip:
+        """A line of the given cells in ``style``, each cut to its column (an ellipsis
+        where it is longer) and padded; the rest of the width filled, as Textual's table
+        fills it."""
+        console = self.app.console
+        pad = Segment(" " * PADDING, style)
+        segments: list[Segment] = []
+        for cell, column in zip(cells, self.columns, strict=True):
+            text = cell.copy()
+            text.truncate(column.width, overflow="ellipsis")
+            segments.append(pad)
+            own = style + console.get_style(text.style) if text.style else style
+            for part in text.render(console, end=""):  # spans: each with the cell's style
+                segments.append(Segment(part.text, own + part.style if part.style else own))
+            if (short := column.width - text.cell_len) > 0:
+                segments.append(Segment(" " * short, style))
+            segments.append(pad)
+        width = self.size.width
+        left = max(0, width - sum(column.width + 2 * PADDING for column in self.columns))
+        fill = Style.from_color(style.color, style.bgcolor)
+        if style.bgcolor is not None:
+            blended = Color.from_rich_color(style.bgcolor).blend(
+                self.background_colors[1], factor=0.25
+            )
+            fill = Style.from_color(style.color, blended.rich_color)
+        segments.append(Segment(" " * left, fill))
+        return Strip(segments).adjust_cell_length(width, base).simplify()
 
-def _kept(
-    rows: tuple[FlowEvent, ...], events: tuple[FlowEvent, ...]
-) -> tuple[list[FlowEvent], int, list[FlowEvent]]:
-    """How the table's ``rows`` become ``events``: (the rows to remove, how many rows left
-    after that are the flow's first events but for their status, those among them whose
-    status moved on); the events after those are added.
+    def _cells(self, event: FlowEvent) -> list[Text]:
+        """An event's cells, in the order of the columns shown."""
+        kind = f"{event.message_kind} {event.kind}" if event.message_kind else event.kind
+        colour = self.app.theme_variables.get(STATUS_COLOURS.get(event.status, ""), "")
+        cells = {
+            "time": Text(self._time(event.at), style="dim"),
+            "mark": Text(EVENT_MARKS.get(event.kind, "·")),
+            "event": Text(kind, overflow="ellipsis", no_wrap=True),
+            "route": Text.assemble(
+                f"@{event.sender}",
+                (" → ", "dim"),
+                f"@{event.recipient}",
+                overflow="ellipsis",
+                no_wrap=True,
+            ),
+            "status": Text(event.status, style=colour, overflow="ellipsis", no_wrap=True),
+            "summary": Text(printable(event.summary), overflow="ellipsis", no_wrap=True),
+        }
+        return [cells[column.key] for column in self.columns]
 
-    The rows that left the flow go wherever they stand, not only at the top: the reader
-    keeps the room's newest events by when they were written and shows them by when they
-    happened, so the one that leaves as a new one comes may stand anywhere (a burst's
-    events written late). A row kept whose event changed, and every row after it, are
-    drawn again."""
-    ids = {event.id for event in events}
-    gone = [row for row in rows if row.id not in ids]
-    left = [row for row in rows if row.id in ids]
-    same, changed = 0, []
-    for old, new in zip(left, events, strict=False):
-        if old is not new and _but_status(old) != _but_status(new):
-            break
-        if old.status != new.status:
-            changed.append(new)
-        same += 1
-    return [*gone, *left[same:]], same, changed
+    def _time(self, at: float) -> str:
+        moment = datetime.fromtimestamp(at, tz=UTC if self.utc else None)
+        return moment.strftime("%H:%M:%S")

@@ -1,49 +1,37 @@
 """``KeptCellsTable``: a ``DataTable`` that keeps each cell's rendering until it changes.
 
 Textual's table keys the renderings it caches by a count of every change made to it, so
-replacing one cell, adding or removing one row draws every visible cell again through
-Rich: in a room where agents talk, that was most of the console's CPU (a new picture of
-the room arrives several times a second, each changing a row or two). This table keeps a
-cell's lines for as long as the cell holds the same value object in the same row and
-column, style and width; ``update_cell`` puts a new object there, so only changed cells
-are drawn again. Textual bakes a cell's row and column index into its lines (for the
-mouse): a kept cell whose row moved (rows removed above it) gets its lines with the new
-index stamped on, which costs a fraction of drawing it again.
-
-``remove_rows`` drops rows without Textual's layout of the whole screen that
-``remove_row`` asks for: the table's size is checked when it is next idle, and only a
-size that changed lays the screen out again (removing as many rows as were added keeps
-it).
+replacing one cell or adding one row draws every visible cell again through Rich: in a
+room where agents talk, that was most of the console's CPU (a new picture of the room
+arrives several times a second, each changing a row or two). This table keeps a cell's
+lines for as long as the cell holds the same value object in the same row and column,
+style and width; ``update_cell`` puts a new object there, so only changed cells are
+drawn again. Textual bakes a cell's row and column index into its lines (for the mouse):
+a kept cell whose row moved gets its lines with the new index stamped on, which costs a
+fraction of drawing it again.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import lru_cache
-from operator import is_
 from typing import Any
 
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
-from textual._two_way_dict import TwoWayDict
 from textual.cache import LRUCache
 from textual.geometry import Region
 from textual.strip import Strip
 from textual.widgets import DataTable
 from textual.widgets.data_table import (
     CellDoesNotExist,
-    CellKey,
     ColumnKey,
-    RowDoesNotExist,
     RowKey,
 )
 
 KEPT_CELLS = 4096
 """Cell renderings kept: a few screenfuls of a wide table, in each state of the cursor."""
-
-KEPT_LINES = 1024
-"""Lines kept of a table without a cursor: a few screenfuls."""
 
 Lines = list[list[Segment]]
 """A cell's lines of segments, as Textual's table renders them."""
@@ -59,17 +47,9 @@ class KeptCellsTable(DataTable[object]):
         self._shared: LRUCache[tuple[Any, ...], tuple[int, Lines]] = LRUCache(KEPT_CELLS)
         """(row index, lines) of a cell drawn, by what it shows, its column and looks: a
         new cell showing the same as one drawn before takes its lines."""
-        self._lines: LRUCache[
-            tuple[Any, ...], tuple[tuple[object, ...], int, Strip, list[int | None]]
-        ] = LRUCache(KEPT_LINES)
-        """(values, row index, line, each segment's column) of each line drawn of a table
-        without a cursor, by its row and looks."""
         self._frame: tuple[Style, int] | None = None
         """While the table's lines are drawn: its style and the height of its fixed rows
         (header included), the same for every line of one drawing."""
-        self._frame_looks: tuple[object, ...] | None = None
-        """While the table's lines are drawn: what every line's looks share (the widths,
-        the cursor's state, the theme), found at its first line."""
 
     def update_cell(
         self,
@@ -91,31 +71,6 @@ class KeptCellsTable(DataTable[object]):
         self._data[row_key][column_key] = value
         self._update_count += 1
         self.refresh_row(row_index)
-
-    def remove_rows(self, row_keys: Iterable[RowKey | str]) -> None:
-        """Remove rows at once; the screen is laid out again only if the table's size
-        changed when it is next idle (``remove_row`` lays it out at each call)."""
-        gone = {RowKey(key) if isinstance(key, str) else key for key in row_keys}
-        if not gone:
-            return
-        missing = [key.value for key in gone if key not in self.rows]
-        if missing:
-            raise RowDoesNotExist(f"Row keys {missing!r} are not valid.")
-        order = sorted(self.rows, key=lambda key: self._row_locations.get(key) or 0)
-        left = (key for key in order if key not in gone)
-        self._row_locations = TwoWayDict({key: index for index, key in enumerate(left)})
-        for key in gone:
-            for column_key in self._data[key]:
-                self._updated_cells.discard(CellKey(key, column_key))
-            del self.rows[key]
-            del self._data[key]
-        cursor = self.cursor_coordinate
-        if self._clamp_cursor_coordinate(cursor) != cursor:  # kept inside the table
-            self.cursor_coordinate = cursor
-        self._require_update_dimensions = True
-        self._update_count += 1
-        self.check_idle()
-        self.refresh()
 
     def _update_dimensions(self, new_rows: Iterable[RowKey]) -> None:
         """The table's size after rows were added, without measuring the new rows' cells
@@ -149,7 +104,7 @@ class KeptCellsTable(DataTable[object]):
         try:
             return super().render_lines(crop)
         finally:
-            self._frame = self._frame_looks = None
+            self._frame = None
 
     def render_line(self, y: int) -> Strip:
         """A line of the table, as Textual's table draws it (with the frame's style)."""
@@ -210,62 +165,6 @@ class KeptCellsTable(DataTable[object]):
         self._kept.set(key, (value, row_index, lines))
         return lines
 
-    def _render_line(self, y: int, x1: int, x2: int, base_style: Style) -> Strip:
-        """A line of a table without a cursor (the flow), kept while its row shows the
-        same values at the same widths and looks: a row that moved (rows added below,
-        removed above) gets its kept line with its new row stamped on, instead of each of
-        its cells put together again (Textual keys its own lines by the count of changes)."""
-        if self.cursor_type != "none" or self.fixed_columns or self._labelled_row_exists:
-            return super()._render_line(y, x1, x2, base_style)
-        try:
-            row_key, line_no = self._get_offsets(y)
-        except LookupError:
-            return super()._render_line(y, x1, x2, base_style)
-        columns = self.ordered_columns
-        header = row_key is self._header_row_key
-        row_index = -1 if header else self._row_locations.get(row_key)
-        if row_index is None:
-            return super()._render_line(y, x1, x2, base_style)
-        values = (
-            tuple(column.label for column in columns)
-            if header
-            else tuple(self._data[row_key].get(column.key) for column in columns)
-        )
-        common = self._frame_looks
-        if common is None:
-            common = (
-                self.size.width,
-                tuple(column.get_render_width(self) for column in columns),
-                self.show_cursor,
-                self._show_hover_cursor,
-                self._pseudo_class_state,
-                self.app.theme,
-            )
-            if self._frame is not None:  # the same for every line of this drawing
-                self._frame_looks = common
-        looks = (
-            row_key,
-            line_no,
-            x1,
-            x2,
-            base_style,
-            row_index < self.fixed_rows,
-            self.zebra_stripes and row_index % 2,
-            common,
-        )
-        kept = self._lines.get(looks)
-        if kept is not None and len(kept[0]) == len(values) and all(map(is_, kept[0], values)):
-            if kept[1] == row_index:
-                return kept[2]
-            strip = _restamped(kept[2], kept[3], row_index)
-            places = kept[3]
-        else:
-            strip = super()._render_line(y, x1, x2, base_style)
-            places = [_column_of(segment.style) for segment in strip]
-        self._lines.discard(looks)
-        self._lines.set(looks, (values, row_index, strip, places))
-        return strip
-
     def _drawn_like(
         self, value: object, looks: tuple[Any, ...], row_index: int, column_index: int
     ) -> Lines | None:
@@ -322,24 +221,3 @@ def _moved(lines: Lines, row_index: int, column_index: int) -> Lines:
         [Segment(text, style + place if style else style, control) for text, style, control in line]
         for line in lines
     ]
-
-
-def _column_of(style: Style | None) -> int | None:
-    """The column a segment's meta places it in (None: no place)."""
-    if style is None or style._meta is None:
-        return None
-    column = style.meta.get("column")
-    return column if isinstance(column, int) else None
-
-
-def _restamped(strip: Strip, columns: list[int | None], row_index: int) -> Strip:
-    """A line with its segments' places moved to ``row_index``, each in its column."""
-    return Strip(
-        [
-            segment
-            if column is None or segment.style is None
-            else Segment(segment.text, segment.style + _place(row_index, column), segment.control)
-            for segment, column in zip(strip, columns, strict=True)
-        ],
-        strip.cell_length,
-    )
