@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from bisect import insort
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -156,6 +157,14 @@ class SnapshotReader:
         self._last_message = 0
         self._checked_at = float("-inf")
         self._costs: dict[str, tuple[float, bool]] = {}
+        self._sessions: dict[str, tuple[tuple[Any, ...], SessionRow]] = {}
+        """Each session as last read, with its key (the row and what else it shows): a
+        session that did not change keeps its object, which the console then compares
+        at a glance."""
+        self._events: dict[int, tuple[tuple[Any, ...], FlowEvent]] = {}
+        """The flow's events as last read, the same way."""
+        self._tree: tuple[object, tuple[TreeRow, ...]] | None = None
+        """The tree as last built, with what it was built from."""
         self._costs_mark: tuple[int, float] | None = None
         """The newest usage row and the day the costs were summed at: summed again only
         when either moved (a redraw comes with every room change; new usage at most once
@@ -190,23 +199,17 @@ class SnapshotReader:
         clashes = clash_notes(store, now - CLASH_WINDOW)
         costs = self._costs_today(now)
         over = all_over(store, now)
-        sessions = tuple(
-            self._session(
-                r,
-                notes,
-                linked[r["name"]],
-                clashes.get(r["session_id"], ""),
-                several=several,
-                cost=costs.get(r["name"]),
-                over=r["name"] in over or ROOM in over,
-            )
-            for r in members
+        sessions = self._kept_sessions(
+            members, notes, linked, clashes, several=several, costs=costs, over=over
         )
         outside = self._outside_rows(now)
         sessions += tuple(_outside_row(r, now) for r in outside)
         intercom = IntercomStore(store).sessions()
-        nodes = build_tree(members, store.subagents(), intercom) + outside_nodes(outside)
-        tree = tuple(_frozen(n) for n in nodes)
+        grown = (members, store.subagents(), intercom, outside)
+        if self._tree is None or self._tree[0] != grown:
+            nodes = build_tree(*grown[:3]) + outside_nodes(outside)
+            self._tree = (grown, tuple(_frozen(n) for n in nodes))
+        tree = self._tree[1]
         pending = self.room.pending_handovers()
         sessions = _mark_waiting(sessions, pending)
         cycles = self.room.handover_cycles(pending)
@@ -225,11 +228,7 @@ class SnapshotReader:
         )
         events = views.flow_events(store, self.flow_limit)
         events.sort(key=lambda r: (float(r["at"]), int(r["id"])))  # when, not who wrote first
-        flow = tuple(
-            self._flow(r)
-            for r in events
-            if not (r["kind"] == "message.sent" and r["message_kind"] == "handover")
-        )  # a handover's "requested" line says it was sent
+        flow = self._kept_flow(events)
         last = views.last_message_id(store)
         if last != self._last_message:
             self._count_traffic(last)
@@ -245,6 +244,50 @@ class SnapshotReader:
             messages=self._last_message,
             operator_unread=status_counts(store.conn).messages,
         )
+
+    def _kept_sessions(
+        self,
+        members: list[Row],
+        notes: dict[str, str],
+        linked: dict[str, dict[str, Any]],
+        clashes: dict[str, str],
+        *,
+        several: bool,
+        costs: dict[str, tuple[float, bool]],
+        over: Collection[str],
+    ) -> tuple[SessionRow, ...]:
+        """The room's sessions, each the object of the last read where nothing it shows
+        changed."""
+        kept: dict[str, tuple[tuple[Any, ...], SessionRow]] = {}
+        for r in members:
+            name = r["name"]
+            link = linked[name]
+            key = (
+                tuple(r.values()),
+                notes.get(name, ""),
+                links_summary(link["links"], unanchored=link["unanchored"]),
+                bool(link["unanchored"]),
+                clashes.get(r["session_id"], ""),
+                several,
+                costs.get(name),
+                name in over or ROOM in over,
+            )
+            known = self._sessions.get(name)
+            kept[name] = known if known is not None and known[0] == key else (key, _session(r, key))
+        self._sessions = kept
+        return tuple(row for _key, row in kept.values())
+
+    def _kept_flow(self, events: list[Row]) -> tuple[FlowEvent, ...]:
+        """The flow's events, each the object of the last read where its row is the same."""
+        kept: dict[int, tuple[tuple[Any, ...], FlowEvent]] = {}
+        for r in events:
+            if r["kind"] == "message.sent" and r["message_kind"] == "handover":
+                continue  # a handover's "requested" line says it was sent
+            key = tuple(r.values())
+            known = self._events.get(r["id"])
+            kept[r["id"]] = known if known is not None and known[0] == key else (key, _flow(r))
+        self._events = kept
+        return tuple(event for _key, event in kept.values())
 
     def _count_traffic(self, last: int) -> None:
         """The counts of the window up to message ``last``: those of the window before,
@@ -300,75 +343,69 @@ class SnapshotReader:
             self._outside = outside_sessions(self.room, self.native)
         return self._outside
 
-    @staticmethod
-    def _session(
-        row: Row,
-        notes: dict[str, str],
-        linked: dict[str, Any],
-        clash: str = "",
-        *,
-        several: bool = False,
-        cost: tuple[float, bool] | None = None,
-        over: bool = False,
-    ) -> SessionRow:
-        return SessionRow(
-            **_identity(row),
-            tmux_socket=row["tmux_socket"],
-            started_at=float(row["started_at"]),
-            unread=int(row["unread"]),
-            failed=int(row["failed"]),
-            note=notes.get(row["name"], ""),
-            parent=row["parent"],
-            depth=int(row["depth"]),
-            links=links_summary(linked["links"], unanchored=linked["unanchored"]),
-            unanchored=bool(linked["unanchored"]),
-            clash=clash,
-            host=row["host"] if several else None,
-            cost=cost[0] if cost else None,
-            cost_known=cost[1] if cost else True,
-            over_budget=over,
-        )
 
-    @staticmethod
-    def _flow(row: Row) -> FlowEvent:
-        kind = _FLOW_NAMES.get(str(row["kind"]), str(row["kind"]))
-        sender = row["sender"] or row["actor"]
-        recipient = row["recipient"] or row["subject"] or ""
-        summary = _summary(row["body"])
-        message_kind = row["message_kind"] or ""
-        if row["kind"] == "message.delivered":  # how: typed, through the socket, at a Stop
-            via = json.loads(row["data"] or "{}").get("via")
-            summary = f"via {VIA.get(via, via)} · {summary}" if via else summary
-        elif str(row["kind"]).startswith("link."):  # the link's own life, not a message
-            data = json.loads(row["data"] or "{}")
-            message_kind = "link"
-            summary = f"link #{data.get('link', '?')}" + (
-                f": {data['reason']}" if data.get("reason") else ""
-            )
-        elif str(row["kind"]).startswith("loop."):  # the loop breaker's, for the operator
-            data = json.loads(row["data"] or "{}")
-            path = data.get("path")
-            summary = f"loop #{data.get('loop', '?')}" + (
-                f": {render_cycle(path)} held (agent-room loops)" if path else ""
-            )
-            if data.get("reason") == "turns" and path:  # the turn breaker's
-                who = " and ".join(f"@{n}" for n in dict.fromkeys(path))
-                summary = (
-                    f"loop #{data.get('loop', '?')}: the room stopped prompting {who},"
-                    f" {data.get('turns', '?')} turns in {data.get('window', '?')}s"
-                    " (agent-room loops)"
-                )
-        return FlowEvent(
-            id=int(row["id"]),
-            at=float(row["at"]),
-            kind=kind,
-            message_id=row["message_id"],
-            message_kind=message_kind,
-            sender=sender,
-            recipient=recipient,
-            status=STATUS_THEN.get(str(row["kind"]), row["status"] or ""),
-            summary=summary,
+def _session(row: Row, shown: tuple[Any, ...]) -> SessionRow:
+    """A session of the room as the console lists it; ``shown``: the reader's key of it
+    (the row, its note, links, clash, whether the room spans hosts, cost, budget)."""
+    _row, note, links, unanchored, clash, several, cost, over = shown
+    return SessionRow(
+        **_identity(row),
+        tmux_socket=row["tmux_socket"],
+        started_at=float(row["started_at"]),
+        unread=int(row["unread"]),
+        failed=int(row["failed"]),
+        note=note,
+        parent=row["parent"],
+        depth=int(row["depth"]),
+        links=links,
+        unanchored=unanchored,
+        clash=clash,
+        host=row["host"] if several else None,
+        cost=cost[0] if cost else None,
+        cost_known=cost[1] if cost else True,
+        over_budget=over,
+    )
+
+
+def _flow(row: Row) -> FlowEvent:
+    kind = _FLOW_NAMES.get(str(row["kind"]), str(row["kind"]))
+    sender = row["sender"] or row["actor"]
+    recipient = row["recipient"] or row["subject"] or ""
+    summary = _summary(row["body"])
+    message_kind = row["message_kind"] or ""
+    if row["kind"] == "message.delivered":  # how: typed, through the socket, at a Stop
+        via = json.loads(row["data"] or "{}").get("via")
+        summary = f"via {VIA.get(via, via)} · {summary}" if via else summary
+    elif str(row["kind"]).startswith("link."):  # the link's own life, not a message
+        data = json.loads(row["data"] or "{}")
+        message_kind = "link"
+        summary = f"link #{data.get('link', '?')}" + (
+            f": {data['reason']}" if data.get("reason") else ""
         )
+    elif str(row["kind"]).startswith("loop."):  # the loop breaker's, for the operator
+        data = json.loads(row["data"] or "{}")
+        path = data.get("path")
+        summary = f"loop #{data.get('loop', '?')}" + (
+            f": {render_cycle(path)} held (agent-room loops)" if path else ""
+        )
+        if data.get("reason") == "turns" and path:  # the turn breaker's
+            who = " and ".join(f"@{n}" for n in dict.fromkeys(path))
+            summary = (
+                f"loop #{data.get('loop', '?')}: the room stopped prompting {who},"
+                f" {data.get('turns', '?')} turns in {data.get('window', '?')}s"
+                " (agent-room loops)"
+            )
+    return FlowEvent(
+        id=int(row["id"]),
+        at=float(row["at"]),
+        kind=kind,
+        message_id=row["message_id"],
+        message_kind=message_kind,
+        sender=sender,
+        recipient=recipient,
+        status=STATUS_THEN.get(str(row["kind"]), row["status"] or ""),
+        summary=summary,
+    )
 
 
 _IDENTITY = ("name", "session_id", "agent", "state", "cwd", "pane", "pid")
