@@ -13,7 +13,6 @@ import json
 from bisect import insort
 from collections import Counter
 from collections.abc import Collection
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from agent_room.core.links import links_summary
@@ -110,18 +109,15 @@ def _summary(body: str | None) -> str:
     return ""
 
 
-def _mark_waiting(sessions: tuple[SessionRow, ...], pending: list[Row]) -> tuple[SessionRow, ...]:
-    """Each session with why it waits for the operator: its handovers, its permission
-    dialog, its failed deliveries (the notifier tells the same, ``core.attention``)."""
-    marked = []
-    for row in sessions:
-        why = [f"handover #{h['message_id']}" for h in pending if h["sender"] == row.name]
-        if row.state == "waiting":
-            why.append("permission dialog")
-        if row.failed:
-            why.append(f"{row.failed} failed")
-        marked.append(replace(row, needs_operator=", ".join(why)) if why else row)
-    return tuple(marked)
+def _waiting_for(name: str, state: str, failed: int, pending: list[Row]) -> str:
+    """Why a session waits for the operator: its handovers, its permission dialog, its
+    failed deliveries (the notifier tells the same, ``core.attention``); "" if it does not."""
+    why = [f"handover #{h['message_id']}" for h in pending if h["sender"] == name]
+    if state == "waiting":
+        why.append("permission dialog")
+    if failed:
+        why.append(f"{failed} failed")
+    return ", ".join(why)
 
 
 def _edge_order(edge: Edge) -> tuple[int, str, str]:
@@ -199,19 +195,18 @@ class SnapshotReader:
         clashes = clash_notes(store, now - CLASH_WINDOW)
         costs = self._costs_today(now)
         over = all_over(store, now)
+        pending = self.room.pending_handovers()
         sessions = self._kept_sessions(
-            members, notes, linked, clashes, several=several, costs=costs, over=over
+            members, notes, linked, clashes, pending, several=several, costs=costs, over=over
         )
         outside = self._outside_rows(now)
-        sessions += tuple(_outside_row(r, now) for r in outside)
+        sessions += tuple(_outside_row(r, now, pending) for r in outside)
         intercom = IntercomStore(store).sessions()
         grown = (members, store.subagents(), intercom, outside)
         if self._tree is None or self._tree[0] != grown:
             nodes = build_tree(*grown[:3]) + outside_nodes(outside)
             self._tree = (grown, tuple(_frozen(n) for n in nodes))
         tree = self._tree[1]
-        pending = self.room.pending_handovers()
-        sessions = _mark_waiting(sessions, pending)
         cycles = self.room.handover_cycles(pending)
         contexts = memory.contexts(store, [int(r["message_id"]) for r in pending])
         handovers = tuple(
@@ -251,6 +246,7 @@ class SnapshotReader:
         notes: dict[str, str],
         linked: dict[str, dict[str, Any]],
         clashes: dict[str, str],
+        pending: list[Row],
         *,
         several: bool,
         costs: dict[str, tuple[float, bool]],
@@ -271,6 +267,7 @@ class SnapshotReader:
                 several,
                 costs.get(name),
                 name in over or ROOM in over,
+                _waiting_for(name, r["state"], int(r["failed"]), pending),
             )
             known = self._sessions.get(name)
             kept[name] = known if known is not None and known[0] == key else (key, _session(r, key))
@@ -346,8 +343,9 @@ class SnapshotReader:
 
 def _session(row: Row, shown: tuple[Any, ...]) -> SessionRow:
     """A session of the room as the console lists it; ``shown``: the reader's key of it
-    (the row, its note, links, clash, whether the room spans hosts, cost, budget)."""
-    _row, note, links, unanchored, clash, several, cost, over = shown
+    (the row, its note, links, clash, whether the room spans hosts, cost, budget, why it
+    waits for the operator)."""
+    _row, note, links, unanchored, clash, several, cost, over, waiting = shown
     return SessionRow(
         **_identity(row),
         tmux_socket=row["tmux_socket"],
@@ -364,6 +362,7 @@ def _session(row: Row, shown: tuple[Any, ...]) -> SessionRow:
         cost=cost[0] if cost else None,
         cost_known=cost[1] if cost else True,
         over_budget=over,
+        needs_operator=waiting,
     )
 
 
@@ -416,7 +415,7 @@ def _identity(row: Row | dict[str, Any]) -> dict[str, Any]:
     return {key: row[key] for key in _IDENTITY}
 
 
-def _outside_row(row: dict[str, Any], now: float) -> SessionRow:
+def _outside_row(row: dict[str, Any], now: float, pending: list[Row]) -> SessionRow:
     """A session outside the room, as the console lists it: its native status, and how
     to bring it in where the delivery column says why messages wait."""
     age = row["age_seconds"]
@@ -426,4 +425,5 @@ def _outside_row(row: dict[str, Any], now: float) -> SessionRow:
         started_at=now - age if age is not None else now,
         note=f"outside the room ({row['native_status']}): {row['bring_in']}",
         outside=True,
+        needs_operator=_waiting_for(row["name"], row["state"], 0, pending),
     )

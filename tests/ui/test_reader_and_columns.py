@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import operator
 import os
 import subprocess
 import sys
@@ -11,6 +12,7 @@ from pathlib import Path
 
 from rich.text import Text
 
+from agent_room.core.enums import SessionState
 from agent_room.core.snapshot import SessionRow
 from agent_room.room.service import Room
 from agent_room.room.snapshot import SnapshotReader
@@ -57,6 +59,37 @@ def test_the_reader_builds_the_whole_picture(room_home: Path) -> None:
     assert [(e.message_kind, e.sender, e.recipient, e.summary) for e in opened] == [
         ("link", "backend", "frontend", "link #1")
     ]
+    room.close()
+
+
+def test_what_did_not_change_keeps_its_object_and_what_changed_is_read_anew(
+    room_home: Path,
+) -> None:
+    """A re-read hands the console the same session, flow event and tree objects where
+    nothing they show changed (it compares them at a glance); a session whose state, unread
+    count or note moved, and a new event, are new objects showing the change."""
+    room, clock = seed_room(room_home)
+    reader = SnapshotReader(room)
+    first = reader.read()
+    again = reader.read()
+    assert all(map(operator.is_, again.sessions, first.sessions))
+    assert all(map(operator.is_, again.flow, first.flow))
+    assert again.tree is first.tree
+    Registry(room, AliveProbe()).set_state("sess-frontend", SessionState.BUSY)
+    room.send("backend", "ops", "Deploy window at five.")
+    room.store.set_note("reviewer", "waiting for a pane", at=clock.now)
+    moved = reader.read()
+    changed = {
+        s.name for s, old in zip(moved.sessions, first.sessions, strict=True) if s is not old
+    }
+    assert changed == {"frontend", "ops", "reviewer", "backend"} - {"backend"}
+    assert moved.session("frontend").state == "busy"  # type: ignore[union-attr]
+    assert moved.session("ops").unread == first.session("ops").unread + 1  # type: ignore[union-attr]
+    assert moved.session("reviewer").note == "waiting for a pane"  # type: ignore[union-attr]
+    assert moved.flow[-1].summary == "Deploy window at five."
+    assert len(moved.flow) == len(first.flow) + 1
+    assert all(map(operator.is_, moved.flow, first.flow))
+    assert moved.tree is not first.tree  # a session's state shows in the tree
     room.close()
 
 
