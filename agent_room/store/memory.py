@@ -286,8 +286,9 @@ def bookmark(store: StoreBase, key: str) -> int | None:
 
 
 def set_bookmark(store: StoreBase, key: str, value: int) -> None:
-    """Move a worker's place: bookkeeping, not a setting anyone changed (no event)."""
-    with write_transaction(store.conn) as conn:
+    """Move a worker's place: bookkeeping, not a setting anyone changed (no event, and
+    the room's change count stays)."""
+    with write_transaction(store.conn, bookkeeping=True) as conn:
         conn.execute(
             "INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT(key)"
             " DO UPDATE SET value = excluded.value",
@@ -297,8 +298,9 @@ def set_bookmark(store: StoreBase, key: str, value: int) -> None:
 
 def move_bookmark(store: StoreBase, key: str, before: int | None, after: int) -> bool:
     """Move a worker's place from ``before`` to ``after`` unless another worker (of
-    another host) moved it meanwhile; whether this one did, and so does the work between."""
-    with write_transaction(store.conn) as conn:
+    another host) moved it meanwhile; whether this one did, and so does the work between
+    (bookkeeping, as ``set_bookmark``)."""
+    with write_transaction(store.conn, bookkeeping=True) as conn:
         found = conn.execute("SELECT value FROM settings WHERE key = $1", (key,)).fetchone()
         if (int(found[0]) if found else None) != before:
             return False

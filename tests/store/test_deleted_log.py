@@ -53,7 +53,7 @@ def test_a_connection_left_on_a_deleted_log_writes_nothing_more(tmp_path: Path) 
         # old connection: refused, or the room is lost to every process started since
         with (
             pytest.raises(RoomUnavailable, match="write-ahead log"),
-            write_transaction(stale.conn, renewal=True) as conn,  # pages the others left
+            write_transaction(stale.conn, bookkeeping=True) as conn,  # pages the others left
         ):
             conn.execute("INSERT INTO settings (key, value) VALUES ('stale', 'x')")
         newcomer = _newcomer(home)

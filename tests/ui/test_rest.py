@@ -17,11 +17,14 @@ import pytest
 from agent_room.core.native import NativeSession
 from agent_room.room.service import Room
 from agent_room.room.snapshot import SnapshotReader
+from agent_room.store.entities import MESSAGES_KEY
+from agent_room.store.memory import bookmark
 from agent_room.turn.room.registry import Registry
 from agent_room.ui import reading as reading_module
 from agent_room.ui.app import RoomConsole
 from agent_room.ui.reading import Reading
 from agent_room.ui.widgets.sessions import SessionsTable
+from agent_room.workers.memory import MemoryWorker
 from agent_room.workers.wakeup import RoomWatch
 from tests.ui.conftest import until
 from tests.ui.seed import AliveProbe, FrozenClock
@@ -122,6 +125,24 @@ def test_a_renewal_leaves_the_change_count_and_any_other_write_moves_it(
         alive=lambda *_: False,
     )  # fmt: skip
     assert room.store.changes() != moved
+
+
+def test_the_memory_workers_places_leave_the_change_count(
+    seeded: tuple[Room, FrozenClock],
+) -> None:
+    """A memory pass that only moves its places (the messages it scanned for entities)
+    leaves the room's change count where it was: each message would otherwise wake every
+    worker and the console once more, for nothing any of them shows."""
+    room, _clock = seeded
+    worker = MemoryWorker(room, AliveProbe(), use_lease=False)
+    worker.run_once()  # the seeded messages: their entities, a real change
+    sent = room.send("backend", "frontend", "nothing to name in these words")
+    before = room.store.changes()
+    worker.run_once()
+    assert bookmark(room.store, MESSAGES_KEY) == sent  # scanned
+    assert room.store.changes() == before
+    room.send("frontend", "backend", "and a reply")
+    assert room.store.changes() != before  # a message is a change
 
 
 class _Native:

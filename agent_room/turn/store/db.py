@@ -203,9 +203,11 @@ class write_transaction:
     and the worker reopens the room at its next pass.
 
     A transaction that changed anything moves the room's change count (``room_changes``),
-    unless it is a ``renewal`` (a lease or a host marked alive again): every file watcher
-    of the room wakes on each write, and a watcher that finds the count where it was
-    knows that nothing it shows changed. A class rather than ``@contextmanager``:
+    unless it is ``bookkeeping``: a lease renewed, a host marked alive again, a worker's
+    place moved (what no one shows or acts on). Every file watcher of the room wakes on
+    each write, and a watcher that finds the count where it was knows that nothing it
+    shows changed (a message read by the memory worker would otherwise wake every worker
+    and the console once more). A class rather than ``@contextmanager``:
     importing contextlib costs the hooks a millisecond on every turn.
     """
 
@@ -213,9 +215,9 @@ class write_transaction:
     """Transactions committed by this process: a hook that failed before its first
     commit may try its event again (``hooks._handle_retrying``)."""
 
-    def __init__(self, conn: Connection, *, renewal: bool = False) -> None:
+    def __init__(self, conn: Connection, *, bookkeeping: bool = False) -> None:
         self.conn = conn
-        self.renewal = renewal
+        self.bookkeeping = bookkeeping
         self._before: int | None = None
 
     def __enter__(self) -> Connection:
@@ -233,7 +235,7 @@ class write_transaction:
                 " nothing written until the room is reopened"
             )
         # PostgreSQL's connection has no count: its watchers hear only the changes
-        self._before = None if self.renewal else getattr(self.conn, "total_changes", None)
+        self._before = None if self.bookkeeping else getattr(self.conn, "total_changes", None)
         return self.conn
 
     def __exit__(self, kind: type[BaseException] | None, *_rest: object) -> None:

@@ -64,7 +64,7 @@ class DeliveryStore(StoreBase):
 
         A renewal by the holder leaves the room's change count alone: it changes nothing
         anyone shows (see ``write_transaction``); a new holder moves it."""
-        with write_transaction(self.conn, renewal=True) as conn:
+        with write_transaction(self.conn, bookkeeping=True) as conn:
             row = conn.execute("SELECT * FROM leases WHERE name = $1", (name,)).fetchone()
             free = (
                 row is None

@@ -30,7 +30,7 @@ def on_this_host(store: StoreBase, row: Row) -> bool:
 def host_seen(store: StoreBase, *, at: float, pid: int) -> None:
     """Mark this process's host as seen now (its watcher is alive); the room's change
     count moves only when the host was new or silent (see ``write_transaction``)."""
-    with write_transaction(store.conn, renewal=True) as conn:
+    with write_transaction(store.conn, bookkeeping=True) as conn:
         before = conn.execute("SELECT seen_at FROM hosts WHERE host = $1", (store.host,)).fetchone()
         conn.execute(
             "INSERT INTO hosts (host, seen_at, pid) VALUES ($1, $2, $3) ON CONFLICT(host)"
