@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import select
 import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -273,6 +274,10 @@ class Deliverer:
         listener = self.wake
         wake_trouble: str | None = None
         while not stop.is_set():
+            try:
+                mark = self.store.mark()  # before the pass: what it reads it sees
+            except Exception:  # noqa: BLE001 - the pass meets the fault and reports it
+                mark = None
             active = guard.run(self.run_once)
             if on_pass is not None and active is not None:
                 on_pass(active)
@@ -286,8 +291,28 @@ class Deliverer:
             if guard.failures:  # wait the fault out: file events do not hurry a retry
                 stop.wait(guard.pause(SAFETY_INTERVAL))
                 continue
+            self._wait(changed, listener, mark, time.monotonic() + self.next_wait())
+
+    def _wait(
+        self,
+        changed: ChangePipe,
+        listener: WakeListener,
+        mark: tuple[int, int] | None,
+        until: float,
+    ) -> None:
+        """Wait for a poke, a room change or ``until``. A change made only by this
+        deliverer's own writes since ``mark`` (the nudge it recorded, the nudge it
+        closed) is waited past: its pass already saw all it did."""
+        while True:
             waiting = [changed.fd] + ([listener.fileno()] if listener.fd is not None else [])
-            ready, _, _ = select.select(waiting, [], [], self.next_wait())
+            ready, _, _ = select.select(waiting, [], [], max(0.0, until - time.monotonic()))
             if changed.fd in ready:
                 changed.drain()
-            listener.drain()
+            poked = listener.drain()
+            if poked or not ready or time.monotonic() >= until:
+                return
+            try:
+                if self.store.others_wrote(mark):
+                    return
+            except Exception:  # noqa: BLE001 - the next pass meets the fault and reports it
+                return

@@ -84,6 +84,9 @@ class RoomConnection(sqlite3.Connection):
 
     log: tuple[str, int] | None = None
     """The log's path and the inode this connection reads and writes."""
+    counted = 0
+    """How many times this connection moved the room's change count: a worker woken by
+    a change tells its own writes from others' (``StoreBase.others_wrote``)."""
 
     def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
         """One statement, its parameters ``$1``, ``$2``... (see ``store.params``) given
@@ -193,6 +196,14 @@ def count_change(conn: Connection) -> None:
     """Move the room's change count (SQLite; PostgreSQL's watchers hear its triggers)."""
     if hasattr(conn, "total_changes"):
         conn.execute(_COUNT_CHANGE)
+        _counted(conn)
+
+
+def _counted(conn: Connection) -> None:
+    """One more move of the room's change count by ``conn`` (a transaction that then
+    fails overstates it: its worker then passes once more than it needed)."""
+    if isinstance(conn, RoomConnection):
+        conn.counted += 1
 
 
 class write_transaction:
@@ -246,6 +257,7 @@ class write_transaction:
             changes = getattr(self.conn, "total_changes", None)  # SQLite's own count
             if self._before is not None and changes != self._before:
                 self.conn.execute(_COUNT_CHANGE)
+                _counted(self.conn)
             self.conn.execute("COMMIT")
             write_transaction.commits += 1
         except sqlite3.Error:

@@ -130,6 +130,20 @@ class StoreBase:
         row = self.conn.execute("SELECT n FROM room_changes WHERE id = 1").fetchone()
         return int(row[0]) if row else 0
 
+    def mark(self) -> tuple[int, int] | None:
+        """Where the room's change count stands now, and how much of it this store's
+        connection moved (``others_wrote``); None on PostgreSQL."""
+        count = self.changes()
+        return None if count is None else (count, getattr(self.conn, "counted", 0))
+
+    def others_wrote(self, mark: tuple[int, int] | None) -> bool:
+        """Whether anything but this store's own writes changed the room since ``mark``
+        (always, when it cannot tell: PostgreSQL, a connection reopened since)."""
+        now = self.mark()
+        if mark is None or now is None:
+            return True
+        return now[0] - mark[0] != now[1] - mark[1]
+
     def close(self) -> None:
         """Close the connection; the store cannot be used afterwards."""
         self.conn.close()
