@@ -63,7 +63,7 @@ def cmd_transport(*, mode: str | None) -> int:
         if mode is not None:
             value = None if mode == DEFAULT_PREFERENCE else mode
             store.save({SETTING: value}, at=room.clock(), by="operator")
-        chosen = Preference(store.settings().get(SETTING) or DEFAULT_PREFERENCE)
+        chosen = Preference(store.get(SETTING) or DEFAULT_PREFERENCE)
     finally:
         room.close()
     words = {

@@ -45,7 +45,7 @@ class Entities:
         self._threshold = threshold
 
     def _setting(self, key: str) -> Any:
-        return SettingsStore(self.store).settings().get(key)
+        return SettingsStore(self.store).get(key)
 
     @property
     def strategy(self) -> str:

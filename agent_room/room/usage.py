@@ -50,7 +50,7 @@ class Usage:
 
     def overrides(self) -> dict[str, Price]:
         """The room's price overrides."""
-        return overrides_from(SettingsStore(self.store).settings().get(PRICES_KEY))
+        return overrides_from(SettingsStore(self.store).get(PRICES_KEY))
 
     def prices(self) -> Prices:
         """The prices now (the room's overrides read again)."""

@@ -27,6 +27,11 @@ class SettingsStore(StoreView):
             for key, value in self.conn.execute("SELECT key, value FROM settings").fetchall()
         }
 
+    def get(self, key: str) -> Any:
+        """One stored setting, decoded; None where it is not set (its default)."""
+        found = self.conn.execute("SELECT value FROM settings WHERE key = $1", (key,)).fetchone()
+        return None if found is None else json.loads(found[0])
+
     def save(self, values: dict[str, Any], *, at: float, by: str) -> None:
         """Store settings (``None`` removes one: back to its default), with one audit
         event of what changed."""

@@ -87,7 +87,7 @@ class NativeDelivery:
 
     def begin_pass(self, now: float) -> None:
         """Read the setting and record what came back to the room's socket."""
-        preference = SettingsStore(self.store).settings().get(SETTING)
+        preference = SettingsStore(self.store).get(SETTING)
         self.preference = str(preference or DEFAULT_PREFERENCE)
         logged = 0
         for item in self.transport.receipts():
