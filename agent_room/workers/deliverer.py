@@ -23,7 +23,6 @@ from agent_room.core.delivery import (
     RECEIPT_TIMEOUT,
     RETRY_AFTER,
     Action,
-    Failed,
     OpenNudge,
     clear_keys_for,
     decide,
@@ -43,6 +42,7 @@ from agent_room.workers.guard import Guard
 from agent_room.workers.healer import Healer
 from agent_room.workers.lease import LEASE_TTL, RENEW_INTERVAL, Lease
 from agent_room.workers.native import NativeDelivery
+from agent_room.workers.waiting import waiting_for
 from agent_room.workers.wakeup import ChangePipe, RoomWatch, WakeListener, room_changes
 
 if TYPE_CHECKING:
@@ -154,14 +154,7 @@ class Deliverer:
 
     def _serve(self, target: Row, now: float) -> None:
         name = str(target["name"])
-        queued = self.store.queued(name)
-        ids = [int(m["id"]) for m in queued]
-        failures = self.store.retryable_failures(name)
-        failed = [Failed(int(f["id"]), int(f["attempts"]), float(f["failed_at"])) for f in failures]
-        nudge = self.store.open_nudge(name)
-        if nudge is not None and not set(nudge["message_ids"]) & set(ids):
-            self.store.close_nudge(int(nudge["id"]), "done")  # receipted meanwhile
-            nudge = None
+        ids, failed, sender_of, nudge = waiting_for(self.store, name, self.store.open_nudge(name))
         pane = target["pane"]
         socket = target["tmux_socket"]
         refusal = None
@@ -189,7 +182,6 @@ class Deliverer:
             retry_after=self.retry_after,
         )
         if decision.action is Action.NUDGE:
-            sender_of = {int(m["id"]): str(m["sender"]) for m in [*queued, *failures]}
             senders = [sender_of[i] for i in decision.message_ids]
             held = prompt_refusal(self.room, name, senders, now)
             if held is not None:  # a spent budget or the turn breaker: no prompt

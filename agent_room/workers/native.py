@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from agent_room.adapters.claude_native import FileRegistry, claude_dir
 from agent_room.adapters.claude_peer import PeerSocket, socket_folder
 from agent_room.adapters.processes import SystemProbe
-from agent_room.core.delivery import Action, Failed, OpenNudge, decide
+from agent_room.core.delivery import Action, OpenNudge, decide
 from agent_room.core.native import (
     DEFAULT_PREFERENCE,
     SETTING,
@@ -51,6 +51,7 @@ from agent_room.turn.core.prompts import nudge_text
 from agent_room.turn.room.gate import prompt_refusal
 from agent_room.turn.store.native import NativeStore
 from agent_room.turn.store.wake import poke
+from agent_room.workers.waiting import waiting_for
 
 if TYPE_CHECKING:
     from agent_room.turn.store.sqlite_base import Row  # a type alias only the checker knows
@@ -209,13 +210,7 @@ class NativeDelivery:
         the frame (its user may have held it for long): the hook's receipt is awaited from
         then, not from the try, or a pass woken by that status would send it again."""
         name = str(target["name"])
-        queued = self.store.queued(name)
-        ids = [int(m["id"]) for m in queued]
-        failures = self.store.retryable_failures(name)
-        failed = [Failed(int(f["id"]), int(f["attempts"]), float(f["failed_at"])) for f in failures]
-        if nudge is not None and not set(nudge["message_ids"]) & set(ids):
-            self.store.close_nudge(int(nudge["id"]), "done")  # receipted meanwhile
-            nudge = None
+        ids, failed, sender_of, nudge = waiting_for(self.store, name, nudge)
         decision = decide(
             state=str(target["state"]),
             queued=ids,
@@ -235,7 +230,6 @@ class NativeDelivery:
         )
         sent = True
         if decision.action is Action.NUDGE and entry is not None:
-            sender_of = {int(m["id"]): str(m["sender"]) for m in [*queued, *failures]}
             senders = [sender_of[i] for i in decision.message_ids]
             held = prompt_refusal(self.room, name, senders, now)
             if held is not None:  # a spent budget or the turn breaker: no prompt
