@@ -237,7 +237,7 @@ class RoomWatch:
     def _run_inotify(self, events: DirectoryEvents) -> None:
         """Sleep until the kernel reports a change (looking at ``stop`` every
         ``STOP_CHECK``); then gather the burst until it pauses for ``step`` ms, at most
-        ``debounce`` ms, and fan it out.
+        ``debounce`` ms (``_burst``), and fan it out.
 
         A burst passed over (the count stood still) is looked at once more with the next
         burst (a renewal comes about every half second in a room with workers) or at the
@@ -250,13 +250,26 @@ class RoomWatch:
                     self._fan_out(passed_over)
                 passed_over = ()
                 continue
-            paths = events.read()
-            end = time.monotonic() + self.debounce / 1000
-            while (left := end - time.monotonic()) > 0 and events.wait(min(self.step / 1000, left)):
-                paths |= events.read()
+            paths = self._burst(events)
             changes = [(None, path) for path in paths if not_a_poke(None, path)]
             if changes and not self.stop.is_set():
                 passed_over = () if self._file_changes(changes) else changes
+
+    def _burst(self, events: DirectoryEvents) -> set[str]:
+        """The paths of a burst whose first events just arrived: read again after each
+        ``step`` ms until a step brings nothing (or ``debounce`` ms have passed). A
+        commit writes its pages one by one, each an event: woken by each, the watch
+        would pass a few dozen times a message."""
+        paths = events.read()
+        end = time.monotonic() + self.debounce / 1000
+        while (left := end - time.monotonic()) > 0:
+            if self.stop.wait(min(self.step / 1000, left)):
+                break
+            more = events.read()
+            if not more:
+                break
+            paths |= more
+        return paths
 
     def _run_watchfiles(self) -> None:
         """Where there is no inotify: watchfiles, which wakes every ``step`` ms."""

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from agent_room.adapters.inotify import DirectoryEvents
 from agent_room.adapters.processes import SystemProbe
 from agent_room.room.service import Room
 from agent_room.workers.deliverer import Deliverer
@@ -228,3 +229,39 @@ def test_the_watch_ends_at_once_when_told(room: Room, end: str) -> None:
     wait_for(lambda: _watchers() == before, timeout=STOP_CHECK / 2)
     assert time.monotonic() - started < STOP_CHECK / 2
     assert heard.calls == 1  # the end, so that it looks at its own stop
+
+
+def test_a_burst_of_writes_is_read_a_few_times_and_heard_once(
+    room: Room, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file written fifty times a millisecond apart (a commit writes its pages one by
+    one, each an event) is read at each step of the burst, not at each write, and the
+    listeners hear it once."""
+    reads = Counter()
+    real_read = DirectoryEvents.read
+
+    def counted(events: DirectoryEvents) -> set[str]:
+        reads()
+        return real_read(events)
+
+    monkeypatch.setattr(DirectoryEvents, "read", counted)
+    watch = RoomWatch(room.home, debounce=2000, step=40, stop=threading.Event())
+    heard = Counter()
+    try:
+        watch.subscribe(heard, want=lambda path: Path(path).name == "burst.txt")
+        time.sleep(0.1)
+        before = reads.calls
+        started = time.monotonic()
+        with (Path(room.home) / "burst.txt").open("w") as file:
+            for n in range(50):
+                file.write(f"{n}\n")
+                file.flush()
+                time.sleep(0.001)
+        steps = (time.monotonic() - started) / 0.04  # how many steps the writes took
+        wait_for(lambda: heard.calls)
+        time.sleep(0.3)
+        assert heard.calls == 1
+        assert reads.calls - before <= steps + 3  # the first events, then one read a step
+    finally:
+        watch.stop.set()
+        watch.join()
