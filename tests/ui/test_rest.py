@@ -127,6 +127,7 @@ def test_a_renewal_leaves_the_change_count_and_any_other_write_moves_it(
     assert room.store.changes() != moved
 
 
+@pytest.mark.sqlite  # the change count is SQLite's (PostgreSQL: no trigger on the settings)
 def test_the_memory_workers_places_leave_the_change_count(
     seeded: tuple[Room, FrozenClock],
 ) -> None:
