@@ -175,14 +175,17 @@ class FlowTimeline(ScrollView, can_focus=True):
         self.events = events
         shown = {event.id for event in events}
         self._lines = {key: line for key, line in self._lines.items() if key in shown}
-        width = sum(column.width + 2 * PADDING for column in self.columns)
-        self.virtual_size = Size(width, len(events) + 1)  # the header and a line each
+        self.virtual_size = Size(self._width(), len(events) + 1)  # the header and a line each
         self.refresh()
         self.scroll_end(animate=False, immediate=True)
         total = self.snapshot.messages if self.snapshot else 0
         title = f"Message flow · {total:,} message{'' if total == 1 else 's'}"
         if title != self.border_title:  # setting it repaints every line, even to the same
             self.border_title = title
+
+    def _width(self) -> int:
+        """The columns' width, padding included."""
+        return sum(column.width + 2 * PADDING for column in self.columns)
 
     def render_lines(self, crop: Region) -> list[Strip]:
         """The lines asked for, with the styles and looks found once for all of them
@@ -222,14 +225,13 @@ class FlowTimeline(ScrollView, can_focus=True):
         return line
 
     def _line(self, cells: Sequence[Text], style: Style, base: Style) -> Strip:
-        """A line of the given cells in ``style``, each cut to its column (an ellipsis
-        where it is longer) and padded; the rest of the width filled, as Textual's table
-        fills it."""
+        """A line of the given cells (new ones: each is cut to its column, an ellipsis
+        where it is longer) in ``style``, padded; the rest of the width filled, as
+        Textual's table fills it."""
         console = self.app.console
         pad = Segment(" " * PADDING, style)
         segments: list[Segment] = []
-        for cell, column in zip(cells, self.columns, strict=True):
-            text = cell.copy()
+        for text, column in zip(cells, self.columns, strict=True):
             text.truncate(column.width, overflow="ellipsis")
             segments.append(pad)
             own = style + console.get_style(text.style) if text.style else style
@@ -239,7 +241,7 @@ class FlowTimeline(ScrollView, can_focus=True):
                 segments.append(Segment(" " * short, style))
             segments.append(pad)
         width = self.size.width
-        left = max(0, width - sum(column.width + 2 * PADDING for column in self.columns))
+        left = max(0, width - self._width())
         fill = Style.from_color(style.color, style.bgcolor)
         if style.bgcolor is not None:
             blended = Color.from_rich_color(style.bgcolor).blend(
@@ -256,16 +258,10 @@ class FlowTimeline(ScrollView, can_focus=True):
         cells = {
             "time": Text(self._time(event.at), style="dim"),
             "mark": Text(EVENT_MARKS.get(event.kind, "·")),
-            "event": Text(kind, overflow="ellipsis", no_wrap=True),
-            "route": Text.assemble(
-                f"@{event.sender}",
-                (" → ", "dim"),
-                f"@{event.recipient}",
-                overflow="ellipsis",
-                no_wrap=True,
-            ),
-            "status": Text(event.status, style=colour, overflow="ellipsis", no_wrap=True),
-            "summary": Text(printable(event.summary), overflow="ellipsis", no_wrap=True),
+            "event": Text(kind),
+            "route": Text.assemble(f"@{event.sender}", (" → ", "dim"), f"@{event.recipient}"),
+            "status": Text(event.status, style=colour),
+            "summary": Text(printable(event.summary)),
         }
         return [cells[column.key] for column in self.columns]
 
