@@ -81,10 +81,11 @@ def run_hook(argv: Sequence[str], environ: Mapping[str, str], stdin: IO[bytes]) 
 def _handle_retrying(
     payload: HookPayload, environ: Mapping[str, str], home: str
 ) -> dict[str, Any] | None:
-    """Apply the event, again while the room could not be written and nothing of the
-    event was (a lock held past the busy timeout, a PostgreSQL server restarting), within
-    the event's budget; then the last fault is raised (and logged). A lost event is
-    healed by the deliverer from what it can observe, never left standing."""
+    """Apply the event, again while the room could not be written (a lock held past the
+    busy timeout, a PostgreSQL server restarting), within the event's budget; then the
+    last fault is raised (and logged). The event is one transaction, so a fault before
+    its commit left nothing of it; one after (closing the room) is not tried again. A
+    lost event is healed by the deliverer from what it can observe, never left standing."""
     from _sqlite3 import OperationalError  # (the store's; PostgreSQL's faults map onto it)
 
     from agent_room.turn.store.db import write_transaction

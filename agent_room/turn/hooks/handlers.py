@@ -19,6 +19,7 @@ from agent_room.turn.core.prompts import COMPACTING, RESUME_MARK, PromptKind
 from agent_room.turn.hooks.payload import TEXT_KEEP, HookPayload
 from agent_room.turn.room.registry import Registry, SessionFacts
 from agent_room.turn.room.service import RoomCore
+from agent_room.turn.store.db import write_transaction
 from agent_room.turn.store.sqlite import SqliteStore
 
 TYPE_CHECKING = False
@@ -84,40 +85,52 @@ def handle(
     timeout: float,
     room: RoomCore | None = None,
 ) -> dict[str, Any] | None:
-    """Apply one hook event to the room; return the hook's JSON output, if any. ``room``:
-    an open room to use and leave open (the room's server, which serves many events)."""
+    """Apply one hook event to the room, in one transaction; return the hook's JSON
+    output, if any. ``room``: an open room to use and leave open (the room's server,
+    which serves many events).
+
+    One transaction: the event is written whole or not at all (a hook that fails may
+    try it again: ``hooks._handle_retrying``), and every watcher of the room wakes once
+    for it, not once for each thing it changed."""
     own = room is None
     room = RoomCore(SqliteStore(home, timeout=timeout)) if room is None else room
     try:
-        if payload.event == "SessionEnd":
-            room.store.set_state(payload.session_id, states.ENDED, at=room.clock())
-            return None
-        if payload.event == "PreCompact":  # the memory worker checkpoints the session
-            room.store.logevent(COMPACTING, "room", at=room.clock(), subject=payload.session_id)
-            return None
-        registry = Registry(room, _Probe())
-        if payload.event == "SessionStart":
-            return _session_start(room, registry.register(gather_facts(payload, environ)))
-        if payload.event == "SubagentStop":
-            _subagent(room, payload)
-            return None
-        session = registry.ensure(payload.session_id, lambda: gather_facts(payload, environ))
-        if payload.event == "UserPromptSubmit":
-            return _prompt(room, registry, session, payload)
-        if payload.event == "Notification":
-            if payload.notification_type == "permission_prompt":
-                registry.set_state(payload.session_id, states.WAITING)
-            elif payload.notification_type == "idle_prompt":
-                registry.set_state(payload.session_id, states.IDLE)
-            return None
-        if payload.event == "Interrupt":  # Escape: the turn ends without a Stop, unfinished
-            room.store.stop_turn(payload.session_id, output=None, failed=True, at=room.clock())
-            registry.set_state(payload.session_id, states.IDLE)
-            return None
-        return _stop(room, registry, session, payload)
+        with write_transaction(room.store.conn):
+            return _apply(room, payload, environ)
     finally:
         if own:
             room.close()
+
+
+def _apply(
+    room: RoomCore, payload: HookPayload, environ: Mapping[str, str]
+) -> dict[str, Any] | None:
+    if payload.event == "SessionEnd":
+        room.store.set_state(payload.session_id, states.ENDED, at=room.clock())
+        return None
+    if payload.event == "PreCompact":  # the memory worker checkpoints the session
+        room.store.logevent(COMPACTING, "room", at=room.clock(), subject=payload.session_id)
+        return None
+    registry = Registry(room, _Probe())
+    if payload.event == "SessionStart":
+        return _session_start(room, registry.register(gather_facts(payload, environ)))
+    if payload.event == "SubagentStop":
+        _subagent(room, payload)
+        return None
+    session = registry.ensure(payload.session_id, lambda: gather_facts(payload, environ))
+    if payload.event == "UserPromptSubmit":
+        return _prompt(room, registry, session, payload)
+    if payload.event == "Notification":
+        if payload.notification_type == "permission_prompt":
+            registry.set_state(payload.session_id, states.WAITING)
+        elif payload.notification_type == "idle_prompt":
+            registry.set_state(payload.session_id, states.IDLE)
+        return None
+    if payload.event == "Interrupt":  # Escape: the turn ends without a Stop, unfinished
+        room.store.stop_turn(payload.session_id, output=None, failed=True, at=room.clock())
+        registry.set_state(payload.session_id, states.IDLE)
+        return None
+    return _stop(room, registry, session, payload)
 
 
 def _session_start(room: RoomCore, session: Mapping[str, Any]) -> dict[str, Any]:

@@ -218,20 +218,35 @@ class write_transaction:
     place moved (what no one shows or acts on). Every file watcher of the room wakes on
     each write, and a watcher that finds the count where it was knows that nothing it
     shows changed (a message read by the memory worker would otherwise wake every worker
-    and the console once more). A class rather than ``@contextmanager``:
-    importing contextlib costs the hooks a millisecond on every turn.
+    and the console once more).
+
+    One opened while another is open on the same connection is a part of it, a
+    ``SAVEPOINT``: what it wrote is undone alone if it fails, and committed with the
+    whole (a hook's event is one transaction, whatever the store methods it calls: one
+    write, one wake-up of every watcher, and nothing half-written). A class rather than
+    ``@contextmanager``: importing contextlib costs the hooks a millisecond on every turn.
     """
 
     commits = 0
     """Transactions committed by this process: a hook that failed before its first
     commit may try its event again (``hooks._handle_retrying``)."""
+    _open: dict[int, write_transaction] = {}  # noqa: RUF012 - the process's own
+    """The transaction open on each connection (by ``id``), that a new one joins."""
 
     def __init__(self, conn: Connection, *, bookkeeping: bool = False) -> None:
         self.conn = conn
         self.bookkeeping = bookkeeping
         self._before: int | None = None
+        self._outer: write_transaction | None = None
+        self._uncounted = 0
+        """Changes of bookkeeping parts, left out of the count at the end."""
 
     def __enter__(self) -> Connection:
+        self._outer = write_transaction._open.get(id(self.conn))
+        if self._outer is not None:
+            self.conn.execute("SAVEPOINT part")
+            self._before = getattr(self.conn, "total_changes", None)
+            return self.conn
         try:
             self.conn.begin_write()
         except sqlite3.OperationalError as exc:
@@ -247,15 +262,20 @@ class write_transaction:
             )
         # PostgreSQL's connection has no count: its watchers hear only the changes
         self._before = None if self.bookkeeping else getattr(self.conn, "total_changes", None)
+        write_transaction._open[id(self.conn)] = self
         return self.conn
 
     def __exit__(self, kind: type[BaseException] | None, *_rest: object) -> None:
+        if self._outer is not None:
+            self._end_part(self._outer, failed=kind is not None)
+            return
+        del write_transaction._open[id(self.conn)]
         if kind is not None:
             self._rollback()
             return
         try:
             changes = getattr(self.conn, "total_changes", None)  # SQLite's own count
-            if self._before is not None and changes != self._before:
+            if self._before is not None and changes != self._before + self._uncounted:
                 self.conn.execute(_COUNT_CHANGE)
                 _counted(self.conn)
             self.conn.execute("COMMIT")
@@ -265,6 +285,20 @@ class write_transaction:
             # it, so the connection (a worker's, for hours) can begin the next one
             self._rollback()
             raise
+
+    def _end_part(self, outer: write_transaction, *, failed: bool) -> None:
+        """Release the savepoint, or undo what this part wrote and release it. What a
+        bookkeeping part or an undone one changed moves no count at the end."""
+        if failed:
+            try:
+                self.conn.execute("ROLLBACK TO part")
+                self.conn.execute("RELEASE part")
+            except sqlite3.Error:
+                return  # the whole transaction went (SQLite ends it on a full disk)
+        else:
+            self.conn.execute("RELEASE part")
+        if self._before is not None and (failed or self.bookkeeping):
+            outer._uncounted += getattr(self.conn, "total_changes", 0) - self._before
 
     def _rollback(self) -> None:
         if self.conn.in_transaction:
