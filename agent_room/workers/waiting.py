@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 from agent_room.core.delivery import Failed
+from agent_room.turn.store.delivery import answered
 from agent_room.turn.store.sqlite import SqliteStore
 
 if TYPE_CHECKING:
@@ -36,8 +37,8 @@ def waiting_for(store: SqliteStore, name: str, nudge: Row | None) -> Waiting:
     queued = store.queued(name)
     failures = store.retryable_failures(name)
     ids = [int(m["id"]) for m in queued]
-    if nudge is not None and not set(nudge["message_ids"]) & set(ids):
-        store.close_nudge(int(nudge["id"]), "done")  # receipted meanwhile
+    if nudge is not None and answered(nudge["message_ids"], ids):
+        store.close_nudge(int(nudge["id"]), "done")  # answered another way (the inbox)
         nudge = None
     return Waiting(
         queued=ids,

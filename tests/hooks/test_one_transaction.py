@@ -83,3 +83,24 @@ def test_a_hook_that_fails_midway_leaves_nothing_of_its_event(
     assert run_hook(["UserPromptSubmit"], environ, stdin) == 0
     assert room_rows(room_home) == before
     assert "disk I/O error" in one_logged_line(room_home)
+
+
+def _nudge_state(room: Room, nudge_id: int) -> str:
+    row = room.store.conn.execute("SELECT state FROM nudges WHERE id = $1", (nudge_id,)).fetchone()
+    return str(row[0])
+
+
+def test_the_receipt_closes_the_nudge_it_answers_and_only_that(hook: Hook, room_home: Path) -> None:
+    """The deliverer recorded a nudge and typed it; the turn it starts receipts its
+    messages and closes it, in the hook's one write (nothing is left for the deliverer to
+    write). A nudge whose messages are not all receipted stays open."""
+    room, front = _pair(hook, room_home)
+    first, second = (room.send("backend", "frontend", f"part {n}") for n in (1, 2))
+    text = nudge_text(["backend"], [first, second])
+    nudge = room.store.record_nudge("frontend", front["session_id"], [first, second], text, at=1.0)
+    prompt = {**front, "hook_event_name": "UserPromptSubmit"}
+    hook("UserPromptSubmit", {**prompt, "prompt": nudge_text(["backend"], [first])})
+    assert _nudge_state(room, nudge) == "open"  # the second still waits
+    hook("UserPromptSubmit", {**prompt, "prompt": text})
+    assert _nudge_state(room, nudge) == "done"
+    room.close()

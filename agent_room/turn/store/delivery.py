@@ -6,6 +6,7 @@ recorded before it is typed, so a stand-by that takes over knows what is in flig
 
 from __future__ import annotations
 
+from agent_room.turn.core import fastjson
 from agent_room.turn.core.budgets import ROOM_BUDGET
 from agent_room.turn.store.db import count_change, write_transaction
 from agent_room.turn.store.sqlite_base import StoreBase, event, rows
@@ -14,6 +15,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    from agent_room.turn.store.port import Connection
     from agent_room.turn.store.sqlite_base import Row
 
 
@@ -25,6 +27,12 @@ _OVER_BUDGET = (
     " WHERE m.level >= 100 AND m.scope IN ($1, $2) AND m.span_start <= $3"
     " AND m.span_start + b.span > $4 ORDER BY m.scope LIMIT 1"
 )
+
+
+def answered(nudged: Sequence[int], queued: Sequence[int]) -> bool:
+    """Whether a nudge is answered: none of the messages it named is queued any more
+    (receipted by the turn it started, handed over at a Stop, read from the inbox)."""
+    return not set(nudged) & set(queued)
 
 
 DELIVERER_LEASE = "deliverer"
@@ -189,6 +197,22 @@ class DeliveryStore(StoreBase):
         """Close a nudge: ``done`` once receipted."""
         with write_transaction(self.conn) as conn:
             conn.execute("UPDATE nudges SET state = $1 WHERE id = $2", (state, nudge_id))
+
+    def close_answered(self, conn: Connection, recipient: str) -> None:
+        """Close, in the caller's transaction, the open nudge of ``recipient`` that is
+        answered (``answered``): the receipt that answers it closes it, so the deliverer
+        has nothing left to write for it."""
+        nudge = conn.execute(
+            "SELECT id, message_ids FROM nudges WHERE recipient = $1 AND state = 'open'",
+            (recipient,),
+        ).fetchone()
+        if nudge is None:
+            return
+        queued = conn.execute(
+            "SELECT id FROM messages WHERE recipient = $1 AND status = 'queued'", (recipient,)
+        ).fetchall()
+        if answered(fastjson.loads(nudge[1]), [row[0] for row in queued]):
+            conn.execute("UPDATE nudges SET state = 'done' WHERE id = $1", (nudge[0],))
 
     def fail_nudge(
         self,

@@ -265,6 +265,8 @@ class SqliteStore(SessionStore, DeliveryStore):
                     event(conn, at, "message.delivered", name, name, message_id, {"via": via})
                     # the body reached the model: read, and the flow shows it so
                     event(conn, at, "message.read", name, name, message_id)
+            if delivered:
+                self.close_answered(conn, name)
         return [row for row in (self.message(i) for i in delivered) if row is not None]
 
     def queued(self, name: str) -> list[Row]:
