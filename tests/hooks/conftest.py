@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from agent_room.room.service import Room
 from agent_room.turn.store.sqlite import SqliteStore
 from tests.conftest import FIXTURES
 
@@ -115,3 +116,13 @@ def new_session(event: str, **fields: Any) -> dict[str, Any]:
     base.update({"session_id": str(uuid.uuid4()), "hook_event_name": event})
     base.update(fields)
     return base
+
+
+def frontend_and_backend(hook: Hook, room_home: Path) -> tuple[Room, dict[str, Any]]:
+    """@frontend registered by its hook (its SessionStart payload returned) and
+    @backend joined by hand, in an open room."""
+    front = new_session("SessionStart")
+    hook("SessionStart", front, env={"AGENT_ROOM_NAME": "frontend"})
+    room = Room.open({"AGENT_ROOM_HOME": str(room_home)})
+    room.join("backend")
+    return room, front

@@ -7,19 +7,11 @@ from pathlib import Path
 from agent_room.room.service import Room
 from agent_room.room.views import audit_events
 from agent_room.turn.core.prompts import nudge_text
-from tests.hooks.conftest import Hook, new_session
-
-
-def _pair(hook: Hook, room_home: Path) -> tuple[Room, dict[str, object]]:
-    front = new_session("SessionStart")
-    hook("SessionStart", front, env={"AGENT_ROOM_NAME": "frontend"})
-    room = Room.open({"AGENT_ROOM_HOME": str(room_home)})
-    room.join("backend")
-    return room, front
+from tests.hooks.conftest import Hook, frontend_and_backend, new_session
 
 
 def test_nudge_is_receipted_once_and_bodies_become_context(hook: Hook, room_home: Path) -> None:
-    room, front = _pair(hook, room_home)
+    room, front = frontend_and_backend(hook, room_home)
     ids = [room.send("backend", "frontend", f"body {n}") for n in (1, 2)]
     prompt = {
         **front,
@@ -45,7 +37,7 @@ def test_nudge_is_receipted_once_and_bodies_become_context(hook: Hook, room_home
 
 def test_a_nudge_receipts_only_the_recipients_own_messages(hook: Hook, room_home: Path) -> None:
     """A prompt that names another agent's messages (typed by anyone) delivers nothing."""
-    room, front = _pair(hook, room_home)
+    room, front = frontend_and_backend(hook, room_home)
     room.join("mobile")
     theirs = room.send("frontend", "mobile", "for mobile only")
     prompt = {
@@ -62,7 +54,7 @@ def test_a_nudge_receipts_only_the_recipients_own_messages(hook: Hook, room_home
 def test_busy_recipient_gets_messages_at_stop_at_most_three_times(
     hook: Hook, room_home: Path
 ) -> None:
-    room, front = _pair(hook, room_home)
+    room, front = frontend_and_backend(hook, room_home)
     hook("UserPromptSubmit", {**front, "hook_event_name": "UserPromptSubmit", "prompt": "work"})
     stop = {
         **front,
@@ -94,7 +86,7 @@ def test_busy_recipient_gets_messages_at_stop_at_most_three_times(
 
 
 def test_ten_messages_while_busy_arrive_as_one_delivery(hook: Hook, room_home: Path) -> None:
-    room, front = _pair(hook, room_home)
+    room, front = frontend_and_backend(hook, room_home)
     hook("UserPromptSubmit", {**front, "hook_event_name": "UserPromptSubmit", "prompt": "work"})
     ids = [room.send("backend", "frontend", f"m{n}") for n in range(10)]
     _code, out, _ = hook(
@@ -129,7 +121,7 @@ def _unread(room: Room, name: str) -> int:
 def test_bodies_handed_to_the_model_are_read(hook: Hook, room_home: Path) -> None:
     """A nudge's context and a Stop block's reason are read: a resumed session is not
     told to read them again, and the unread count shows only what waits."""
-    room, front = _pair(hook, room_home)
+    room, front = frontend_and_backend(hook, room_home)
     nudged = room.send("backend", "frontend", "by nudge")
     prompt = {**front, "hook_event_name": "UserPromptSubmit"}
     _code, out, _ = hook(

@@ -7,7 +7,6 @@ import io
 import json
 import sqlite3
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -15,15 +14,7 @@ from agent_room.room.service import Room
 from agent_room.turn.core.prompts import nudge_text
 from agent_room.turn.hooks import run_hook
 from agent_room.turn.store.sqlite import SqliteStore
-from tests.hooks.conftest import Hook, new_session, one_logged_line, room_rows
-
-
-def _pair(hook: Hook, room_home: Path) -> tuple[Room, dict[str, Any]]:
-    front = new_session("SessionStart")
-    hook("SessionStart", front, env={"AGENT_ROOM_NAME": "frontend"})
-    room = Room.open({"AGENT_ROOM_HOME": str(room_home)})
-    room.join("backend")
-    return room, front
+from tests.hooks.conftest import Hook, frontend_and_backend, one_logged_line, room_rows
 
 
 def _changes(room: Room) -> int:
@@ -38,7 +29,7 @@ def test_a_nudged_turn_moves_the_change_count_once_at_its_prompt_and_once_at_its
 ) -> None:
     """The prompt marks the agent busy, receipts the nudge and starts the turn; the
     stop records the turn and marks it idle: one write each, one wake-up of each watcher."""
-    room, front = _pair(hook, room_home)
+    room, front = frontend_and_backend(hook, room_home)
     mid = room.send("backend", "frontend", "the schema is ready")
     before = _changes(room)
     prompt = {**front, "hook_event_name": "UserPromptSubmit"}
@@ -64,7 +55,7 @@ def test_a_hook_that_fails_midway_leaves_nothing_of_its_event(
 ) -> None:
     """The turn cannot be stored after the state and the receipt were: neither stays,
     the message waits to be handed over again, and the error log says why."""
-    room, front = _pair(hook, room_home)
+    room, front = frontend_and_backend(hook, room_home)
     mid = room.send("backend", "frontend", "the schema is ready")
     room.close()
     before = room_rows(room_home)
@@ -94,7 +85,7 @@ def test_the_receipt_closes_the_nudge_it_answers_and_only_that(hook: Hook, room_
     """The deliverer recorded a nudge and typed it; the turn it starts receipts its
     messages and closes it, in the hook's one write (nothing is left for the deliverer to
     write). A nudge whose messages are not all receipted stays open."""
-    room, front = _pair(hook, room_home)
+    room, front = frontend_and_backend(hook, room_home)
     first, second = (room.send("backend", "frontend", f"part {n}") for n in (1, 2))
     text = nudge_text(["backend"], [first, second])
     nudge = room.store.record_nudge("frontend", front["session_id"], [first, second], text, at=1.0)
