@@ -239,7 +239,8 @@ class write_transaction:
         self._before: int | None = None
         self._outer: write_transaction | None = None
         self._uncounted = 0
-        """Changes of bookkeeping parts, left out of the count at the end."""
+        """Changes of bookkeeping parts and of parts undone, left out of the count at
+        the end."""
 
     def __enter__(self) -> Connection:
         self._outer = write_transaction._open.get(id(self.conn))

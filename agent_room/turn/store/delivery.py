@@ -147,10 +147,8 @@ class DeliveryStore(StoreBase):
         ).fetchone()
         if row is None:
             return None
-        import json  # the deliverer's side only: senders and hooks do not load it here
-
         found = dict(row)
-        found["message_ids"] = tuple(json.loads(found["message_ids"]))
+        found["message_ids"] = tuple(fastjson.loads(found["message_ids"]))
         return found
 
     def record_nudge(
@@ -202,17 +200,14 @@ class DeliveryStore(StoreBase):
         """Close, in the caller's transaction, the open nudge of ``recipient`` that is
         answered (``answered``): the receipt that answers it closes it, so the deliverer
         has nothing left to write for it."""
-        nudge = conn.execute(
-            "SELECT id, message_ids FROM nudges WHERE recipient = $1 AND state = 'open'",
-            (recipient,),
-        ).fetchone()
+        nudge = self.open_nudge(recipient)
         if nudge is None:
             return
         queued = conn.execute(
             "SELECT id FROM messages WHERE recipient = $1 AND status = 'queued'", (recipient,)
         ).fetchall()
-        if answered(fastjson.loads(nudge[1]), [row[0] for row in queued]):
-            conn.execute("UPDATE nudges SET state = 'done' WHERE id = $1", (nudge[0],))
+        if answered(nudge["message_ids"], [row[0] for row in queued]):
+            conn.execute("UPDATE nudges SET state = 'done' WHERE id = $1", (nudge["id"],))
 
     def fail_nudge(
         self,
