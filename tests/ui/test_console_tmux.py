@@ -39,8 +39,10 @@ def test_console_shows_a_session_registered_by_a_hook_on_its_file_watch(
         "TERM": "xterm-256color",
         "COLORTERM": "truecolor",
     }
+    # the test's tmux server passes COLUMNS=80 on, which Textual believes over the pane
+    unset = ["-u", "COLUMNS", "-u", "LINES"]
     command = " ".join(
-        ["env", *(f"{k}={v}" for k, v in env.items()), sys.executable, "-m", "agent_room"]
+        ["env", *unset, *(f"{k}={v}" for k, v in env.items()), sys.executable, "-m", "agent_room"]
     )
     session = server.new_session(session_name="console", window_command=command, x=150, y=40)
     pane = session.active_window.active_pane

@@ -8,17 +8,22 @@ from __future__ import annotations
 import json
 import stat
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
+from textual.pilot import Pilot
+from textual.widget import Widget
 from textual.widgets import Input
+from textual.widgets._header import HeaderTitle
 
 from agent_room.room.service import Room
 from agent_room.turn.store.sqlite import SqliteStore
 from agent_room.ui.app import RoomConsole
 from agent_room.ui.screens.voice import OperatorInbox, WriteScreen
 from agent_room.ui.widgets.sessions import SessionsTable
+from agent_room.ui.widgets.status import StatusBar
 from tests.fakes import FakeMux
 from tests.ui.conftest import select_session, until
 
@@ -161,3 +166,65 @@ async def test_a_handover_is_approved_with_every_worker_running_on_a_small_machi
         app.main.queue.focus()
         await pilot.press("a")
         await until(pilot, lambda: app.snapshot is not None and app.snapshot.pending == 1)
+
+
+def _first_line(widget: Widget) -> str:
+    """The first line Textual drew of ``widget``."""
+    return widget.render_line(0).text.strip()
+
+
+@asynccontextmanager
+async def _waited_for(
+    console: Callable[..., RoomConsole], room: Room
+) -> AsyncIterator[tuple[RoomConsole, Pilot[int]]]:
+    """The seeded console, once it shows the six sessions and a message for the operator."""
+    room.send("reviewer", "operator", "May I merge?")
+    app = console()
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.main.query_one("#sessions", SessionsTable)
+        await until(pilot, lambda: len(table.shown) == 6)
+        await until(pilot, lambda: "for you" in str(app.main.sub_title))
+        yield app, pilot
+
+
+async def test_a_narrow_header_keeps_the_count_of_sessions_in_shorter_words(
+    console: Callable[..., RoomConsole], seeded: tuple[Room, object]
+) -> None:
+    room, _clock = seeded
+    async with _waited_for(console, room) as (app, pilot):
+        header = app.main.query_one(HeaderTitle)
+        drawn = {}
+        for width in (160, 110, 80):
+            await pilot.resize_terminal(width, 40)
+            await pilot.pause()
+            drawn[width] = _first_line(header)
+        assert drawn[160].endswith(
+            "⚑ 2 pending handovers · ⏸ 1 in a dialog · ✗ 1 failed · ✉ 1 for you"
+            " · 5 live / 6 sessions"
+        )
+        assert drawn[110].endswith(
+            "⚑ 2 handovers · ⏸ 1 dialog · ✗ 1 failed · ✉ 1 for you · 5 live / 6 sessions"
+        )
+        assert drawn[80].endswith("⚑2 ⏸1 ✗1 ✉1 · 5 live / 6 sessions")
+        assert all(line.startswith("agent-room — ") for line in drawn.values())
+
+
+async def test_a_narrow_status_bar_names_every_worker(
+    console: Callable[..., RoomConsole], seeded: tuple[Room, object]
+) -> None:
+    room, _clock = seeded
+    async with _waited_for(console, room) as (app, pilot):
+        status = app.main.query_one("#status", StatusBar)
+        await until(pilot, lambda: len(app.main.statuses) >= 4)
+        workers = [worker for worker, _state in app.main.statuses]
+        await pilot.resize_terminal(240, 40)
+        await pilot.pause()
+        wide = _first_line(status)
+        assert all(f"{worker} {state}" in wide for worker, state in app.main.statuses)
+        assert wide.endswith(f"room {status.home}")
+        await pilot.resize_terminal(80, 40)
+        await pilot.pause()
+        narrow = _first_line(status)
+        assert all(f"● {worker}" in narrow for worker in workers), narrow
+        assert "room …" in narrow
+        assert narrow.endswith(status.home[-4:])

@@ -14,6 +14,7 @@ import sys
 from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from rich.cells import cell_len
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -41,6 +42,39 @@ from agent_room.ui.widgets.tree import SessionTree
 if TYPE_CHECKING:
     from agent_room.room.service import Room
     from agent_room.room.usage_report import UsageView
+
+
+HEADER_SIDES = 8 + 10
+"""Cells of the header beside its title: the icon's and the clock's space."""
+
+
+def header_counts(snapshot: RoomSnapshot, room: int) -> str:
+    """What waits for the operator and how many sessions live, in ``room`` cells if it can.
+
+    Three forms of the same counts, the longest that fits: in words, in shorter words,
+    and in the symbols ``agent-room status`` prints. No count is ever dropped.
+    """
+    live = sum(1 for s in snapshot.sessions if s.live)
+    sessions = f"{live} live / {len(snapshot.sessions)} sessions"
+    pending = snapshot.pending
+    waits = [("⚑", pending, f"pending handover{_s(pending)}", f"handover{_s(pending)}")]
+    for symbol, count, words, short in (
+        ("⏸", snapshot.in_dialog, "in a dialog", f"dialog{_s(snapshot.in_dialog)}"),
+        ("✗", snapshot.failed, "failed", "failed"),
+        ("✉", snapshot.operator_unread, "for you", "for you"),
+    ):
+        if count:
+            waits.append((symbol, count, words, short))
+    forms = (
+        " · ".join([f"{symbol} {count} {words}" for symbol, count, words, _ in waits] + [sessions]),
+        " · ".join([f"{symbol} {count} {short}" for symbol, count, _, short in waits] + [sessions]),
+        " ".join(f"{symbol}{count}" for symbol, count, _, _ in waits) + f" · {sessions}",
+    )
+    return next((form for form in forms if cell_len(form) <= room), forms[-1])
+
+
+def _s(count: int) -> str:
+    return "" if count == 1 else "s"
 
 
 class MainScreen(Screen[None]):
@@ -122,22 +156,21 @@ class MainScreen(Screen[None]):
         """The handover queue."""
         return self.query_one("#queue", HandoverQueue)
 
-    def watch_snapshot(self, snapshot: RoomSnapshot | None) -> None:
+    def watch_snapshot(self) -> None:
         """The header counts what waits for the operator."""
+        self._count_in_header()
+
+    def on_resize(self) -> None:
+        """The header's counts take the longest form the new width holds."""
+        self._count_in_header()
+
+    def _count_in_header(self) -> None:
+        snapshot = self.snapshot
         if snapshot is None:
             self.sub_title = "reading the room…"
             return
-        pending = snapshot.pending
-        live = sum(1 for s in snapshot.sessions if s.live)
-        waits = f"⚑ {pending} pending handover{'s' if pending != 1 else ''}"
-        for count, what in (
-            (snapshot.in_dialog, "⏸ {} in a dialog"),
-            (snapshot.failed, "✗ {} failed"),
-            (snapshot.operator_unread, "✉ {} for you"),
-        ):
-            if count:
-                waits += " · " + what.format(count)
-        self.sub_title = f"{waits} · {live} live / {len(snapshot.sessions)} sessions"
+        room = self.size.width - HEADER_SIDES - cell_len(f"{self.app.title} — ")
+        self.sub_title = header_counts(snapshot, room)
 
     # -- filter -----------------------------------------------------------------------
 
