@@ -33,6 +33,9 @@ def test_a_person_and_the_rooms_turns_below_the_limit_pass(linked: Room) -> None
     caused(linked, "b", "room", 2)
     turn(linked, "b", "typed by a person", "done", kind="human")  # not the room's doing
     assert prompt_refusal(linked, "b", ["room"], linked.clock()) is None
+    caused(linked, "a", "room", 2)  # another agent's turns and Stops: not @b's
+    assert handed_over_at_stops(linked, "c", "a", 1) == [True]
+    assert prompt_refusal(linked, "b", ["a"], linked.clock()) is None
 
 
 def test_past_the_agent_limit_the_room_stops_prompting_and_says_so_once(linked: Room) -> None:
@@ -126,17 +129,58 @@ def test_the_console_shows_why_the_room_stopped_prompting(linked: Room) -> None:
     )
 
 
+def handed_over_at_stops(room: Room, sender: str, name: str, count: int) -> list[bool]:
+    """``count`` messages of ``sender`` to ``name``, each offered at the ``Stop`` of a turn
+    a person started (below the cap of ``Stop`` blocks in a row): whether each was handed
+    over."""
+    session = room.store.holder(name)
+    assert session is not None
+    handed = []
+    for n in range(count):
+        room.send(sender, name, f"point {n} of @{sender}")
+        room.store.set_state(str(session["session_id"]), "busy", at=room.clock(), reset_blocks=True)
+        handed.append(deliver_at_stop(room, session) is not None)
+    return handed
+
+
 def test_each_stop_that_hands_messages_over_counts(linked: Room) -> None:
     """A Stop hook that hands messages over keeps the turn going: one more model turn the
     room caused, though no prompt starts it."""
     Loops(linked).configure_turns(2, 0, 300)
-    session = linked.store.holder("b")
-    assert session is not None
-    for n in range(2):
-        linked.send("a", "b", f"point {n}")
-        assert deliver_at_stop(linked, session) is not None
-    linked.send("a", "b", "point 3")
-    assert deliver_at_stop(linked, session) is None  # the third: past the limit
+    assert handed_over_at_stops(linked, "a", "b", 3) == [True, True, False]  # past the limit
     [hold] = Loops(linked).holds()
     assert hold["cycle"] == ["b"]
-    assert [m["body"] for m in linked.store.queued("b")] == ["point 3"]
+    assert [m["body"] for m in linked.store.queued("b")] == ["point 2 of @a"]
+
+
+def test_a_pair_counts_only_the_turns_each_caused_the_other(linked: Room) -> None:
+    Loops(linked).configure_turns(0, 4, 300)
+    caused(linked, "a", "b", 2)
+    caused(linked, "b", "a", 2)
+    caused(linked, "a", "c", 5)  # others' doing: not the pair's
+    caused(linked, "b", "room", 5)
+    caused(linked, "c", "a", 5)  # @a's doing, but of another agent's turns
+    assert prompt_refusal(linked, "b", ["a"], linked.clock()) is None  # twice min(3, 2)
+    caused(linked, "a", "b", 1)
+    why = prompt_refusal(linked, "b", ["a"], linked.clock())  # twice min(3, 3) > 4
+    assert why is not None
+    assert "the room caused @a and @b more than 4 turns" in why
+
+
+def test_a_pair_counts_only_the_stops_that_handed_over_the_others_messages(
+    linked: Room,
+) -> None:
+    Loops(linked).configure_turns(0, 4, 300)
+    caused(linked, "a", "b", 3)
+    assert handed_over_at_stops(linked, "c", "b", 3) == [True, True, True]  # not @a's
+    assert handed_over_at_stops(linked, "a", "c", 3) == [True, True, True]  # not to @b
+    assert handed_over_at_stops(linked, "a", "b", 3) == [True, True, False]
+    [hold] = Loops(linked).holds()
+    assert hold["cycle"] == ["a", "b", "a"]
+
+
+def test_a_released_hold_counts_the_stops_afresh(linked: Room) -> None:
+    Loops(linked).configure_turns(2, 0, 300)
+    assert handed_over_at_stops(linked, "a", "b", 3) == [True, True, False]
+    Loops(linked).release(1)  # hands the held message over at the next Stop
+    assert handed_over_at_stops(linked, "c", "b", 3) == [True, True, False]

@@ -26,6 +26,7 @@ from agent_room.turn.core.loops import (
 )
 from agent_room.turn.store.db import write_transaction
 from agent_room.turn.store.loops import ROOM, LoopStore, setting_number
+from agent_room.turn.store.params import Params
 from agent_room.turn.store.sqlite_base import event
 
 TYPE_CHECKING = False
@@ -48,38 +49,27 @@ class TurnBreaker(LoopStore):
 
     def holding(self, name: str, peer: str | None = None) -> Hold | None:
         """The unreleased turn hold on ``name`` itself, or on ``name`` and ``peer``."""
-        return self._holding(self.conn, name, peer)
-
-    @staticmethod
-    def _holding(conn: Connection, name: str, peer: str | None) -> Hold | None:
-        for hold_id, path in conn.execute(
-            "SELECT id, path FROM loop_holds WHERE released_at IS NULL AND reason = $1",
-            (TURNS,),
-        ).fetchall():
-            cycle = load_path(path)
-            if cycle == (name,) or (peer is not None and {name, peer} == set(cycle)):
-                return int(hold_id), cycle
-        return None
+        return _held(_holds(self.conn), name, [] if peer is None else [peer])
 
     def check(self, name: str, peers: Sequence[str], *, at: float) -> tuple[Hold, int] | None:
         """Before the room prompts ``name`` once more (for messages of ``peers``): the
         hold that forbids it, opened now if this prompt would pass a limit, with the
-        turns it counted (0 for a hold opened before); None when the room may prompt."""
+        turns it counted (0 for a hold opened before); None when the room may prompt.
+
+        Five statements whatever the number of peers (each a round trip on PostgreSQL):
+        the settings, the open holds, the releases within the window, and the turns and
+        the ``Stop`` hand-overs of every agent concerned; the counts are made here."""
         with write_transaction(self.conn) as conn:
             agent_max, pair_max, window = self.turn_settings(conn)
             others = sorted({p for p in peers if p not in (name, ROOM)})
-            for peer in [None, *others]:
-                hold = self._holding(conn, name, peer)
-                if hold is not None:
-                    return hold, 0
+            hold = _held(_holds(conn), name, others)
+            if hold is not None:
+                return hold, 0
             if not agent_max and not pair_max:
                 return None
-            since = at - window
-            own = self._caused(conn, name, None, since)
-            pairs = {
-                p: (self._caused(conn, name, p, since), self._caused(conn, p, name, since))
-                for p in others
-            }
+            caused = Caused(conn, [name, *others], at - window)
+            own = caused.count(name, None)
+            pairs = {p: (caused.count(name, p), caused.count(p, name)) for p in others}
             path = turn_trip(name, own, pairs, agent_max=agent_max, pair_max=pair_max)
             if path is None:
                 return None
@@ -105,32 +95,82 @@ class TurnBreaker(LoopStore):
             )
             return (hold_id, path), turns
 
-    @staticmethod
-    def _caused(conn: Connection, name: str, cause: str | None, since: float) -> int:
-        """Turns the room caused ``name`` since ``since`` (``cause`` given: those that
-        peer's messages started), counted afresh after a turn hold on them was released:
-        the turns its hook stored with a cause, and each Stop that handed messages over
-        (the turn goes on: one more model turn the room caused)."""
-        released = conn.execute(
-            "SELECT max(released_at) FROM loop_holds WHERE reason = $1 AND released_at > $2"
-            " AND (path = $3 OR path LIKE $4 OR path LIKE $5)",
-            (TURNS, since, name, f"{name} %", f"% {name} %"),
-        ).fetchone()[0]
-        floor = max(since, float(released)) if released is not None else since
-        where, args = "t.cause IS NOT NULL", list[str]()
-        sent, sender = "", list[str]()
-        if cause is not None:
-            where, args = "t.cause = $3", [cause]
-            sent, sender = " AND sender = $3", [cause]
-        prompted = conn.execute(
-            "SELECT count(*) FROM turns t WHERE t.session_id IN"
-            " (SELECT session_id FROM sessions WHERE name = $1)"
-            f" AND t.started_at > $2 AND {where}",
-            (name, floor, *args),
-        ).fetchone()[0]
-        continued = conn.execute(
-            "SELECT count(DISTINCT delivered_at) FROM messages WHERE recipient = $1"
-            f" AND delivered_at > $2 AND via = 'stop'{sent}",
-            (name, floor, *sender),
-        ).fetchone()[0]
-        return int(prompted) + int(continued)
+
+def _holds(conn: Connection) -> list[Hold]:
+    """The unreleased turn holds of the room, in the order they were opened."""
+    return [
+        (int(hold_id), load_path(path))
+        for hold_id, path in conn.execute(
+            "SELECT id, path FROM loop_holds WHERE released_at IS NULL AND reason = $1 ORDER BY id",
+            (TURNS,),
+        ).fetchall()
+    ]
+
+
+def _held(holds: list[Hold], name: str, peers: Sequence[str]) -> Hold | None:
+    """The hold of ``holds`` on ``name`` itself, else the first on ``name`` and a peer."""
+    for peer in [None, *peers]:
+        for hold in holds:
+            cycle = hold[1]
+            if cycle == (name,) or (peer is not None and {name, peer} == set(cycle)):
+                return hold
+    return None
+
+
+class Caused:
+    """Turns the room caused the agents concerned within a window, read in three
+    statements: each agent counted afresh after a turn hold on it was released (its
+    floor); the turns its hook stored with a cause, and each ``Stop`` that handed
+    messages over (the turn goes on: one more model turn the room caused)."""
+
+    __slots__ = ("floors", "stops", "turns")
+
+    def __init__(self, conn: Connection, names: Sequence[str], since: float) -> None:
+        self.floors = dict.fromkeys(names, since)
+        """Per agent: the time after which its turns count."""
+        for path, released in conn.execute(
+            "SELECT path, released_at FROM loop_holds WHERE reason = $1 AND released_at > $2",
+            (TURNS, since),
+        ).fetchall():
+            for member in self.floors.keys() & set(load_path(path)):
+                self.floors[member] = max(self.floors[member], float(released))
+        p = Params()
+        among = p.each(self.floors)
+        self.turns = [
+            (str(who), cause, float(started))
+            for who, cause, started in conn.execute(
+                "SELECT s.name, t.cause, t.started_at FROM sessions s"
+                " JOIN turns t ON t.session_id = s.session_id"
+                f" WHERE s.name IN ({among}) AND t.started_at > {p(since)}"
+                " AND t.cause IS NOT NULL",
+                p,
+            ).fetchall()
+        ]
+        """(agent, cause, started) of each turn the room caused within the window."""
+        p = Params()
+        among = p.each(self.floors)
+        self.stops = {
+            (str(recipient), str(sender), float(delivered))
+            for recipient, sender, delivered in conn.execute(
+                "SELECT recipient, sender, delivered_at FROM messages"
+                f" WHERE recipient IN ({among}) AND delivered_at > {p(since)} AND via = 'stop'",
+                p,
+            ).fetchall()
+        }
+        """(recipient, sender, delivered) of each message a ``Stop`` handed over."""
+
+    def count(self, name: str, cause: str | None) -> int:
+        """Turns the room caused ``name`` (``cause`` given: those that peer's messages
+        started) since its floor."""
+        floor = self.floors[name]
+        prompted = sum(
+            1
+            for who, why, started in self.turns
+            if who == name and started > floor and cause in (None, why)
+        )
+        continued = {
+            delivered
+            for recipient, sender, delivered in self.stops
+            if recipient == name and delivered > floor and cause in (None, sender)
+        }
+        return prompted + len(continued)
