@@ -14,7 +14,9 @@ A timeout alone never changes a state: it only makes the room look again.
 
 Only the safe direction is taken at once: a dialog the client reports (``waiting``)
 stops typing into the pane immediately; ``idle`` (which lets the room nudge) waits out
-the grace.
+the grace. A transcript cannot show a dialog (a tool call waiting for permission reads as
+busy, like a turn at work), so it ends a ``waiting`` state only with a line written after
+that state was set.
 """
 
 from __future__ import annotations
@@ -114,8 +116,16 @@ def verdict(
     if observation.state == IDLE and state in (BUSY, WAITING):
         return Heal(IDLE, f"{said}: the turn ended and its hook was lost")
     if observation.state == BUSY and state == WAITING:
+        if observation.source is Source.TRANSCRIPT and not _written_after(observation, state_since):
+            return None  # a transcript cannot show a dialog: a tool call waiting reads as busy
         return Heal(BUSY, f"{said}: the dialog was answered")
     return None
+
+
+def _written_after(observation: Observation, state_since: float) -> bool:
+    """Whether the client wrote what it shows after the room's state was set (a
+    ``tool_result`` after the dialog closed, rather than the ``tool_use`` that opened it)."""
+    return observation.since is not None and observation.since > state_since
 
 
 def due(

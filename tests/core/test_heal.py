@@ -97,6 +97,41 @@ def test_a_dialog_stops_typing_at_once_and_its_answer_waits_the_grace() -> None:
     assert heal.state == "busy"
 
 
+def test_a_transcript_ends_a_dialog_only_with_a_line_written_after_it_opened() -> None:
+    """The tool call that asks for permission is in the transcript before the dialog opens
+    and reads as busy: only a line written after it (the tool's result) says it was
+    answered."""
+    before = Observation("busy", Source.TRANSCRIPT, since=40.0)
+    assert (
+        verdict(
+            state="waiting",
+            state_since=50.0,
+            observation=before,
+            seen=Seen("busy", 40.0),
+            now=100.0,
+        )
+        is None
+    )
+    after = Observation("busy", Source.TRANSCRIPT, since=60.0)
+    heal = verdict(
+        state="waiting", state_since=50.0, observation=after, seen=Seen("busy", 60.0), now=100.0
+    )
+    assert heal is not None
+    assert heal.state == "busy"
+    assert heal.reason == "the transcript says busy: the dialog was answered"
+    unknown = Observation("busy", Source.TRANSCRIPT)  # no time: not after
+    assert (
+        verdict(
+            state="waiting",
+            state_since=50.0,
+            observation=unknown,
+            seen=Seen("busy", 60.0),
+            now=100.0,
+        )
+        is None
+    )
+
+
 @pytest.mark.parametrize("state", ["idle", "ended"])
 def test_nothing_observed_or_nothing_to_heal_keeps_the_state(state: str) -> None:
     assert verdict(state=state, state_since=0.0, observation=None, seen=None, now=1e9) is None

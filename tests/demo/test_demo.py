@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 import psutil
 import pytest
 
+from agent_room.core.heal import GRACE, RECHECK, STALE_AFTER
 from agent_room.demo import room as demo_room
 from agent_room.demo.conversation import AGENTS
 from tests.conftest import Cli, require_tool
@@ -126,6 +128,7 @@ def test_the_demo_room_runs_and_a_handover_is_approved(
     # the story: messages flow, a handover waits, @mobile sits in a permission dialog
     _wait(lambda: _json(cli, demo, "handovers"), cli, demo)
     _wait(lambda: _who(cli, demo)["mobile"]["state"] == "waiting", cli, demo)
+    dialog_seen = time.monotonic()
     _wait(lambda: len(_delivered(cli, demo)) >= 3, cli, demo)
     (handover,) = _json(cli, demo, "handovers")
     assert (handover["sender"], handover["recipient"]) == ("backend", "frontend")
@@ -145,6 +148,9 @@ def test_the_demo_room_runs_and_a_handover_is_approved(
     mobile = _screen(demo, "mobile")
     assert "Do you want to proceed?" in mobile
     assert "[agent-room] " not in mobile.partition("Do you want to proceed?")[2]
+    # still waiting once the deliverer has looked again past the grace: its transcript
+    # (the tool call that asks) reads as busy, and must not be taken for an answer
+    time.sleep(max(0.0, dialog_seen + STALE_AFTER + GRACE + 2 * RECHECK - time.monotonic()))
     assert _who(cli, demo)["mobile"]["state"] == "waiting"
 
     stopped = cli("demo", "--stop", env=demo)  # the room this terminal points at
