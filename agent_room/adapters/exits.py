@@ -36,13 +36,19 @@ class ProcessExits:
         self.is_alive = is_alive
         """Whether the process started at the given time still runs (the room's check)."""
         self._fds: dict[Process, int] = {}
+        self._poll = select.poll()
+        """Every pidfd watched, and the caller's wake-up once it waited here: kept, not
+        built again for each look (fifty agents: fifty registrations a pass)."""
+        self._woken: int | None = None
 
     def watch(self, processes: Iterable[Process]) -> bool:
         """Watch exactly ``processes`` from now on; whether every one of them is watched
         (False: one ended already, or cannot be watched here)."""
         wanted = set(processes)
         for gone in set(self._fds) - wanted:
-            os.close(self._fds.pop(gone))
+            closing = self._fds.pop(gone)
+            self._poll.unregister(closing)
+            os.close(closing)
         every = True
         for process in wanted - set(self._fds):
             fd = self._open(process)
@@ -50,6 +56,7 @@ class ProcessExits:
                 every = False
             else:
                 self._fds[process] = fd
+                self._poll.register(fd, select.POLLIN)
         return every
 
     def fds(self) -> list[int]:
@@ -58,18 +65,31 @@ class ProcessExits:
 
     def ended(self) -> bool:
         """Whether a watched process has ended (without waiting)."""
-        if not self._fds:
-            return False
-        poller = select.poll()
-        for fd in self._fds.values():
-            poller.register(fd, select.POLLIN)
-        return bool(poller.poll(0))
+        return bool(self._fds) and self._ready(0.0)[1]
+
+    def wait(self, woken: int, timeout: float) -> tuple[bool, bool]:
+        """Sleep until ``woken`` (the caller's wake-up) is readable, a watched process
+        ends, or ``timeout`` seconds pass: (whether ``woken`` is readable, whether a
+        process ended)."""
+        if woken != self._woken:
+            if self._woken is not None:
+                self._poll.unregister(self._woken)
+            self._poll.register(woken, select.POLLIN)
+            self._woken = woken
+        return self._ready(timeout)
+
+    def _ready(self, timeout: float) -> tuple[bool, bool]:
+        ready = [fd for fd, _ in self._poll.poll(max(0.0, timeout) * 1000)]
+        woken = self._woken in ready
+        return woken, len(ready) > woken
 
     def close(self) -> None:
-        """Stop watching every process."""
+        """Stop watching every process (and forget the caller's wake-up)."""
         for fd in self._fds.values():
             os.close(fd)
         self._fds.clear()
+        self._poll = select.poll()
+        self._woken = None
 
     def _open(self, process: Process) -> int | None:
         pid, started = process

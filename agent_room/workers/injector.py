@@ -122,14 +122,13 @@ class Injector(LeasedWorker):
     def wait(self, changed: ChangePipe, timeout: float) -> bool:
         """Sleep until the room changes, a watched process ends, or ``timeout`` seconds
         pass; whether the room changed (and no process ended)."""
-        poller = select.poll()
-        for fd in [changed.fd, *(self.exits.fds() if self.exits and self._watched else [])]:
-            poller.register(fd, select.POLLIN)
-        ready = [fd for fd, _ in poller.poll(max(0.0, timeout) * 1000)]
-        if changed.fd in ready:
+        if self.exits is not None and self._watched:
+            woken, ended = self.exits.wait(changed.fd, timeout)
+        else:
+            woken, ended = bool(select.select([changed.fd], [], [], max(0.0, timeout))[0]), False
+        if woken:
             changed.drain()
-            return len(ready) == 1
-        return False
+        return woken and not ended
 
     def run(
         self,

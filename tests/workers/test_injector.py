@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -139,3 +141,30 @@ def test_process_exits_watch_the_registered_process_only() -> None:
     finally:
         watched.close()
         proc.kill()
+
+
+@pytest.mark.skipif(not exits.available(), reason="pidfds are Linux's")
+def test_the_wait_tells_the_wake_up_from_a_process_that_ended() -> None:
+    proc = subprocess.Popen(["sleep", "600"])
+    stat = read_stat(proc.pid)
+    assert stat is not None
+    watched = ProcessExits(SystemProbe().is_alive)
+    woken_r, woken_w = os.pipe()
+    try:
+        assert watched.watch([(proc.pid, stat.start_ticks)])
+        assert watched.wait(woken_r, 0.0) == (False, False)
+        os.write(woken_w, b"x")
+        assert watched.wait(woken_r, 1.0) == (True, False)  # a wake-up is not an ending
+        assert not watched.ended()
+        os.read(woken_r, 1)
+        threading.Timer(0.2, proc.kill).start()
+        began = time.monotonic()
+        assert watched.wait(woken_r, 10.0) == (False, True)  # heard within the wait
+        assert time.monotonic() - began < 5.0
+        assert watched.ended()
+    finally:
+        proc.kill()
+        proc.wait()
+        watched.close()
+        os.close(woken_r)
+        os.close(woken_w)
