@@ -57,7 +57,8 @@ def test_a_link_carries_one_exchange_each_way_and_a_checkpoint_stays_private(
     real.wait(lambda: real.member("backend")["state"] == "idle", TURN, *both)
     (after_exchange,) = _links(real)
     assert after_exchange["state"] == "open"
-    assert after_exchange["crossings_left"] <= link["crossings_left"] - 2
+    # counted from the budget: the first read of the link may come after the answer crossed
+    assert after_exchange["crossings_left"] <= link["budget"] - 2
 
     # a checkpoint turn: the model answers, the answer stays with backend
     real.type("backend", CHECKPOINT)
