@@ -91,7 +91,12 @@ class Storm:
             subprocess.run(run, env=self.env, cwd=self.scratch, check=True, capture_output=True)
         here = shlex.quote(str(self.scratch))
         for n, name in enumerate(self.names):
-            standin = standin_command(self.home, name, source=self.source)
+            # each writes its transcript, as the clients do: a Stop hook lost on a loaded
+            # machine is healed from it, as it is for a user, rather than stranding the agent
+            transcript = str(self.scratch / f"transcript-{name}.jsonl")
+            standin = standin_command(
+                self.home, name, "--transcript", transcript, source=self.source
+            )
             command = f"sleep 0.5; cd {here} && exec {standin}"
             pane = self.server.start(command) if n == 0 else self.server.new_window(name, command)
             self.server.run("pipe-pane", "-t", pane, f"cat >> {self.scratch / f'pane-{name}.log'}")
