@@ -26,6 +26,7 @@ import shlex
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -161,6 +162,8 @@ def hook_to_screen(
         event, state = ("UserPromptSubmit", "busy") if n % 2 == 0 else ("Stop", "idle")
         payload = json.loads((PAYLOADS / f"hook-{event}.json").read_text(encoding="utf-8"))
         payload["session_id"] = "idle-0"
+        if "prompt_id" in payload:  # each prompt its own, as the client's: a repeated id
+            payload["prompt_id"] = str(uuid.uuid4())  # is a hook firing twice, ignored
         started = perf()
         subprocess.run(
             [str(install.script), "hook", event], input=json.dumps(payload).encode(), env=env,
