@@ -15,6 +15,7 @@ from agent_room.core.heal import (
     RECHECK,
     REGISTRY_GRACE,
     STALE_AFTER,
+    Heal,
     Observation,
     Seen,
     Source,
@@ -101,35 +102,18 @@ def test_a_transcript_ends_a_dialog_only_with_a_line_written_after_it_opened() -
     """The tool call that asks for permission is in the transcript before the dialog opens
     and reads as busy: only a line written after it (the tool's result) says it was
     answered."""
-    before = Observation("busy", Source.TRANSCRIPT, since=40.0)
-    assert (
-        verdict(
-            state="waiting",
-            state_since=50.0,
-            observation=before,
-            seen=Seen("busy", 40.0),
-            now=100.0,
-        )
-        is None
-    )
-    after = Observation("busy", Source.TRANSCRIPT, since=60.0)
-    heal = verdict(
-        state="waiting", state_since=50.0, observation=after, seen=Seen("busy", 60.0), now=100.0
-    )
+
+    def dialog_opened_at_50(written: float | None) -> Heal | None:
+        busy = Observation("busy", Source.TRANSCRIPT, since=written)
+        seen = Seen("busy", 40.0 if written is None else written)
+        return verdict(state="waiting", state_since=50.0, observation=busy, seen=seen, now=100.0)
+
+    assert dialog_opened_at_50(40.0) is None
+    assert dialog_opened_at_50(None) is None  # no time: not after
+    heal = dialog_opened_at_50(60.0)
     assert heal is not None
     assert heal.state == "busy"
     assert heal.reason == "the transcript says busy: the dialog was answered"
-    unknown = Observation("busy", Source.TRANSCRIPT)  # no time: not after
-    assert (
-        verdict(
-            state="waiting",
-            state_since=50.0,
-            observation=unknown,
-            seen=Seen("busy", 60.0),
-            now=100.0,
-        )
-        is None
-    )
 
 
 @pytest.mark.parametrize("state", ["idle", "ended"])
