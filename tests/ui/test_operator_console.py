@@ -43,15 +43,31 @@ def _messages(home: Path, recipient: str) -> list[tuple[str, str]]:
         room.close()
 
 
-async def test_the_header_and_the_table_show_who_waits_for_the_operator(
-    console: Callable[..., RoomConsole], seeded: tuple[Room, object]
-) -> None:
-    room, _clock = seeded
+def _first_line(widget: Widget) -> str:
+    """The first line Textual drew of ``widget``."""
+    return widget.render_line(0).text.strip()
+
+
+@asynccontextmanager
+async def _waited_for(
+    console: Callable[..., RoomConsole], room: Room
+) -> AsyncIterator[tuple[RoomConsole, Pilot[int]]]:
+    """The seeded console, once it shows the six sessions and a message for the operator."""
     room.send("reviewer", "operator", "May I merge?")
     app = console()
     async with app.run_test(size=SIZE) as pilot:
         table = app.main.query_one("#sessions", SessionsTable)
         await until(pilot, lambda: len(table.shown) == 6)
+        await until(pilot, lambda: "for you" in str(app.main.sub_title))
+        yield app, pilot
+
+
+async def test_the_header_and_the_table_show_who_waits_for_the_operator(
+    console: Callable[..., RoomConsole], seeded: tuple[Room, object]
+) -> None:
+    room, _clock = seeded
+    async with _waited_for(console, room) as (app, _pilot):
+        table = app.main.query_one("#sessions", SessionsTable)
         title = str(app.main.sub_title)
         assert "⚑ 2 pending handovers" in title
         assert "⏸ 1 in a dialog" in title
@@ -166,25 +182,6 @@ async def test_a_handover_is_approved_with_every_worker_running_on_a_small_machi
         app.main.queue.focus()
         await pilot.press("a")
         await until(pilot, lambda: app.snapshot is not None and app.snapshot.pending == 1)
-
-
-def _first_line(widget: Widget) -> str:
-    """The first line Textual drew of ``widget``."""
-    return widget.render_line(0).text.strip()
-
-
-@asynccontextmanager
-async def _waited_for(
-    console: Callable[..., RoomConsole], room: Room
-) -> AsyncIterator[tuple[RoomConsole, Pilot[int]]]:
-    """The seeded console, once it shows the six sessions and a message for the operator."""
-    room.send("reviewer", "operator", "May I merge?")
-    app = console()
-    async with app.run_test(size=SIZE) as pilot:
-        table = app.main.query_one("#sessions", SessionsTable)
-        await until(pilot, lambda: len(table.shown) == 6)
-        await until(pilot, lambda: "for you" in str(app.main.sub_title))
-        yield app, pilot
 
 
 async def test_a_narrow_header_keeps_the_count_of_sessions_in_shorter_words(
