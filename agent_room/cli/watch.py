@@ -61,8 +61,10 @@ def cmd_watch(*, debounce: int, step: int, background: bool) -> int:
     serving = _start_mcp(room.home, stop, settings) if settings.mcp else None
     # the pid file is written before the deliverer listens: whoever sees it listen (start,
     # join) finds the background watch's pid
-    idling = _start_idle_exit(stop, settings.watch_idle_exit) if background else None
-    workers = Supervisor(lambda: Room.open(os.environ, long_lived=True), _tell, stop=stop)
+    idling = _start_idle_exit(stop, settings.watch_idle_exit, room_watch) if background else None
+    workers = Supervisor(
+        lambda: Room.open(os.environ, long_lived=True, create=False), _tell, stop=stop
+    )
     workers.start(jobs)
     try:
         stop.wait()
@@ -116,12 +118,21 @@ def _notifier(notify: NotifySettings, room_watch: RoomWatch) -> Job:
     return Job("notifier", make)
 
 
-def _start_idle_exit(stop: threading.Event, idle_exit: float) -> threading.Thread:
+def _start_idle_exit(
+    stop: threading.Event, idle_exit: float, room_watch: RoomWatch
+) -> threading.Thread:
     """The background watch's own end: once no agent has been alive in the room for
-    ``idle_exit`` seconds (``RoomSettings.watch_idle_exit``), or the room is gone, it
-    stops (and forgets its pid file)."""
+    ``idle_exit`` seconds (``RoomSettings.watch_idle_exit``), it stops (and forgets its
+    pid file); once the room's directory is removed, at its file event."""
     room = Room.open(os.environ, long_lived=True)
     write_pid_file(room.home)
+
+    def gone() -> None:
+        if not stop.is_set() and not Path(room.home).is_dir():
+            print("agent-room: the room was removed: stopping", flush=True)
+            stop.set()
+
+    room_watch.subscribe(gone)
 
     def watch_idle() -> None:
         since = time.monotonic()

@@ -219,9 +219,25 @@ def _record_state(record: object) -> str | None:
         message = record.get("message")
         stop = message.get("stop_reason") if isinstance(message, dict) else None
         return None if stop == "end_turn" else BUSY  # the end is the system record
+    if kind == "user" and _local_command(record):
+        return None
     if kind in ("user", "response_item", "turn_context"):
         return BUSY
     return None
+
+
+_LOCAL_MARKS = ("<command-name>", "<local-command-")
+
+
+def _local_command(record: dict[str, object]) -> bool:
+    """Whether a Claude Code ``user`` record is a command run in the client itself
+    (``/exit``, ``/cost``: its name, its output, the caveat before them), not a prompt:
+    since 2.1.332 they are written as ``user`` records (before, as ``system`` ones)."""
+    if record.get("isMeta") or record.get("rowSource") in ("local", "harness"):
+        return True
+    message = record.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    return isinstance(content, str) and content.lstrip().startswith(_LOCAL_MARKS)
 
 
 def transcript_state(lines: Iterable[str | bytes]) -> str | None:

@@ -68,17 +68,25 @@ class Room(RoomCore):
 
     @classmethod
     def open(
-        cls, environ: Mapping[str, str], *, timeout: float = 10.0, long_lived: bool = False
+        cls,
+        environ: Mapping[str, str],
+        *,
+        timeout: float = 10.0,
+        long_lived: bool = False,
+        create: bool = True,
     ) -> Self:
         """Open the room named by ``$AGENT_ROOM_HOME`` (default ``~/.agent-room``).
 
         ``long_lived``: for a process that keeps the room open (the console, ``watch``,
         the MCP server), whose room on PostgreSQL is reached through psycopg; a short
-        command's through the turn path's libpq binding, as a hook's."""
+        command's through the turn path's libpq binding, as a hook's. ``create``: False
+        for a process opening the room again (a worker's fresh connection), which meets
+        ``RoomGone`` once the room is removed rather than making it anew."""
         store = SqliteStore(
             room_home(environ),
             timeout=timeout,
             open_postgres=connect_long_lived if long_lived else None,
+            create=create,
         )
         return cls(store)
 

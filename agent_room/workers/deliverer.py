@@ -283,25 +283,27 @@ class Deliverer:
             if guard.failures:  # wait the fault out: file events do not hurry a retry
                 stop.wait(guard.pause(SAFETY_INTERVAL))
                 continue
-            self._wait(changed, listener, mark, time.monotonic() + self.next_wait())
+            self._wait(stop, changed, listener, mark, time.monotonic() + self.next_wait())
 
     def _wait(
         self,
+        stop: threading.Event,
         changed: ChangePipe,
         listener: WakeListener,
         mark: tuple[int, int] | None,
         until: float,
     ) -> None:
-        """Wait for a poke, a room change or ``until``. A change made only by this
-        deliverer's own writes since ``mark`` (the nudge it recorded, the nudge it
-        closed) is waited past: its pass already saw all it did."""
+        """Wait for a poke, a room change, ``stop`` or ``until``. A change made only by
+        this deliverer's own writes since ``mark`` (the nudge it recorded, the nudge it
+        closed) is waited past: its pass already saw all it did. The room's watch, as it
+        ends, wakes every listener: the wait then ends on ``stop``."""
         while True:
             waiting = [changed.fd] + ([listener.fileno()] if listener.fd is not None else [])
             ready, _, _ = select.select(waiting, [], [], max(0.0, until - time.monotonic()))
             if changed.fd in ready:
                 changed.drain()
             poked = listener.drain()
-            if poked or not ready or time.monotonic() >= until:
+            if poked or not ready or time.monotonic() >= until or stop.is_set():
                 return
             try:
                 if self.store.others_wrote(mark):

@@ -298,7 +298,7 @@ class RoomWatch:
         """Whether the room's change count moved since the last look (or cannot be read)."""
         try:
             if self._store is None:
-                self._store = SqliteStore(self.home)
+                self._store = SqliteStore(self.home, create=False)
             self._store.reopen_if_moved()  # a room restored from a backup: its new file
             count = self._store.changes()
         except Exception:  # noqa: BLE001 - a room locked, moved or gone: the listeners look

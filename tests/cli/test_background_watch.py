@@ -97,6 +97,7 @@ def test_the_background_watch_ends_at_once_when_its_room_is_removed(watched: Cli
     assert pid is not None
     shutil.rmtree(watched.home)
     wait_for(lambda: not Path(f"/proc/{pid}").exists() or _zombie(pid), timeout=15)
+    assert not watched.home.exists()  # its workers, opening the room again, made none
 
 
 def _zombie(pid: int) -> bool:

@@ -157,6 +157,37 @@ def test_claude_codes_transcript_ends_a_turn_after_its_stop_hooks() -> None:
     assert transcript_state([*_lines(prompt, answer, ended), "{cut"]) == "idle"
 
 
+def test_a_command_run_in_claude_code_itself_is_no_turn() -> None:
+    """``/exit`` typed into Claude Code 2.1.332 writes ``user`` records (the caveat, the
+    command, its output; older releases wrote ``system`` ones): no prompt, no turn."""
+    snapshot = {"type": "file-history-snapshot", "messageId": "5f", "snapshot": {}}
+    caveat = {
+        "type": "user",
+        "isMeta": True,
+        "rowSource": "harness",
+        "message": {"role": "user", "content": "<local-command-caveat>The command below"},
+    }
+    command = {
+        "type": "user",
+        "rowSource": "local",
+        "message": {"role": "user", "content": "<command-name>/exit</command-name>"},
+    }
+    output = {
+        "type": "user",
+        "message": {
+            "role": "user",
+            "content": "<local-command-stdout>See ya!</local-command-stdout>",
+        },
+    }
+    older = {"type": "system", "subtype": "local_command", "content": "<command-name>/model"}
+    assert transcript_state(_lines(snapshot, caveat, command, output)) is None
+    assert transcript_state(_lines(older)) is None
+    prompt = {"type": "user", "message": {"role": "user", "content": "go"}}
+    assert transcript_state(_lines(caveat, command, output, prompt)) == "busy"
+    ended = {"type": "system", "subtype": "stop_hook_summary"}
+    assert transcript_state(_lines(prompt, ended, caveat, command, output)) == "idle"
+
+
 def test_codex_and_gemini_transcripts() -> None:
     started = {"type": "event_msg", "payload": {"type": "task_started"}}
     complete = {"type": "event_msg", "payload": {"type": "task_complete"}}

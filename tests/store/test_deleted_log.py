@@ -5,13 +5,15 @@ through the wrong file, could damage the database."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from agent_room.turn.core.errors import RoomUnavailable
+from agent_room.room.service import Room
+from agent_room.turn.core.errors import RoomGone, RoomUnavailable
 from agent_room.turn.store.db import write_transaction
 from agent_room.turn.store.sqlite import SqliteStore
 from agent_room.turn.store.sqlite_base import _index_holds
@@ -130,3 +132,27 @@ def test_looking_at_the_index_keeps_the_locks_held_on_it(tmp_path: Path) -> None
         assert in_use() == "True"
     finally:
         store.close()
+
+
+def test_a_room_removed_under_a_process_is_never_made_anew_by_it(tmp_path: Path) -> None:
+    """Only a command that starts the room makes it: a worker's store opened again
+    (``create=False``), or one reopened on a log that is gone, meets ``RoomGone`` and
+    leaves no empty room in the place of the removed one."""
+    home = tmp_path / "room"
+    store = SqliteStore(home)
+    try:
+        store.logevent("before", "test", at=1.0)
+        shutil.rmtree(home)
+        with pytest.raises(RoomGone, match="is gone"):
+            store.reopen_if_moved()
+        assert not home.exists()
+        with pytest.raises(RoomGone, match="is gone"):
+            SqliteStore(home, create=False)
+        assert not home.exists()
+        with pytest.raises(RoomGone):
+            Room.open({"AGENT_ROOM_HOME": str(home)}, long_lived=True, create=False)
+        assert not home.exists()
+    finally:
+        store.close()
+    SqliteStore(home).close()  # a command that starts the room makes it
+    assert (home / "room.db").exists()

@@ -67,11 +67,16 @@ async def test_a_worker_ended_by_an_unforeseen_fault_is_shown_and_started_again(
     toast says why, and the console's supervisor starts it again after ``restart_delay``."""
     run = Deliverer.run
     runs: list[int] = []
+    seen = threading.Event()
 
     def first_run_breaks(self: Deliverer, stop: threading.Event, **reports: Any) -> None:
         runs.append(1)
         if len(runs) == 1:
             raise ValueError("a bug in the deliverer")
+        # the run started again says "active" at its first pass: held back until the
+        # test has read the error (a loaded machine can take longer than the delay)
+        while not seen.wait(0.05) and not stop.is_set():
+            pass
         run(self, stop, **reports)
 
     monkeypatch.setattr(Deliverer, "run", first_run_breaks)
@@ -91,6 +96,7 @@ async def test_a_worker_ended_by_an_unforeseen_fault_is_shown_and_started_again(
             shown.append(str(app.main.query_one(StatusBar).render()))
             toast = next(n for n in app._notifications if n.title == "Worker error")
             assert toast.message == "deliverer stopped: ValueError: a bug in the deliverer"
+            seen.set()
             await until(pilot, lambda: app.statuses.get("deliverer") == "active", timeout=10)
             assert app.is_running
     finally:

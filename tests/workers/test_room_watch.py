@@ -265,3 +265,28 @@ def test_a_burst_of_writes_is_read_a_few_times_and_heard_once(
     finally:
         watch.stop.set()
         watch.join()
+
+
+def test_a_deliverer_at_rest_ends_as_soon_as_the_watch_ends(room: Room, shared: RoomWatch) -> None:
+    """A deliverer waiting out its rest interval ends at the watch's last wake-up (a
+    ``watch`` stopping, its room removed), not at the end of the interval."""
+    stop = threading.Event()
+    delivery_room = Room.open({"AGENT_ROOM_HOME": room.home}, long_lived=True)
+    deliverer = Deliverer(delivery_room, FakeMux(), SystemProbe(), room_watch=shared)
+    assert deliverer.next_wait() >= 1.0  # at rest: a pass every interval
+    thread = threading.Thread(target=deliverer.run, args=(stop,))
+    thread.start()
+    try:
+        wait_for(lambda: deliverer.passes >= 1)
+        time.sleep(0.1)  # asleep in its wait
+        started = time.monotonic()
+        stop.set()
+        shared.close()
+        thread.join(timeout=5)
+        assert time.monotonic() - started < 0.5
+    finally:
+        stop.set()
+        shared.stop.set()
+        thread.join(timeout=5)
+        delivery_room.close()
+    assert not thread.is_alive()

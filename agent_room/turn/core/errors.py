@@ -39,6 +39,11 @@ class RoomUnavailable(RoomError):
     """The room's database cannot be opened, is locked, or is from a newer version."""
 
 
+class RoomGone(RoomUnavailable):
+    """The room's directory was removed under a process that had it open (which never
+    makes it anew: only a command that starts the room does)."""
+
+
 UNREACHABLE_PREFIX = "the room's database "
 """How a PostgreSQL room out of reach (down, or refusing this role) begins its reason:
 such a fault is said as it is, never as a busy room."""

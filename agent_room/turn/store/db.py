@@ -127,9 +127,10 @@ def _log_moved(conn: Connection) -> bool:
     return found is None or found[1] != log[1]
 
 
-def connect(home: StrPath, *, timeout: float = 10.0) -> RoomConnection:
-    """Open (creating if needed) the room's database, migrated to the current schema."""
-    room = ensure_room_dir(home)
+def connect(home: StrPath, *, timeout: float = 10.0, create: bool = True) -> RoomConnection:
+    """Open (creating if needed, unless not ``create``) the room's database, migrated to
+    the current schema."""
+    room = ensure_room_dir(home, create=create)
     path = os.path.join(room, DB_NAME)
     ensure_private_file(path)  # create 0600 and refuse symlinks before SQLite opens it
     if os.stat(path).st_size == 0:

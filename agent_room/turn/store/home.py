@@ -12,7 +12,7 @@ import os
 import stat
 import time
 
-from agent_room.turn.core.errors import UnsafeRoom
+from agent_room.turn.core.errors import RoomGone, UnsafeRoom
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -59,12 +59,15 @@ def _check_dir(path: str, st: os.stat_result) -> None:
         )
 
 
-def ensure_room_dir(where: StrPath) -> str:
-    """Create the room directory (0700) or check an existing one; return it resolved."""
+def ensure_room_dir(where: StrPath, *, create: bool = True) -> str:
+    """Create the room directory (0700) or check an existing one; return it resolved.
+    Without ``create``, a directory that is not there is ``RoomGone``."""
     path = os.fspath(where)
     try:
         st = os.stat(path)
     except FileNotFoundError:
+        if not create:
+            raise RoomGone(f"the room {path} is gone") from None
         try:
             os.makedirs(os.path.dirname(os.path.abspath(path)), mode=0o700, exist_ok=True)
             os.mkdir(path, 0o700)

@@ -95,9 +95,15 @@ class StoreBase:
         *,
         timeout: float = 10.0,
         open_postgres: PostgresConnector | None = None,
+        create: bool = True,
     ) -> None:
+        """``create``: make the room if it is not there (a command that starts it); a
+        process that works in a room opened before passes False, and meets ``RoomGone``
+        once the room is removed, rather than making an empty one in its place."""
         self.home = os.fspath(home)
         self.timeout = timeout
+        if not create:
+            ensure_room_dir(self.home, create=False)  # before room.conf is looked for
         self.host = host_id()
         """The machine this process runs on: its sessions, panes and processes are ours."""
         self.url = database_url(self.home)
@@ -105,7 +111,7 @@ class StoreBase:
         self.conn: Connection
         """The room's database (SQLite's file, or PostgreSQL's through ``open_postgres``)."""
         if self.url is None:
-            self.conn = connect(home, timeout=timeout)
+            self.conn = connect(home, timeout=timeout, create=create)
         else:
             self.conn = _connect_postgres(self.home, self.url, timeout, open_postgres)
         self._files = _files(self.home)
@@ -177,8 +183,7 @@ class StoreBase:
         if now == self._files or (self._files[1] is None and now[0] == self._files[0]):
             self._files = now
             return False
-        if not os.path.isdir(self.home):  # not a first run: never make it anew from here
-            raise RoomUnavailable(f"the room {self.home} is gone")
+        ensure_room_dir(self.home, create=False)  # never made anew from here
         old = self.conn
         replaced = now[0] != self._files[0]  # the old file's log is no longer the room's
         log = getattr(old, "log", None)
@@ -192,7 +197,7 @@ class StoreBase:
                     "the room's write-ahead log was deleted: saving what it holds waits"
                     " for a reader (tried again)"
                 )
-        self.conn = connect(self.home, timeout=self.timeout)
+        self.conn = connect(self.home, timeout=self.timeout, create=False)
         self._files = _files(self.home)
         try:  # noqa: SIM105
             old.close()
