@@ -61,12 +61,17 @@ class Rooms:
         self.timeout = timeout
         """How long one statement waits for a busy room."""
         self._local = threading.local()
+        self._opened = False
+        """Whether a thread opened the room: after that, a room removed is not made anew."""
 
     def get(self) -> Room:
-        """This thread's room."""
+        """This thread's room (``RoomGone`` once the room this server used is removed)."""
         room: Room | None = getattr(self._local, "room", None)
         if room is None:
-            room = self._local.room = Room.open(self.environ, timeout=self.timeout, long_lived=True)
+            room = self._local.room = Room.open(
+                self.environ, timeout=self.timeout, long_lived=True, create=not self._opened
+            )
+            self._opened = True
         return room
 
     def drop(self) -> None:

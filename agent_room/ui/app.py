@@ -161,6 +161,8 @@ class RoomConsole(App[int]):
         self._supervisor: Supervisor | None = None
         self._shared_watch: RoomWatch | None = None
         self._background_started = False
+        self._room_opened = False
+        """Whether a connection to the room was opened: after that, never made anew."""
         self.work = RoomWork(self, self.open_room)
         """Blocking room work in thread workers, for the app and its screens."""
         self.entering = Entering(
@@ -380,8 +382,13 @@ class RoomConsole(App[int]):
 
     def open_room(self) -> Room:
         """A fresh connection to the room, for one worker thread (psycopg's, for a room
-        on PostgreSQL: the console keeps it open)."""
-        store = SqliteStore(self.settings.home, open_postgres=connect_long_lived)
+        on PostgreSQL: the console keeps it open). The first makes the room if it is not
+        there; once one was opened, a room removed under the console is ``RoomGone`` to
+        its workers, not made again empty."""
+        store = SqliteStore(
+            self.settings.home, open_postgres=connect_long_lived, create=not self._room_opened
+        )
+        self._room_opened = True
         return Room(store, clock=self.clock)
 
     # -- workers ----------------------------------------------------------------------

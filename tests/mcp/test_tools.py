@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import threading
 import urllib.error
 import urllib.request
@@ -19,9 +20,11 @@ from mcp import Client
 
 from agent_room.mcp.serve import Serving
 from agent_room.mcp.server import Identity, build_server
+from agent_room.mcp.tools import Rooms
 from agent_room.room.access import mint, read_token, url
 from agent_room.room.service import Room
 from agent_room.room.views import timer_views
+from agent_room.turn.core.errors import RoomGone
 from tests.room.conftest import register
 
 
@@ -216,3 +219,17 @@ def test_a_second_server_stands_by_on_the_rooms_port(room_home: Path, served: Se
     assert not other.serving.wait(1.5)
     stop.set()
     thread.join(timeout=10)
+
+
+def test_a_room_removed_under_the_server_is_not_made_anew(tmp_path: Path) -> None:
+    """The server's first connection makes the room if needed; once it has used one, a
+    thread that opens it again after its removal meets ``RoomGone`` and makes nothing."""
+    home = tmp_path / "room"
+    rooms = Rooms({"AGENT_ROOM_HOME": str(home)})
+    rooms.get()  # this thread's: the room is made
+    rooms.drop()
+    assert (home / "room.db").exists()
+    shutil.rmtree(home)
+    with pytest.raises(RoomGone):
+        rooms.get()
+    assert not home.exists()

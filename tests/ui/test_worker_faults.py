@@ -3,6 +3,7 @@ and the workers go back to work by themselves once it passes."""
 
 from __future__ import annotations
 
+import shutil
 import threading
 import time
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 
 from agent_room.room.enter import Where
 from agent_room.room.service import Room
+from agent_room.turn.core.errors import RoomGone
 from agent_room.ui.app import make_app
 from agent_room.ui.widgets.status import StatusBar
 from agent_room.workers.deliverer import Deliverer
@@ -103,3 +105,26 @@ async def test_a_worker_ended_by_an_unforeseen_fault_is_shown_and_started_again(
         room.close()
     assert "error" in shown[0]
     assert len(runs) == 2
+
+
+async def test_a_room_removed_under_the_console_is_not_made_again(tmp_path: Path) -> None:
+    """The console's first connection makes a room that is not there yet; once it has
+    one, its workers meet the room's removal as a fault (shown in the status bar) and
+    none of them makes an empty room in its place."""
+    home = tmp_path / "room"
+    app = make_app(
+        live_settings(home, deliver=True, safety_interval=0.2, restart_delay=0.2),
+        mux=FakeMux(),
+        probe=AliveProbe(),
+        where=Where(socket=None, pane=None, session_id=None, actor="operator"),
+        clock=time.time,
+    )
+    async with app.run_test(size=(160, 40)) as pilot:
+        await until(pilot, lambda: app.statuses.get("deliverer") == "active", timeout=10)
+        assert (home / "room.db").exists()  # made by the first connection
+        shutil.rmtree(home)
+        with pytest.raises(RoomGone):
+            app.open_room().close()
+        await until(pilot, lambda: "gone" in app.statuses.get("reader", ""), timeout=10)
+        await pilot.pause(1.0)  # the workers' passes and restarts meanwhile
+        assert not home.exists()
