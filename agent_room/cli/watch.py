@@ -8,6 +8,7 @@ import signal
 import sys
 import threading
 import time
+from functools import partial
 from pathlib import Path
 
 import click
@@ -61,7 +62,8 @@ def cmd_watch(*, debounce: int, step: int, background: bool) -> int:
     serving = _start_mcp(room.home, stop, settings) if settings.mcp else None
     # the pid file is written before the deliverer listens: whoever sees it listen (start,
     # join) finds the background watch's pid
-    idling = _start_idle_exit(stop, settings.watch_idle_exit, room_watch) if background else None
+    idling = _start_idle_exit(stop, settings.watch_idle_exit) if background else None
+    room_watch.subscribe(partial(_stop_if_removed, room.home, stop))
     workers = Supervisor(
         lambda: Room.open(os.environ, long_lived=True, create=False), _tell, stop=stop
     )
@@ -118,21 +120,20 @@ def _notifier(notify: NotifySettings, room_watch: RoomWatch) -> Job:
     return Job("notifier", make)
 
 
-def _start_idle_exit(
-    stop: threading.Event, idle_exit: float, room_watch: RoomWatch
-) -> threading.Thread:
+def _stop_if_removed(home: str, stop: threading.Event) -> None:
+    """A watch ends with its room: its workers, opening the room again, would meet
+    ``RoomGone`` for ever (they never make it anew). Called on the room's file events."""
+    if not stop.is_set() and not Path(home).is_dir():
+        print("agent-room: the room was removed: stopping", file=sys.stderr, flush=True)
+        stop.set()
+
+
+def _start_idle_exit(stop: threading.Event, idle_exit: float) -> threading.Thread:
     """The background watch's own end: once no agent has been alive in the room for
-    ``idle_exit`` seconds (``RoomSettings.watch_idle_exit``), it stops (and forgets its
-    pid file); once the room's directory is removed, at its file event."""
+    ``idle_exit`` seconds (``RoomSettings.watch_idle_exit``), or the room is gone, it
+    stops (and forgets its pid file)."""
     room = Room.open(os.environ, long_lived=True)
     write_pid_file(room.home)
-
-    def gone() -> None:
-        if not stop.is_set() and not Path(room.home).is_dir():
-            print("agent-room: the room was removed: stopping", flush=True)
-            stop.set()
-
-    room_watch.subscribe(gone)
 
     def watch_idle() -> None:
         since = time.monotonic()

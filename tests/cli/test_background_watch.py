@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -105,3 +106,27 @@ def _zombie(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] == "Z"
     except OSError:
         return True
+
+
+def test_a_watch_in_a_terminal_ends_when_its_room_is_removed(cli: Cli) -> None:
+    """A watch run by hand says why it stops, and leaves no room made anew behind."""
+    assert cli("join", "api", "--pane", "%3").code == 0
+    watch = subprocess.Popen(
+        [sys.executable, "-m", "agent_room", "watch"],
+        env=cli.env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert watch.stderr is not None
+        assert "delivering and linking" in watch.stderr.readline()
+        shutil.rmtree(cli.home)
+        _, said = watch.communicate(timeout=15)
+    finally:
+        watch.kill()
+        watch.wait()
+    assert watch.returncode == 0
+    assert "agent-room: the room was removed: stopping" in said
+    assert not cli.home.exists()
