@@ -63,7 +63,9 @@ def cmd_watch(*, debounce: int, step: int, background: bool) -> int:
     # the pid file is written before the deliverer listens: whoever sees it listen (start,
     # join) finds the background watch's pid
     idling = _start_idle_exit(stop, settings.watch_idle_exit) if background else None
-    room_watch.subscribe(partial(_stop_if_removed, room.home, stop))
+    removed = partial(_stop_if_removed, room.home, stop)
+    room_watch.subscribe(removed)
+    removed()  # removed before the watch was in place: no file event tells
     workers = Supervisor(
         lambda: Room.open(os.environ, long_lived=True, create=False), _tell, stop=stop
     )

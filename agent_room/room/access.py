@@ -46,8 +46,9 @@ MCP_PATH = "/mcp"
 
 
 def folder(home: str) -> Path:
-    """The room's MCP folder (made private if missing)."""
-    path = Path(ensure_room_dir(home), FOLDER)
+    """The room's MCP folder (made private if missing), in a room made before (by the
+    command that starts it: the server never makes a room removed under it anew)."""
+    path = Path(ensure_room_dir(home, create=False), FOLDER)
     with contextlib.suppress(FileExistsError):
         path.mkdir(0o700)
     if path.is_symlink() or not path.is_dir():

@@ -21,7 +21,7 @@ from mcp import Client
 from agent_room.mcp.serve import Serving
 from agent_room.mcp.server import Identity, build_server
 from agent_room.mcp.tools import Rooms
-from agent_room.room.access import mint, read_token, url
+from agent_room.room.access import mint, read_token, reserve_port, url
 from agent_room.room.service import Room
 from agent_room.room.views import timer_views
 from agent_room.turn.core.errors import RoomGone
@@ -232,4 +232,6 @@ def test_a_room_removed_under_the_server_is_not_made_anew(tmp_path: Path) -> Non
     shutil.rmtree(home)
     with pytest.raises(RoomGone):
         rooms.get()
+    with pytest.raises(RoomGone):
+        reserve_port(str(home))  # the server's address, kept in the room
     assert not home.exists()
