@@ -120,6 +120,7 @@ def test_a_gemini_session_does_not_see_that_it_runs_under_ci(tmp_path: Path) -> 
     environ = {"CI": "true", "CI_JOB_ID": "7", "CONTINUOUS_INTEGRATION": "1", "HOME": "/h"}
     assert ci_markers("gemini", environ) == ["CI", "CI_JOB_ID", "CONTINUOUS_INTEGRATION"]
     assert ci_markers("codex", environ) == []
+    (tmp_path / "room").mkdir(mode=0o700)  # the room its session was started in
     argv = resume_argv(
         "gemini",
         name="docs",
