@@ -81,11 +81,13 @@ if TYPE_CHECKING:  # the workers load after the first paint (see ``_supervise``)
 
 AGE_REFRESH = 30.0
 """Seconds after which an unchanged room is posted again, so the ages move on."""
-READ_GAP = 0.5
+READ_GAP = 1.0
 """Seconds the reader waits after posting a changed room before it reads again: while
 agents talk the room changes several times a second (a send, its delivery, the turns it
-starts and ends), and each picture costs the console a redraw; the changes of a burst
-are gathered into one picture. The first change after a quiet spell shows at once."""
+starts and ends), and each picture costs the console a read and a redraw; the changes
+of a second are gathered into one picture, so the console's cost follows this pace, not
+how fast the agents talk. The first change after a quiet spell shows at once, and so
+does what the operator just did (``action_reread`` ends the wait)."""
 WORKERS = ("reader", "watcher", "deliverer", "injector", "memory", "notifier")
 WORKER_THREADS = 16
 """Threads for the console's thread workers. The reader and the code reader each hold a
@@ -154,6 +156,8 @@ class RoomConsole(App[int]):
         self._wake = threading.Event()
         self._asked = threading.Event()
         """Read the room at the reader's next pass even if its change count stands still."""
+        self._hurry = threading.Event()
+        """The reader's wait between pictures ends now (the operator asked, or stopping)."""
         self._injector_active = threading.Event()
         """The console's injector is active (set on the main thread, from its status)."""
         self._stop = threading.Event()
@@ -257,6 +261,7 @@ class RoomConsole(App[int]):
         """Tell every worker to finish (they check between passes)."""
         self._stop.set()
         self._wake.set()
+        self._hurry.set()
         self._code.stop()
         if self._watch_stop is not None:
             self._watch_stop.set()
@@ -431,8 +436,14 @@ class RoomConsole(App[int]):
                 if not snapshot.same_content(last) or stale:
                     self.post_message(SnapshotReady(snapshot))
                     last = snapshot
-                    self._stop.wait(READ_GAP)  # a burst's next changes wait for one read
+                    self._pause()
             self._wake.wait(guard.pause(max(0.0, due - time.monotonic())))
+
+    def _pause(self) -> None:
+        """Between two pictures: ``READ_GAP``, unless the operator asks first."""
+        self._hurry.clear()
+        if not (self._asked.is_set() or self._stop.is_set()):
+            self._hurry.wait(READ_GAP)
 
     def _problems(self, name: str, recovered: str | None) -> Callable[[str | None], None]:
         """What a worker's guard reports: the problem in the status bar (and once as a
@@ -653,6 +664,7 @@ class RoomConsole(App[int]):
         """Read the room again now."""
         self._asked.set()
         self._wake.set()
+        self._hurry.set()
 
     def action_restart_workers(self) -> None:
         """Stop and start the background workers."""

@@ -23,6 +23,7 @@ from agent_room.plugin import claude_flags
 from agent_room.room.service import Room
 from agent_room.turn.room.registry import Registry
 from agent_room.turn.store.sqlite import SqliteStore
+from agent_room.ui import app as app_module
 from agent_room.ui.app import RoomConsole
 from agent_room.ui.screens.help import HelpScreen
 from agent_room.ui.screens.modals import ConfirmScreen, RejectScreen
@@ -341,3 +342,23 @@ async def test_a_state_change_is_drawn_in_place_and_a_new_session_rebuilds(
         app.action_reread()
         await until(pilot, lambda: any(n.data == "newcomer" for n in tree.root.children))
         assert node("frontend") is not frontend  # a new shape: the nodes were rebuilt
+
+
+async def test_what_the_operator_asks_for_is_read_at_once_between_two_pictures(
+    console: Callable[..., RoomConsole],
+    seeded: tuple[Room, FrozenClock],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """While agents talk the reader paints at most a picture per ``READ_GAP``; the
+    operator's own ask (an approval, a rename, ``ctrl+r``) ends that wait: here a wait
+    longer than the test, which the picture asked for comes well before."""
+    monkeypatch.setattr(app_module, "READ_GAP", 600.0)
+    room, _clock = seeded
+    registry = Registry(room, AliveProbe())
+    app = console()
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.main.query_one("#sessions", SessionsTable)
+        await until(pilot, lambda: "idle" in str(table.get_cell("frontend", "state")))
+        registry.set_state("sess-frontend", SessionState.BUSY)
+        app.action_reread()  # the reader is in its wait after the first picture
+        await until(pilot, lambda: "busy" in str(table.get_cell("frontend", "state")))
