@@ -40,7 +40,7 @@ from agent_room.turn.store.delivery import DELIVERER_LEASE, deliverer_lease
 from agent_room.turn.store.hosts import BEAT, host_seen
 from agent_room.workers.guard import Guard
 from agent_room.workers.healer import Healer
-from agent_room.workers.lease import LEASE_TTL, RENEW_INTERVAL, Lease
+from agent_room.workers.lease import LEASE_TTL, RENEW_INTERVAL, Lease, LeasedWorker
 from agent_room.workers.native import NativeDelivery
 from agent_room.workers.waiting import waiting_for
 from agent_room.workers.wakeup import ChangePipe, RoomWatch, WakeListener, room_changes
@@ -67,8 +67,11 @@ def delivery_lease(room: Room) -> str:
     return deliverer_lease(room.store)
 
 
-class Deliverer:
+class Deliverer(LeasedWorker):
     """One deliverer for one room."""
+
+    lease: Lease
+    """Always one: a room's deliverers take turns."""
 
     def __init__(
         self,
@@ -103,15 +106,6 @@ class Deliverer:
         """The process's one watch of the room; None: ``run`` keeps a watch of its own."""
         self._timed = True
         """Whether the last pass left something timed (see ``next_wait``)."""
-
-    @property
-    def active(self) -> bool:
-        """Whether this deliverer held the lease at its last pass."""
-        return self.lease.active
-
-    def release(self) -> None:
-        """Give the lease up so a stand-by takes over at once."""
-        self.lease.release()
 
     def run_once(self) -> bool:
         """One pass over every recipient; False when standing by."""
@@ -244,8 +238,9 @@ class Deliverer:
         guard = Guard("deliverer", self.store, on_problem)
         changed = ChangePipe()
         try:
+            wake = self.while_active(changed.signal, stop)
             with room_changes(  # on PostgreSQL: its host's sessions only
-                self.room_watch, self.room.home, stop, changed.signal, host=self.store.host
+                self.room_watch, self.room.home, stop, wake, host=self.store.host
             ):
                 self._run(stop, guard, changed, on_pass)
         finally:

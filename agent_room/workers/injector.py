@@ -151,7 +151,8 @@ class Injector(LeasedWorker):
 
         changed = ChangePipe()
         try:
-            with room_changes(self.room_watch, self.room.home, stop, changed.signal):
+            wake = self.while_active(changed.signal, stop)
+            with room_changes(self.room_watch, self.room.home, stop, wake):
                 started = time.monotonic()
                 one_pass()
                 while not stop.is_set():

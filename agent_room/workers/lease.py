@@ -2,14 +2,18 @@
 
 Exactly one deliverer and one injector act per room; the others stand by. The holder
 renews now and then (every write wakes every watcher, so not on every pass) and gives
-the lease up when it stops; a stand-by takes over at once when the holder's process is
-gone (pid and start time), or when the holder stops renewing for ``ttl`` seconds.
+the lease up when it stops. A stand-by looks at the lease on its own clock, about once a
+second, not at every change of the room (``LeasedWorker.while_active``): it takes over
+at its next look once the holder gave the lease up or its process is gone (pid and start
+time), or once the holder stopped renewing for ``ttl`` seconds.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import uuid
+from collections.abc import Callable
 
 from agent_room.turn.core.ports import ProcessProbe
 from agent_room.turn.procfs import read_stat
@@ -63,7 +67,7 @@ class Lease:
         return self.active
 
     def release(self) -> None:
-        """Give the lease up so a stand-by takes over at once.
+        """Give the lease up so a stand-by takes over at its next look (a second or two).
 
         A worker stopping on a full disk or a locked room cannot write: the lease then
         expires by itself (or is taken at once, once this process is gone)."""
@@ -88,6 +92,22 @@ class LeasedWorker:
         return self.lease is None or self.lease.active
 
     def release(self) -> None:
-        """Give the lease up so a stand-by takes over at once."""
+        """Give the lease up so a stand-by takes over at its next look (a second or two)."""
         if self.lease is not None:
             self.lease.release()
+
+    def while_active(self, wake: Callable[[], None], stop: threading.Event) -> Callable[[], None]:
+        """``wake`` for the room's changes, passed on only while this worker holds its
+        lease, or once it is stopping (the room's watch wakes every listener as it ends).
+
+        Only the holder acts on a change; a stand-by that passed at each one would only
+        find the lease held again, four or five times a message. It looks at the lease on
+        its own clock instead (its ``next_wait`` while standing by, a second or two), so
+        it takes over within that of the holder giving the lease up or its process
+        ending."""
+
+        def woken() -> None:
+            if self.active or stop.is_set():
+                wake()
+
+        return woken

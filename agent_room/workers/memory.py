@@ -139,7 +139,8 @@ class MemoryWorker(LeasedWorker):
 
         woken = threading.Event()
         try:
-            with room_changes(self.room_watch, self.room.home, stop, woken.set):
+            wake = self.while_active(woken.set, stop)
+            with room_changes(self.room_watch, self.room.home, stop, wake):
                 guard.poll(stop, self.run_once, self.next_wait, after, woken=woken, gap=GAP)
         finally:
             self.release()

@@ -4,8 +4,8 @@
 the console run the same workers: the deliverer, the link injector, the memory worker and
 the notifier. Each runs in a thread of its own on a connection of its own (a slow tmux
 command in the deliverer never delays a crossing or a timer), under its lease: one
-process per room (per host, for memory) acts, the others stand by and take over at once
-when the holder stops, since a worker gives its lease up when it ends.
+process per room (per host, for memory) acts, the others stand by and take over within
+a second or two of the holder stopping, since a worker gives its lease up when it ends.
 
 A passing fault (the room locked, a full disk) never ends a worker: its ``Guard`` retries
 and the supervisor passes the news on. A fault nobody foresaw ends the worker's run; the
@@ -139,7 +139,7 @@ class Supervisor:
         """Run each job in a thread of its own."""
         for job in jobs:
             # not a daemon: a process that ends waits for its workers to give their
-            # leases up, so that a stand-by elsewhere takes over at once
+            # leases up, so that a stand-by elsewhere takes over at its next look
             thread = threading.Thread(
                 target=self._supervise, args=(job,), name=f"agent-room-{job.name}"
             )

@@ -14,6 +14,7 @@ from agent_room.adapters.processes import SystemProbe
 from agent_room.room.service import Room
 from agent_room.turn.store.wake import WAKE_NAME, poke
 from agent_room.workers.deliverer import Deliverer
+from agent_room.workers.lease import LeasedWorker
 from agent_room.workers.wakeup import WakeListener
 from tests.fakes import FakeMux
 from tests.poll import wait_for
@@ -97,3 +98,47 @@ def test_only_the_lease_holder_listens(room: Room) -> None:
     wait_for(lambda: standby.active and standby.wake.fd is not None)
     finish_standby()
     assert standby.wake.fd is None
+
+
+def test_a_stand_by_does_not_pass_at_each_change_and_takes_over_on_its_clock(
+    room: Room,
+) -> None:
+    """Only the lease's holder acts on the room's changes: a stand-by woken by each would
+    only find the lease held again. It looks on its own clock (a second while standing
+    by), and takes over within it once the holder gives the lease up."""
+    active, finish_active = _running(room.home)
+    wait_for(lambda: active.active and active.passes >= 1)
+    standby, finish_standby = _running(room.home)
+    wait_for(lambda: standby.passes >= 1)
+    assert not standby.active
+    before = standby.passes
+    for n in range(12):  # a dozen changes in about 0.6 s: a dozen bursts for a watcher
+        room.join(f"newcomer-{n}")
+        threading.Event().wait(0.05)
+    held = standby.passes - before
+    assert held <= 2, f"the stand-by passed {held} times in 0.6 s of changes"
+    assert active.passes > 3  # the holder did pass at them
+    finish_active()
+    wait_for(lambda: standby.active, timeout=5)
+    finish_standby()
+
+
+@pytest.mark.parametrize(("active", "stopping", "woken"), [
+    (True, False, True), (False, False, False), (False, True, True),
+])  # fmt: skip
+def test_a_change_wakes_a_worker_while_it_holds_its_lease_or_stops(
+    active: bool, stopping: bool, woken: bool
+) -> None:
+    class Worker(LeasedWorker):
+        lease = None
+
+        @property
+        def active(self) -> bool:
+            return active
+
+    calls: list[str] = []
+    stop = threading.Event()
+    if stopping:
+        stop.set()
+    Worker().while_active(lambda: calls.append("woken"), stop)()
+    assert calls == (["woken"] if woken else [])

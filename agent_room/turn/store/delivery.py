@@ -105,7 +105,7 @@ class DeliveryStore(StoreBase):
         return dict(row) if row else None
 
     def release_lease(self, name: str, holder: str) -> None:
-        """Give the lease up (on a clean exit) so a stand-by takes over at once."""
+        """Give the lease up (on a clean exit): a stand-by takes it at its next look."""
         with write_transaction(self.conn) as conn:
             conn.execute("DELETE FROM leases WHERE name = $1 AND holder = $2", (name, holder))
 
