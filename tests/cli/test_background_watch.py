@@ -67,8 +67,7 @@ def test_join_without_a_pane_starts_nothing(cli: Cli) -> None:
 def test_the_background_watch_ends_once_no_agent_is_left(watched: Cli) -> None:
     env = {**ON, "AGENT_ROOM_WATCH_IDLE_EXIT": "1"}
     assert watched("join", "api", "--pane", "%3", env=env).code == 0
-    pid = background_pid(str(watched.home))
-    assert pid is not None
+    pid = _started(watched.home)
     time.sleep(2)
     assert background_pid(str(watched.home)) == pid  # an agent is there: it stays
     assert watched("leave", "api").code == 0
@@ -94,11 +93,19 @@ def test_start_joins_a_command_agent_by_its_pane(cli: Cli, tmp_path: Path) -> No
 
 def test_the_background_watch_ends_at_once_when_its_room_is_removed(watched: Cli) -> None:
     assert watched("join", "api", "--pane", "%3", env=ON).code == 0
-    pid = background_pid(str(watched.home))
-    assert pid is not None
+    pid = _started(watched.home)
     _remove(watched.home)
     wait_for(lambda: not Path(f"/proc/{pid}").exists() or _zombie(pid), timeout=15)
     assert not watched.home.exists()  # its workers, opening the room again, made none
+
+
+def _started(home: Path) -> int:
+    """The background watch's pid, once it wrote its pid file: ``join`` waits for it to
+    listen for ``LISTEN_WAIT`` at most, and a loaded machine can take longer to start it
+    (it still starts: the message waits in the room until it delivers)."""
+    pid = wait_for(lambda: background_pid(str(home)), timeout=30, what="the background watch")
+    assert pid is not None
+    return pid
 
 
 def _remove(home: Path) -> None:
