@@ -128,11 +128,17 @@ def rounds(installs: Sequence[Install], runs: int) -> list[list[Install]]:
     return [[installs[(r + i) % n] for i in range(n)] for r in range(runs)]
 
 
-def console_command(install: Install, home: Path, config: Path) -> str:
+def console_command(
+    install: Install, home: Path, config: Path, *, without: tuple[str, ...] = ()
+) -> str:
     """A tmux pane's command starting ``install``'s console on the room ``home``, as a user
-    starts it (``agent-room`` with no arguments), from the room's folder, not a tree's."""
+    starts it (``agent-room`` with no arguments), from the room's folder, not a tree's;
+    the variables ``without`` unset (the tmux server's too)."""
     env = install.env(home, XDG_CONFIG_HOME=str(config), TERM="xterm-256color")
     keep = ("AGENT_ROOM_", "PYTHONPATH", "PATH", "HOME", "XDG_", "TERM")
-    assign = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items() if k.startswith(keep))
+    assign = " ".join(
+        f"{k}={shlex.quote(v)}" for k, v in env.items() if k.startswith(keep) and k not in without
+    )
     unset = "" if "PYTHONPATH" in env else "-u PYTHONPATH "  # the tmux server's own
+    unset += "".join(f"-u {name} " for name in without)
     return f"cd {shlex.quote(str(home.parent))} && exec env {unset}{assign} {install.script}"

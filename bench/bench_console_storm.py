@@ -9,9 +9,17 @@ Run it from the project root::
 The room is ``bench_storm``'s: stand-in agents (``tests/standin_agent.py``, firing the real
 hooks) in panes of a private tmux server, registered in a throw-away room. In two more
 windows of the same server: the console (``agent-room`` with no arguments, as a user
-starts it; it delivers, as the getting-started steps say, unless ``--deliverer watch``
-starts one ``agent-room watch`` first, which then holds the lease) and the floor, a bare
-Textual app (``_rest.BARE_APP``: a header, a table of 50 rows, a footer).
+starts it, with no setting changed) and the floor, a bare Textual app (``_rest.BARE_APP``:
+a header, a table of 50 rows, a footer). Who delivers (``--deliverer``):
+
+- ``background`` (the default, what a user gets): whatever the console does when no
+  deliverer runs. This tree's console starts the room's background deliverer (``start``'s
+  ``agent-room watch --background``) and stands by beside it; a revision before that
+  delivers itself. The background watch's own CPU per message is reported beside the
+  console's.
+- ``console``: the console with the room's ``watch`` setting off (``AGENT_ROOM_WATCH=off``):
+  it delivers itself.
+- ``watch``: one ``agent-room watch`` started first, which then holds the lease.
 
 1. Key to screen in the storm: every agent sends its messages at once (``bench_storm``'s
    storm). Until the room has drained, a cursor key (Down, then Up, in turns) goes to the
@@ -149,17 +157,22 @@ def storm_keys(
 
 
 def steady(
-    storm: Storm, console: Screen, sizes: Sizes, step: Callable[[str], None]
+    storm: Storm,
+    console: Screen,
+    sizes: Sizes,
+    step: Callable[[str], None],
+    deliverer: int | None = None,
 ) -> dict[str, Any]:
     """Sends at a steady rate, twice: the console's CPU per delivered message while only
     the agents talk (the budget), then the same with a key to the console after each send
     (the operator's keys cost CPU too: reported beside it, with each key's time to
-    screen)."""
+    screen). ``deliverer``: the pid of a background deliverer whose CPU is reported
+    beside the console's."""
     pid = console.pid()
     before, started = cpu_seconds(pid), perf()
     time.sleep(sizes.settle_seconds)  # the same console, quiet: what it spends without messages
     rest_pct = 100 * (cpu_seconds(pid) - before) / (perf() - started)
-    talk = _steady_window(storm, console, sizes, pid, first=0, keys=False)
+    talk = _steady_window(storm, console, sizes, pid, first=0, keys=False, helper=deliverer)
     step(f"steady: {talk['delivered']} delivered over {talk['window_s']:.1f} s,"
          f" {talk['cpu_ms_per_message']:.1f} ms of CPU each")  # fmt: skip
     count = round(sizes.steady_seconds * sizes.rate)
@@ -174,14 +187,23 @@ def steady(
 
 
 def _steady_window(
-    storm: Storm, console: Screen, sizes: Sizes, pid: int, *, first: int, keys: bool
+    storm: Storm,
+    console: Screen,
+    sizes: Sizes,
+    pid: int,
+    *,
+    first: int,
+    keys: bool,
+    helper: int | None = None,
 ) -> dict[str, Any]:
     """One steady window of sends (numbered from ``first``), with a key after each send
-    or not: the console's CPU from the first send until the room has drained."""
+    or not: the console's CPU from the first send until the room has drained (and the
+    ``helper`` process's, a background deliverer, beside it)."""
     count = round(sizes.steady_seconds * sizes.rate)
     names = storm.names
     times: list[float] = []
     before, started = cpu_seconds(pid), perf()
+    helper_before = cpu_seconds(helper) if helper is not None else 0.0
     sent = []
     for n in range(first, first + count):
         due = started + (n - first) / sizes.rate
@@ -192,6 +214,7 @@ def _steady_window(
             times.append(console.key())
     wait_until(storm.drained, timeout=120, step=0.1, what="the steady sends to drain")
     elapsed, used = perf() - started, cpu_seconds(pid) - before
+    helper_used = cpu_seconds(helper) - helper_before if helper is not None else None
     ids = [s.message_id for s in sent if s.message_id is not None]
     with storm.db() as conn:
         delivered = conn.execute(
@@ -200,7 +223,7 @@ def _steady_window(
             ids,
         ).fetchone()[0]
     per = used / delivered * 1e3 if delivered else float("nan")
-    return {
+    found: dict[str, Any] = {
         "sent": count,
         "delivered": int(delivered),
         "window_s": round(elapsed, 2),
@@ -209,6 +232,9 @@ def _steady_window(
         "cpu_ms_per_message": round(per, 2),
         "key_after_message": Stats.of(times).as_ms() if times else None,
     }
+    if helper_used is not None and delivered:
+        found["background_deliverer_cpu_ms_per_message"] = round(helper_used / delivered * 1e3, 2)
+    return found
 
 
 def run_install(
@@ -224,12 +250,10 @@ def run_install(
         storm.start_agents()
         if deliverer == "watch":
             storm.start_watch()
-        console = Screen(
-            storm.server,
-            storm.server.new_window(
-                "console", console_command(install, storm.home, scratch / "config")
-            ),
-        )
+        # as a user opens it (the room's settings untouched), unless told otherwise
+        without = ("AGENT_ROOM_WATCH",) if deliverer == "background" else ()
+        command = console_command(install, storm.home, scratch / "config", without=without)
+        console = Screen(storm.server, storm.server.new_window("console", command))
         bare = Screen(storm.server, storm.server.new_window("bare", bare_command()))
         try:
             wait_until(lambda: console.cursor() is not None and bare.cursor() is not None,
@@ -237,9 +261,16 @@ def run_install(
         except TimeoutError as timeout:
             shown = storm.server.run("capture-pane", "-p", "-t", console.pane)
             raise RuntimeError(f"{install.label}: no cursor row on screen:\n{shown}") from timeout
-        holder = console.pid() if deliverer == "console" else storm.watch and storm.watch.pid
-        wait_until(lambda: storm.deliverer() == holder, timeout=30, step=0.1,
-                   what=f"the {deliverer} to take the deliverer's lease")  # fmt: skip
+        if deliverer == "background":  # the console's background watch, or the console
+            wait_until(lambda: storm.deliverer() is not None, timeout=30, step=0.1,
+                       what="a deliverer to take the lease")  # fmt: skip
+            holder = storm.deliverer()
+        else:
+            watch = storm.watch.pid if storm.watch is not None else None
+            holder = console.pid() if deliverer == "console" else watch
+            wait_until(lambda: storm.deliverer() == holder, timeout=30, step=0.1,
+                       what=f"the {deliverer} to take the deliverer's lease")  # fmt: skip
+        background = holder if deliverer == "background" and holder != console.pid() else None
         time.sleep(sizes.settle_seconds)
         step(f"{install.label}: the storm, {sizes.agents} x {sizes.messages}, keys by turns")
         load = os.getloadavg()[0]
@@ -248,7 +279,7 @@ def run_install(
             stats = Stats.of(seconds)
             step(f"{install.label}: {label} key to screen median {stats.median * 1e3:.0f} ms,"
                  f" p95 {stats.p95 * 1e3:.0f} ms ({stats.runs} keys)")  # fmt: skip
-        steady_found = steady(storm, console, sizes, step)
+        steady_found = steady(storm, console, sizes, step, background)
         failed = [s.error for s in storm.sends if s.message_id is None]
     finally:
         storm.stop()
@@ -292,8 +323,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rate", type=float, help="steady messages a second (default 2)")
     parser.add_argument("--key-gap", type=float, help="seconds between keys in the storm")
     parser.add_argument(
-        "--deliverer", choices=("console", "watch"), default="console",
-        help="who delivers: the console (default) or an agent-room watch started first",
+        "--deliverer", choices=("background", "console", "watch"), default="background",
+        help="who delivers: what the console does as a user opens it (default), the console"
+        " itself (the watch setting off), or an agent-room watch started first",
     )  # fmt: skip
     parser.add_argument("--baseline", metavar="REV", help="also run this revision's console")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
@@ -334,6 +366,8 @@ def main(argv: list[str] | None = None) -> int:
         ("storm drained, s after its start", lambda r: r["storm_drained_s"]),
         ("steady: console CPU per message, ms", lambda r: r["steady"]["cpu_ms_per_message"]),
         ("steady: console CPU, % of a core", lambda r: r["steady"]["cpu_pct"]),
+        ("steady: its background deliverer's CPU per message, ms",
+         lambda r: r["steady"].get("background_deliverer_cpu_ms_per_message", "-")),
         ("  quiet just before, % of a core", lambda r: r["steady"]["cpu_pct_quiet_before"]),
         ("steady: messages delivered", lambda r: r["steady"]["delivered"]),
         ("steady with a key after each message: console CPU per message, ms",

@@ -1,13 +1,13 @@
 """A deliverer in the background: ``start`` and ``join`` make sure one runs for the room.
 
 Without a deliverer a message waits in the room until someone thinks of ``agent-room
-watch`` or the console. So ``start`` and ``join`` (for an agent in a pane) start
-``agent-room watch --background`` when no deliverer listens: its own process group, its
-output in the room's ``watch.log``, its pid in ``watch.pid``. It stands by like any other
-watch while a console or another watch holds the lease, ends by itself once no agent has
-been alive in the room for a while (or the room is gone), and ``agent-room watch
---status`` / ``--stop`` show and end it. ``--no-watch`` or the ``watch`` setting off
-(``AGENT_ROOM_WATCH=off``, ``config.settings``) opt out.
+watch``. So ``start`` and ``join`` (for an agent in a pane), like the console, start
+``agent-room watch --background`` when no deliverer listens (``workers.background``): its
+own process group, its output in the room's ``watch.log``, its pid in ``watch.pid``. It
+stands by like any other watch while another deliverer holds the lease, ends by itself
+once no agent has been alive in the room for a while (or the room is gone), and
+``agent-room watch --status`` / ``--stop`` show and end it. ``--no-watch`` or the
+``watch`` setting off (``AGENT_ROOM_WATCH=off``, ``config.settings``) opt out.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from agent_room.turn.procfs import cmdline, is_alive, read_stat
 from agent_room.turn.store.attention import room_exists
 from agent_room.turn.store.home import open_private, room_home
 from agent_room.turn.store.wake import listening
+from agent_room.workers.background import start_deliverer
 from agent_room.workers.deliverer import delivery_lease
 
 if TYPE_CHECKING:
@@ -41,10 +41,6 @@ PID_FILE = "watch.pid"
 removed on its exit; checked against the running process before any signal."""
 PID_FILE_LIMIT = 64 * 1024
 """A pid file larger than this was not written by a watch."""
-LOG_FILE = "watch.log"
-"""Where the background watch's diagnostics go (it has no terminal)."""
-LISTEN_WAIT = 3.0
-"""How long ``start``/``join`` wait for a new background watch to take the lease."""
 
 
 def ensure_deliverer(environ: Mapping[str, str], *, opted_out: bool = False) -> None:
@@ -52,43 +48,17 @@ def ensure_deliverer(environ: Mapping[str, str], *, opted_out: bool = False) -> 
     (``opted_out``: ``--no-watch``, or the ``watch`` setting off)."""
     if opted_out:
         return
-    home = room_home(environ)
-    if listening(home):
+    started = start_deliverer(environ)
+    if started is None:
         return
-    log = open_private(Path(home, LOG_FILE), os.O_WRONLY | os.O_APPEND)
-    try:
-        proc = subprocess.Popen(
-            [*_agent_room(), "watch", "--background"],
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-            env={k: v for k, v in environ.items() if k not in ("TMUX_PANE", "AGENT_ROOM_NAME")},
-            start_new_session=True,  # not ended with the terminal or the agent's pane
-        )
-    finally:
-        os.close(log)
-    deadline = time.monotonic() + LISTEN_WAIT
-    while not listening(home) and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    if proc.poll() is not None:
-        print(
-            f"agent-room: the background deliverer exited at once (see {home}/{LOG_FILE});"
-            " run agent-room watch",
-            file=sys.stderr,
-        )
+    if started.problem is not None:
+        print(f"agent-room: {started.problem}; run agent-room watch", file=sys.stderr)
         return
     print(
-        f"a deliverer runs in the background (pid {proc.pid}; agent-room watch --status, --stop)",
+        f"a deliverer runs in the background (pid {started.pid};"
+        " agent-room watch --status, --stop)",
         file=sys.stderr,
     )
-
-
-def _agent_room() -> list[str]:
-    """This install's ``agent-room`` (beside this Python), else ``python -m agent_room``."""
-    beside = Path(sys.executable).parent / "agent-room"
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return [str(beside)]
-    return [sys.executable, "-m", "agent_room"]
 
 
 @dataclass(frozen=True)

@@ -88,7 +88,11 @@ def cmd_console(*, theme: str | None, no_deliver: bool, until_clear: bool, serve
 
 @click.command("console")
 @click.option("--theme", help="the theme to open with (see the command palette)")
-@click.option("--no-deliver", is_flag=True, help="do not run the delivery worker inside")
+@click.option(
+    "--no-deliver",
+    is_flag=True,
+    help="run no room worker inside, nor start the background deliverer",
+)
 @click.option(
     "--until-clear",
     is_flag=True,

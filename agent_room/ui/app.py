@@ -48,6 +48,7 @@ from agent_room.turn.core.names import tmux_socket_of
 from agent_room.turn.core.ports import ProcessProbe
 from agent_room.turn.core.printable import printable
 from agent_room.turn.room.registry import Registry
+from agent_room.turn.store.attention import room_exists
 from agent_room.turn.store.sqlite import SqliteStore
 from agent_room.ui.code import CodeReading
 from agent_room.ui.commands import RoomCommands
@@ -71,6 +72,7 @@ from agent_room.ui.screens.main import MainScreen
 from agent_room.ui.settings import DEFAULT_THEME, ConsoleSettings, remember_theme
 from agent_room.ui.themes import VARIABLE_DEFAULTS, register_themes
 from agent_room.ui.widgets.sessions import SessionsTable
+from agent_room.workers.background import Started, start_deliverer
 from agent_room.workers.guard import Guard
 
 if TYPE_CHECKING:  # the workers load after the first paint (see ``_supervise``)
@@ -254,7 +256,32 @@ class RoomConsole(App[int]):
         if self.settings.live and self.settings.code:
             self._code.wake.set()
             self._read_code()
-        if self.settings.deliver:
+        if self.settings.deliver and self.settings.background:
+            self._deliver_in_background()
+        elif self.settings.deliver:
+            self._supervise()
+
+    @work(thread=True, exclusive=True, group="background", exit_on_error=False)
+    def _deliver_in_background(self) -> None:
+        """Start the room's background deliverer unless one listens (or the room's
+        ``watch`` setting is off), then the console's workers, which stand by beside it:
+        delivery goes on when the console quits, and the console's own threads draw."""
+        # loaded after the first paint: the room's settings bring pydantic-settings
+        from agent_room.config.settings import RoomSettings
+
+        try:
+            wanted = RoomSettings.load(os.environ).watch and room_exists(self.settings.home)
+            started = start_deliverer(os.environ) if wanted else None
+        except (RoomError, OSError) as exc:  # the console's own workers deliver, and say why
+            started = Started(0, f"no background deliverer: {exc}")
+        if started is not None and started.problem is not None:
+            self.post_message(
+                Notice(started.problem, title="Delivery", severity="warning", timeout=10)
+            )
+        self.call_from_thread(self._supervise_unless_stopped)
+
+    def _supervise_unless_stopped(self) -> None:
+        if not self._stop.is_set():
             self._supervise()
 
     def stop_workers(self) -> None:

@@ -51,7 +51,12 @@ class ConsoleSettings:
     watch: bool = True
     """Wake the reader on changes to the room directory (its file events); off in tests."""
     deliver: bool = True
-    """Run the delivery worker inside the console (it takes the room's lease)."""
+    """Run the room's workers (the deliverer, the injector, memory, the notifier)."""
+    background: bool = True
+    """Deliver through the room's background deliverer (``start``'s), started when none
+    listens unless the room's ``watch`` setting is off: the console's own workers stand
+    by beside it, and take over if it ends (delivery goes on when the console quits).
+    Off: the console's workers take the leases themselves."""
     liveness: bool = True
     """Check now and then that registered agent processes still run."""
     code: bool = True

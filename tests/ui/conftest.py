@@ -53,6 +53,7 @@ def live_settings(home: Path, **changes: object) -> ConsoleSettings:
         "home": str(home),
         "watch": False,
         "deliver": False,
+        "background": False,  # the test's console takes the leases itself
         "liveness": False,
         "utc": True,
         "restart_delay": 0.0,

@@ -1,0 +1,69 @@
+"""The room's background deliverer: ``agent-room watch --background``, started by
+``start`` and ``join`` (for an agent in a pane) and by the console when no deliverer
+listens, so that messages are delivered whatever terminal or console is open or quit.
+
+Its own process group, its output in the room's ``watch.log``, its pid in ``watch.pid``
+(``cli.background``). It stands by like any other watch while another deliverer holds
+the lease, and ends by itself once no agent has been alive in the room for a while (or
+the room is gone).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent_room.turn.store.home import open_private, room_home
+from agent_room.turn.store.wake import listening
+
+LOG_FILE = "watch.log"
+"""Where the background watch's diagnostics go (it has no terminal)."""
+LISTEN_WAIT = 3.0
+"""How long a new background watch is waited for to take the lease."""
+
+
+@dataclass(frozen=True)
+class Started:
+    """A background watch just started: its pid, and why it did not stay, if it did not."""
+
+    pid: int
+    problem: str | None = None
+
+
+def start_deliverer(environ: Mapping[str, str]) -> Started | None:
+    """Start ``agent-room watch --background`` for the room unless a deliverer listens
+    (None then), and wait up to ``LISTEN_WAIT`` for it to listen."""
+    home = room_home(environ)
+    if listening(home):
+        return None
+    log = open_private(Path(home, LOG_FILE), os.O_WRONLY | os.O_APPEND)
+    try:
+        proc = subprocess.Popen(
+            [*_agent_room(), "watch", "--background"],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            env={k: v for k, v in environ.items() if k not in ("TMUX_PANE", "AGENT_ROOM_NAME")},
+            start_new_session=True,  # not ended with the terminal or the agent's pane
+        )
+    finally:
+        os.close(log)
+    deadline = time.monotonic() + LISTEN_WAIT
+    while not listening(home) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if proc.poll() is not None:
+        return Started(proc.pid, f"the background deliverer exited at once (see {home}/{LOG_FILE})")
+    return Started(proc.pid)
+
+
+def _agent_room() -> list[str]:
+    """This install's ``agent-room`` (beside this Python), else ``python -m agent_room``."""
+    beside = Path(sys.executable).parent / "agent-room"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return [str(beside)]
+    return [sys.executable, "-m", "agent_room"]
