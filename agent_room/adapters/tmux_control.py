@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import select
 import subprocess
 import threading
@@ -58,9 +59,13 @@ class ControlUnavailable(Exception):
     """The kept client cannot run this command: run a tmux process instead."""
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+"""A control character (C0 or DEL)."""
+
+
 def quote(arg: str) -> str:
     """``arg`` as one token of tmux's command language, taken literally."""
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in arg):
+    if _CONTROL.search(arg):
         raise ControlUnavailable("a control character cannot be quoted on a command line")
     return "'" + arg.replace("'", "'\\''") + "'"
 

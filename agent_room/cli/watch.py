@@ -35,7 +35,7 @@ from agent_room.ui.settings import ConsoleSettings
 from agent_room.workers.guard import FIRST_BACKOFF, MAX_BACKOFF, to_stderr
 from agent_room.workers.notifier import Notifier, build_channels
 from agent_room.workers.supervisor import RESTART_DELAY, Job, Report, State, Supervisor, room_jobs
-from agent_room.workers.wakeup import RoomWatch
+from agent_room.workers.wakeup import RoomWatch, never
 
 
 def cmd_watch(*, debounce: int, step: int, background: bool) -> int:
@@ -64,7 +64,7 @@ def cmd_watch(*, debounce: int, step: int, background: bool) -> int:
     # join) finds the background watch's pid
     idling = _start_idle_exit(stop, settings.watch_idle_exit) if background else None
     removed = partial(_stop_if_removed, room.home, stop)
-    room_watch.subscribe(removed)
+    room_watch.subscribe(removed, prompt=never)  # noticed within a rest at most
     removed()  # removed before the watch was in place: no file event tells
     workers = Supervisor(
         lambda: Room.open(os.environ, long_lived=True, create=False), _tell, stop=stop

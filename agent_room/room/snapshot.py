@@ -166,13 +166,20 @@ class SnapshotReader:
         when either moved (a redraw comes with every room change; new usage at most once
         a pass of the memory worker)."""
 
+    def check_liveness(self, now: float | None = None) -> None:
+        """Mark the sessions whose process ended as ended, at most every
+        ``liveness_interval`` (with a registry): a write, which moves the room's change
+        count, only when one did."""
+        now = self.room.clock() if now is None else now
+        if self.registry is not None and now - self._checked_at >= self.liveness_interval:
+            self._checked_at = now
+            self.registry.refresh()
+
     def read(self) -> RoomSnapshot:
         """The room now."""
         store = self.room.store
         now = self.room.clock()
-        if self.registry is not None and now - self._checked_at >= self.liveness_interval:
-            self._checked_at = now
-            self.registry.refresh()
+        self.check_liveness(now)
         members = store.members()
         notes = store.notes()
         for name, count in LoopStore(store).held_by_recipient().items():

@@ -160,6 +160,8 @@ class RoomConsole(App[int]):
         """Read the room at the reader's next pass even if its change count stands still."""
         self._hurry = threading.Event()
         """The reader's wait between pictures ends now (the operator asked, or stopping)."""
+        self._pausing = threading.Event()
+        """Set while the reader pauses between two pictures."""
         self._injector_active = threading.Event()
         """The console's injector is active (set on the main thread, from its status)."""
         self._stop = threading.Event()
@@ -467,10 +469,22 @@ class RoomConsole(App[int]):
             self._wake.wait(guard.pause(max(0.0, due - time.monotonic())))
 
     def _pause(self) -> None:
-        """Between two pictures: ``READ_GAP``, unless the operator asks first."""
+        """Between two pictures: ``READ_GAP``, unless the operator asks first. The
+        room's changes meanwhile are read at its end: the console's watch may rest."""
         self._hurry.clear()
-        if not (self._asked.is_set() or self._stop.is_set()):
-            self._hurry.wait(READ_GAP)
+        self._pausing.set()
+        try:
+            if not (self._asked.is_set() or self._stop.is_set()):
+                self._hurry.wait(READ_GAP)
+        finally:
+            self._pausing.clear()
+            if self._shared_watch is not None:
+                self._shared_watch.hurry()  # the next change is to be read at once
+
+    def _reading_soon(self) -> bool:
+        """Whether the reader needs the room's next change at once: unless it is
+        pausing between two pictures (``_pause``)."""
+        return not self._pausing.is_set()
 
     def _problems(self, name: str, recovered: str | None) -> Callable[[str | None], None]:
         """What a worker's guard reports: the problem in the status bar (and once as a
@@ -488,11 +502,16 @@ class RoomConsole(App[int]):
     @work(exclusive=True, group="watcher", exit_on_error=False, name="watcher")
     async def _watch_room(self) -> None:
         """Wake the reader when the room's database changes (through the console's watch)."""
+        from agent_room.workers.wakeup import never  # loaded by ``_room_watch`` by now
+
         self._watch_stop = stop = asyncio.Event()
         watch = self._room_watch()
         self.post_message(WorkerStatus("watcher", "on"))
-        watch.subscribe(self._wake.set, want=_room_files)
-        watch.subscribe(self._code.wake.set, want=_room_files)  # a turn's end writes the room
+        # between two pictures the reader reads again at the end of its pause: it needs
+        # no change at once then (``RoomWatch.hurry`` when the pause ends)
+        watch.subscribe(self._wake.set, want=_room_files, prompt=self._reading_soon)
+        # a turn's end writes the room; the code is read again within a rest or two
+        watch.subscribe(self._code.wake.set, want=_room_files, prompt=never)
         try:
             await stop.wait()
         finally:

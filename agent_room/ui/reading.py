@@ -6,9 +6,10 @@ renewals of their leases, which change nothing shown; the reader also passes eve
 writes apart: a pass that finds it where the last read left it reads nothing, unless
 something that changes without a write to the room may have changed. Those are: Claude
 Code's own registry of sessions (the sessions outside the room, a directory listing read
-at most every ``OUTSIDE_INTERVAL``); the agents' processes, checked at a safety pass (unless the
-console's own injector checks them, and writes what it finds); and the passing time
-(ages, time windows), for which the room is read at least every ``FULL_READ`` seconds.
+at most every ``OUTSIDE_INTERVAL``); and the passing time (ages, time windows), for which
+the room is read at least every ``FULL_READ`` seconds. The agents' processes are checked
+at a safety pass (unless the console's own injector checks them): a process found ended
+is written to the room, which moves the count, so the room is read only then.
 A pass the operator asked for always reads.
 """
 
@@ -41,6 +42,8 @@ class Reading:
 
         ``timed``: a safety pass (the processes' liveness check may be due); ``asked``:
         the operator asked for it."""
+        if timed:  # a process found ended is written: the count below moves
+            self.reader.check_liveness()
         count = self.reader.room.store.changes()
         now = time.monotonic()
         native = self.reader.native
@@ -51,7 +54,6 @@ class Reading:
             asked
             or count is None  # PostgreSQL: woken only by changes
             or count != self._count
-            or (timed and self.reader.registry is not None)
             or outside != self._outside
             or now - self._read_at >= FULL_READ
         ):

@@ -240,7 +240,12 @@ class Deliverer(LeasedWorker):
         try:
             wake = self.while_active(changed.signal, stop)
             with room_changes(  # on PostgreSQL: its host's sessions only
-                self.room_watch, self.room.home, stop, wake, host=self.store.host
+                self.room_watch,
+                self.room.home,
+                stop,
+                wake,
+                host=self.store.host,
+                prompt=self.prompt(stop),
             ):
                 self._run(stop, guard, changed, on_pass)
         finally:

@@ -152,7 +152,9 @@ class Injector(LeasedWorker):
         changed = ChangePipe()
         try:
             wake = self.while_active(changed.signal, stop)
-            with room_changes(self.room_watch, self.room.home, stop, wake):
+            with room_changes(
+                self.room_watch, self.room.home, stop, wake, prompt=self.prompt(stop)
+            ):
                 started = time.monotonic()
                 one_pass()
                 while not stop.is_set():

@@ -111,3 +111,8 @@ class LeasedWorker:
                 wake()
 
         return woken
+
+    def prompt(self, stop: threading.Event) -> Callable[[], bool]:
+        """Whether this worker needs the room's next change at once (``RoomWatch``'s
+        ``prompt``): while it holds its lease, or once it is stopping."""
+        return lambda: self.active or stop.is_set()

@@ -177,7 +177,9 @@ class Notifier(LeasedWorker):
         woken = threading.Event()
         try:
             wake = self.while_active(woken.set, stop)
-            with room_changes(self.room_watch, self.room.home, stop, wake):
+            with room_changes(
+                self.room_watch, self.room.home, stop, wake, prompt=self.prompt(stop)
+            ):
                 guard.poll(stop, self.run_once, self.next_wait, after, woken=woken, gap=GAP)
         finally:
             self.release()

@@ -122,6 +122,16 @@ OWN_DEBOUNCE = 10
 """The debounce (ms) of a watch that a worker run on its own keeps (``own_watch``)."""
 OWN_STEP = 5
 """The step (ms) of a watch that a worker run on its own keeps."""
+RELAXED = 0.5
+"""Seconds a watch rests after a burst while none of its listeners needs the next change
+at once (a console whose workers stand by, its reader between two pictures): the kernel
+keeps the events meanwhile, and the burst after the rest brings them all. A listener
+that needs changes at once again says so (``hurry``)."""
+
+
+def never() -> bool:
+    """A listener's ``prompt`` that never needs a change at once."""
+    return False
 
 
 class RoomWatch:
@@ -143,6 +153,9 @@ class RoomWatch:
         self._lock = threading.Lock()
         self._listeners: dict[Callable[[], None], Callable[[str], bool] | None] = {}
         self._hosts: dict[Callable[[], None], str] = {}
+        self._prompt: dict[Callable[[], None], Callable[[], bool]] = {}
+        self._hurried = threading.Event()
+        """Ends a rest (``_rest``): a listener needs changes at once, or the watch ends."""
         self._listening = threading.Event()
         """On PostgreSQL: the LISTEN is in place, or was waited for (at once on SQLite)."""
         self._thread: threading.Thread | None = None
@@ -159,9 +172,13 @@ class RoomWatch:
         want: Callable[[str], bool] | None = None,
         *,
         host: str | None = None,
+        prompt: Callable[[], bool] | None = None,
     ) -> None:
         """Call ``wake`` on room changes (only those to a path ``want`` accepts; on
         PostgreSQL, with ``host``, only those concerning that host's sessions).
+
+        ``prompt`` says whether the listener needs the next change at once (always, if
+        not given): while none does, the watch rests ``RELAXED`` after each burst.
 
         On PostgreSQL this waits (a few seconds at most) for the LISTEN to be in place,
         so that no change made after it returns goes unheard."""
@@ -169,6 +186,8 @@ class RoomWatch:
             self._listeners[wake] = want
             if host is not None:
                 self._hosts[wake] = host
+            if prompt is not None:
+                self._prompt[wake] = prompt
             if self._thread is None and not self.stop.is_set():
                 events = self._events = self._watch_directory()  # on at once
                 try:
@@ -195,10 +214,16 @@ class RoomWatch:
         with self._lock:
             self._listeners.pop(wake, None)
             self._hosts.pop(wake, None)
+            self._prompt.pop(wake, None)
+
+    def hurry(self) -> None:
+        """End a rest now: a listener needs changes at once again (from any thread)."""
+        self._hurried.set()
 
     def close(self) -> None:
         """Stop the watch now (``stop`` alone is looked at every ``STOP_CHECK``)."""
         self.stop.set()
+        self._hurried.set()
         if self._events is not None:
             self._events.interrupt()
 
@@ -254,6 +279,16 @@ class RoomWatch:
             changes = [(None, path) for path in paths if not_a_poke(None, path)]
             if changes and not self.stop.is_set():
                 passed_over = () if self._file_changes(changes) else changes
+                self._rest()
+
+    def _rest(self) -> None:
+        """After a burst: rest ``RELAXED`` while no listener needs the next change at
+        once (a change made meanwhile waits in the kernel's queue, not lost)."""
+        self._hurried.clear()
+        with self._lock:
+            prompt = any(self._prompt.get(wake, _always)() for wake in self._listeners)
+        if not prompt:
+            self._hurried.wait(RELAXED)
 
     def _burst(self, events: DirectoryEvents) -> set[str]:
         """The paths of a burst whose first events just arrived: read again after each
@@ -327,6 +362,10 @@ class RoomWatch:
                     wake()
 
 
+def _always() -> bool:
+    return True
+
+
 def own_watch(home: str, stop: threading.Event) -> RoomWatch:
     """A watch of the room for one worker run on its own, outside a process that shares
     one (``workers.supervisor``): it ends with the worker's ``stop``."""
@@ -365,12 +404,13 @@ def room_changes(
     wake: Callable[[], None],
     *,
     host: str | None = None,
+    prompt: Callable[[], bool] | None = None,
 ) -> Iterator[None]:
     """Call ``wake`` on the room's changes while inside: through the process's one watch
-    (``shared``), or through a watch of the worker's own, ended on leaving. ``host`` as
-    ``RoomWatch.subscribe``'s."""
+    (``shared``), or through a watch of the worker's own, ended on leaving. ``host`` and
+    ``prompt`` as ``RoomWatch.subscribe``'s."""
     watcher = shared or own_watch(home, stop)
-    watcher.subscribe(wake, host=host)
+    watcher.subscribe(wake, host=host, prompt=prompt)
     try:
         yield
     finally:

@@ -193,15 +193,33 @@ def test_a_pass_reads_the_room_only_when_something_shown_may_have_changed(
     assert reading.read() is not None  # ages and time windows move on
 
 
+class _EndingProbe(AliveProbe):
+    """``AliveProbe`` until ``ended``: then no process runs."""
+
+    ended = False
+
+    def is_alive(self, pid: int, start_ticks: int | None) -> bool:
+        return not self.ended and super().is_alive(pid, start_ticks)
+
+
 @pytest.mark.sqlite  # the change count is SQLite's (PostgreSQL: its triggers)
-def test_a_safety_pass_reads_when_the_liveness_check_is_the_readers(
+def test_a_safety_pass_reads_only_when_the_liveness_check_finds_a_process_ended(
     seeded: tuple[Room, FrozenClock],
 ) -> None:
+    """The reader's safety pass checks the agents' processes (when the console's own
+    injector does not); a process found ended is written to the room, which moves the
+    change count: the room is read then, and not at every safety pass."""
     room, _clock = seeded
-    reader = SnapshotReader(room, registry=Registry(room, AliveProbe()))
+    probe = _EndingProbe()
+    reader = SnapshotReader(room, registry=Registry(room, probe), liveness_interval=0.0)
     reading = Reading(reader)
-    assert reading.read() is not None
+    first = reading.read()
+    assert first is not None
+    running = {s.name for s in first.sessions if s.state != "ended" and s.pid is not None}
+    assert running
+    assert reading.read(timed=True) is None  # every process runs: nothing shown changed
+    probe.ended = True
     assert reading.read() is None  # woken by a file event: no liveness check due
-    assert reading.read(timed=True) is not None
-    reader.registry = None  # the console's own injector checks the processes
-    assert reading.read(timed=True) is None
+    found = reading.read(timed=True)
+    assert found is not None
+    assert {s.name for s in found.sessions if s.state == "ended"} >= running

@@ -15,7 +15,7 @@ from agent_room.adapters.processes import SystemProbe
 from agent_room.room.service import Room
 from agent_room.workers.deliverer import Deliverer
 from agent_room.workers.injector import Injector
-from agent_room.workers.wakeup import STOP_CHECK, RoomWatch
+from agent_room.workers.wakeup import RELAXED, STOP_CHECK, RoomWatch
 from tests.conftest import write_room_conf
 from tests.fakes import FakeMux
 from tests.pgcluster import Cluster
@@ -290,3 +290,48 @@ def test_a_deliverer_at_rest_ends_as_soon_as_the_watch_ends(room: Room, shared: 
         thread.join(timeout=5)
         delivery_room.close()
     assert not thread.is_alive()
+
+
+def _files_changed(home: str, count: int, gap: float) -> None:
+    """``count`` changes of a file in the room, ``gap`` seconds apart (a burst each)."""
+    for n in range(count):
+        (Path(home) / "note.txt").write_text(f"changed {n}")
+        time.sleep(gap)
+
+
+@pytest.mark.parametrize("prompt", [True, False])
+def test_a_watch_rests_between_bursts_while_no_listener_needs_them_at_once(
+    room: Room, shared: RoomWatch, prompt: bool
+) -> None:
+    """A listener that needs changes at once is called at each burst; while none does
+    (a console whose workers stand by, between two pictures) the watch rests ``RELAXED``
+    after each, and the changes made meanwhile come as one."""
+    heard = Counter()
+    shared.subscribe(heard, prompt=lambda: prompt)
+    wait_for(lambda: _changed(room.home, heard))
+    time.sleep(RELAXED)  # the first change's rest over
+    before = heard.calls
+    _files_changed(room.home, 10, 0.1)  # ten bursts in a second
+    time.sleep(RELAXED + 0.2)  # the last rest over: the last changes heard
+    calls = heard.calls - before
+    if prompt:
+        assert calls >= 8, f"called {calls} times for ten bursts"
+    else:
+        assert 1 <= calls <= 4, f"called {calls} times in a second of changes, resting"
+
+
+def test_a_listener_that_needs_changes_again_ends_the_rest(room: Room, shared: RoomWatch) -> None:
+    """``hurry``: the next change is heard at once, not at the end of the rest."""
+    heard, soon = Counter(), threading.Event()
+    shared.subscribe(heard, prompt=soon.is_set)
+    wait_for(lambda: _changed(room.home, heard))
+    time.sleep(RELAXED)
+    before = heard.calls
+    (Path(room.home) / "note.txt").write_text("one")  # heard, then a rest begins
+    wait_for(lambda: heard.calls > before, timeout=2)
+    soon.set()
+    shared.hurry()
+    started = time.monotonic()
+    (Path(room.home) / "note.txt").write_text("two")
+    wait_for(lambda: heard.calls > before + 1, timeout=2, step=0.005)
+    assert time.monotonic() - started < RELAXED / 2
