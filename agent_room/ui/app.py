@@ -164,6 +164,8 @@ class RoomConsole(App[int]):
         """Set while the reader pauses between two pictures."""
         self._injector_active = threading.Event()
         """The console's injector is active (set on the main thread, from its status)."""
+        self._injector_standby = threading.Event()
+        """The console's injector stands by: another process's is active."""
         self._stop = threading.Event()
         self._watch_stop: asyncio.Event | None = None
         self._supervisor: Supervisor | None = None
@@ -315,11 +317,14 @@ class RoomConsole(App[int]):
             self.exit(0)
 
     def watch_statuses(self, statuses: dict[str, str]) -> None:
-        """Show the workers' states; tell the reader whether the injector is active."""
-        if statuses.get("injector") == "active":
-            self._injector_active.set()
-        else:
-            self._injector_active.clear()
+        """Show the workers' states; tell the reader whether the injector is active or
+        stands by."""
+        injector = statuses.get("injector")
+        for event, status in (
+            (self._injector_active, "active"),
+            (self._injector_standby, "standby"),
+        ):
+            event.set() if injector == status else event.clear()
         for screen in self.screen_stack:
             if isinstance(screen, MainScreen):
                 screen.statuses = tuple(statuses.items())
@@ -446,6 +451,7 @@ class RoomConsole(App[int]):
         guard = Guard("reader", room.store, self._problems("reader", "on"))
         last: RoomSnapshot | None = self._first  # the picture already on screen
         reading = Reading(reader)  # most wake-ups at rest change nothing shown
+        one_host = room.store.engine == "sqlite"
         safety = self.settings.safety_interval
         due = time.monotonic()
         while not (worker.is_cancelled or self._stop.is_set()):
@@ -453,9 +459,11 @@ class RoomConsole(App[int]):
             asked = self._asked.is_set()
             if asked:
                 self._asked.clear()
-            # the console's own injector, while active, checks the same processes as
-            # often, and what it finds moves the room's change count
-            reader.registry = None if self._injector_active.is_set() else registry
+            # the room's injector checks the same processes as often, and what it finds
+            # moves the room's change count: the console's own while active, or the one
+            # it stands by for (on one machine: on PostgreSQL that may be another host's)
+            elsewhere = one_host and self._injector_standby.is_set()
+            reader.registry = None if self._injector_active.is_set() or elsewhere else registry
             timed = time.monotonic() >= due
             if timed:
                 due = time.monotonic() + safety

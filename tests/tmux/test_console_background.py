@@ -18,15 +18,14 @@ from agent_room.cli.background import background_pid
 from agent_room.room.service import Room
 from tests.conftest import REPO
 from tests.poll import wait_for
-from tests.tmux.test_delivery_tmux import screen, start_agent
+from tests.tmux.test_delivery_tmux import room, screen, start_agent
+
+__all__ = ["room"]  # the fixture: a room with @backend in it
 
 
-@pytest.fixture
-def room(room_home: Path) -> Iterator[Room]:
-    opened = Room.open({"AGENT_ROOM_HOME": str(room_home)})
-    opened.join("backend")
-    yield opened
-    opened.close()
+@pytest.fixture(autouse=True)
+def _background_stopped(room_home: Path) -> Iterator[None]:
+    yield
     pid = background_pid(str(room_home))
     if pid is not None:  # the background deliverer outlives the test's console
         os.kill(pid, signal.SIGTERM)

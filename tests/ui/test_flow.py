@@ -295,6 +295,39 @@ async def test_a_failing_worker_is_reported_and_the_console_stays(
         await until(pilot, lambda: isinstance(app.screen, HelpScreen))
 
 
+class _CountingProbe(AliveProbe):
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def is_alive(self, pid: int, start_ticks: int | None) -> bool:
+        self.calls += 1
+        return super().is_alive(pid, start_ticks)
+
+
+@pytest.mark.sqlite  # one machine: the room's injector checks every process on it
+async def test_the_reader_leaves_the_processes_to_the_room_s_injector(
+    console: Callable[..., RoomConsole], seeded: tuple[Room, FrozenClock]
+) -> None:
+    """The reader checks the agents' processes at its safety passes, unless the room's
+    injector does: the console's own while active, or another process's, which the
+    console's stands by for (``agent-room watch``, the background deliverer)."""
+    _room, clock = seeded
+    app = console(liveness=True, safety_interval=0.1)
+    probe = app.probe = _CountingProbe()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: probe.calls > 0)  # no injector runs: the reader checks
+        for status in ("standby", "active"):
+            app.statuses = {**app.statuses, "injector": status}
+            await pilot.pause(0.3)  # a check begun before it
+            before = probe.calls
+            clock.advance(3.0)  # the reader's liveness interval over
+            await pilot.pause(1.5)  # its safety passes (every 0.1 s), a pause between pictures
+            assert probe.calls == before, f"the reader checked with the injector {status}"
+        app.statuses = {**app.statuses, "injector": "off"}
+        clock.advance(3.0)
+        await until(pilot, lambda: probe.calls > before)
+
+
 async def test_garbage_collection_held_off_for_the_start_resumes_after_the_first_frame(
     console: Callable[..., RoomConsole],
 ) -> None:
