@@ -152,19 +152,19 @@ def plan_enter(
             reason=f"@{target.name} is a {target.agent} session:"
             " only claude, codex and gemini sessions resume",
         )
+    if target.no_conversation and not live:  # the cause, whether a file was left or not
+        return Plan(
+            Move.REFUSE,
+            target,
+            reason=f"@{target.name} has no conversation to resume: it ended before its"
+            f" first turn, and {target.agent} cannot resume a session that never had one",
+        )
     if target.transcript_missing:
         return Plan(
             Move.REFUSE,
             target,
             reason=f"@{target.name} has no conversation to resume: its transcript is missing"
             " (the session ended before its first turn, or the file was removed)",
-        )
-    if target.no_conversation and not live:
-        return Plan(
-            Move.REFUSE,
-            target,
-            reason=f"@{target.name} has no conversation to resume: it ended before its"
-            f" first turn, and {target.agent} cannot resume a session that never had one",
         )
     if live:
         where = f"pane {target.pane} is gone" if target.pane else "it runs outside tmux"

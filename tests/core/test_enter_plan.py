@@ -133,6 +133,20 @@ def test_a_session_that_never_had_a_turn_is_not_resumed(agent: str) -> None:
     )
 
 
+def test_a_session_that_never_had_a_turn_is_told_so_whether_or_not_its_file_is_there() -> None:
+    """A client that writes its transcript only with the first turn (Claude Code
+    2.1.337) leaves no file: the cause is still that the session never had a turn."""
+    never = replace(
+        LIVE, state="ended", process_alive=False, pane_alive=False,
+        no_conversation=True, transcript_missing=True,
+    )  # fmt: skip
+    plan = plan_enter(never, inside_tmux=SOCKET)
+    assert plan.move is Move.REFUSE
+    assert plan.reason.startswith(
+        f"@{LIVE.name} has no conversation to resume: it ended before its first turn"
+    )
+
+
 def test_a_parent_whose_process_is_gone_is_warned_of() -> None:
     """Seed 003: a parent that no longer runs cannot be returned to as it was."""
     stale = replace(LIVE, parent_name="root", parent_pid=4242, parent_alive=False)
