@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping
@@ -13,7 +14,10 @@ from typing import IO, TYPE_CHECKING
 
 import pytest
 
+from agent_room.cli.background import background_pid
 from agent_room.room.service import Room
+from agent_room.workers.background import LOG_FILE
+from tests.poll import poll
 
 if TYPE_CHECKING:
     from tests.pgcluster import Cluster
@@ -138,12 +142,16 @@ def room_database(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatc
 
 
 @pytest.fixture
-def room_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, room_database: str | None) -> Path:
+def room_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, room_database: str | None
+) -> Iterator[Path]:
     """A fresh, private room for this test, named by ``$AGENT_ROOM_HOME``.
 
     In the PostgreSQL pass the room's ``room.conf`` names its database, so every process
     given only ``$AGENT_ROOM_HOME`` (hooks, the command line, workers) finds it; another
-    room a test makes beside it stays a SQLite file of its own."""
+    room a test makes beside it stays a SQLite file of its own. A background deliverer
+    that a console or ``start`` began in it (as they do for a user) is ended with the
+    test, not left to end by itself ten minutes later."""
     home = tmp_path / "room"
     monkeypatch.setenv("AGENT_ROOM_HOME", str(home))
     # no background deliverer from start/join: a test starts the workers it wants
@@ -152,7 +160,12 @@ def room_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, room_database: st
         monkeypatch.delenv(var, raising=False)
     if room_database is not None:
         write_room_conf(home, room_database)
-    return home
+    yield home
+    if (home / LOG_FILE).exists():  # a background deliverer was started: perhaps still starting
+        pid = poll(lambda: background_pid(str(home)), timeout=5, step=0.1)
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
 
 
 def write_room_conf(home: Path, url: str) -> None:

@@ -6,13 +6,10 @@ it delivers itself, as before."""
 from __future__ import annotations
 
 import os
-import signal
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import libtmux
-import pytest
 
 from agent_room.cli.background import background_pid
 from agent_room.room.service import Room
@@ -21,15 +18,6 @@ from tests.poll import wait_for
 from tests.tmux.test_delivery_tmux import room, screen, start_agent
 
 __all__ = ["room"]  # the fixture: a room with @backend in it
-
-
-@pytest.fixture(autouse=True)
-def _background_stopped(room_home: Path) -> Iterator[None]:
-    yield
-    pid = background_pid(str(room_home))
-    if pid is not None:  # the background deliverer outlives the test's console
-        os.kill(pid, signal.SIGTERM)
-        wait_for(lambda: background_pid(str(room_home)) is None, timeout=15)
 
 
 def open_console(
