@@ -72,7 +72,7 @@ from agent_room.ui.screens.main import MainScreen
 from agent_room.ui.settings import DEFAULT_THEME, ConsoleSettings, remember_theme
 from agent_room.ui.themes import VARIABLE_DEFAULTS, register_themes
 from agent_room.ui.widgets.sessions import SessionsTable
-from agent_room.workers.background import Started, start_deliverer
+from agent_room.workers.background import start_deliverer
 from agent_room.workers.guard import Guard
 
 if TYPE_CHECKING:  # the workers load after the first paint (see ``_supervise``)
@@ -162,10 +162,9 @@ class RoomConsole(App[int]):
         """The reader's wait between pictures ends now (the operator asked, or stopping)."""
         self._pausing = threading.Event()
         """Set while the reader pauses between two pictures."""
-        self._injector_active = threading.Event()
-        """The console's injector is active (set on the main thread, from its status)."""
-        self._injector_standby = threading.Event()
-        """The console's injector stands by: another process's is active."""
+        self._injector = "off"
+        """The console's injector's status (set on the main thread, read by the reader):
+        ``active``, or ``standby`` while another process's is active."""
         self._stop = threading.Event()
         self._watch_stop: asyncio.Event | None = None
         self._supervisor: Supervisor | None = None
@@ -273,15 +272,15 @@ class RoomConsole(App[int]):
         # loaded after the first paint: the room's settings bring pydantic-settings
         from agent_room.config.settings import RoomSettings
 
+        problem = None
         try:
-            wanted = RoomSettings.load(os.environ).watch and room_exists(self.settings.home)
-            started = start_deliverer(os.environ) if wanted else None
+            if RoomSettings.load(os.environ).watch and room_exists(self.settings.home):
+                started = start_deliverer(os.environ)
+                problem = None if started is None else started.problem
         except (RoomError, OSError) as exc:  # the console's own workers deliver, and say why
-            started = Started(0, f"no background deliverer: {exc}")
-        if started is not None and started.problem is not None:
-            self.post_message(
-                Notice(started.problem, title="Delivery", severity="warning", timeout=10)
-            )
+            problem = f"no background deliverer: {exc}"
+        if problem is not None:
+            self.post_message(Notice(problem, title="Delivery", severity="warning", timeout=10))
         self.call_from_thread(self._supervise_unless_stopped)
 
     def _supervise_unless_stopped(self) -> None:
@@ -319,12 +318,7 @@ class RoomConsole(App[int]):
     def watch_statuses(self, statuses: dict[str, str]) -> None:
         """Show the workers' states; tell the reader whether the injector is active or
         stands by."""
-        injector = statuses.get("injector")
-        for event, status in (
-            (self._injector_active, "active"),
-            (self._injector_standby, "standby"),
-        ):
-            event.set() if injector == status else event.clear()
+        self._injector = statuses.get("injector", "off")
         for screen in self.screen_stack:
             if isinstance(screen, MainScreen):
                 screen.statuses = tuple(statuses.items())
@@ -462,8 +456,9 @@ class RoomConsole(App[int]):
             # the room's injector checks the same processes as often, and what it finds
             # moves the room's change count: the console's own while active, or the one
             # it stands by for (on one machine: on PostgreSQL that may be another host's)
-            elsewhere = one_host and self._injector_standby.is_set()
-            reader.registry = None if self._injector_active.is_set() or elsewhere else registry
+            injector = self._injector
+            checked = injector == "active" or (one_host and injector == "standby")
+            reader.registry = None if checked else registry
             timed = time.monotonic() >= due
             if timed:
                 due = time.monotonic() + safety

@@ -8,8 +8,9 @@ something that changes without a write to the room may have changed. Those are: 
 Code's own registry of sessions (the sessions outside the room, a directory listing read
 at most every ``OUTSIDE_INTERVAL``); and the passing time (ages, time windows), for which
 the room is read at least every ``FULL_READ`` seconds. The agents' processes are checked
-at a safety pass (unless the console's own injector checks them): a process found ended
-is written to the room, which moves the count, so the room is read only then.
+at a safety pass (unless the room's injector checks them: the console's own, or on one
+machine the one it stands by for): a process found ended is written to the room, which
+moves the count, so the room is read only then.
 A pass the operator asked for always reads.
 """
 

@@ -106,8 +106,10 @@ class LeasedWorker:
         it takes over within that of the holder giving the lease up or its process
         ending."""
 
+        needed = self.prompt(stop)
+
         def woken() -> None:
-            if self.active or stop.is_set():
+            if needed():
                 wake()
 
         return woken
