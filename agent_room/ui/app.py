@@ -83,13 +83,14 @@ if TYPE_CHECKING:  # the workers load after the first paint (see ``_supervise``)
 
 AGE_REFRESH = 30.0
 """Seconds after which an unchanged room is posted again, so the ages move on."""
-READ_GAP = 1.0
+READ_GAP = 2.0
 """Seconds the reader waits after posting a changed room before it reads again: while
-agents talk the room changes several times a second (a send, its delivery, the turns it
-starts and ends), and each picture costs the console a read and a redraw; the changes
-of a second are gathered into one picture, so the console's cost follows this pace, not
-how fast the agents talk. The first change after a quiet spell shows at once, and so
-does what the operator just did (``action_reread`` ends the wait)."""
+agents talk the room changes several times a message (a send, its delivery, the turns it
+starts and ends), and each picture costs the console a read and a redraw; the changes of
+two seconds are gathered into one picture, so the console's cost follows this pace, not
+how fast the agents talk (a monitor's pace: ``top`` redraws every three seconds). The
+first change after a quiet spell shows at once, and so does what the operator just did
+(``action_reread`` ends the wait); keys are never paced."""
 WORKERS = ("reader", "watcher", "deliverer", "injector", "memory", "notifier")
 WORKER_THREADS = 16
 """Threads for the console's thread workers. The reader and the code reader each hold a

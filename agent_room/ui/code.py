@@ -5,8 +5,8 @@ wake-up that left the room's change count where it was (a lease renewed, at rest
 otherwise asks ``room.code``'s tracker, which runs git only for the agents whose session
 moved since it last looked: a turn that ended. Nothing here polls. While agents talk the
 room changes several times a message; the wake-ups within ``GAP`` of a pass's start make
-one more pass at the gap's end (a branch or a diff shows within half a second of the
-turn that made it).
+one more pass at the gap's end (a branch or a diff shows within a second of the turn
+that made it, well within the console's pace of pictures).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from agent_room.core.snapshot import RoomSnapshot
 from agent_room.room.code import CodeTracker
 from agent_room.room.service import Room
 
-GAP = 0.5
+GAP = 1.0
 """Seconds from one pass's start to the next at the least."""
 
 

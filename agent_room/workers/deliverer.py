@@ -40,7 +40,13 @@ from agent_room.turn.store.delivery import DELIVERER_LEASE, deliverer_lease
 from agent_room.turn.store.hosts import BEAT, host_seen
 from agent_room.workers.guard import Guard
 from agent_room.workers.healer import Healer
-from agent_room.workers.lease import LEASE_TTL, RENEW_INTERVAL, Lease, LeasedWorker
+from agent_room.workers.lease import (
+    LEASE_TTL,
+    RENEW_INTERVAL,
+    STANDBY_INTERVAL,
+    Lease,
+    LeasedWorker,
+)
 from agent_room.workers.native import NativeDelivery
 from agent_room.workers.waiting import waiting_for
 from agent_room.workers.wakeup import ChangePipe, RoomWatch, WakeListener, room_changes
@@ -135,8 +141,10 @@ class Deliverer(LeasedWorker):
 
     def next_wait(self) -> float:
         """Seconds until the next pass if nothing wakes this deliverer: every second while
-        anything is timed or while standing by (to take over soon), else at rest."""
-        return SAFETY_INTERVAL if self._timed or not self.active else REST_INTERVAL
+        anything is timed, at a stand-by's pace while standing by, else at rest."""
+        if self.standing_by:
+            return STANDBY_INTERVAL
+        return SAFETY_INTERVAL if self._timed else REST_INTERVAL
 
     def _serve_native(self, target: Row, now: float) -> bool:
         """Whether the native transport served this recipient (else the pane does)."""

@@ -33,7 +33,13 @@ from agent_room.turn.core.ports import ProcessProbe
 from agent_room.turn.core.timers import wait_for
 from agent_room.turn.room.registry import Registry
 from agent_room.workers.guard import Guard
-from agent_room.workers.lease import LEASE_TTL, RENEW_INTERVAL, Lease, LeasedWorker
+from agent_room.workers.lease import (
+    LEASE_TTL,
+    RENEW_INTERVAL,
+    STANDBY_INTERVAL,
+    Lease,
+    LeasedWorker,
+)
 from agent_room.workers.wakeup import ChangePipe, RoomWatch, room_changes
 
 LEASE = "injector"
@@ -115,7 +121,10 @@ class Injector(LeasedWorker):
 
     def next_wait(self) -> float:
         """Seconds until the next pass is needed: the next timer, at most the safety net
-        (the lease's renewal while every process is watched)."""
+        (the lease's renewal while every process is watched); a stand-by looks at its
+        lease at its own pace (its holder fires the timers)."""
+        if self.standing_by:
+            return STANDBY_INTERVAL
         ceiling = REST_INTERVAL if self._watched and self.active else SAFETY_INTERVAL
         return wait_for(self.links.next_due(), self.room.clock(), ceiling)
 

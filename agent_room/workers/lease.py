@@ -2,10 +2,11 @@
 
 Exactly one deliverer and one injector act per room; the others stand by. The holder
 renews now and then (every write wakes every watcher, so not on every pass) and gives
-the lease up when it stops. A stand-by looks at the lease on its own clock, about once a
-second, not at every change of the room (``LeasedWorker.while_active``): it takes over
-at its next look once the holder gave the lease up or its process is gone (pid and start
-time), or once the holder stopped renewing for ``ttl`` seconds.
+the lease up when it stops. A stand-by looks at the lease on its own clock, every two
+seconds (``STANDBY_INTERVAL``), not at every change of the room
+(``LeasedWorker.while_active``): it takes over at its next look once the holder gave the
+lease up or its process is gone (pid and start time), or once the holder stopped
+renewing for ``ttl`` seconds.
 """
 
 from __future__ import annotations
@@ -26,6 +27,10 @@ holder that hangs, or a host gone from a PostgreSQL room. Renewed every third of
 renewal is a write, and every write wakes every watcher of the room."""
 RENEW_INTERVAL = LEASE_TTL / 3
 """Seconds between a holder's renewals: the longest a leased worker at rest sleeps."""
+STANDBY_INTERVAL = 2.0
+"""Seconds between a stand-by's looks at its lease: it takes over within this of the
+holder giving the lease up or its process ending. A console beside a background
+deliverer stands by with four workers, so each look is one lease read a worker."""
 
 
 class Lease:
@@ -43,6 +48,8 @@ class Lease:
         self.pid_start = stat.start_ticks if stat else None
         self.active = False
         """Whether this worker held the lease at its last pass."""
+        self.standing_by = False
+        """Whether this worker's last pass found the lease held by another."""
         self._renewed_at = 0.0
 
     def hold(self, now: float) -> bool:
@@ -62,12 +69,13 @@ class Lease:
         except BaseException:
             self.active = False  # not renewed: act again only once it is held for sure
             raise
+        self.standing_by = not self.active
         if self.active:
             self._renewed_at = now
         return self.active
 
     def release(self) -> None:
-        """Give the lease up so a stand-by takes over at its next look (a second or two).
+        """Give the lease up so a stand-by takes over at its next look (two seconds).
 
         A worker stopping on a full disk or a locked room cannot write: the lease then
         expires by itself (or is taken at once, once this process is gone)."""
@@ -91,8 +99,14 @@ class LeasedWorker:
         """Whether this worker held the lease at its last pass."""
         return self.lease is None or self.lease.active
 
+    @property
+    def standing_by(self) -> bool:
+        """Whether this worker's last pass found its lease held by another: it looks
+        again in ``STANDBY_INTERVAL``."""
+        return self.lease is not None and self.lease.standing_by
+
     def release(self) -> None:
-        """Give the lease up so a stand-by takes over at its next look (a second or two)."""
+        """Give the lease up so a stand-by takes over at its next look (two seconds)."""
         if self.lease is not None:
             self.lease.release()
 
@@ -102,7 +116,7 @@ class LeasedWorker:
 
         Only the holder acts on a change; a stand-by that passed at each one would only
         find the lease held again, four or five times a message. It looks at the lease on
-        its own clock instead (its ``next_wait`` while standing by, a second or two), so
+        its own clock instead (its ``next_wait`` while standing by: ``STANDBY_INTERVAL``), so
         it takes over within that of the holder giving the lease up or its process
         ending."""
 

@@ -31,7 +31,13 @@ from agent_room.room.usage import PASS_BUDGET, Usage
 from agent_room.store import memory as store_memory
 from agent_room.turn.core.ports import ProcessProbe
 from agent_room.workers.guard import Guard
-from agent_room.workers.lease import LEASE_TTL, RENEW_INTERVAL, Lease, LeasedWorker
+from agent_room.workers.lease import (
+    LEASE_TTL,
+    RENEW_INTERVAL,
+    STANDBY_INTERVAL,
+    Lease,
+    LeasedWorker,
+)
 from agent_room.workers.wakeup import RoomWatch, room_changes
 
 LEASE = "memory"
@@ -115,9 +121,11 @@ class MemoryWorker(LeasedWorker):
 
     def next_wait(self) -> float:
         """Seconds until the next pass if the room does not change: a second while an
-        agent of this host is in a turn, a pass found work or while standing by, else
-        at rest."""
-        return INTERVAL if self._timed or not self.active else REST_INTERVAL
+        agent of this host is in a turn or a pass found work, at a stand-by's pace while
+        standing by, else at rest."""
+        if self.standing_by:
+            return STANDBY_INTERVAL
+        return INTERVAL if self._timed else REST_INTERVAL
 
     def run(
         self,

@@ -35,7 +35,13 @@ from agent_room.turn.core.ports import ProcessProbe
 from agent_room.turn.store.db import write_transaction
 from agent_room.turn.store.sqlite_base import event
 from agent_room.workers.guard import Guard, describe
-from agent_room.workers.lease import LEASE_TTL, RENEW_INTERVAL, Lease, LeasedWorker
+from agent_room.workers.lease import (
+    LEASE_TTL,
+    RENEW_INTERVAL,
+    STANDBY_INTERVAL,
+    Lease,
+    LeasedWorker,
+)
 from agent_room.workers.wakeup import RoomWatch, room_changes
 
 LEASE = "notifier"
@@ -124,8 +130,10 @@ class Notifier(LeasedWorker):
 
     def next_wait(self) -> float:
         """Seconds until the next pass if the room does not change: a second while
-        something is timed or while standing by, else at rest."""
-        return INTERVAL if self._timed or not self.active else REST_INTERVAL
+        something is timed, at a stand-by's pace while standing by, else at rest."""
+        if self.standing_by:
+            return STANDBY_INTERVAL
+        return INTERVAL if self._timed else REST_INTERVAL
 
     def _tell(self, channel: NotifyChannel, fresh: list[Alert]) -> None:
         try:

@@ -122,7 +122,7 @@ OWN_DEBOUNCE = 10
 """The debounce (ms) of a watch that a worker run on its own keeps (``own_watch``)."""
 OWN_STEP = 5
 """The step (ms) of a watch that a worker run on its own keeps."""
-RELAXED = 0.5
+RELAXED = 1.0
 """Seconds a watch rests after a burst while none of its listeners needs the next change
 at once (a console whose workers stand by, its reader between two pictures): the kernel
 keeps the events meanwhile, and the burst after the rest brings them all. A listener

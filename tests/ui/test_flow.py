@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -375,6 +376,45 @@ async def test_a_state_change_is_drawn_in_place_and_a_new_session_rebuilds(
         app.action_reread()
         await until(pilot, lambda: any(n.data == "newcomer" for n in tree.root.children))
         assert node("frontend") is not frontend  # a new shape: the nodes were rebuilt
+
+
+async def test_the_first_change_after_a_quiet_spell_shows_at_once_the_next_at_the_pace(
+    console: Callable[..., RoomConsole],
+    seeded: tuple[Room, FrozenClock],
+) -> None:
+    """A change after a quiet spell is on screen well within ``READ_GAP``; while changes
+    keep coming (a turn started or ended every 0.1 s, through the console's own watch of
+    the room), they are gathered into a picture every ``READ_GAP``: the console's cost
+    follows its pace, not how fast the agents talk."""
+    room, _clock = seeded
+    registry = Registry(room, AliveProbe())
+    app = console(watch=True)
+    pictures: list[float] = []
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.main.query_one("#sessions", SessionsTable)
+
+        def state() -> str:
+            return str(table.get_cell("frontend", "state")) if "frontend" in table.rows else ""
+
+        await until(pilot, lambda: "idle" in state() and app.statuses.get("watcher") == "on")
+        await pilot.pause(app_module.READ_GAP + 0.5)  # quiet: the pause after the first over
+        app.watch(app, "snapshot", lambda _s: pictures.append(time.monotonic()), init=False)
+        started = time.monotonic()
+        registry.set_state("sess-frontend", SessionState.BUSY)
+        await until(pilot, lambda: "busy" in state())
+        assert time.monotonic() - started < app_module.READ_GAP / 2
+        stream_start = time.monotonic()
+        stream_end = stream_start + 2 * app_module.READ_GAP
+        turn = 0
+        while time.monotonic() < stream_end:
+            turn += 1
+            state_now = SessionState.IDLE if turn % 2 else SessionState.BUSY
+            registry.set_state("sess-frontend", state_now)
+            await pilot.pause(0.1)
+        in_stream = [at for at in pictures if stream_start <= at <= stream_end]
+        assert turn >= 10
+        # one a gap, and one more where the stream's ends fall just beside two pictures
+        assert 1 <= len(in_stream) <= 3, f"{len(in_stream)} pictures in {turn} changes"
 
 
 async def test_what_the_operator_asks_for_is_read_at_once_between_two_pictures(

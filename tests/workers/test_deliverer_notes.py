@@ -5,6 +5,7 @@ from __future__ import annotations
 from agent_room.adapters.processes import SystemProbe
 from agent_room.room.service import Room
 from agent_room.workers.deliverer import REST_INTERVAL, SAFETY_INTERVAL, Deliverer
+from agent_room.workers.lease import STANDBY_INTERVAL
 from tests.fakes import FakeMux
 
 
@@ -23,7 +24,8 @@ def test_a_note_goes_once_nothing_waits(room: Room) -> None:
 
 def test_a_deliverer_rests_only_while_nothing_is_timed(room: Room) -> None:
     """At rest (every session idle, nothing queued) it passes as often as it renews its
-    lease; a busy session, a queued message or standing by bring back the second."""
+    lease; a busy session or a queued message bring back the second, standing by the
+    stand-by's pace."""
     backend = room.join("backend")
     room.join("frontend")
     deliverer = Deliverer(room, FakeMux(), SystemProbe())
@@ -43,5 +45,5 @@ def test_a_deliverer_rests_only_while_nothing_is_timed(room: Room) -> None:
     assert deliverer.next_wait() == SAFETY_INTERVAL
     standby = Deliverer(room, FakeMux(), SystemProbe())
     assert not standby.run_once()
-    assert standby.next_wait() == SAFETY_INTERVAL  # takes over soon when the holder goes
+    assert standby.next_wait() == STANDBY_INTERVAL  # takes over soon when the holder goes
     deliverer.release()

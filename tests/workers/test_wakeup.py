@@ -11,10 +11,14 @@ from pathlib import Path
 import pytest
 
 from agent_room.adapters.processes import SystemProbe
+from agent_room.room.links import Links
 from agent_room.room.service import Room
 from agent_room.turn.store.wake import WAKE_NAME, poke
 from agent_room.workers.deliverer import Deliverer
-from agent_room.workers.lease import LeasedWorker
+from agent_room.workers.injector import Injector
+from agent_room.workers.lease import STANDBY_INTERVAL, LeasedWorker
+from agent_room.workers.memory import MemoryWorker
+from agent_room.workers.notifier import Notifier
 from agent_room.workers.wakeup import WakeListener
 from tests.fakes import FakeMux
 from tests.poll import wait_for
@@ -104,8 +108,8 @@ def test_a_stand_by_does_not_pass_at_each_change_and_takes_over_on_its_clock(
     room: Room,
 ) -> None:
     """Only the lease's holder acts on the room's changes: a stand-by woken by each would
-    only find the lease held again. It looks on its own clock (a second while standing
-    by), and takes over within it once the holder gives the lease up."""
+    only find the lease held again. It looks on its own clock (``STANDBY_INTERVAL``),
+    and takes over within it once the holder gives the lease up."""
     active, finish_active = _running(room.home)
     wait_for(lambda: active.active and active.passes >= 1)
     standby, finish_standby = _running(room.home)
@@ -142,3 +146,40 @@ def test_a_change_wakes_a_worker_while_it_holds_its_lease_or_stops(
         stop.set()
     Worker().while_active(lambda: calls.append("woken"), stop)()
     assert calls == (["woken"] if woken else [])
+
+
+@pytest.mark.parametrize("kind", ["deliverer", "injector", "memory", "notifier"])
+def test_a_stand_by_looks_at_its_lease_at_the_stand_by_pace_whatever_its_work(
+    room: Room, kind: str
+) -> None:
+    """A worker whose lease another holds looks again in ``STANDBY_INTERVAL``, not at its
+    working pace (a second while an agent is in a turn or a timer is due): a console
+    beside a background deliverer stands by with all four."""
+    room.join("backend")
+    room.join("frontend")
+    room.send("backend", "frontend", "ready")  # work a holder would come back for soon
+    Links(room).set_timer("backend", "check", "1s", "look at frontend's answer")
+    opened: list[Room] = []
+
+    def worker() -> Deliverer | Injector | MemoryWorker | Notifier:
+        own = Room.open({"AGENT_ROOM_HOME": room.home}, long_lived=True)
+        opened.append(own)
+        if kind == "deliverer":
+            return Deliverer(own, FakeMux(), SystemProbe())
+        if kind == "injector":
+            return Injector(own, SystemProbe())
+        if kind == "memory":
+            return MemoryWorker(own, SystemProbe())
+        return Notifier(own, SystemProbe(), [])
+
+    holder, standby = worker(), worker()
+    try:
+        holder.run_once()
+        standby.run_once()
+        assert holder.active
+        assert not standby.active
+        assert standby.next_wait() == STANDBY_INTERVAL
+    finally:
+        holder.release()
+        for own in opened:
+            own.close()

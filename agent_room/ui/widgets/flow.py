@@ -14,13 +14,13 @@ message, and each moves every line of the panel up by one.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import ClassVar, NamedTuple
 
+from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
-from rich.text import Text
 from textual.color import Color
 from textual.geometry import Region, Size
 from textual.reactive import var
@@ -88,6 +88,29 @@ TINY = 80
 PADDING = 1
 """Cells of padding each side of a column."""
 
+Piece = tuple[str, Style]
+"""Text of a cell and its style."""
+
+
+def fitted(pieces: Sequence[Piece], width: int) -> Iterator[Piece]:
+    """A cell's pieces cut to ``width`` cells, an ellipsis in the last where they are
+    longer, as Rich's ``Text.truncate`` cuts a text (the ellipsis in the style of the
+    piece it replaces)."""
+    if sum(cell_len(text) for text, _ in pieces) <= width:
+        yield from pieces
+        return
+    room = width - 1
+    for text, style in pieces:
+        length = cell_len(text)
+        if length <= room:
+            yield text, style
+            room -= length
+            continue
+        if room > 0:
+            yield set_cell_size(text, room), style
+        yield "…", style
+        return
+
 
 class FlowTimeline(ScrollView, can_focus=True):
     """The message flow of the room."""
@@ -132,6 +155,8 @@ class FlowTimeline(ScrollView, can_focus=True):
         drawn with other looks are drawn again."""
         self._frame: tuple[Style, Style] | None = None
         """While lines are drawn: the widget's style and the header's."""
+        self._styles: tuple[Style | None, dict[str, Style]] = (None, {})
+        """The widget's style and the styles over it by name (``_styled``)."""
 
     def on_mount(self) -> None:
         """Columns are fitted when the flow is drawn; the newest event stays in sight
@@ -210,7 +235,7 @@ class FlowTimeline(ScrollView, can_focus=True):
         base, header = self._frame
         if y == 0:
             if self._header is None:
-                labels = [Text(column.label) for column in self.columns]
+                labels = [[(column.label, header)] for column in self.columns]
                 self._header = self._line(labels, header, base)
             return self._header
         index = y - 1 + self.scroll_offset.y
@@ -220,24 +245,23 @@ class FlowTimeline(ScrollView, can_focus=True):
         kept = self._lines.get(event.id)
         if kept is not None and kept[0] == event:
             return kept[1]
-        line = self._line(self._cells(event), base, base)
+        line = self._line(self._cells(event, base), base, base)
         self._lines[event.id] = (event, line)
         return line
 
-    def _line(self, cells: Sequence[Text], style: Style, base: Style) -> Strip:
-        """A line of the given cells (new ones: each is cut to its column, an ellipsis
-        where it is longer) in ``style``, padded; the rest of the width filled, as
-        Textual's table fills it."""
-        console = self.app.console
+    def _line(self, cells: Sequence[Sequence[Piece]], style: Style, base: Style) -> Strip:
+        """A line of the given cells (each cut to its column, an ellipsis where it is
+        longer) in ``style``, padded; the rest of the width filled, as Textual's table
+        fills it."""
         pad = Segment(" " * PADDING, style)
         segments: list[Segment] = []
-        for text, column in zip(cells, self.columns, strict=True):
-            text.truncate(column.width, overflow="ellipsis")
+        for pieces, column in zip(cells, self.columns, strict=True):
             segments.append(pad)
-            own = style + console.get_style(text.style) if text.style else style
-            for part in text.render(console, end=""):  # spans: each with the cell's style
-                segments.append(Segment(part.text, own + part.style if part.style else own))
-            if (short := column.width - text.cell_len) > 0:
+            used = 0
+            for text, own in fitted(pieces, column.width):
+                segments.append(Segment(text, own))
+                used += cell_len(text)
+            if (short := column.width - used) > 0:
                 segments.append(Segment(" " * short, style))
             segments.append(pad)
         width = self.size.width
@@ -251,19 +275,37 @@ class FlowTimeline(ScrollView, can_focus=True):
         segments.append(Segment(" " * left, fill))
         return Strip(segments).adjust_cell_length(width, base).simplify()
 
-    def _cells(self, event: FlowEvent) -> list[Text]:
-        """An event's cells, in the order of the columns shown."""
+    def _cells(self, event: FlowEvent, base: Style) -> list[list[Piece]]:
+        """An event's cells, in the order of the columns shown: each its pieces of text
+        with their styles over ``base``."""
+        styled = self._styled(base)
         kind = f"{event.message_kind} {event.kind}" if event.message_kind else event.kind
         colour = self.app.theme_variables.get(STATUS_COLOURS.get(event.status, ""), "")
-        cells = {
-            "time": Text(self._time(event.at), style="dim"),
-            "mark": Text(EVENT_MARKS.get(event.kind, "·")),
-            "event": Text(kind),
-            "route": Text.assemble(f"@{event.sender}", (" → ", "dim"), f"@{event.recipient}"),
-            "status": Text(event.status, style=colour),
-            "summary": Text(printable(event.summary)),
+        dim = styled("dim")
+        cells: dict[str, list[Piece]] = {
+            "time": [(self._time(event.at), dim)],
+            "mark": [(EVENT_MARKS.get(event.kind, "·"), base)],
+            "event": [(kind, base)],
+            "route": [(f"@{event.sender}", base), (" → ", dim), (f"@{event.recipient}", base)],
+            "status": [(event.status, styled(colour) if colour else base)],
+            "summary": [(printable(event.summary), base)],
         }
         return [cells[column.key] for column in self.columns]
+
+    def _styled(self, base: Style) -> Callable[[str], Style]:
+        """``base`` with a style by its name (``dim``, a theme's colour), each found once
+        for the lines drawn with the same looks."""
+        if self._styles[0] != base:
+            self._styles = (base, {})
+        found = self._styles[1]
+        console = self.app.console
+
+        def style(name: str) -> Style:
+            if (known := found.get(name)) is None:
+                known = found[name] = base + console.get_style(name)
+            return known
+
+        return style
 
     def _time(self, at: float) -> str:
         moment = datetime.fromtimestamp(at, tz=UTC if self.utc else None)
