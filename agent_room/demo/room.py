@@ -25,6 +25,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from agent_room.adapters.install import agent_room_command
 from agent_room.demo import others
 from agent_room.demo.conversation import AGENTS
 from agent_room.demo.folder import PREFIX
@@ -78,14 +79,6 @@ def _tmux() -> str:
     if found is None:
         raise NotFound("tmux is not installed: the demo runs its agents in tmux (apt install tmux)")
     return found
-
-
-def _agent_room() -> list[str]:
-    """This install's ``agent-room`` (beside this Python), else ``python -m agent_room``."""
-    beside = Path(sys.executable).parent / "agent-room"
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return [str(beside)]
-    return [sys.executable, "-m", "agent_room"]
 
 
 CONSOLE_CLOSED = (
@@ -178,7 +171,7 @@ class _Setup:
             'hint=$1; shift; while :; do "$@"; printf "\\n%s\\n" "$hint"; '
             + "read -r _ || exit; done"
         )
-        again = ["sh", "-c", loop, "sh", CONSOLE_CLOSED, *_agent_room()]
+        again = ["sh", "-c", loop, "sh", CONSOLE_CLOSED, *agent_room_command()]
         self.run(
             *self.tmux,
             "new-session", "-d", "-s", SESSION, "-n", "console", "-x", "160", "-y", "48",
@@ -212,13 +205,14 @@ class _Setup:
             name = others.agent_name(kind)
             work = self.demo.root / "work" / name
             work.mkdir(parents=True, exist_ok=True)
-            self.run(*_agent_room(), "start", name, "--agent", kind, "--cwd", str(work), "--detach")
+            start = [*agent_room_command(), "start", name, "--agent", kind, "--cwd", str(work)]
+            self.run(*start, "--detach")
         for kind in self.clients:
             others.greet(self.tmux, others.agent_name(kind), kind)
 
     def agent(self, name: str) -> None:
         work = self.demo.root / "work" / name
-        start = [*_agent_room(), "start", name, "--cwd", str(work), "--detach"]
+        start = [*agent_room_command(), "start", name, "--cwd", str(work), "--detach"]
         if not self.claude:
             simulator = [sys.executable, "-m", "agent_room.demo.simulator"]
             simulator += ["--answer-after", f"{DIALOG_SECONDS:g}"]
@@ -244,7 +238,7 @@ def start(environ: Mapping[str, str], *, claude: bool = False, clients: Sequence
         setup = _Setup(demo, environ, claude, clients)
         Room.open({"AGENT_ROOM_HOME": str(demo.home)}).close()  # schema first, then writers
         setup.server()
-        setup.window("watch", *_agent_room(), "watch")
+        setup.window("watch", *agent_room_command(), "watch")
         director = [sys.executable, "-m", "agent_room.demo.director"]
         if claude:
             director += ["--claude", "--url-file", str(demo.root / "model-url")]

@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from agent_room.adapters.install import agent_room_command
 from agent_room.demo.conversation import SCRIPTS
 from agent_room.demo.model_api import Script
 from agent_room.turn.core.printable import printable
@@ -42,11 +43,11 @@ BOLD, DIM, RESET = "\033[1m", "\033[2m", "\033[0m"
 
 
 def _agent_room() -> list[str]:
-    """The ``agent-room`` the launcher named ($AGENT_ROOM_BIN), else this Python's."""
+    """The ``agent-room`` the launcher named ($AGENT_ROOM_BIN), else this install's."""
     given = os.environ.get("AGENT_ROOM_BIN", "")
     if given and os.access(given, os.X_OK):
         return [given]
-    return [sys.executable, "-m", "agent_room"]
+    return agent_room_command()
 
 
 class Simulator:

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_room.adapters.install import agent_room_command
 from agent_room.turn.store.home import open_private, room_home
 from agent_room.turn.store.wake import listening
 
@@ -44,7 +44,7 @@ def start_deliverer(environ: Mapping[str, str]) -> Started | None:
     log = open_private(Path(home, LOG_FILE), os.O_WRONLY | os.O_APPEND)
     try:
         proc = subprocess.Popen(
-            [*_agent_room(), "watch", "--background"],
+            [*agent_room_command(), "watch", "--background"],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,
@@ -59,11 +59,3 @@ def start_deliverer(environ: Mapping[str, str]) -> Started | None:
     if proc.poll() is not None:
         return Started(proc.pid, f"the background deliverer exited at once (see {home}/{LOG_FILE})")
     return Started(proc.pid)
-
-
-def _agent_room() -> list[str]:
-    """This install's ``agent-room`` (beside this Python), else ``python -m agent_room``."""
-    beside = Path(sys.executable).parent / "agent-room"
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return [str(beside)]
-    return [sys.executable, "-m", "agent_room"]
