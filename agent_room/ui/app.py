@@ -84,13 +84,17 @@ if TYPE_CHECKING:  # the workers load after the first paint (see ``_supervise``)
 AGE_REFRESH = 30.0
 """Seconds after which an unchanged room is posted again, so the ages move on."""
 READ_GAP = 2.0
-"""Seconds the reader waits after posting a changed room before it reads again: while
-agents talk the room changes several times a message (a send, its delivery, the turns it
-starts and ends), and each picture costs the console a read and a redraw; the changes of
-two seconds are gathered into one picture, so the console's cost follows this pace, not
-how fast the agents talk (a monitor's pace: ``top`` redraws every three seconds). The
-first change after a quiet spell shows at once, and so does what the operator just did
-(``action_reread`` ends the wait); keys are never paced."""
+"""Seconds the reader waits after posting a changed room before it reads again, while the
+room changes fast (``reading.Pace``: agents talking change it several times a message,
+a send, its delivery, the turns it starts and ends): each picture costs the console a
+read and a redraw, and the changes of two seconds are gathered into one, so the
+console's cost follows this pace, not how fast the agents talk (a monitor's pace:
+``top`` redraws every three seconds). A room that changes now and then shows each change
+at once, and so does what the operator just did (``action_reread`` ends the wait); keys
+are never paced."""
+SETTLE = 0.25
+"""Seconds the reader waits after any picture: a hook and what the workers write in
+reply come as a few changes within a tenth of a second, and make one picture."""
 WORKERS = ("reader", "watcher", "deliverer", "injector", "memory", "notifier")
 WORKER_THREADS = 16
 """Threads for the console's thread workers. The reader and the code reader each hold a
@@ -469,17 +473,17 @@ class RoomConsole(App[int]):
                 if not snapshot.same_content(last) or stale:
                     self.post_message(SnapshotReady(snapshot))
                     last = snapshot
-                    self._pause()
+                    self._pause(READ_GAP if reading.pace.busy() else SETTLE)
             self._wake.wait(guard.pause(max(0.0, due - time.monotonic())))
 
-    def _pause(self) -> None:
-        """Between two pictures: ``READ_GAP``, unless the operator asks first. The
+    def _pause(self, gap: float) -> None:
+        """Between two pictures: ``gap`` seconds, unless the operator asks first. The
         room's changes meanwhile are read at its end: the console's watch may rest."""
         self._hurry.clear()
         self._pausing.set()
         try:
             if not (self._asked.is_set() or self._stop.is_set()):
-                self._hurry.wait(READ_GAP)
+                self._hurry.wait(gap)
         finally:
             self._pausing.clear()
             if self._shared_watch is not None:

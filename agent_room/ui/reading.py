@@ -12,17 +12,70 @@ at a safety pass (unless the room's injector checks them: the console's own, or 
 machine the one it stands by for): a process found ended is written to the room, which
 moves the count, so the room is read only then.
 A pass the operator asked for always reads.
+
+``Pace`` tells the reader how fast the room changes: while it changes many times a second
+(agents talking: a send, its delivery, the turns it starts and ends) the reader gathers
+the changes into a picture every ``READ_GAP``; a room that changes now and then (a hook
+every few tenths of a second) shows each change at once.
 """
 
 from __future__ import annotations
 
 import time
+from collections import deque
+from itertools import pairwise
 
 from agent_room.core.snapshot import RoomSnapshot
 from agent_room.room.snapshot import OUTSIDE_INTERVAL, SnapshotReader
 
-FULL_READ = 10.0
-"""Seconds between two reads of a room that nothing was written to."""
+FULL_READ = 30.0
+"""Seconds between two reads of a room that nothing was written to: its ages and time
+windows move on that often, as the console posts an unchanged room again (``AGE_REFRESH``)."""
+BUSY_RATE = 8.0
+"""Changes of the room a second from which the reader gathers them into a picture every
+``READ_GAP``: fifty agents sending two messages a second change it about sixteen times a
+second; an agent's hooks, one every few tenths of a second, two to five."""
+WINDOW = 1.0
+"""Seconds over which the room's rate of change is taken (at the least)."""
+
+
+class Pace:
+    """The room's recent changes, as the reader's passes found its change count."""
+
+    def __init__(self, *, busy_rate: float = BUSY_RATE, window: float = WINDOW) -> None:
+        self.busy_rate = busy_rate
+        self.window = window
+        self._seen: deque[tuple[float, int]] = deque()
+        self._passes = 0
+
+    def note(self, count: int | None, now: float) -> None:
+        """A pass found the change count at ``count`` (None on PostgreSQL, whose reader is
+        woken only by changes: each pass counts one)."""
+        if count is None:
+            self._passes += 1
+            count = self._passes
+        self._seen.append((now, count))
+        while len(self._seen) > 1 and self._seen[1][0] <= now - self.window:
+            self._seen.popleft()  # the oldest kept is the last at or before the window
+
+    def busy(self) -> bool:
+        """Whether the room changed at ``busy_rate`` or faster over the last ``window``.
+
+        The changes a pass found are spread over the time since the pass before: after a
+        pause they came all along it; after a quiet spell the reader, woken by the first
+        change, finds it at once, so a stream that has just begun counts little (its
+        first changes show at once)."""
+        if len(self._seen) < 2:
+            return False
+        start = self._seen[-1][0] - self.window
+        changes = 0.0
+        for (before_at, before), (at, count) in pairwise(self._seen):
+            if at <= start:
+                continue
+            span = at - before_at
+            share = (at - max(before_at, start)) / span if span > 0 else 1.0
+            changes += (count - before) * share
+        return changes / self.window >= self.busy_rate
 
 
 class Reading:
@@ -37,6 +90,8 @@ class Reading:
         self._listed: object = None
         self._listed_at = float("-inf")
         self._read_at = float("-inf")
+        self.pace = Pace()
+        """How fast the room changes, from the passes' change counts."""
 
     def read(self, *, timed: bool = False, asked: bool = False) -> RoomSnapshot | None:
         """The room now, or None when nothing shown can have changed since the last read.
@@ -47,6 +102,7 @@ class Reading:
             self.reader.check_liveness()
         count = self.reader.room.store.changes()
         now = time.monotonic()
+        self.pace.note(count, now)
         native = self.reader.native
         if native is not None and now - self._listed_at >= OUTSIDE_INTERVAL:
             self._listed, self._listed_at = native.sessions(), now

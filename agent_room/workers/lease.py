@@ -2,7 +2,7 @@
 
 Exactly one deliverer and one injector act per room; the others stand by. The holder
 renews now and then (every write wakes every watcher, so not on every pass) and gives
-the lease up when it stops. A stand-by looks at the lease on its own clock, every two
+the lease up when it stops. A stand-by looks at the lease on its own clock, every three
 seconds (``STANDBY_INTERVAL``), not at every change of the room
 (``LeasedWorker.while_active``): it takes over at its next look once the holder gave the
 lease up or its process is gone (pid and start time), or once the holder stopped
@@ -27,9 +27,10 @@ holder that hangs, or a host gone from a PostgreSQL room. Renewed every third of
 renewal is a write, and every write wakes every watcher of the room."""
 RENEW_INTERVAL = LEASE_TTL / 3
 """Seconds between a holder's renewals: the longest a leased worker at rest sleeps."""
-STANDBY_INTERVAL = 2.0
-"""Seconds between a stand-by's looks at its lease: it takes over within this of the
-holder giving the lease up or its process ending. A console beside a background
+STANDBY_INTERVAL = RENEW_INTERVAL
+"""Seconds between a stand-by's looks at its lease, as long as a holder at rest waits
+between two renewals: it takes over within this of the holder giving the lease up or its
+process ending. A console beside a background
 deliverer stands by with four workers, so each look is one lease read a worker."""
 
 
@@ -75,7 +76,7 @@ class Lease:
         return self.active
 
     def release(self) -> None:
-        """Give the lease up so a stand-by takes over at its next look (two seconds).
+        """Give the lease up so a stand-by takes over at its next look (three seconds).
 
         A worker stopping on a full disk or a locked room cannot write: the lease then
         expires by itself (or is taken at once, once this process is gone)."""
@@ -106,7 +107,7 @@ class LeasedWorker:
         return self.lease is not None and self.lease.standing_by
 
     def release(self) -> None:
-        """Give the lease up so a stand-by takes over at its next look (two seconds)."""
+        """Give the lease up so a stand-by takes over at its next look (three seconds)."""
         if self.lease is not None:
             self.lease.release()
 

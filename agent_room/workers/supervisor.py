@@ -5,7 +5,7 @@ the console run the same workers: the deliverer, the link injector, the memory w
 the notifier. Each runs in a thread of its own on a connection of its own (a slow tmux
 command in the deliverer never delays a crossing or a timer), under its lease: one
 process per room (per host, for memory) acts, the others stand by and take over within
-two seconds of the holder stopping (``STANDBY_INTERVAL``), since a worker gives its lease
+three seconds of the holder stopping (``STANDBY_INTERVAL``), since a worker gives its lease
 up when it ends.
 
 A passing fault (the room locked, a full disk) never ends a worker: its ``Guard`` retries
