@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Callable
 from itertools import pairwise
 
 from agent_room.core.snapshot import RoomSnapshot
@@ -49,8 +50,8 @@ class Pace:
         self._passes = 0
 
     def note(self, count: int | None, now: float) -> None:
-        """A pass found the change count at ``count`` (None on PostgreSQL, whose reader is
-        woken only by changes: each pass counts one)."""
+        """A pass found the change count at ``count`` (None where no count is known: each
+        pass counts one, its reader being woken by changes)."""
         if count is None:
             self._passes += 1
             count = self._passes
@@ -81,8 +82,11 @@ class Pace:
 class Reading:
     """The reader thread's own: which passes read the room."""
 
-    def __init__(self, reader: SnapshotReader) -> None:
+    def __init__(self, reader: SnapshotReader, *, heard: Callable[[], int] | None = None) -> None:
         self.reader = reader
+        self.heard = heard
+        """The changes the room's watch heard, counted: the pace's count on PostgreSQL,
+        where the room keeps none (each write notifies)."""
         self._count: int | None = None
         """The room's change count at the last read (None: read at the next pass)."""
         self._outside: object = None
@@ -102,7 +106,7 @@ class Reading:
             self.reader.check_liveness()
         count = self.reader.room.store.changes()
         now = time.monotonic()
-        self.pace.note(count, now)
+        self.pace.note(count if count is not None or self.heard is None else self.heard(), now)
         native = self.reader.native
         if native is not None and now - self._listed_at >= OUTSIDE_INTERVAL:
             self._listed, self._listed_at = native.sessions(), now

@@ -388,7 +388,7 @@ async def test_a_room_that_changes_now_and_then_shows_each_change_at_once_a_busy
     seeded: tuple[Room, FrozenClock],
 ) -> None:
     """A turn started or ended every half second (an agent's hooks) is on screen well
-    within ``READ_GAP`` each time; while the room changes twenty times a second (agents
+    within ``READ_GAP`` each time; while the room changes tens of times a second (agents
     talking), the changes are gathered into a picture every ``READ_GAP``: the console's
     cost follows its pace, not how fast the agents talk. Through the console's own watch
     of the room, as a user runs it."""
@@ -418,13 +418,14 @@ async def test_a_room_that_changes_now_and_then_shows_each_change_at_once_a_busy
         stream_start = time.monotonic()
         stream_end = stream_start + 2 * app_module.READ_GAP
         turn = 0
-        while time.monotonic() < stream_end:
+        while time.monotonic() < stream_end:  # two changes each 0.05 s: forty a second
             turn += 1
-            state_now = SessionState.IDLE if turn % 2 else SessionState.BUSY
-            registry.set_state("sess-frontend", state_now)
+            there, back = (SessionState.BUSY, SessionState.IDLE)[:: 1 if turn % 2 else -1]
+            registry.set_state("sess-frontend", there)
+            registry.set_state("sess-frontend", back)  # each turn ends in the other state
             await pilot.pause(0.05)
         in_stream = [at for at in pictures if stream_start <= at <= stream_end]
-        assert turn >= 20
+        assert turn >= 10  # at least ten changes a second, however loaded the machine
         # a picture a gap; the first ones come before the stream counts as busy
         assert 1 <= len(in_stream) <= 6, f"{len(in_stream)} pictures in {turn} changes"
 

@@ -37,8 +37,8 @@ def test_the_rate_is_over_the_window_however_long_the_reader_paused() -> None:
     assert pace.busy()
 
 
-def test_on_postgresql_each_pass_counts_one_change() -> None:
-    """No change count there: the reader is woken only by changes."""
+def test_without_a_count_each_pass_counts_one_change() -> None:
+    """A reader that knows no count of the room's changes is woken only by changes."""
     pace = Pace(busy_rate=8.0, window=1.0)
     for n in range(4):
         pace.note(None, 0.25 * n)
