@@ -166,9 +166,9 @@ class RoomConsole(App[int]):
         self._hurry = threading.Event()
         """The reader's wait between pictures ends now (the operator asked, or stopping)."""
         self._pausing = threading.Event()
+        """Set while the reader pauses between two pictures."""
         self._heard = 0
         """Changes the room's watch heard (``_room_changed``)."""
-        """Set while the reader pauses between two pictures."""
         self._injector = "off"
         """The console's injector's status (set on the main thread, read by the reader):
         ``active``, or ``standby`` while another process's is active."""
