@@ -16,7 +16,10 @@ settings (file watcher, delivery worker and liveness checks on). The parts:
    from starting the pane until its screen shows all the sessions and the message count
    (read with ``capture-pane`` every 10 ms), over several fresh processes; for every
    install (``_installs``: the tree's dev install, with ``--wheel`` its wheel in a fresh
-   venv, with ``--baseline REV`` the same for a revision), one of each per round;
+   venv, with ``--baseline REV`` the same for a revision), one of each per round; beside
+   them, in the same rounds, the floor of this machine: a bare Textual app of the same
+   shape (a header, the two marks, a table of as many rows, a footer) started the same
+   way. It reads no room; no console can paint before it;
 2. resident memory of the console right after that paint (``VmRSS``);
 3. CPU at rest: a room of 50 live sessions (each a real process the liveness check
    finds alive) with a settled history of as many messages as the big room; after the
@@ -42,6 +45,7 @@ import compileall
 import json
 import os
 import random
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -88,6 +92,30 @@ HOOK_BUDGET_S = 0.25
 MEMORY_BUDGET_MB = 200.0
 CPU_BUDGET_PCT = 0.5
 SIZE = (160, 48)
+PEER = "bare Textual app"
+BARE_PAINT = """
+import sys
+from textual.app import App
+from textual.widgets import DataTable, Footer, Header, Static
+
+sessions, messages = int(sys.argv[1]), int(sys.argv[2])
+
+class Bare(App):
+    def compose(self):
+        yield Header()
+        yield Static(f"Sessions {sessions}/{sessions}  {messages:,} messages")
+        yield DataTable()
+        yield Footer()
+
+    def on_mount(self):
+        table = self.query_one(DataTable)
+        table.add_columns("name", "agent", "state", "cwd", "age")
+        for n in range(sessions):
+            table.add_row(f"agent-{n:04d}", "claude", "idle", "/srv/repo", "1m")
+
+Bare().run()
+"""
+"""The floor of the first paint: a Textual app of the console's shape that reads nothing."""
 
 
 @dataclass(frozen=True)
@@ -261,12 +289,16 @@ class Pane:
 
     _count = 0
 
-    def __init__(self, home: Path, config: Path, install: Install | None = None) -> None:
+    def __init__(
+        self, home: Path, config: Path, install: Install | None = None, command: str = ""
+    ) -> None:
         Pane._count += 1
         self.install = install or dev_install("dev", ROOT)
         """Whose ``agent-room`` runs (the tree's dev install unless given)."""
         self.home = home
         self.config = config
+        self.command = command
+        """The pane's command, if not ``install``'s console (the bare peer)."""
         self.socket = f"bench-console-{os.getpid()}-{Pane._count}"
         self.env = self.install.env(home, XDG_CONFIG_HOME=str(config), TERM="xterm-256color")
         self.tmux = shutil.which("tmux") or "tmux"
@@ -283,7 +315,7 @@ class Pane:
 
     def start(self) -> float:
         """Start the console; return the moment just before."""
-        command = console_command(self.install, self.home, self.config)
+        command = self.command or console_command(self.install, self.home, self.config)
         size = ["-x", str(SIZE[0]), "-y", str(SIZE[1])]
         started = time.perf_counter()
         subprocess.run(
@@ -357,24 +389,27 @@ def paint_runs(
     installs: Sequence[Install],
 ) -> dict[str, dict[str, list[float]]]:
     """Fresh consoles on the big room, one of each install per round (the first turning
-    round by round): wall seconds to the first full paint, resident MB and CPU seconds
-    after it."""
+    round by round), then the bare peer: wall seconds to the first full paint, resident MB
+    and CPU seconds after it."""
     marks = (f"Sessions {sessions}/{sessions}", f"{sizes.messages:,} messages")
+    bare = f"exec {venv_python()} -c {shlex.quote(BARE_PAINT)} {sessions} {sizes.messages}"
     found: dict[str, dict[str, list[float]]] = {
-        i.label: {"paint": [], "rss": [], "cpu": []} for i in installs
+        label: {"paint": [], "rss": [], "cpu": []} for label in [*(i.label for i in installs), PEER]
     }
     # the first round warms the page cache (and compiles a revision's bytecode)
     for run, order in enumerate(rounds(installs, sizes.paint_runs + 1)):
-        for install in order:
-            pane = Pane(homes[install.label], tmp / "config", install)
+        for install in [*order, None]:
+            label = PEER if install is None else install.label
+            home = homes[installs[0].label if install is None else label]
+            pane = Pane(home, tmp / "config", install, bare if install is None else "")
             try:
                 seconds = first_paint(pane, marks)
                 if run > 0:
-                    found[install.label]["paint"].append(seconds)
-                    found[install.label]["rss"].append(rss_mb(pane.pid()))
-                    found[install.label]["cpu"].append(cpu_seconds(pane.pid()))
+                    found[label]["paint"].append(seconds)
+                    found[label]["rss"].append(rss_mb(pane.pid()))
+                    found[label]["cpu"].append(cpu_seconds(pane.pid()))
                 warm = " (warm-up)" if run == 0 else ""
-                say(quiet, f"{install.label}, {sessions} sessions: first paint"
+                say(quiet, f"{label}, {sessions} sessions: first paint"
                            f" {seconds * 1e3:.0f} ms{warm}")  # fmt: skip
             finally:
                 pane.stop()
@@ -714,7 +749,8 @@ def paint_checks(paint: dict[str, Any], current: list[str]) -> list[tuple[str, s
 
 
 def print_paint(paint: dict[str, Any], labels: list[str]) -> None:
-    """The first paint of every install side by side, room by room (medians)."""
+    """The first paint of every install side by side, room by room (medians), with the
+    bare peer's and each install's time over it (what the console itself adds)."""
     rows = []
     for n, size in paint["sizes"].items():
         got = size["installs"]
@@ -724,10 +760,13 @@ def print_paint(paint: dict[str, Any], labels: list[str]) -> None:
             ("  CPU to first paint, ms", "cpu_to_first_paint", "median_ms"),
             ("  resident memory, MB", "rss_mb", "median"),
         ):
-            rows.append([name, *(f"{got[label][key][stat]:.0f}" for label in labels)])
+            rows.append([name, *(f"{got[label][key][stat]:.0f}" for label in [*labels, PEER])])
+        floor = got[PEER]["first_paint"]["median_ms"]
+        over = (got[label]["first_paint"]["median_ms"] - floor for label in labels)
+        rows.append(["  over the bare app, ms", *(f"{ms:+.0f}" for ms in over), "0"])
     load = paint["load_average"][0]
     print_table(
-        ["median", *labels],
+        ["median", *labels, PEER],
         rows,
         title=f"First paint, installs by turns (load average {load:.1f} on {os.cpu_count()}"
         " cores: wall time includes waiting)",
