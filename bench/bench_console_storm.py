@@ -40,6 +40,12 @@ a header, a table of 50 rows, a footer). Who delivers (``--deliverer``):
 With ``--baseline REV`` the same runs again with that revision's console (a fresh room
 each; the agents, sends and bare app stay the tree's), the installs by turns.
 
+``--engine postgresql`` runs every room on PostgreSQL instead of SQLite: a throw-away
+cluster of Debian's server (``tests/pgcluster.py``) on this machine, each room a schema
+named in its ``room.conf`` before the room is made, as the guide to several machines has
+a user do. The console paces itself by the notifications its watch hears there (SQLite
+has a change count); this run shows whether that holds the same budget.
+
 Budget (the tree's console): key to screen in the storm at most 2x the bare app's, at the
 median and at p95; at most 10 ms of console CPU per message. Results go to
 ``bench/results/console_storm.json``; the exit code is 1 when the budget fails.
@@ -53,6 +59,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import tempfile
 import threading
 import time
@@ -76,6 +83,9 @@ from _rest import bare_command
 from _tmux_observer import TmuxServer, perf
 from bench_console import cpu_seconds
 from bench_storm import Storm
+
+sys.path.insert(0, str(ROOT))  # the throw-away cluster of the tests
+from tests.pgcluster import Cluster, server_bin
 
 RATIO_BUDGET = 2.0
 """Key to screen in the storm: at most this many times the bare app's (median and p95)."""
@@ -219,7 +229,7 @@ def _steady_window(
     with storm.db() as conn:
         delivered = conn.execute(
             f"SELECT count(*) FROM messages WHERE status IN ('delivered', 'read') AND id IN"
-            f" ({','.join('?' * len(ids))})",
+            f" ({storm.marks(len(ids))})",
             ids,
         ).fetchone()[0]
     per = used / delivered * 1e3 if delivered else float("nan")
@@ -238,13 +248,21 @@ def _steady_window(
 
 
 def run_install(
-    install: Install, sizes: Sizes, deliverer: str, tmp: Path, step: Callable[[str], None]
+    install: Install,
+    sizes: Sizes,
+    deliverer: str,
+    tmp: Path,
+    step: Callable[[str], None],
+    cluster: Cluster | None = None,
 ) -> dict[str, Any]:
-    """One fresh room with ``install``'s console: the storm with keys, then the steady sends."""
+    """One fresh room with ``install``'s console: the storm with keys, then the steady sends;
+    on ``cluster``'s PostgreSQL if given."""
     scratch = tmp / install.slug
     scratch.mkdir()
     (scratch / "config").mkdir()
-    storm = Storm(scratch, sizes.agents, sizes.messages, install.source)
+    schema = re.sub(r"\W", "_", f"storm_{install.slug}_{os.getpid()}").lower()
+    database = cluster.new_room(schema) if cluster is not None else ""
+    storm = Storm(scratch, sizes.agents, sizes.messages, install.source, database)
     try:
         step(f"{install.label}: {sizes.agents} stand-in agents registering")
         storm.start_agents()
@@ -328,6 +346,10 @@ def main(argv: list[str] | None = None) -> int:
         " itself (the watch setting off), or an agent-room watch started first",
     )  # fmt: skip
     parser.add_argument("--baseline", metavar="REV", help="also run this revision's console")
+    parser.add_argument(
+        "--engine", choices=("sqlite", "postgresql"), default="sqlite",
+        help="the rooms' engine (postgresql: a throw-away cluster of Debian's server)",
+    )  # fmt: skip
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     args = parser.parse_args(argv)
     sizes = with_given(
@@ -340,6 +362,12 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("tmux is required: the console is measured in a real tmux pane")
     compileall.compile_dir(ROOT / "agent_room", quiet=1)  # timed as installed
     step = progress(args.quiet, "[bench_console_storm]")
+    cluster = None
+    if args.engine == "postgresql":
+        bindir = server_bin()
+        if bindir is None:
+            raise SystemExit("PostgreSQL's server is not installed (Debian's postgresql)")
+        cluster = Cluster(bindir)
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="agent-room-console-storm-") as raw:
         tmp = Path(raw)
@@ -349,10 +377,14 @@ def main(argv: list[str] | None = None) -> int:
                 compileall.compile_dir(worktree / "agent_room", quiet=1)
             installs = installs_of(False, args.baseline, worktree, tmp, step)
             for install in reversed(installs):  # the baseline first, then the tree's
-                results[install.label] = run_install(install, sizes, args.deliverer, tmp, step)
+                results[install.label] = run_install(
+                    install, sizes, args.deliverer, tmp, step, cluster
+                )
         finally:
             if worktree is not None:
                 remove_worktree(worktree)
+            if cluster is not None:
+                cluster.destroy()
     labels = list(reversed(results))
     rows = []
     for name, get in (
@@ -382,7 +414,8 @@ def main(argv: list[str] | None = None) -> int:
     print_table(
         ["measure", *labels], rows,
         title=f"Console in a storm: {sizes.agents} agents x {sizes.messages} messages, then"
-        f" {sizes.rate:g}/s for {sizes.steady_seconds:g} s ({args.deliverer} delivers)",
+        f" {sizes.rate:g}/s for {sizes.steady_seconds:g} s ({args.deliverer} delivers,"
+        f" {args.engine})",
     )  # fmt: skip
     verdicts = checks(results["dev"])
     print_table(
@@ -397,6 +430,7 @@ def main(argv: list[str] | None = None) -> int:
             "quick": args.quick,
             "sizes": asdict(sizes),
             "deliverer": args.deliverer,
+            "engine": args.engine,
             "baseline_rev": args.baseline,
             "git": git_state(),
             "installs": results,

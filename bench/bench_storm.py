@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import shlex
-import sqlite3
 import subprocess
 import tempfile
 import threading
@@ -39,6 +38,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import psycopg
 from _common import (
     ROOT,
     Stats,
@@ -61,11 +61,15 @@ from _tmux_observer import TmuxServer
 class Storm:
     """The agents, the watcher and the sends of one run."""
 
-    def __init__(self, scratch: Path, agents: int, messages: int, source: Path = ROOT) -> None:
+    def __init__(
+        self, scratch: Path, agents: int, messages: int, source: Path = ROOT, database: str = ""
+    ) -> None:
         self.scratch = scratch
         self.home = scratch / "room"
         self.source = source
         """Whose code the room, the hooks, the sends and the watch run (a baseline's tree)."""
+        self.database = database
+        """The room's PostgreSQL URL (naming its password file), or empty: SQLite."""
         self.env = bench_env(self.home, PYTHONPATH=str(source))
         self.names = [f"agent{n:02d}" for n in range(agents)]
         self.messages = messages
@@ -73,9 +77,15 @@ class Storm:
         self.sends: list[Send] = []
         self.watch: subprocess.Popen[bytes] | None = None
 
-    def db(self) -> contextlib.closing[sqlite3.Connection]:
-        """A read-only look at the room."""
-        return read_only(self.home)
+    def db(self) -> contextlib.closing[Any]:
+        """A look at the room: read-only on SQLite, autocommit on PostgreSQL."""
+        if not self.database:
+            return read_only(self.home)
+        return contextlib.closing(psycopg.connect(self.database, autocommit=True))
+
+    def marks(self, count: int) -> str:
+        """``count`` placeholders, comma-separated, in the room's engine's style."""
+        return ",".join(("%s" if self.database else "?") for _ in range(count))
 
     def start(self) -> None:
         """The agents in their panes (each pane's output logged), then the watcher."""
@@ -85,7 +95,13 @@ class Storm:
     def start_agents(self) -> None:
         """The agents in their panes (each pane's output logged), every one registered."""
         # the room made by the room's own commands, as any revision's CLI makes it (a name
-        # joined and gone again); from the scratch folder: ``-m`` puts it first on the path
+        # joined and gone again); from the scratch folder: ``-m`` puts it first on the path.
+        # On PostgreSQL the room's file names the database first, as the machines guide says
+        if self.database:
+            self.home.mkdir(mode=0o700, parents=True)
+            conf = self.home / "room.conf"
+            conf.touch(mode=0o600)
+            conf.write_text(f"database = {self.database}\n")
         for words in (["join", "storm-setup"], ["leave", "storm-setup"]):
             run = [str(venv_python()), "-m", "agent_room", *words]
             subprocess.run(run, env=self.env, cwd=self.scratch, check=True, capture_output=True)
@@ -126,7 +142,10 @@ class Storm:
     def deliverer(self) -> int | None:
         """The pid holding the deliverer's lease."""
         with self.db() as conn:
-            row = conn.execute("SELECT pid FROM leases WHERE name = 'deliverer'").fetchone()
+            # on PostgreSQL each host has its own (``deliverer@HOST``); this run has one host
+            row = conn.execute(
+                "SELECT pid FROM leases WHERE name = 'deliverer' OR name LIKE 'deliverer@%'"
+            ).fetchone()
         return None if row is None else int(row[0])
 
     def sender(self, index: int, go: threading.Event) -> None:
@@ -219,7 +238,7 @@ def timings(storm: Storm, started: float) -> dict[str, Any]:
     with storm.db() as conn:
         rows = conn.execute(
             f"SELECT recipient, created_at, delivered_at FROM messages WHERE id IN"
-            f" ({','.join('?' * len(ids))})",
+            f" ({storm.marks(len(ids))})",
             ids,
         ).fetchall()
     done = [r for r in rows if r[2] is not None]

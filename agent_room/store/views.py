@@ -110,6 +110,13 @@ def last_message_id(store: StoreBase) -> int:
     return int(store.conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0])
 
 
+def last_event_id(store: StoreBase) -> int:
+    """The newest event's id in the room's log (0 in an empty room). The log takes one
+    event for each change the operator sees (a message sent, nudged, delivered, read; a
+    turn begun or ended; a session joined), on either engine."""
+    return int(store.conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()[0])
+
+
 def traffic(store: StoreBase, last: int, window: int) -> list[Row]:
     """Message counts per (sender, recipient) over the ``window`` messages up to ``last``.
 

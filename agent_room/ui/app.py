@@ -85,8 +85,8 @@ AGE_REFRESH = 30.0
 """Seconds after which an unchanged room is posted again, so the ages move on."""
 READ_GAP = 2.0
 """Seconds the reader waits after posting a changed room before it reads again, while the
-room changes fast (``reading.Pace``: agents talking change it several times a message,
-a send, its delivery, the turns it starts and ends): each picture costs the console a
+room changes fast (``reading.Pace``: agents talking log several events a message, a
+send, its delivery, the turns it starts and ends): each picture costs the console a
 read and a redraw, and the changes of two seconds are gathered into one, so the
 console's cost follows this pace, not how fast the agents talk (a monitor's pace:
 ``top`` redraws every three seconds). A room that changes now and then shows each change
@@ -167,8 +167,6 @@ class RoomConsole(App[int]):
         """The reader's wait between pictures ends now (the operator asked, or stopping)."""
         self._pausing = threading.Event()
         """Set while the reader pauses between two pictures."""
-        self._heard = 0
-        """Changes the room's watch heard (``_room_changed``)."""
         self._injector = "off"
         """The console's injector's status (set on the main thread, read by the reader):
         ``active``, or ``standby`` while another process's is active."""
@@ -451,7 +449,7 @@ class RoomConsole(App[int]):
         # a room locked for long, a full disk: say so in the status bar, keep reading
         guard = Guard("reader", room.store, self._problems("reader", "on"))
         last: RoomSnapshot | None = self._first  # the picture already on screen
-        reading = Reading(reader, heard=lambda: self._heard)  # most wake-ups change nothing
+        reading = Reading(reader)  # most wake-ups at rest change nothing shown
         one_host = room.store.engine == "sqlite"
         safety = self.settings.safety_interval
         due = time.monotonic()
@@ -491,12 +489,6 @@ class RoomConsole(App[int]):
             if self._shared_watch is not None:
                 self._shared_watch.hurry()  # the next change is to be read at once
 
-    def _room_changed(self) -> None:
-        """The room's watch heard a change (on PostgreSQL: one a notification, each a
-        write, counted for the reader's pace); the reader reads."""
-        self._heard += 1
-        self._wake.set()
-
     def _reading_soon(self) -> bool:
         """Whether the reader needs the room's next change at once: unless it is
         pausing between two pictures (``_pause``)."""
@@ -525,13 +517,13 @@ class RoomConsole(App[int]):
         self.post_message(WorkerStatus("watcher", "on"))
         # between two pictures the reader reads again at the end of its pause: it needs
         # no change at once then (``RoomWatch.hurry`` when the pause ends)
-        watch.subscribe(self._room_changed, want=_room_files, prompt=self._reading_soon)
+        watch.subscribe(self._wake.set, want=_room_files, prompt=self._reading_soon)
         # a turn's end writes the room; the code is read again within a rest or two
         watch.subscribe(self._code.wake.set, want=_room_files, prompt=never)
         try:
             await stop.wait()
         finally:
-            watch.unsubscribe(self._room_changed)
+            watch.unsubscribe(self._wake.set)
             watch.unsubscribe(self._code.wake.set)
         self.post_message(WorkerStatus("watcher", "off"))
 

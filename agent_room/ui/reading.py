@@ -13,48 +13,45 @@ machine the one it stands by for): a process found ended is written to the room,
 moves the count, so the room is read only then.
 A pass the operator asked for always reads.
 
-``Pace`` tells the reader how fast the room changes: while it changes many times a second
-(agents talking: a send, its delivery, the turns it starts and ends) the reader gathers
-the changes into a picture every ``READ_GAP``; a room that changes now and then (a hook
-every few tenths of a second) shows each change at once.
+``Pace`` tells the reader how fast the room changes, by the events its log takes (one for
+each change the operator sees, on either engine): while it takes many a second (agents
+talking: a send, its nudge, its delivery, its reading, the turns it starts and ends) the
+reader gathers the changes into a picture every ``READ_GAP``; a room that changes now and
+then (a hook every few tenths of a second) shows each change at once.
 """
 
 from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable
 from itertools import pairwise
 
 from agent_room.core.snapshot import RoomSnapshot
 from agent_room.room.snapshot import OUTSIDE_INTERVAL, SnapshotReader
+from agent_room.store import views
 
 FULL_READ = 30.0
 """Seconds between two reads of a room that nothing was written to: its ages and time
 windows move on that often, as the console posts an unchanged room again (``AGE_REFRESH``)."""
 BUSY_RATE = 8.0
-"""Changes of the room a second from which the reader gathers them into a picture every
-``READ_GAP``: fifty agents sending two messages a second change it about sixteen times a
-second; an agent's hooks, one every few tenths of a second, two to five."""
+"""Events of the room's log a second from which the reader gathers the changes into a
+picture every ``READ_GAP``: agents sending two messages a second log about twelve (six a
+message: sent, nudged, delivered, read, a turn begun and ended); an agent's hooks, one
+every few tenths of a second, two to five."""
 WINDOW = 1.0
 """Seconds over which the room's rate of change is taken (at the least)."""
 
 
 class Pace:
-    """The room's recent changes, as the reader's passes found its change count."""
+    """The room's recent changes, as the reader's passes found its log's last event."""
 
     def __init__(self, *, busy_rate: float = BUSY_RATE, window: float = WINDOW) -> None:
         self.busy_rate = busy_rate
         self.window = window
         self._seen: deque[tuple[float, int]] = deque()
-        self._passes = 0
 
-    def note(self, count: int | None, now: float) -> None:
-        """A pass found the change count at ``count`` (None where no count is known: each
-        pass counts one, its reader being woken by changes)."""
-        if count is None:
-            self._passes += 1
-            count = self._passes
+    def note(self, count: int, now: float) -> None:
+        """A pass found the room's log at ``count`` events."""
         self._seen.append((now, count))
         while len(self._seen) > 1 and self._seen[1][0] <= now - self.window:
             self._seen.popleft()  # the oldest kept is the last at or before the window
@@ -82,11 +79,8 @@ class Pace:
 class Reading:
     """The reader thread's own: which passes read the room."""
 
-    def __init__(self, reader: SnapshotReader, *, heard: Callable[[], int] | None = None) -> None:
+    def __init__(self, reader: SnapshotReader) -> None:
         self.reader = reader
-        self.heard = heard
-        """The changes the room's watch heard, counted: the pace's count on PostgreSQL,
-        where the room keeps none (each write notifies)."""
         self._count: int | None = None
         """The room's change count at the last read (None: read at the next pass)."""
         self._outside: object = None
@@ -95,7 +89,7 @@ class Reading:
         self._listed_at = float("-inf")
         self._read_at = float("-inf")
         self.pace = Pace()
-        """How fast the room changes, from the passes' change counts."""
+        """How fast the room changes, from the passes' looks at its log."""
 
     def read(self, *, timed: bool = False, asked: bool = False) -> RoomSnapshot | None:
         """The room now, or None when nothing shown can have changed since the last read.
@@ -104,9 +98,10 @@ class Reading:
         the operator asked for it."""
         if timed:  # a process found ended is written: the count below moves
             self.reader.check_liveness()
-        count = self.reader.room.store.changes()
+        store = self.reader.room.store
+        count = store.changes()
         now = time.monotonic()
-        self.pace.note(count if count is not None or self.heard is None else self.heard(), now)
+        self.pace.note(views.last_event_id(store), now)
         native = self.reader.native
         if native is not None and now - self._listed_at >= OUTSIDE_INTERVAL:
             self._listed, self._listed_at = native.sessions(), now
