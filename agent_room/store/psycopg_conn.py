@@ -42,6 +42,7 @@ from agent_room.turn.store.notices import notice
 from agent_room.turn.store.postgres import (
     BEGIN_WRITE,
     NO_TABLE,
+    WAKE_COMMIT,
     PgConnection,
     PgCursor,
     PgRow,
@@ -183,6 +184,10 @@ class PsycopgConnection:
     def begin_write(self) -> None:
         """``BEGIN`` and the room's writers' lock, in one round trip (``BEGIN_WRITE``)."""
         self.execute(BEGIN_WRITE)  # no parameters: one round trip for both
+
+    def commit_write(self, *, wake: bool) -> None:
+        """``COMMIT``, after a notification when ``wake`` (``WAKE_COMMIT``)."""
+        self.execute(WAKE_COMMIT if wake else "COMMIT")  # no parameters: one round trip
 
     def executemany(self, sql: str, seq: Any) -> None:
         """One statement for each parameter set."""

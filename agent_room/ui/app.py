@@ -167,6 +167,9 @@ class RoomConsole(App[int]):
         """The reader's wait between pictures ends now (the operator asked, or stopping)."""
         self._pausing = threading.Event()
         """Set while the reader pauses between two pictures."""
+        self._heard: int | None = None
+        """Wake-ups the console's watch heard while it listens (``_room_changed``): on
+        PostgreSQL, the reader's count of the room's changes."""
         self._injector = "off"
         """The console's injector's status (set on the main thread, read by the reader):
         ``active``, or ``standby`` while another process's is active."""
@@ -449,7 +452,7 @@ class RoomConsole(App[int]):
         # a room locked for long, a full disk: say so in the status bar, keep reading
         guard = Guard("reader", room.store, self._problems("reader", "on"))
         last: RoomSnapshot | None = self._first  # the picture already on screen
-        reading = Reading(reader)  # most wake-ups at rest change nothing shown
+        reading = Reading(reader, heard=lambda: self._heard)  # most wake-ups change nothing
         one_host = room.store.engine == "sqlite"
         safety = self.settings.safety_interval
         due = time.monotonic()
@@ -489,6 +492,12 @@ class RoomConsole(App[int]):
             if self._shared_watch is not None:
                 self._shared_watch.hurry()  # the next change is to be read at once
 
+    def _room_changed(self) -> None:
+        """The console's watch heard the room change (on PostgreSQL: one a notification,
+        the reader's change count there); the reader reads."""
+        self._heard = (self._heard or 0) + 1
+        self._wake.set()
+
     def _reading_soon(self) -> bool:
         """Whether the reader needs the room's next change at once: unless it is
         pausing between two pictures (``_pause``)."""
@@ -517,14 +526,17 @@ class RoomConsole(App[int]):
         self.post_message(WorkerStatus("watcher", "on"))
         # between two pictures the reader reads again at the end of its pause: it needs
         # no change at once then (``RoomWatch.hurry`` when the pause ends)
-        watch.subscribe(self._wake.set, want=_room_files, prompt=self._reading_soon)
+        watch.subscribe(self._room_changed, want=_room_files, prompt=self._reading_soon)
+        if self._heard is None:  # listening now: the reader's next pass reads (None to 0)
+            self._heard = 0
         # a turn's end writes the room; the code is read again within a rest or two
         watch.subscribe(self._code.wake.set, want=_room_files, prompt=never)
         try:
             await stop.wait()
         finally:
-            watch.unsubscribe(self._wake.set)
+            watch.unsubscribe(self._room_changed)
             watch.unsubscribe(self._code.wake.set)
+            self._heard = None  # not listening: the reader reads at every pass again
         self.post_message(WorkerStatus("watcher", "off"))
 
     def _room_watch(self) -> RoomWatch:

@@ -4,7 +4,10 @@ Every write to the room wakes the file watch, and most writes at rest are the wo
 renewals of their leases, which change nothing shown; the reader also passes every
 ``safety_interval``. The room's change count (``store.db.write_transaction``) tells the
 writes apart: a pass that finds it where the last read left it reads nothing, unless
-something that changes without a write to the room may have changed. Those are: Claude
+something that changes without a write to the room may have changed. On PostgreSQL the
+count is the wake-ups the console's watch heard: the server tells the watchers of every
+change at its commit, and of none of the renewals (``commit_write``); without a watch
+every pass reads. Those are: Claude
 Code's own registry of sessions (the sessions outside the room, a directory listing read
 at most every ``OUTSIDE_INTERVAL``); and the passing time (ages, time windows), for which
 the room is read at least every ``FULL_READ`` seconds. The agents' processes are checked
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Callable
 from itertools import pairwise
 
 from agent_room.core.snapshot import RoomSnapshot
@@ -79,8 +83,13 @@ class Pace:
 class Reading:
     """The reader thread's own: which passes read the room."""
 
-    def __init__(self, reader: SnapshotReader) -> None:
+    def __init__(
+        self, reader: SnapshotReader, *, heard: Callable[[], int | None] | None = None
+    ) -> None:
         self.reader = reader
+        self.heard = heard
+        """The wake-ups the room's watch heard, counted (None while it does not listen):
+        the change count on PostgreSQL, where the room keeps none."""
         self._count: int | None = None
         """The room's change count at the last read (None: read at the next pass)."""
         self._outside: object = None
@@ -100,6 +109,8 @@ class Reading:
             self.reader.check_liveness()
         store = self.reader.room.store
         count = store.changes()
+        if count is None and self.heard is not None:
+            count = self.heard()
         now = time.monotonic()
         self.pace.note(views.last_event_id(store), now)
         native = self.reader.native
@@ -108,7 +119,7 @@ class Reading:
         outside = self._listed
         if not (
             asked
-            or count is None  # PostgreSQL: woken only by changes
+            or count is None  # PostgreSQL with no watch listening: every pass
             or count != self._count
             or outside != self._outside
             or now - self._read_at >= FULL_READ

@@ -23,6 +23,7 @@ from agent_room.room.service import Room
 from agent_room.store.psycopg_conn import PsycopgConnection
 from agent_room.turn.core.errors import RoomUnavailable, UnsafeRoom
 from agent_room.turn.room.registry import Registry
+from agent_room.turn.store.db import write_transaction
 from agent_room.turn.store.engine import database_url, describe
 from agent_room.turn.store.hosts import SILENT_AFTER, host_seen
 from agent_room.turn.store.urls import has_password
@@ -231,6 +232,43 @@ def test_a_hosts_watcher_wakes_only_for_its_own_hosts_sessions(
         assert heard["devbox"] == []
         devbox.send("api", "web", "for devbox")
         wait_for(lambda: heard["devbox"], timeout=5)
+    finally:
+        stop.set()
+        watch.join()
+
+
+def test_every_change_the_room_shows_wakes_the_consoles_watch_a_renewal_does_not(
+    hosts: tuple[Room, Room],
+) -> None:
+    """The console reads a PostgreSQL room only when its watch heard a change (``Reading``):
+    every commit that changes what the room shows notifies, those no trigger covers too (a
+    session's folder), and a new holder of a lease; a renewal by its holder does not."""
+    laptop, devbox = hosts
+    _register(devbox, "web", pid=2)
+    stop = threading.Event()
+    watch = RoomWatch(laptop.home, debounce=10, step=5, stop=stop)
+    heard: list[int] = []
+    watch.subscribe(lambda: heard.append(1), want=lambda p: p.endswith("room.db"))
+
+    def lease(holder: str, at: float) -> None:
+        assert devbox.store.acquire_lease(
+            "memory@devbox", holder=holder, pid=2, pid_start=None, ttl=3.0, at=at,
+            alive=lambda *_: True,
+        )  # fmt: skip
+
+    try:
+        time.sleep(0.5)  # the listener is connected
+        heard.clear()
+        lease("worker-1", 1000.0)  # a new holder: the status bar shows it
+        wait_for(lambda: heard, timeout=5)
+        heard.clear()
+        for n in range(3):
+            lease("worker-1", 1001.0 + n)
+        time.sleep(0.5)
+        assert heard == []
+        with write_transaction(devbox.store.conn) as conn:
+            conn.execute("UPDATE sessions SET cwd = $1 WHERE session_id = $2", ("/srv/b", "s-web"))
+        wait_for(lambda: heard, timeout=5)
     finally:
         stop.set()
         watch.join()

@@ -89,6 +89,33 @@ async def test_lease_renewals_wake_the_watch_but_not_the_reader(
         assert reads[0] > before
 
 
+async def test_a_room_at_rest_is_not_read_again_on_either_engine(
+    console: Callable[..., RoomConsole],
+    seeded: tuple[Room, FrozenClock],
+    reads: list[int],
+) -> None:
+    """Safety passes ten times a second and the workers' renewals read nothing while
+    nothing shown changes: on SQLite by the room's change count, on PostgreSQL by the
+    wake-ups the console's watch hears (every commit that changes what the room shows
+    notifies, a renewal does not). A change is read at once."""
+    room, _clock = seeded
+    _renew(room, 999.0)  # taken: a new holder is a change
+    app = console(watch=True, safety_interval=0.1)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.statuses.get("watcher") == "on")
+        await until(pilot, lambda: app.snapshot is not None)
+        table = app.main.query_one("#sessions", SessionsTable)
+        await pilot.pause(1.0)  # the first reads, and one more as the watch listens
+        before = reads[0]
+        for n in range(5):
+            _renew(room, 1000.0 + n)
+            await pilot.pause(0.2)
+        assert reads[0] == before, f"{reads[0] - before} reads of a room at rest"
+        room.join("newcomer", pane="%9")
+        await until(pilot, lambda: "newcomer" in [r.name for r in table.shown])
+        assert reads[0] > before
+
+
 async def test_the_palettes_read_again_still_reads_an_unchanged_room(
     console: Callable[..., RoomConsole], reads: list[int]
 ) -> None:

@@ -109,6 +109,11 @@ class RoomConnection(sqlite3.Connection):
         never has to upgrade a read lock (which is what makes writers fail at once)."""
         self.execute("BEGIN IMMEDIATE")
 
+    def commit_write(self, *, wake: bool) -> None:
+        """``COMMIT`` (the watchers see the file; the change count tells them apart)."""
+        del wake
+        self.execute("COMMIT")
+
 
 def _log_of(path: str) -> tuple[str, int] | None:
     log = path + "-wal"
@@ -194,10 +199,16 @@ _COUNT_CHANGE = (
 
 
 def count_change(conn: Connection) -> None:
-    """Move the room's change count (SQLite; PostgreSQL's watchers hear its triggers)."""
+    """Inside a bookkeeping transaction: it changed something shown after all (a new
+    holder of a lease, a host back). SQLite: the room's change count moves; PostgreSQL:
+    the commit wakes the room's watchers."""
     if hasattr(conn, "total_changes"):
         conn.execute(_COUNT_CHANGE)
         _counted(conn)
+        return
+    opened = write_transaction._open.get(id(conn))
+    if opened is not None:
+        opened.wakes = True
 
 
 def _counted(conn: Connection) -> None:
@@ -242,6 +253,9 @@ class write_transaction:
         self._uncounted = 0
         """Changes of bookkeeping parts and of parts undone, left out of the count at
         the end."""
+        self.wakes = not bookkeeping
+        """Whether the commit tells the room's watchers (PostgreSQL, see ``commit_write``;
+        ``count_change`` sets it in a bookkeeping transaction)."""
 
     def __enter__(self) -> Connection:
         self._outer = write_transaction._open.get(id(self.conn))
@@ -280,7 +294,7 @@ class write_transaction:
             if self._before is not None and changes != self._before + self._uncounted:
                 self.conn.execute(_COUNT_CHANGE)
                 _counted(self.conn)
-            self.conn.execute("COMMIT")
+            self.conn.commit_write(wake=self.wakes)
             write_transaction.commits += 1
         except sqlite3.Error:
             # a full disk or a held lock at COMMIT can leave the transaction open: end

@@ -56,6 +56,11 @@ class Connection(Protocol):
     def begin_write(self) -> None:
         """Begin a transaction holding the room's write lock (one writer at a time)."""
 
+    def commit_write(self, *, wake: bool) -> None:
+        """Commit the transaction ``begin_write`` began. ``wake``: it changed what the
+        room shows, and the room's watchers are told at the commit (PostgreSQL: a
+        notification; SQLite's watchers see the file and its change count instead)."""
+
     def set_trace_callback(self, callback: Callable[[str], object] | None, /) -> None:
         """Hand each statement to ``callback`` as it runs (``None``: stop)."""
 

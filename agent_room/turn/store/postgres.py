@@ -254,6 +254,10 @@ _WHERE_PASSWORDS_GO = (
 
 BEGIN_WRITE = "BEGIN; SELECT pg_advisory_xact_lock(hashtext(current_schema() || ':write'))"
 """``begin_write``: a transaction holding the room's writers' lock, in one round trip."""
+WAKE_COMMIT = f"SELECT pg_notify('{CHANNEL}', current_schema() || E'\\t'); COMMIT"
+"""``commit_write`` of a transaction that changed what the room shows: its watchers are
+told at the commit, in the same round trip (the payload of ``agent_room_wake``: no host
+in particular), as every write to a SQLite room wakes its file watchers."""
 
 
 class PgConnection:
@@ -303,6 +307,15 @@ class PgConnection:
         self._ready(BEGIN_WRITE)
         try:
             self.raw.script(BEGIN_WRITE)
+        except PgError as exc:
+            raise _mapped(exc, self.where) from None
+
+    def commit_write(self, *, wake: bool) -> None:
+        """``COMMIT``, after a notification when ``wake`` (``WAKE_COMMIT``)."""
+        sql = WAKE_COMMIT if wake else "COMMIT"
+        self._ready(sql)
+        try:
+            self.raw.script(sql)
         except PgError as exc:
             raise _mapped(exc, self.where) from None
 
