@@ -19,7 +19,8 @@ def listen(
     heard: Callable[[str | None], None],
     ready: Callable[[], object] = lambda: None,
 ) -> None:
-    """Call ``heard(host)`` on every wake-up of the room at ``url`` until ``stop`` is set.
+    """Call ``heard(host)`` on every wake-up of the room at ``url`` until ``stop`` is set
+    (the notifications that arrive together: once for each host they name).
 
     ``host`` is the host the change concerns (a message queued for one of its sessions,
     one of its sessions changed), ``""`` for a change of no host in particular, ``None``
@@ -52,11 +53,16 @@ def listen(
                 heard(None)
                 lost = False
             while not stop.is_set():
-                for note in conn.notifies(timeout=0.5, stop_after=64):
+                # one packet at a time, whole (a generator left inside a packet drops the
+                # rest of it): a commit's notifications come together, and each host
+                # they name is told once
+                named: dict[str | None, None] = {}
+                for note in conn.notifies(timeout=0.5, stop_after=1):
                     room, tab, host = note.payload.partition("\t")
                     if room == schema:  # no tab: a room made before hosts were named
-                        heard(host if tab else None)
-                        break
+                        named[host if tab else None] = None
+                for named_host in named:
+                    heard(named_host)
         except psycopg.Error:
             lost = True
             stop.wait(pause)

@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from agent_room.mcp.tools import Rooms
@@ -232,6 +233,32 @@ def test_a_hosts_watcher_wakes_only_for_its_own_hosts_sessions(
         assert heard["devbox"] == []
         devbox.send("api", "web", "for devbox")
         wait_for(lambda: heard["devbox"], timeout=5)
+    finally:
+        stop.set()
+        watch.join()
+
+
+def test_notifications_that_arrive_together_wake_every_host_they_name(
+    hosts: tuple[Room, Room], pg_home: Path
+) -> None:
+    """One commit telling two hosts (a message to each host's session, say) wakes both
+    hosts' deliverers: the watch takes each packet of notifications whole."""
+    laptop, _devbox = hosts
+    stop = threading.Event()
+    watch = RoomWatch(laptop.home, debounce=10, step=5, stop=stop)
+    heard: dict[str, list[int]] = {"laptop": [], "devbox": []}
+    for name in heard:
+        watch.subscribe(lambda n=name: heard[n].append(1), host=name)  # type: ignore[misc]
+    url = database_url(str(pg_home))
+    assert url is not None
+    try:
+        time.sleep(0.5)  # the listener is connected
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(
+                "SELECT pg_notify('agent_room', current_schema() || E'\\tlaptop'),"
+                " pg_notify('agent_room', current_schema() || E'\\tdevbox')"
+            )
+        wait_for(lambda: heard["laptop"] and heard["devbox"], timeout=5)
     finally:
         stop.set()
         watch.join()
