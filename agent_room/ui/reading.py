@@ -4,10 +4,7 @@ Every write to the room wakes the file watch, and most writes at rest are the wo
 renewals of their leases, which change nothing shown; the reader also passes every
 ``safety_interval``. The room's change count (``store.db.write_transaction``) tells the
 writes apart: a pass that finds it where the last read left it reads nothing, unless
-something that changes without a write to the room may have changed. On PostgreSQL the
-count is the wake-ups the console's watch heard: the server tells the watchers of every
-change at its commit, and of none of the renewals (``commit_write``); without a watch
-every pass reads. Those are: Claude
+something that changes without a write to the room may have changed. Those are: Claude
 Code's own registry of sessions (the sessions outside the room, a directory listing read
 at most every ``OUTSIDE_INTERVAL``); and the passing time (ages, time windows), for which
 the room is read at least every ``FULL_READ`` seconds. The agents' processes are checked
@@ -15,6 +12,10 @@ at a safety pass (unless the room's injector checks them: the console's own, or 
 machine the one it stands by for): a process found ended is written to the room, which
 moves the count, so the room is read only then.
 A pass the operator asked for always reads.
+
+PostgreSQL keeps no change count: there the count is the wake-ups the console's watch
+heard, as the server tells the watchers of every commit that changes what the room
+shows, and of no renewal (``commit_write``). Without a watch listening, every pass reads.
 
 ``Pace`` tells the reader how fast the room changes, by the events its log takes (one for
 each change the operator sees, on either engine): while it takes many a second (agents
