@@ -30,7 +30,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import shlex
+import signal
+import sqlite3
 import subprocess
 import tempfile
 import threading
@@ -202,6 +205,19 @@ class Storm:
         if self.watch is not None:
             stop_process(self.watch)
         self.server.kill()
+        self.stop_background()
+
+    def stop_background(self) -> None:
+        """End the room's background deliverer, if one holds the lease (the console
+        starts it, and it outlives the console: on PostgreSQL it would go on asking for
+        the run's cluster after the run). Only a process of this room is signalled."""
+        try:
+            pid = self.deliverer()
+            environ = Path(f"/proc/{pid}/environ").read_bytes() if pid else b""
+        except (OSError, sqlite3.Error, psycopg.Error):
+            return
+        if pid and f"AGENT_ROOM_HOME={self.home}".encode() in environ.split(b"\0"):
+            os.kill(pid, signal.SIGTERM)
 
 
 def gates(storm: Storm) -> dict[str, list[str]]:
