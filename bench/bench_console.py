@@ -397,11 +397,11 @@ def paint_runs(
         label: {"paint": [], "rss": [], "cpu": []} for label in [*(i.label for i in installs), PEER]
     }
     # the first round warms the page cache (and compiles a revision's bytecode)
+    peer = (PEER, homes[installs[0].label], None, bare)
     for run, order in enumerate(rounds(installs, sizes.paint_runs + 1)):
-        for install in [*order, None]:
-            label = PEER if install is None else install.label
-            home = homes[installs[0].label if install is None else label]
-            pane = Pane(home, tmp / "config", install, bare if install is None else "")
+        panes = [(i.label, homes[i.label], i, "") for i in order]
+        for label, home, install, command in [*panes, peer]:
+            pane = Pane(home, tmp / "config", install, command)
             try:
                 seconds = first_paint(pane, marks)
                 if run > 0:

@@ -30,10 +30,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import shlex
-import signal
-import sqlite3
 import subprocess
 import tempfile
 import threading
@@ -208,16 +205,12 @@ class Storm:
         self.stop_background()
 
     def stop_background(self) -> None:
-        """End the room's background deliverer, if one holds the lease (the console
-        starts it, and it outlives the console: on PostgreSQL it would go on asking for
-        the run's cluster after the run). Only a process of this room is signalled."""
-        try:
-            pid = self.deliverer()
-            environ = Path(f"/proc/{pid}/environ").read_bytes() if pid else b""
-        except (OSError, sqlite3.Error, psycopg.Error):
-            return
-        if pid and f"AGENT_ROOM_HOME={self.home}".encode() in environ.split(b"\0"):
-            os.kill(pid, signal.SIGTERM)
+        """End the room's background deliverer, as a user does (``agent-room watch
+        --stop``, which signals only the watch its pid file names): the console starts it
+        and it outlives the console; on PostgreSQL it would go on asking for the run's
+        cluster after the run. A revision without that command leaves it be."""
+        stop = [str(venv_python()), "-m", "agent_room", "watch", "--stop"]
+        subprocess.run(stop, env=self.env, cwd=self.scratch, check=False, capture_output=True)
 
 
 def gates(storm: Storm) -> dict[str, list[str]]:
