@@ -92,6 +92,12 @@ console's cost follows this pace, not how fast the agents talk (a monitor's pace
 ``top`` redraws every three seconds). A room that changes now and then shows each change
 at once, and so does what the operator just did (``action_reread`` ends the wait); keys
 are never paced."""
+BACKGROUND_WAIT = 15.0
+"""How long the console waits for the background deliverer it started to take the lease
+before its own workers start beside it (in a thread: the console draws meanwhile). They
+stand by while it holds the lease, so delivery goes on when the console quits; a
+machine busy enough to start it slower than the three seconds ``start`` and ``join``
+wait would otherwise find the console's own deliverer holding the lease first."""
 SETTLE = 0.25
 """Seconds the reader waits after any picture: a hook and what the workers write in
 reply come as a few changes within a tenth of a second, and make one picture."""
@@ -283,7 +289,7 @@ class RoomConsole(App[int]):
         problem = None
         try:
             if RoomSettings.load(os.environ).watch and room_exists(self.settings.home):
-                started = start_deliverer(os.environ)
+                started = start_deliverer(os.environ, wait=BACKGROUND_WAIT)
                 problem = None if started is None else started.problem
         except (RoomError, OSError) as exc:  # the console's own workers deliver, and say why
             problem = f"no background deliverer: {exc}"

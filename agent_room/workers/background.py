@@ -24,7 +24,8 @@ from agent_room.turn.store.wake import listening
 LOG_FILE = "watch.log"
 """Where the background watch's diagnostics go (it has no terminal)."""
 LISTEN_WAIT = 3.0
-"""How long a new background watch is waited for to take the lease."""
+"""How long ``start`` and ``join`` wait for a new background watch to take the lease
+(they print what happened and return: a watch slower to start still starts)."""
 
 
 @dataclass(frozen=True)
@@ -35,9 +36,9 @@ class Started:
     problem: str | None = None
 
 
-def start_deliverer(environ: Mapping[str, str]) -> Started | None:
+def start_deliverer(environ: Mapping[str, str], *, wait: float = LISTEN_WAIT) -> Started | None:
     """Start ``agent-room watch --background`` for the room unless a deliverer listens
-    (None then), and wait up to ``LISTEN_WAIT`` for it to listen."""
+    (None then), and wait up to ``wait`` seconds for it to listen."""
     home = room_home(environ)
     if listening(home):
         return None
@@ -53,7 +54,7 @@ def start_deliverer(environ: Mapping[str, str]) -> Started | None:
         )
     finally:
         os.close(log)
-    deadline = time.monotonic() + LISTEN_WAIT
+    deadline = time.monotonic() + wait
     while not listening(home) and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     if proc.poll() is not None:

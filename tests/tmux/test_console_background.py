@@ -14,7 +14,7 @@ import libtmux
 from agent_room.cli.background import background_pid
 from agent_room.room.service import Room
 from tests.conftest import REPO
-from tests.poll import wait_for
+from tests.poll import poll, wait_for
 from tests.tmux.test_delivery_tmux import room, screen, start_agent
 
 __all__ = ["room"]  # the fixture: a room with @backend in it
@@ -67,7 +67,7 @@ def test_the_console_starts_the_background_deliverer_which_outlives_it(
     assert background_pid(str(room_home)) is None
     console = open_console(server, room_home, tmp_path)
     wait_for(lambda: background_pid(str(room_home)) is not None, timeout=15)
-    wait_for(lambda: "deliverer standby" in screen(console), timeout=15)  # beside it
+    standing_by(console)
 
     first = room.send("backend", "frontend", "the contract is ready")
     wait_for(lambda: delivered(room, first), timeout=30)
@@ -76,6 +76,36 @@ def test_the_console_starts_the_background_deliverer_which_outlives_it(
     wait_for(lambda: quit_(server, console), timeout=30)
     second = room.send("backend", "frontend", "and the schema too")
     wait_for(lambda: delivered(room, second), timeout=30)  # the console has quit
+
+
+def standing_by(console: libtmux.Pane) -> None:
+    """The console's deliverer stands by beside the background one (its status bar says
+    so); the screen as it was if it does not."""
+    if not poll(lambda: "deliverer standby" in screen(console), timeout=15):
+        raise AssertionError(f"the console's deliverer does not stand by:\n{screen(console)}")
+
+
+SLOW_START = """\
+import sys, time
+if sys.argv[1:3] == ["watch", "--background"]:
+    time.sleep(5)  # longer than start and join wait: the machine is busy
+"""
+
+
+def test_a_background_deliverer_slow_to_start_still_holds_the_lease(
+    server: libtmux.Server, room_home: Path, room: Room, tmp_path: Path
+) -> None:
+    """On a busy machine the background watch can take seconds to start: the console
+    waits for it, and its own deliverer stands by beside it."""
+    start_agent(server, room_home, "frontend")
+    slow = tmp_path / "slow"
+    slow.mkdir()
+    (slow / "sitecustomize.py").write_text(SLOW_START)
+    console = open_console(server, room_home, tmp_path, PYTHONPATH=f"{slow}:{REPO}")
+    standing_by(console)
+    assert background_pid(str(room_home)) is not None
+    mid = room.send("backend", "frontend", "the contract is ready")
+    wait_for(lambda: delivered(room, mid), timeout=30)
 
 
 def test_with_the_watch_setting_off_the_console_delivers_itself(
