@@ -19,7 +19,9 @@ round by round), so that a loaded machine slows them alike:
   of the install delivering; a fresh ``agent-room send`` timed from its spawn until the
   pane echoes the nudge's Enter (the line submitted; seen through a control-mode client
   as tmux reads it). The floor: ``python -c pass`` of the same
-  interpreter, plus one commit and one tmux command through a kept client.
+  interpreter, plus one commit and one tmux command through a kept client. Beside it,
+  the send process alone (spawn to exit): the deliverer, woken by the commit, types
+  while the process ends, so the two differ by the deliverer's last step.
 - **hooks**: SessionStart, UserPromptSubmit, Stop and SessionEnd with recorded payloads
   (a watcher holds the room open, as in a room with a deliverer), run as the clients run
   them: ``sh plugin/bin/agent-room-hook EVENT`` (the install's own launcher, with
@@ -109,6 +111,8 @@ class Lane:
     pane: str
     watch: subprocess.Popen[bytes] | None = None
     times: list[float] = field(default_factory=list)
+    own: list[float] = field(default_factory=list)
+    """Each send's process alone, spawn to exit (the rest is the deliverer's)."""
     bare: list[float] = field(default_factory=list)
 
     def db(self) -> sqlite3.Connection:
@@ -164,8 +168,9 @@ def start_lane(server: TmuxServer, install: Install, tmp: Path, first: bool) -> 
     return lane
 
 
-def one_send(ctl: Control, lane: Lane, n: int) -> float:
-    """Spawn ``send`` until its nudge is a submitted prompt in the stand-in; settle."""
+def one_send(ctl: Control, lane: Lane, n: int) -> tuple[float, float]:
+    """Spawn ``send`` until its nudge is a submitted prompt in the stand-in; settle. The
+    time to the line submitted, and the send process's own (spawn to exit)."""
     stream = ctl.clear(lane.pane)
     env = lane.install.env(lane.home, AGENT_ROOM_NAME="backend")
     spawned = ctl.spawn([str(lane.install.script), "send", "@frontend", f"floor {n}"], env)
@@ -173,7 +178,7 @@ def one_send(ctl: Control, lane: Lane, n: int) -> float:
         lambda: PROMPTED.search(stream.data, stream.mark), timeout=20, what="the prompt"
     )
     elapsed = stream.last_at - spawned.started
-    ctl.wait_exit(spawned)
+    own = ctl.wait_exit(spawned)
     mid = int(match[1])
 
     def settled() -> bool:
@@ -183,7 +188,7 @@ def one_send(ctl: Control, lane: Lane, n: int) -> float:
 
     ctl.wait(settled, timeout=20, what=f"#{mid} receipted", step=0.02)
     ctl.wait_quiet(lane.pane)
-    return elapsed
+    return elapsed, own
 
 
 def commit_cost(runs: int = 200) -> float:
@@ -224,16 +229,18 @@ def measure_send(
         for r, order in enumerate(rounds(installs, runs + 1)):
             for install in order:
                 lane = by_label[install.label]
-                elapsed = one_send(ctl, lane, r)
+                elapsed, own = one_send(ctl, lane, r)
                 bare = timed([str(install.python), "-c", "pass"], install.env(lane.home))
                 if r:
                     lane.times.append(elapsed)
+                    lane.own.append(own)
                     lane.bare.append(bare)
     commit = commit_cost()
     control = 0.05e-3  # a kept control-mode client's command (bench_delivery measures it)
     return {
         lane.install.label: {
             "send": Stats.of(lane.times).as_ms(),
+            "process": Stats.of(lane.own).as_ms(),
             "python": Stats.of(lane.bare).as_ms(),
             "floor_ms": round((Stats.of(lane.bare).median + commit + control) * 1e3, 2),
         }
@@ -398,6 +405,7 @@ def report(data: dict[str, Any], labels: list[str], current: list[str]) -> list[
         rows = [
             ["median ms", *column(lambda v: v["send"]["median_ms"])],
             ["p95 ms", *column(lambda v: v["send"]["p95_ms"])],
+            ["the send process alone, median ms", *column(lambda v: v["process"]["median_ms"])],
             ["floor ms (python + commit + tmux)", *column(lambda v: v["floor_ms"])],
             ["python -c pass ms", *column(lambda v: v["python"]["median_ms"])],
         ]
