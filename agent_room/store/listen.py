@@ -18,6 +18,8 @@ def listen(
     stop: threading.Event,
     heard: Callable[[str | None], None],
     ready: Callable[[], object] = lambda: None,
+    *,
+    stop_check: float = 2.0,
 ) -> None:
     """Call ``heard(host)`` on every wake-up of the room at ``url`` until ``stop`` is set
     (the notifications that arrive together: once for each host they name).
@@ -28,7 +30,9 @@ def listen(
     ``CHANNEL``; notifications of other rooms in the database (other schemas) are passed
     over. A lost server is waited for (a second, then up to ten) and listened to again;
     ``heard(None)`` is called once it is back, as anything may have changed meanwhile.
-    ``ready`` is called whenever the LISTEN is in place.
+    ``ready`` is called whenever the LISTEN is in place. ``stop`` is looked at every
+    ``stop_check`` seconds while no notification comes (the thread's only wake-ups at
+    rest).
     """
     pause = 1.0
     lost = False
@@ -57,7 +61,7 @@ def listen(
                 # rest of it): a commit's notifications come together, and each host
                 # they name is told once
                 named: dict[str | None, None] = {}
-                for note in conn.notifies(timeout=0.5, stop_after=1):
+                for note in conn.notifies(timeout=stop_check, stop_after=1):
                     room, tab, host = note.payload.partition("\t")
                     if room == schema:  # no tab: a room made before hosts were named
                         named[host if tab else None] = None

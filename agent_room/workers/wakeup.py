@@ -348,7 +348,13 @@ class RoomWatch:
 
         path = str(Path(self.home) / DB_NAME)  # what a write to SQLite would touch
         changed = {(Change.modified, path), (Change.modified, path + "-wal")}
-        listen(url, self.stop, lambda host: self._fan_out(changed, host), self._listening.set)
+        listen(
+            url,
+            self.stop,
+            lambda host: self._fan_out(changed, host),
+            self._listening.set,
+            stop_check=STOP_CHECK,
+        )
 
     def _fan_out(self, changes: Changes | None, host: str | None = None) -> None:
         """``host``: the host a wake-up from PostgreSQL concerns (``""`` none in
