@@ -71,9 +71,7 @@ def console(
     """Build the console on the seeded room, inside tmux on the agents' server."""
     _room, clock = seeded
 
-    def build(*, snapshot: RoomSnapshot | None = None, **changes: object) -> RoomConsole:
-        """``snapshot``: the first picture, as the command reads it while the interface
-        loads."""
+    def build(**changes: object) -> RoomConsole:
         where = Where(socket=SOCKET, pane="%0", session_id=None, actor="operator")
         return make_app(
             live_settings(room_home, **changes),
@@ -81,7 +79,6 @@ def console(
             probe=AliveProbe(),
             where=where,
             clock=clock,
-            snapshot=snapshot,
         )
 
     return build

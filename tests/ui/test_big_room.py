@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from agent_room.room.service import Room
-from agent_room.room.snapshot import SnapshotReader
 from agent_room.ui.app import RoomConsole
 from agent_room.ui.widgets.sessions import FIRST_ROWS, SessionsTable
 from agent_room.ui.widgets.tree import FIRST_NODES, SessionTree
@@ -60,30 +59,3 @@ async def test_a_big_room_is_drawn_a_screenful_first_then_whole(
         tree._rebuild(force=True)
         assert _tree_nodes(tree) == FIRST_NODES
         await until(pilot, lambda: _tree_nodes(tree) >= crowded)
-
-
-async def test_the_console_opened_on_a_picture_draws_each_row_once(
-    console: Callable[..., RoomConsole],
-    crowded: int,
-    seeded: tuple[Room, FrozenClock],
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Opened as the command opens it, on the picture read while the interface loaded:
-    the rows are drawn once the table's width is known, not once before it (at width 0,
-    then again fitted to the width: a first paint's worth of rows drawn for nothing)."""
-    room, _clock = seeded
-    added: list[object] = []
-    add_row = SessionsTable.add_row
-
-    def counted(self: SessionsTable, *cells: object, **options: object) -> object:
-        added.append(options.get("key"))
-        return add_row(self, *cells, **options)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(SessionsTable, "add_row", counted)
-    app = console(snapshot=SnapshotReader(room).read())
-    async with app.run_test(size=(160, 48)) as pilot:
-        table = app.main.query_one("#sessions", SessionsTable)
-        await until(pilot, lambda: table.row_count == crowded)
-        await pilot.pause()
-        assert len(added) == crowded  # each session's row, once
-        assert table.border_title == f"Sessions {crowded}/{crowded}"

@@ -63,8 +63,7 @@ class SessionsTable(KeptCellsTable):
         self._title = ""
         """The border title as last set."""
         self._fitted_to = -1
-        """The width the columns were last fitted to on a resize (-1: not laid out yet, and
-        nothing is drawn before: the first resize draws the rows, fitted to the width)."""
+        """The width the columns were last fitted to on a resize."""
         self._lengths: dict[tuple[SessionRow, str], Mapping[str, int]] = {}
         """Each row's cell lengths as last measured, by the row and its age: a new
         picture measures only the rows that changed."""
@@ -131,8 +130,8 @@ class SessionsTable(KeptCellsTable):
         a new snapshot arrives on every room change, most of which are elsewhere. When the
         same sessions stay in the same order, only the changed rows' cells are replaced.
         """
-        if not self.is_mounted or self._fitted_to < 0:
-            return  # not laid out yet: the first resize draws, fitted to the width
+        if not self.is_mounted:
+            return
         snapshot = self.snapshot
         if snapshot is None:
             self.clear()
