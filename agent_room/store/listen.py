@@ -19,7 +19,7 @@ def listen(
     heard: Callable[[str | None], None],
     ready: Callable[[], object] = lambda: None,
     *,
-    stop_check: float = 2.0,
+    stop_check: float,
 ) -> None:
     """Call ``heard(host)`` on every wake-up of the room at ``url`` until ``stop`` is set
     (the notifications that arrive together: once for each host they name).
