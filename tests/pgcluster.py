@@ -18,6 +18,10 @@ from pathlib import Path
 
 from tests.poll import poll
 
+RUNUSER = shutil.which("runuser", path=f"{os.environ.get('PATH', '')}:/usr/sbin:/sbin") or "runuser"
+"""util-linux's ``runuser``, which runs the server as ``postgres`` under root: in the
+system folders too, which a root shell started without them (``env -i``) leaves off
+its PATH."""
 ROLE = "room"
 DATABASE = "agentroom"
 
@@ -56,7 +60,7 @@ class Cluster:
     def _run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         command = [str(self.bindir / args[0]), *args[1:]]
         if self.user:
-            command = ["runuser", "-u", self.user, "--", *command]
+            command = [RUNUSER, "-u", self.user, "--", *command]
         done = subprocess.run(
             command, capture_output=True, text=True, timeout=120, check=False, cwd="/"
         )
